@@ -1,0 +1,16 @@
+// Command kubectl-vc is the kubectl plugin 'kubectl vc' and a standalone CLI
+// for Volcano queues, podgroups and Commands, and Slinky NodeSets.
+package main
+
+import (
+	"os"
+
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+
+	"github.com/kubectl-vc/kubectl-vc/pkg/cli"
+)
+
+func main() {
+	streams := genericiooptions.IOStreams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr}
+	os.Exit(cli.Execute(streams, os.Args[1:], cli.Commands()...))
+}

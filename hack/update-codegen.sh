@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Regenerates everything derived from pkg/apis: deepcopy functions and CRD
+# manifests (controller-gen), and the clientset, listers, informers and apply
+# configurations (k8s.io/code-generator). The generators are pinned in
+# hack/tools/go.mod and built from the Go module proxy.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+tools="$root/bin/tools"
+(cd hack/tools && GOBIN="$tools" go install tool)
+
+mod=github.com/kubectl-vc/kubectl-vc
+header=hack/boilerplate.go.txt
+groups=(scheduling/v1beta1 bus/v1alpha1)
+inputs=()
+for g in "${groups[@]}"; do
+  [[ -d pkg/apis/$g ]] && inputs+=("$mod/pkg/apis/$g")
+done
+
+"$tools/controller-gen" object:headerFile="$header" paths=./pkg/apis/...
+rm -f pkg/crds/bases/*.yaml
+"$tools/controller-gen" crd paths=./pkg/apis/... output:crd:artifacts:config=pkg/crds/bases
+
+rm -rf pkg/client
+"$tools/applyconfiguration-gen" --go-header-file "$header" \
+  --output-dir pkg/client/applyconfiguration --output-pkg "$mod/pkg/client/applyconfiguration" \
+  "${inputs[@]}"
+client_inputs=$(IFS=,; echo "${groups[*]}")
+"$tools/client-gen" --go-header-file "$header" --clientset-name versioned \
+  --input-base "$mod/pkg/apis" --input "$client_inputs" \
+  --apply-configuration-package "$mod/pkg/client/applyconfiguration" \
+  --output-dir pkg/client/clientset --output-pkg "$mod/pkg/client/clientset"
+"$tools/lister-gen" --go-header-file "$header" \
+  --output-dir pkg/client/listers --output-pkg "$mod/pkg/client/listers" "${inputs[@]}"
+"$tools/informer-gen" --go-header-file "$header" \
+  --versioned-clientset-package "$mod/pkg/client/clientset/versioned" \
+  --listers-package "$mod/pkg/client/listers" \
+  --output-dir pkg/client/informers --output-pkg "$mod/pkg/client/informers" "${inputs[@]}"
+gofmt -w pkg/client pkg/apis

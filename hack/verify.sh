@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Fails when generated files differ from what 'make generate' produces, or
+# when the code is not gofmt and go vet clean. It compares before/after
+# copies, so it works on a dirty tree too.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+generated=(pkg/client pkg/crds/bases pkg/apis)
+snap=$(mktemp -d)
+trap 'rm -rf "$snap"' EXIT
+for d in "${generated[@]}"; do mkdir -p "$snap/$(dirname "$d")"; cp -a "$d" "$snap/$d"; done
+hack/update-codegen.sh >/dev/null
+fail=0
+for d in "${generated[@]}"; do
+  if ! diff -r "$snap/$d" "$d" >/dev/null; then
+    echo "verify: $d is out of date: run 'make generate' and commit the result" >&2
+    diff -r "$snap/$d" "$d" | head -20 >&2 || true
+    fail=1
+  fi
+done
+unformatted=$(gofmt -l $(git ls-files '*.go' | grep -v '^hack/controlplane/') 2>/dev/null || true)
+if [[ -n "$unformatted" ]]; then
+  echo "verify: not gofmt-clean: $unformatted" >&2
+  fail=1
+fi
+go vet ./... || fail=1
+if [[ -x hack/verify-docs.sh ]]; then hack/verify-docs.sh || fail=1; fi
+exit $fail

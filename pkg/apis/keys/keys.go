@@ -1,0 +1,58 @@
+// Package keys holds the annotation and label keys that Volcano, Kubernetes
+// and Slinky give meaning to. They are part of the wire contract: a key here
+// must be spelled exactly as the upstream controllers and schedulers read it.
+package keys
+
+const (
+	// KubeGroupName names the PodGroup a pod belongs to. The scheduler and the
+	// podgroup controller both read it; it is never overwritten once set.
+	KubeGroupName = "scheduling.k8s.io/group-name"
+
+	// GroupMinMember on a pod's owner sets the PodGroup's minMember.
+	GroupMinMember = "scheduling.volcano.sh/group-min-member"
+	// QueueName on a pod or its owner picks the queue of the PodGroup.
+	QueueName = "scheduling.volcano.sh/queue-name"
+	// VolcanoQueueName is the shorter queue annotation also honoured on pods.
+	VolcanoQueueName = "volcano.sh/queue-name"
+
+	// Preemptable marks a workload as preemptable.
+	Preemptable = "volcano.sh/preemptable"
+	// CooldownTime is the minimum time a preempted workload keeps its resources.
+	CooldownTime = "volcano.sh/cooldown-time"
+	// RevocableZone names the revocable zone a workload may run in.
+	RevocableZone = "volcano.sh/revocable-zone"
+	// JDBMinAvailable is the disruption budget's minimum available members.
+	JDBMinAvailable = "volcano.sh/jdb-min-available"
+	// JDBMaxUnavailable is the disruption budget's maximum unavailable members.
+	// When both JDB keys are present, JDBMinAvailable wins.
+	JDBMaxUnavailable = "volcano.sh/jdb-max-unavailable"
+
+	// NetworkTopologyMode is "hard" (the default) or "soft".
+	NetworkTopologyMode = "volcano.sh/network-topology-mode"
+	// NetworkTopologyHighestTier is the highest network tier a group may span.
+	NetworkTopologyHighestTier = "volcano.sh/network-topology-highest-tier"
+
+	// ClosedByParent marks a queue that was closed because its parent was
+	// closed, so that opening the parent re-opens exactly these children.
+	ClosedByParent = "volcano.sh/closed-by-parent"
+
+	// VolcanoAnnotationPrefix is the prefix of the owner annotations a
+	// PodGroup inherits.
+	VolcanoAnnotationPrefix = "volcano.sh/"
+)
+
+// Well-known queue names.
+const (
+	// RootQueue is the top of the queue hierarchy; it can never be closed or deleted.
+	RootQueue = "root"
+	// DefaultQueue receives work that names no queue; it cannot be deleted.
+	DefaultQueue = "default"
+)
+
+// Field managers used for server-side apply.
+const (
+	// QueueControllerManager is the field manager of queue status, as Volcano's.
+	QueueControllerManager = "queue-controller"
+	// CLIManager is the field manager of objects the command line applies.
+	CLIManager = "kubectl-vc"
+)

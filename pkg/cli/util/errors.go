@@ -1,0 +1,100 @@
+// Package util holds what every command shares: the client factory, error
+// messages a user can act on, and name validation.
+package util
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"strings"
+	"syscall"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// UsageError is an error in the command line itself (flags, arguments).
+type UsageError struct{ msg string }
+
+func (e UsageError) Error() string { return e.msg }
+
+// UsageErrorf returns a UsageError.
+func UsageErrorf(format string, a ...any) error { return UsageError{fmt.Sprintf(format, a...)} }
+
+// Message turns any error into one line a user can act on: it names what
+// happened and, where there is one, the fix. It never returns a wrapped
+// chain of Go errors.
+func Message(err error) string {
+	if err == nil {
+		return ""
+	}
+	var ue UsageError
+	if errors.As(err, &ue) {
+		return ue.msg
+	}
+	if errors.Is(err, context.DeadlineExceeded) {
+		return "timed out: " + firstLine(err.Error())
+	}
+	if status, ok := err.(apierrors.APIStatus); ok || errors.As(err, &status) {
+		return apiMessage(status.Status())
+	}
+	var opErr *net.OpError
+	var urlErr *url.Error
+	if errors.As(err, &opErr) || errors.As(err, &urlErr) || errors.Is(err, syscall.ECONNREFUSED) {
+		host := ""
+		if urlErr != nil {
+			if u, perr := url.Parse(urlErr.URL); perr == nil {
+				host = u.Host
+			}
+		}
+		if host != "" {
+			return fmt.Sprintf("cannot reach the Kubernetes API server at %s: check your kubeconfig (--kubeconfig, --context) and that the cluster is running", host)
+		}
+		return "cannot reach the Kubernetes API server: check your kubeconfig (--kubeconfig, --context) and that the cluster is running"
+	}
+	return firstLine(err.Error())
+}
+
+func apiMessage(s metav1.Status) string {
+	msg := firstLine(s.Message)
+	switch s.Reason {
+	case metav1.StatusReasonForbidden:
+		return "forbidden: " + stripPrefix(msg) + " (ask a cluster admin for RBAC access, or check --context)"
+	case metav1.StatusReasonUnauthorized:
+		return "unauthorized: your credentials were rejected (check --kubeconfig, --context or --token)"
+	case metav1.StatusReasonNotFound:
+		if d := s.Details; d != nil && d.Name != "" {
+			kind := d.Kind
+			if kind == "" {
+				kind = "object"
+			}
+			return fmt.Sprintf("%s %q not found", strings.TrimSuffix(kind, "s"), d.Name)
+		}
+		if strings.Contains(msg, "the server could not find the requested resource") {
+			return "the server does not know this resource: install the CRDs with 'kubectl vc install'"
+		}
+		return msg
+	case metav1.StatusReasonAlreadyExists:
+		return msg
+	case metav1.StatusReasonInvalid:
+		return "invalid: " + msg
+	case metav1.StatusReasonTimeout, metav1.StatusReasonServerTimeout:
+		return "the API server timed out: " + msg + " (try again)"
+	}
+	return msg
+}
+
+// stripPrefix removes the API server's redundant "x is forbidden: " lead-in
+// when the rest of the message already says it.
+func stripPrefix(msg string) string {
+	return strings.TrimSpace(msg)
+}
+
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i]
+	}
+	return strings.TrimSpace(s)
+}

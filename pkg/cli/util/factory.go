@@ -1,0 +1,60 @@
+package util
+
+import (
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+
+	"github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned"
+)
+
+// Factory gives commands their clients. It wraps cli-runtime's
+// RESTClientGetter, so --kubeconfig, --context, -n and friends behave as in kubectl.
+type Factory interface {
+	genericclioptions.RESTClientGetter
+	// Namespace returns the namespace from -n or the kubeconfig, and whether -n was given.
+	Namespace() (string, bool, error)
+	// VolcanoClient returns the clientset of the Volcano API groups.
+	VolcanoClient() (versioned.Interface, error)
+	// KubeClient returns the clientset of the core Kubernetes API groups.
+	KubeClient() (kubernetes.Interface, error)
+}
+
+type factory struct {
+	genericclioptions.RESTClientGetter
+}
+
+// NewFactory returns a Factory over getter (usually *genericclioptions.ConfigFlags).
+func NewFactory(getter genericclioptions.RESTClientGetter) Factory {
+	return &factory{RESTClientGetter: getter}
+}
+
+func (f *factory) Namespace() (string, bool, error) {
+	return f.ToRawKubeConfigLoader().Namespace()
+}
+
+func (f *factory) restConfig() (*rest.Config, error) {
+	cfg, err := f.ToRESTConfig()
+	if err != nil {
+		return nil, err
+	}
+	cfg = rest.CopyConfig(cfg)
+	cfg.UserAgent = "kubectl-vc"
+	return cfg, nil
+}
+
+func (f *factory) VolcanoClient() (versioned.Interface, error) {
+	cfg, err := f.restConfig()
+	if err != nil {
+		return nil, err
+	}
+	return versioned.NewForConfig(cfg)
+}
+
+func (f *factory) KubeClient() (kubernetes.Interface, error) {
+	cfg, err := f.restConfig()
+	if err != nil {
+		return nil, err
+	}
+	return kubernetes.NewForConfig(cfg)
+}

@@ -1,0 +1,103 @@
+// Package version implements 'kubectl vc version'.
+package version
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/spf13/cobra"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"sigs.k8s.io/yaml"
+
+	"github.com/kubectl-vc/kubectl-vc/pkg/cli/util"
+	"github.com/kubectl-vc/kubectl-vc/pkg/version"
+)
+
+// Options holds the flags and inputs of 'version'.
+type Options struct {
+	genericiooptions.IOStreams
+	Factory util.Factory
+
+	ClientOnly bool
+	Output     string
+}
+
+// Result is what -o json|yaml prints.
+type Result struct {
+	ClientVersion version.Info `json:"clientVersion"`
+	ServerVersion *ServerInfo  `json:"serverVersion,omitempty"`
+}
+
+// ServerInfo is the part of the server's version we report.
+type ServerInfo struct {
+	GitVersion string `json:"gitVersion"`
+	Platform   string `json:"platform"`
+}
+
+// NewCmd returns the 'version' command.
+func NewCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Command {
+	o := &Options{IOStreams: streams, Factory: f}
+	cmd := &cobra.Command{
+		Use:   "version",
+		Short: "Print the client and server versions",
+		Long:  "Print the version of kubectl-vc and, when the cluster is reachable, of its API server.",
+		Example: `  # Client and server versions
+  kubectl vc version
+
+  # Only this binary's version, without contacting the cluster
+  kubectl vc version --client -o json`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := o.Validate(); err != nil {
+				return err
+			}
+			return o.Run()
+		},
+	}
+	cmd.Flags().BoolVar(&o.ClientOnly, "client", false, "Print only the client version")
+	cmd.Flags().StringVarP(&o.Output, "output", "o", "", "Output format: json or yaml")
+	return cmd
+}
+
+// Validate checks the flags.
+func (o *Options) Validate() error {
+	if o.Output != "" && o.Output != "json" && o.Output != "yaml" {
+		return util.UsageErrorf("unknown output format %q: use json or yaml", o.Output)
+	}
+	return nil
+}
+
+// Run prints the versions. An unreachable server is reported on stderr and
+// makes the command fail, after the client version has been printed.
+func (o *Options) Run() error {
+	res := Result{ClientVersion: version.Get()}
+	var serverErr error
+	if !o.ClientOnly {
+		kc, err := o.Factory.KubeClient()
+		if err == nil {
+			info, verr := kc.Discovery().ServerVersion()
+			if verr == nil {
+				res.ServerVersion = &ServerInfo{GitVersion: info.GitVersion, Platform: info.Platform}
+			}
+			err = verr
+		}
+		serverErr = err
+	}
+	switch o.Output {
+	case "json":
+		b, _ := json.MarshalIndent(res, "", "  ")
+		fmt.Fprintln(o.Out, string(b))
+	case "yaml":
+		b, _ := yaml.Marshal(res)
+		fmt.Fprint(o.Out, string(b))
+	default:
+		fmt.Fprintf(o.Out, "Client Version: %s\n", res.ClientVersion.GitVersion)
+		if res.ServerVersion != nil {
+			fmt.Fprintf(o.Out, "Server Version: %s\n", res.ServerVersion.GitVersion)
+		}
+	}
+	if serverErr != nil {
+		return fmt.Errorf("server version unavailable: %s", util.Message(serverErr))
+	}
+	return nil
+}

@@ -1,0 +1,60 @@
+// Package cptest starts the real local control plane for tests, with the
+// project's CRDs installed, and makes sure it is stopped afterwards.
+package cptest
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"testing"
+
+	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
+
+	"github.com/kubectl-vc/kubectl-vc/pkg/apis/keys"
+	"github.com/kubectl-vc/kubectl-vc/pkg/controlplane"
+	"github.com/kubectl-vc/kubectl-vc/pkg/crds"
+)
+
+// Start launches a control plane with our generated CRDs installed and
+// stops it when the test ends.
+func Start(tb testing.TB) *controlplane.ControlPlane {
+	tb.Helper()
+	cp, err := StartWithCRDs(context.Background())
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { _ = cp.Stop() })
+	return cp
+}
+
+// StartWithCRDs launches a control plane and installs our generated CRDs.
+// The caller stops it (use from TestMain, where no testing.TB exists).
+func StartWithCRDs(ctx context.Context) (*controlplane.ControlPlane, error) {
+	cp, err := controlplane.Start(ctx, controlplane.Options{})
+	if err != nil {
+		return nil, err
+	}
+	list, err := crds.All()
+	if err == nil {
+		err = crds.Apply(ctx, apiextensionsclient.NewForConfigOrDie(cp.AdminConfig()), keys.CLIManager, list...)
+	}
+	if err != nil {
+		_ = cp.Stop()
+		return nil, fmt.Errorf("install CRDs: %w", err)
+	}
+	return cp, nil
+}
+
+// Main runs a package's tests against one shared control plane, stored by
+// set before the tests run, and stops it afterwards whatever the result.
+func Main(m *testing.M, set func(*controlplane.ControlPlane)) {
+	cp, err := StartWithCRDs(context.Background())
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "control plane:", err)
+		os.Exit(1)
+	}
+	set(cp)
+	code := m.Run()
+	_ = cp.Stop()
+	os.Exit(code)
+}

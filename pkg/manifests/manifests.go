@@ -1,0 +1,81 @@
+// Package manifests embeds the YAML that 'kubectl vc install' applies besides
+// the CRDs: admission policies (policies/) and what 'serve' needs to run in a
+// cluster (serve/). Each *.yaml file may hold several documents.
+package manifests
+
+import (
+	"bytes"
+	"embed"
+	"fmt"
+	"io"
+	"io/fs"
+	"path"
+	"sort"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+)
+
+//go:embed policies serve
+var files embed.FS
+
+// Set names a directory of embedded manifests.
+type Set string
+
+const (
+	// Policies are the ValidatingAdmissionPolicies and their bindings.
+	Policies Set = "policies"
+	// Serve is the ServiceAccount, RBAC and Deployment of 'serve'.
+	Serve Set = "serve"
+)
+
+// Raw returns the concatenated YAML of a set, files in name order.
+func Raw(set Set) ([]byte, error) {
+	entries, err := fs.ReadDir(files, string(set))
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	for _, e := range entries {
+		if strings.HasSuffix(e.Name(), ".yaml") {
+			names = append(names, e.Name())
+		}
+	}
+	sort.Strings(names)
+	var buf bytes.Buffer
+	for _, n := range names {
+		b, err := files.ReadFile(path.Join(string(set), n))
+		if err != nil {
+			return nil, err
+		}
+		if buf.Len() > 0 {
+			buf.WriteString("---\n")
+		}
+		buf.Write(b)
+	}
+	return buf.Bytes(), nil
+}
+
+// Objects returns the objects of a set, in file and document order.
+func Objects(set Set) ([]*unstructured.Unstructured, error) {
+	raw, err := Raw(set)
+	if err != nil {
+		return nil, err
+	}
+	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(raw), 4096)
+	var out []*unstructured.Unstructured
+	for {
+		obj := map[string]any{}
+		if err := dec.Decode(&obj); err != nil {
+			if err == io.EOF {
+				return out, nil
+			}
+			return nil, fmt.Errorf("manifests %s: %w", set, err)
+		}
+		if len(obj) == 0 {
+			continue
+		}
+		out = append(out, &unstructured.Unstructured{Object: obj})
+	}
+}

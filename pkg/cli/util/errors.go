@@ -42,7 +42,8 @@ func Message(err error) string {
 	}
 	var opErr *net.OpError
 	var urlErr *url.Error
-	if errors.As(err, &opErr) || errors.As(err, &urlErr) || errors.Is(err, syscall.ECONNREFUSED) {
+	isOp, isURL := errors.As(err, &opErr), errors.As(err, &urlErr)
+	if isOp || isURL || errors.Is(err, syscall.ECONNREFUSED) {
 		host := ""
 		if urlErr != nil {
 			if u, perr := url.Parse(urlErr.URL); perr == nil {

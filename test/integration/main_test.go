@@ -1,0 +1,38 @@
+// Package integration proves the foundation against a real kube-apiserver:
+// our types, generated clients and CRDs, and their compatibility with the
+// upstream Volcano CRDs.
+package integration
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/kubectl-vc/kubectl-vc/pkg/controlplane"
+	"github.com/kubectl-vc/kubectl-vc/pkg/controlplane/cptest"
+)
+
+// cp is the control plane shared by this package's tests, with our CRDs.
+var cp *controlplane.ControlPlane
+
+func TestMain(m *testing.M) {
+	cptest.Main(m, func(c *controlplane.ControlPlane) { cp = c })
+}
+
+// upstreamDir is where CI puts Volcano's own CRDs (../shared beside the clone).
+func upstreamDir(t *testing.T, sub string) string {
+	t.Helper()
+	base := os.Getenv("KUBECTL_VC_SHARED_DIR")
+	if base == "" {
+		root, err := controlplane.RepoRoot()
+		if err != nil {
+			t.Fatal(err)
+		}
+		base = filepath.Join(root, "..", "shared")
+	}
+	dir := filepath.Join(base, "upstream", sub)
+	if _, err := os.Stat(dir); err != nil {
+		t.Fatalf("upstream CRDs not found at %s (set KUBECTL_VC_SHARED_DIR): %v", dir, err)
+	}
+	return dir
+}

@@ -1,7 +1,13 @@
 package cli
 
+import (
+	"github.com/kubectl-vc/kubectl-vc/pkg/cli/queue"
+)
+
 // Commands lists the command groups beyond version and completion. Each
 // feature adds its constructor here.
 func Commands() []Subcommand {
-	return []Subcommand{}
+	return []Subcommand{
+		queue.NewCmd,
+	}
 }

@@ -1,0 +1,200 @@
+package queue
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/spf13/cobra"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"k8s.io/cli-runtime/pkg/printers"
+	"k8s.io/utils/ptr"
+
+	busv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/bus/v1alpha1"
+	schedulingv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/scheduling/v1beta1"
+	"github.com/kubectl-vc/kubectl-vc/pkg/cli/completion"
+	vcprinters "github.com/kubectl-vc/kubectl-vc/pkg/cli/printers"
+	"github.com/kubectl-vc/kubectl-vc/pkg/cli/util"
+	"github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned/scheme"
+)
+
+// CreateOptions holds the input of 'queue create'.
+type CreateOptions struct {
+	genericiooptions.IOStreams
+	Factory    util.Factory
+	PrintFlags *genericclioptions.PrintFlags
+
+	Name        string
+	Weight      int32
+	Capability  string
+	Deserved    string
+	Guarantee   string
+	Parent      string
+	Priority    int32
+	Reclaimable bool
+	State       string
+	DryRun      string
+
+	reclaimableSet       bool
+	dryClient, dryServer bool
+	queue                *schedulingv1beta1.Queue
+	printer              printers.ResourcePrinter
+}
+
+func newCreateCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Command {
+	o := &CreateOptions{IOStreams: streams, Factory: f, PrintFlags: genericclioptions.NewPrintFlags("created").WithTypeSetter(scheme.Scheme)}
+	cmd := &cobra.Command{
+		Use:   "create NAME",
+		Short: "Create a queue",
+		Long: `Create a Volcano queue. Resource lists are NAME=QUANTITY pairs separated by
+commas. A queue created with --state Closed is created and then closed with a
+CloseQueue Command, because state lives in the status the controller owns.`,
+		Example: `  # A queue with twice the default share, capped at 4 CPUs and 8Gi
+  kubectl vc queue create team-a --weight 2 --capability cpu=4,memory=8Gi
+
+  # A child queue with a guaranteed reservation
+  kubectl vc queue create team-a-batch --parent team-a --deserved cpu=2 --guarantee cpu=1
+
+  # Print the queue without creating it
+  kubectl vc queue create team-a --dry-run=client -o yaml`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.reclaimableSet = cmd.Flags().Changed("reclaimable")
+			if err := o.Complete(args); err != nil {
+				return err
+			}
+			if err := o.Validate(); err != nil {
+				return err
+			}
+			return o.Run(cmd.Context())
+		},
+	}
+	o.PrintFlags.AddFlags(cmd)
+	cmd.Flags().Int32Var(&o.Weight, "weight", 1, "Share of the queue relative to its siblings (1-65535)")
+	cmd.Flags().StringVar(&o.Capability, "capability", "", "Most the queue may use, e.g. cpu=4,memory=8Gi")
+	cmd.Flags().StringVar(&o.Deserved, "deserved", "", "Share the queue is entitled to when the cluster is full, e.g. cpu=2")
+	cmd.Flags().StringVar(&o.Guarantee, "guarantee", "", "Resources reserved for the queue, e.g. cpu=1 (at most --deserved)")
+	cmd.Flags().StringVar(&o.Parent, "parent", "", "Parent queue (default: root)")
+	cmd.Flags().Int32Var(&o.Priority, "priority", 0, "Priority of the queue; higher is scheduled first and reclaimed last")
+	cmd.Flags().BoolVar(&o.Reclaimable, "reclaimable", true, "Whether other queues may reclaim what this queue uses beyond its deserved share")
+	cmd.Flags().StringVar(&o.State, "state", "Open", "Initial state: Open or Closed")
+	addDryRunFlag(cmd, &o.DryRun)
+	_ = cmd.RegisterFlagCompletionFunc("parent", completion.FlagQueueNames(f))
+	_ = cmd.RegisterFlagCompletionFunc("state", cobra.FixedCompletions([]string{"Open", "Closed"}, cobra.ShellCompDirectiveNoFileComp))
+	return cmd
+}
+
+// Complete builds the queue from the flags.
+func (o *CreateOptions) Complete(args []string) error {
+	if len(args) == 0 {
+		return util.UsageErrorf("name the queue to create, e.g. 'queue create team-a'")
+	}
+	o.Name = args[0]
+	var err error
+	if o.dryClient, o.dryServer, err = dryRunStrategy(o.DryRun); err != nil {
+		return err
+	}
+	switch {
+	case o.dryClient:
+		_ = o.PrintFlags.Complete("%s (dry run)")
+	case o.dryServer:
+		_ = o.PrintFlags.Complete("%s (server dry run)")
+	}
+	return nil
+}
+
+// Validate rejects bad input before anything is written.
+func (o *CreateOptions) Validate() error {
+	if err := validateNewName(o.Name); err != nil {
+		return err
+	}
+	if err := validateWeight(o.Weight); err != nil {
+		return err
+	}
+	if err := validatePriority(o.Priority); err != nil {
+		return err
+	}
+	if o.State != string(schedulingv1beta1.QueueStateOpen) && o.State != string(schedulingv1beta1.QueueStateClosed) {
+		return util.UsageErrorf("invalid --state %q: use Open or Closed", o.State)
+	}
+	if o.Parent != "" {
+		if err := validateName(o.Parent); err != nil {
+			return util.UsageErrorf("invalid --parent: %s", util.Message(err))
+		}
+		if o.Parent == o.Name {
+			return util.UsageErrorf("invalid --parent %q: a queue cannot be its own parent", o.Parent)
+		}
+	}
+	lists := map[string]corev1.ResourceList{}
+	for flag, v := range map[string]string{"capability": o.Capability, "deserved": o.Deserved, "guarantee": o.Guarantee} {
+		l, err := parseResources(flag, v)
+		if err != nil {
+			return err
+		}
+		lists[flag] = l
+	}
+	if err := checkGuarantee(lists["deserved"], lists["guarantee"]); err != nil {
+		return err
+	}
+	p, err := o.PrintFlags.ToPrinter()
+	if err != nil {
+		return util.UsageErrorf("unknown output format %q: use one of %v", *o.PrintFlags.OutputFormat, o.PrintFlags.AllowedFormats())
+	}
+	o.printer = p
+	q := &schedulingv1beta1.Queue{
+		ObjectMeta: metav1.ObjectMeta{Name: o.Name},
+		Spec: schedulingv1beta1.QueueSpec{
+			Weight:     o.Weight,
+			Capability: lists["capability"],
+			Deserved:   lists["deserved"],
+			Guarantee:  schedulingv1beta1.Guarantee{Resource: lists["guarantee"]},
+			Parent:     o.Parent,
+			Priority:   o.Priority,
+		},
+	}
+	if o.reclaimableSet {
+		q.Spec.Reclaimable = ptr.To(o.Reclaimable)
+	}
+	o.queue = q
+	return nil
+}
+
+// Run creates the queue (and, for --state Closed, its CloseQueue Command).
+func (o *CreateOptions) Run(ctx context.Context) error {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	if o.dryClient {
+		return vcprinters.Print(o.printer, o.queue, o.Out)
+	}
+	c, err := o.Factory.VolcanoClient()
+	if err != nil {
+		return err
+	}
+	if o.Parent != "" {
+		// A queue under a missing parent would never be scheduled; say so now.
+		if _, err := c.SchedulingV1beta1().Queues().Get(ctx, o.Parent, metav1.GetOptions{}); err != nil {
+			if apierrors.IsNotFound(err) {
+				return util.UsageErrorf("parent queue %q not found: create it first or pick another --parent", o.Parent)
+			}
+			return err
+		}
+	}
+	created, err := c.SchedulingV1beta1().Queues().Create(ctx, o.queue, metav1.CreateOptions{DryRun: dryRunOpts(o.dryServer)})
+	if err != nil {
+		if apierrors.IsAlreadyExists(err) {
+			return util.UsageErrorf("queue %q already exists: use 'queue update %s' to change it", o.Name, o.Name)
+		}
+		return err
+	}
+	if o.State == string(schedulingv1beta1.QueueStateClosed) && !o.dryServer {
+		cmd := newQueueCommand(created, busv1alpha1.CloseQueueAction, DefaultCommandNamespace)
+		if _, err := c.BusV1alpha1().Commands(DefaultCommandNamespace).Create(ctx, cmd, metav1.CreateOptions{}); err != nil {
+			return fmt.Errorf("queue %q was created but could not be closed: %s (retry with 'queue close %s')", o.Name, util.Message(err), o.Name)
+		}
+	}
+	return vcprinters.Print(o.printer, created, o.Out)
+}

@@ -1,0 +1,223 @@
+package queue
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+
+	schedulingv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/scheduling/v1beta1"
+	"github.com/kubectl-vc/kubectl-vc/pkg/cli/completion"
+	vcprinters "github.com/kubectl-vc/kubectl-vc/pkg/cli/printers"
+	"github.com/kubectl-vc/kubectl-vc/pkg/cli/util"
+)
+
+// DescribeOptions holds the input of 'queue describe'.
+type DescribeOptions struct {
+	genericiooptions.IOStreams
+	Factory util.Factory
+	Name    string
+}
+
+func newDescribeCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Command {
+	o := &DescribeOptions{IOStreams: streams, Factory: f}
+	return &cobra.Command{
+		Use:   "describe NAME",
+		Short: "Show a queue in detail",
+		Long: `Show a queue's spec and status, its child queues, its podgroups by phase,
+Commands still waiting for the controller, and its events.`,
+		Example:           `  kubectl vc queue describe team-a`,
+		Args:              cobra.MaximumNArgs(1),
+		ValidArgsFunction: completion.QueueNames(f),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := o.Complete(args); err != nil {
+				return err
+			}
+			if err := o.Validate(); err != nil {
+				return err
+			}
+			return o.Run(cmd.Context())
+		},
+	}
+}
+
+// Complete records the name.
+func (o *DescribeOptions) Complete(args []string) error {
+	if len(args) == 0 {
+		return util.UsageErrorf("name the queue to describe, e.g. 'queue describe team-a'")
+	}
+	o.Name = args[0]
+	return nil
+}
+
+// Validate checks the name.
+func (o *DescribeOptions) Validate() error { return validateName(o.Name) }
+
+// Run prints the description. Only the queue itself must be readable;
+// related objects that cannot be listed are reported in place.
+func (o *DescribeOptions) Run(ctx context.Context) error {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	c, err := o.Factory.VolcanoClient()
+	if err != nil {
+		return err
+	}
+	q, err := c.SchedulingV1beta1().Queues().Get(ctx, o.Name, metav1.GetOptions{})
+	if err != nil {
+		return err
+	}
+	w := tabwriter.NewWriter(o.Out, 0, 8, 2, ' ', 0)
+	defer w.Flush()
+	line := func(indent int, label string, value any) {
+		fmt.Fprintf(w, "%s%s:\t%v\n", strings.Repeat("  ", indent), label, value)
+	}
+	line(0, "Name", q.Name)
+	line(0, "Labels", mapString(q.Labels))
+	line(0, "Annotations", mapString(q.Annotations))
+	line(0, "Created", q.CreationTimestamp.Format("2006-01-02T15:04:05Z07:00")+" ("+vcprinters.Age(q.CreationTimestamp)+" ago)")
+	fmt.Fprintln(w, "Spec:")
+	line(1, "Parent", parentOf(q))
+	line(1, "Weight", q.Spec.Weight)
+	line(1, "Priority", q.Spec.Priority)
+	reclaimable := "<unset> (true)"
+	if q.Spec.Reclaimable != nil {
+		reclaimable = fmt.Sprint(*q.Spec.Reclaimable)
+	}
+	line(1, "Reclaimable", reclaimable)
+	line(1, "Capability", vcprinters.OrNone(formatResources(q.Spec.Capability)))
+	line(1, "Deserved", vcprinters.OrNone(formatResources(q.Spec.Deserved)))
+	line(1, "Guarantee", vcprinters.OrNone(formatResources(q.Spec.Guarantee.Resource)))
+	if q.Spec.DequeueStrategy != "" {
+		line(1, "Dequeue Strategy", q.Spec.DequeueStrategy)
+	}
+	fmt.Fprintln(w, "Status:")
+	line(1, "State", stateOf(q))
+	line(1, "Allocated", vcprinters.OrNone(formatResources(q.Status.Allocated)))
+
+	cnt := queueCounts(ctx, c, []schedulingv1beta1.Queue{*q})[q.Name]
+	source := "status"
+	if q.Status.State == "" {
+		source = "podgroups"
+	}
+	fmt.Fprintf(w, "Podgroups (from %s):\n", source)
+	line(1, "Inqueue", cnt.Inqueue)
+	line(1, "Pending", cnt.Pending)
+	line(1, "Running", cnt.Running)
+	line(1, "Unknown", cnt.Unknown)
+	line(1, "Completed", cnt.Completed)
+
+	if all, err := c.SchedulingV1beta1().Queues().List(ctx, metav1.ListOptions{}); err != nil {
+		line(0, "Child Queues", "<cannot list: "+util.Message(err)+">")
+	} else {
+		var children []string
+		for i := range all.Items {
+			ch := &all.Items[i]
+			if ch.Name != q.Name && parentOf(ch) == q.Name {
+				children = append(children, fmt.Sprintf("%s (%s)", ch.Name, stateOf(ch)))
+			}
+		}
+		sort.Strings(children)
+		line(0, "Child Queues", vcprinters.OrNone(strings.Join(children, ", ")))
+	}
+
+	if cmds, err := c.BusV1alpha1().Commands(metav1.NamespaceAll).List(ctx, metav1.ListOptions{}); err != nil {
+		line(0, "Pending Commands", "<cannot list: "+util.Message(err)+">")
+	} else {
+		var rows []string
+		for i := range cmds.Items {
+			cm := &cmds.Items[i]
+			if t := cm.TargetObject; t != nil && t.Kind == "Queue" && t.Name == q.Name {
+				rows = append(rows, fmt.Sprintf("  %s/%s\t%s\t%s ago", cm.Namespace, cm.Name, cm.Action, vcprinters.Age(cm.CreationTimestamp)))
+			}
+		}
+		if len(rows) == 0 {
+			line(0, "Pending Commands", "<none>")
+		} else {
+			fmt.Fprintln(w, "Pending Commands:")
+			for _, r := range rows {
+				fmt.Fprintln(w, r)
+			}
+		}
+	}
+	kc, err := o.Factory.KubeClient()
+	if err != nil {
+		return err
+	}
+	sel := fields.Set{"involvedObject.kind": "Queue", "involvedObject.name": q.Name}.AsSelector().String()
+	writeEvents(ctx, w, func(ctx context.Context) ([]eventRow, error) {
+		evs, err := kc.CoreV1().Events(metav1.NamespaceAll).List(ctx, metav1.ListOptions{FieldSelector: sel})
+		if err != nil {
+			return nil, err
+		}
+		var out []eventRow
+		for i := range evs.Items {
+			e := &evs.Items[i]
+			if e.InvolvedObject.UID != "" && e.InvolvedObject.UID != q.UID {
+				continue // an event of an earlier queue with the same name
+			}
+			out = append(out, eventRow{e.Type, e.Reason, lastSeen(e.LastTimestamp, e.EventTime, e.CreationTimestamp), e.Source.Component + e.ReportingController, e.Message})
+		}
+		return out, nil
+	})
+	return nil
+}
+
+type eventRow struct {
+	Type, Reason string
+	When         metav1.Time
+	From         string
+	Message      string
+}
+
+func lastSeen(last metav1.Time, ev metav1.MicroTime, created metav1.Time) metav1.Time {
+	switch {
+	case !last.IsZero():
+		return last
+	case !ev.IsZero():
+		return metav1.Time{Time: ev.Time}
+	}
+	return created
+}
+
+func writeEvents(ctx context.Context, w io.Writer, list func(context.Context) ([]eventRow, error)) {
+	rows, err := list(ctx)
+	if err != nil {
+		fmt.Fprintf(w, "Events:\t<cannot list: %s>\n", util.Message(err))
+		return
+	}
+	if len(rows) == 0 {
+		fmt.Fprintln(w, "Events:\t<none>")
+		return
+	}
+	sort.Slice(rows, func(i, j int) bool { return rows[i].When.Before(&rows[j].When) })
+	fmt.Fprintln(w, "Events:")
+	fmt.Fprintln(w, "  Type\tReason\tAge\tFrom\tMessage")
+	fmt.Fprintln(w, "  ----\t------\t----\t----\t-------")
+	for _, r := range rows {
+		fmt.Fprintf(w, "  %s\t%s\t%s\t%s\t%s\n", r.Type, r.Reason, vcprinters.Age(r.When), r.From, r.Message)
+	}
+}
+
+func mapString(m map[string]string) string {
+	if len(m) == 0 {
+		return "<none>"
+	}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, 0, len(keys))
+	for _, k := range keys {
+		parts = append(parts, k+"="+m[k])
+	}
+	return strings.Join(parts, ",")
+}

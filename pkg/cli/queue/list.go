@@ -1,0 +1,219 @@
+package queue
+
+import (
+	"context"
+	"fmt"
+	"sort"
+
+	"github.com/spf13/cobra"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"k8s.io/cli-runtime/pkg/printers"
+
+	"github.com/kubectl-vc/kubectl-vc/pkg/apis/keys"
+	schedulingv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/scheduling/v1beta1"
+	"github.com/kubectl-vc/kubectl-vc/pkg/cli/completion"
+	vcprinters "github.com/kubectl-vc/kubectl-vc/pkg/cli/printers"
+	"github.com/kubectl-vc/kubectl-vc/pkg/cli/util"
+)
+
+// ListOptions holds the input of 'queue list'.
+type ListOptions struct {
+	genericiooptions.IOStreams
+	Factory    util.Factory
+	PrintFlags *vcprinters.PrintFlags
+
+	Names    []string
+	Selector string
+	Watch    bool
+
+	printer printers.ResourcePrinter
+}
+
+func newListCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Command {
+	o := &ListOptions{IOStreams: streams, Factory: f, PrintFlags: vcprinters.NewPrintFlags()}
+	cmd := &cobra.Command{
+		Use:     "list [NAME...]",
+		Aliases: []string{"get", "ls"},
+		Short:   "List queues with their states and podgroup counts",
+		Long: `List queues. Podgroup counts come from each queue's status when the queue
+controller maintains it, otherwise from one list of all podgroups.`,
+		Example: `  # All queues
+  kubectl vc queue list
+
+  # Two queues, with capability, deserved and guarantee
+  kubectl vc queue get team-a team-b -o wide
+
+  # Names and states only
+  kubectl vc queue list -o custom-columns=NAME:.metadata.name,STATE:.status.state
+
+  # Watch queues change state
+  kubectl vc queue list --watch`,
+		ValidArgsFunction: completion.QueueNames(f),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := o.Complete(args); err != nil {
+				return err
+			}
+			if err := o.Validate(); err != nil {
+				return err
+			}
+			return o.Run(cmd.Context())
+		},
+	}
+	o.PrintFlags.AddFlags(cmd)
+	cmd.Flags().StringVarP(&o.Selector, "selector", "l", "", "Label selector, e.g. -l team=a")
+	cmd.Flags().BoolVarP(&o.Watch, "watch", "w", false, "After listing, watch for changes")
+	return cmd
+}
+
+// Complete records the names.
+func (o *ListOptions) Complete(args []string) error {
+	o.Names = args
+	return nil
+}
+
+// Validate checks names, selector and output format.
+func (o *ListOptions) Validate() error {
+	for _, n := range o.Names {
+		if err := validateName(n); err != nil {
+			return err
+		}
+	}
+	if _, err := labels.Parse(o.Selector); err != nil {
+		return util.UsageErrorf("invalid --selector %q: %s", o.Selector, util.Message(err))
+	}
+	if len(o.Names) > 0 && o.Selector != "" {
+		return util.UsageErrorf("give queue names or --selector, not both")
+	}
+	p, err := o.PrintFlags.ToPrinter()
+	if err != nil {
+		return err
+	}
+	o.printer = p
+	return nil
+}
+
+// Run lists (and optionally watches) queues.
+func (o *ListOptions) Run(ctx context.Context) error {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	c, err := o.Factory.VolcanoClient()
+	if err != nil {
+		return err
+	}
+	list := &schedulingv1beta1.QueueList{}
+	if len(o.Names) > 0 {
+		qs, err := getQueues(ctx, c, o.Names)
+		if err != nil {
+			return err
+		}
+		for _, q := range qs {
+			list.Items = append(list.Items, *q)
+		}
+	} else {
+		list, err = c.SchedulingV1beta1().Queues().List(ctx, metav1.ListOptions{LabelSelector: o.Selector})
+		if err != nil {
+			return err
+		}
+		sort.Slice(list.Items, func(i, j int) bool { return list.Items[i].Name < list.Items[j].Name })
+	}
+	if err := o.print(ctx, list); err != nil {
+		return err
+	}
+	if !o.Watch {
+		return nil
+	}
+	return o.watch(ctx, list.ResourceVersion)
+}
+
+func (o *ListOptions) print(ctx context.Context, list *schedulingv1beta1.QueueList) error {
+	if !o.PrintFlags.HumanReadable() {
+		return vcprinters.Print(o.printer, list, o.Out)
+	}
+	c, err := o.Factory.VolcanoClient()
+	if err != nil {
+		return err
+	}
+	if len(list.Items) == 0 && !o.Watch {
+		fmt.Fprintln(o.ErrOut, "No queues found.")
+		return nil
+	}
+	return o.printer.PrintObj(queueTable(list.Items, queueCounts(ctx, c, list.Items)), o.Out)
+}
+
+// watch prints every later change. Counts come from status only, to keep
+// one request per event out of the loop.
+func (o *ListOptions) watch(ctx context.Context, rv string) error {
+	c, err := o.Factory.VolcanoClient()
+	if err != nil {
+		return err
+	}
+	opts := metav1.ListOptions{LabelSelector: o.Selector, ResourceVersion: rv}
+	w, err := c.SchedulingV1beta1().Queues().Watch(ctx, opts)
+	if err != nil {
+		return err
+	}
+	defer w.Stop()
+	want := map[string]bool{}
+	for _, n := range o.Names {
+		want[n] = true
+	}
+	for ev := range w.ResultChan() {
+		if ev.Type == watch.Error {
+			return fmt.Errorf("watch ended: %s", util.Message(fmt.Errorf("%v", ev.Object)))
+		}
+		q, ok := ev.Object.(*schedulingv1beta1.Queue)
+		if !ok || (len(want) > 0 && !want[q.Name]) {
+			continue
+		}
+		if o.PrintFlags.HumanReadable() {
+			items := []schedulingv1beta1.Queue{*q}
+			if err := o.printer.PrintObj(queueTable(items, map[string]counts{q.Name: statusCounts(q)}), o.Out); err != nil {
+				return err
+			}
+			continue
+		}
+		if err := vcprinters.Print(o.printer, q, o.Out); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+var queueColumns = []vcprinters.Column{
+	{Name: "NAME"}, {Name: "STATE"}, {Name: "WEIGHT"}, {Name: "PARENT"},
+	{Name: "INQUEUE"}, {Name: "PENDING"}, {Name: "RUNNING"}, {Name: "UNKNOWN"}, {Name: "COMPLETED"},
+	{Name: "AGE"},
+	{Name: "CAPABILITY", Wide: true}, {Name: "DESERVED", Wide: true}, {Name: "GUARANTEE", Wide: true},
+}
+
+func queueTable(items []schedulingv1beta1.Queue, cnt map[string]counts) *metav1.Table {
+	rows := make([][]any, 0, len(items))
+	for i := range items {
+		q := &items[i]
+		n := cnt[q.Name]
+		rows = append(rows, []any{
+			q.Name, string(stateOf(q)), q.Spec.Weight, parentOf(q),
+			n.Inqueue, n.Pending, n.Running, n.Unknown, n.Completed,
+			vcprinters.Age(q.CreationTimestamp),
+			vcprinters.OrNone(formatResources(q.Spec.Capability)),
+			vcprinters.OrNone(formatResources(q.Spec.Deserved)),
+			vcprinters.OrNone(formatResources(q.Spec.Guarantee.Resource)),
+		})
+	}
+	return vcprinters.Table(queueColumns, rows)
+}
+
+// parentOf shows the effective parent: an empty parent means root.
+func parentOf(q *schedulingv1beta1.Queue) string {
+	if q.Name == keys.RootQueue {
+		return "<none>"
+	}
+	if q.Spec.Parent == "" {
+		return keys.RootQueue
+	}
+	return q.Spec.Parent
+}

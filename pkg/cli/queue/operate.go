@@ -1,0 +1,163 @@
+package queue
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"k8s.io/cli-runtime/pkg/printers"
+
+	busv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/bus/v1alpha1"
+	schedulingv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/scheduling/v1beta1"
+	"github.com/kubectl-vc/kubectl-vc/pkg/cli/completion"
+	vcprinters "github.com/kubectl-vc/kubectl-vc/pkg/cli/printers"
+	"github.com/kubectl-vc/kubectl-vc/pkg/cli/util"
+	"github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned"
+	"github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned/scheme"
+)
+
+// OperateOptions is shared by 'queue open' and 'queue close': both create
+// one Command per queue and may wait for the resulting state.
+type OperateOptions struct {
+	genericiooptions.IOStreams
+	Factory    util.Factory
+	PrintFlags *genericclioptions.PrintFlags
+
+	Action string
+	Target schedulingv1beta1.QueueState
+	Verb   string
+
+	Names            []string
+	CommandNamespace string
+	Wait             bool
+	Timeout          time.Duration
+	DryRun           string
+
+	dryClient, dryServer bool
+	printer              printers.ResourcePrinter
+	client               versioned.Interface
+}
+
+func newOperateCmd(f util.Factory, streams genericiooptions.IOStreams, verb, action string, target schedulingv1beta1.QueueState, short, long, example string) *cobra.Command {
+	o := &OperateOptions{
+		IOStreams:  streams,
+		Factory:    f,
+		PrintFlags: genericclioptions.NewPrintFlags("created").WithTypeSetter(scheme.Scheme),
+		Action:     action,
+		Target:     target,
+		Verb:       verb,
+	}
+	cmd := &cobra.Command{
+		Use:               verb + " NAME...",
+		Short:             short,
+		Long:              long,
+		Example:           example,
+		ValidArgsFunction: completion.QueueNames(f),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := o.Complete(args); err != nil {
+				return err
+			}
+			if err := o.Validate(); err != nil {
+				return err
+			}
+			return o.Run(cmd.Context())
+		},
+	}
+	o.PrintFlags.AddFlags(cmd)
+	cmd.Flags().StringVar(&o.CommandNamespace, "command-namespace", DefaultCommandNamespace, "Namespace to create the Command in (Volcano's controllers look in every namespace; vcctl uses default)")
+	cmd.Flags().BoolVar(&o.Wait, "wait", false, "Watch each queue until its status state is "+string(target)+", reporting progress on stderr")
+	cmd.Flags().DurationVar(&o.Timeout, "timeout", DefaultWaitTimeout, "How long --wait waits before giving up (0 waits forever)")
+	addDryRunFlag(cmd, &o.DryRun)
+	return cmd
+}
+
+// Complete fills the options from the arguments.
+func (o *OperateOptions) Complete(args []string) error {
+	o.Names = args
+	var err error
+	if o.dryClient, o.dryServer, err = dryRunStrategy(o.DryRun); err != nil {
+		return err
+	}
+	switch {
+	case o.dryClient:
+		_ = o.PrintFlags.Complete("%s (dry run)")
+	case o.dryServer:
+		_ = o.PrintFlags.Complete("%s (server dry run)")
+	}
+	return nil
+}
+
+// Validate checks the input before anything is read or written.
+func (o *OperateOptions) Validate() error {
+	if len(o.Names) == 0 {
+		return util.UsageErrorf("name the queue(s) to %s, e.g. 'queue %s team-a'", o.Verb, o.Verb)
+	}
+	if err := validateNames(o.Names); err != nil {
+		return err
+	}
+	if err := refuseRoot(o.Verb, o.Names); err != nil {
+		return err
+	}
+	if errs := validation.IsDNS1123Label(o.CommandNamespace); len(errs) > 0 {
+		return util.UsageErrorf("invalid --command-namespace %q: %s", o.CommandNamespace, errs[0])
+	}
+	if o.Timeout < 0 {
+		return util.UsageErrorf("invalid --timeout %s: must not be negative", o.Timeout)
+	}
+	if o.Wait && (o.dryClient || o.dryServer) {
+		return util.UsageErrorf("--wait cannot be combined with --dry-run: nothing would change")
+	}
+	p, err := o.PrintFlags.ToPrinter()
+	if err != nil {
+		return util.UsageErrorf("unknown output format %q: use one of %v", *o.PrintFlags.OutputFormat, o.PrintFlags.AllowedFormats())
+	}
+	o.printer = p
+	return nil
+}
+
+// Run looks up every queue first (a missing one fails the command before
+// any Command exists), creates the Commands and optionally waits.
+func (o *OperateOptions) Run(ctx context.Context) error {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	c, err := o.Factory.VolcanoClient()
+	if err != nil {
+		return err
+	}
+	o.client = c
+	queues, err := getQueues(ctx, c, o.Names)
+	if err != nil {
+		return err
+	}
+	for _, q := range queues {
+		cmdObj := newQueueCommand(q, o.Action, o.CommandNamespace)
+		if !o.dryClient {
+			cmdObj, err = c.BusV1alpha1().Commands(o.CommandNamespace).Create(ctx, cmdObj, metav1.CreateOptions{DryRun: dryRunOpts(o.dryServer)})
+			if err != nil {
+				return fmt.Errorf("%s queue %q: %s", o.Verb, q.Name, util.Message(err))
+			}
+		}
+		if err := o.print(cmdObj); err != nil {
+			return err
+		}
+	}
+	if !o.Wait {
+		return nil
+	}
+	return waitForState(ctx, c, o.Names, o.Target, o.Timeout, o.ErrOut)
+}
+
+func (o *OperateOptions) print(cmd *busv1alpha1.Command) error {
+	if cmd.Name == "" && (o.PrintFlags.OutputFormat == nil || *o.PrintFlags.OutputFormat == "" || *o.PrintFlags.OutputFormat == "name") {
+		// A client dry run has no generated name yet; show the prefix.
+		fmt.Fprintf(o.Out, "command.bus.volcano.sh/%s created (dry run)\n", cmd.GenerateName)
+		return nil
+	}
+	return vcprinters.Print(o.printer, cmd, o.Out)
+}

@@ -1,0 +1,317 @@
+// Package queue implements 'kubectl vc queue': create, list, describe, open,
+// close, update, delete and tree for Volcano queues.
+package queue
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/spf13/cobra"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"k8s.io/utils/ptr"
+
+	busv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/bus/v1alpha1"
+	"github.com/kubectl-vc/kubectl-vc/pkg/apis/keys"
+	schedulingv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/scheduling/v1beta1"
+	"github.com/kubectl-vc/kubectl-vc/pkg/cli/util"
+	"github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned"
+)
+
+// DefaultCommandNamespace is where vcctl, and so Volcano's controller
+// expectations, put queue Commands.
+const DefaultCommandNamespace = "default"
+
+// NewCmd returns the 'queue' command group.
+func NewCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:     "queue",
+		Aliases: []string{"queues", "q"},
+		Short:   "Manage Volcano queues",
+		Long: `Create, inspect, open, close, update and delete Volcano queues.
+
+State changes (open, close) are requested the way Volcano's vcctl does it: by
+creating a bus.volcano.sh Command that the queue controller acts on.`,
+		Example: `  # List queues with their podgroup counts
+  kubectl vc queue list
+
+  # Close a queue and wait until it holds no more podgroups
+  kubectl vc queue close team-a --wait --timeout 5m`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error { return cmd.Help() },
+	}
+	cmd.AddCommand(
+		newCreateCmd(f, streams),
+		newListCmd(f, streams),
+		newDescribeCmd(f, streams),
+		newOpenCmd(f, streams),
+		newCloseCmd(f, streams),
+	)
+	return cmd
+}
+
+// validateNewName checks the name of a queue to be created. Queue names
+// become part of Command names (<queue>-closequeue-xxxxx), so we insist on
+// a DNS-1123 label.
+func validateNewName(name string) error {
+	if errs := validation.IsDNS1123Label(name); len(errs) > 0 {
+		return util.UsageErrorf("invalid queue name %q: %s", name, errs[0])
+	}
+	return nil
+}
+
+// validateName checks the name of an existing queue (upstream allows DNS-1123 subdomains).
+func validateName(name string) error {
+	if name == "" {
+		return util.UsageErrorf("queue name must not be empty")
+	}
+	if errs := validation.IsDNS1123Subdomain(name); len(errs) > 0 {
+		return util.UsageErrorf("invalid queue name %q: %s", name, errs[0])
+	}
+	return nil
+}
+
+// validateNames checks a list of names and refuses duplicates, which would
+// otherwise create two Commands for one queue.
+func validateNames(names []string) error {
+	seen := map[string]bool{}
+	for _, n := range names {
+		if err := validateName(n); err != nil {
+			return err
+		}
+		if seen[n] {
+			return util.UsageErrorf("queue %q is named twice", n)
+		}
+		seen[n] = true
+	}
+	return nil
+}
+
+// parseResources parses "cpu=4,memory=8Gi" for the flag named flag.
+func parseResources(flag, s string) (corev1.ResourceList, error) {
+	list := corev1.ResourceList{}
+	if strings.TrimSpace(s) == "" {
+		return list, nil
+	}
+	for _, part := range strings.Split(s, ",") {
+		name, value, ok := strings.Cut(strings.TrimSpace(part), "=")
+		if !ok || name == "" || value == "" {
+			return nil, util.UsageErrorf("invalid --%s %q: write NAME=QUANTITY pairs, e.g. cpu=4,memory=8Gi", flag, s)
+		}
+		if errs := validation.IsQualifiedName(name); len(errs) > 0 {
+			return nil, util.UsageErrorf("invalid --%s: resource name %q: %s", flag, name, errs[0])
+		}
+		if _, dup := list[corev1.ResourceName(name)]; dup {
+			return nil, util.UsageErrorf("invalid --%s: %s is given twice", flag, name)
+		}
+		q, err := resource.ParseQuantity(value)
+		if err != nil {
+			return nil, util.UsageErrorf("invalid --%s: %s=%s is not a quantity (use e.g. 4, 500m, 8Gi)", flag, name, value)
+		}
+		if q.Sign() < 0 {
+			return nil, util.UsageErrorf("invalid --%s: %s=%s must not be negative", flag, name, value)
+		}
+		list[corev1.ResourceName(name)] = q
+	}
+	return list, nil
+}
+
+// checkGuarantee enforces deserved >= guarantee per resource, the rule
+// the admission policy also enforces, so the user learns it before a write.
+func checkGuarantee(deserved, guarantee corev1.ResourceList) error {
+	for name, g := range guarantee {
+		if d, ok := deserved[name]; ok && d.Cmp(g) < 0 {
+			return util.UsageErrorf("--guarantee %s=%s exceeds --deserved %s=%s: deserved must be at least the guarantee", name, g.String(), name, d.String())
+		}
+	}
+	return nil
+}
+
+func validateWeight(w int32) error {
+	if w < 1 || w > 65535 {
+		return util.UsageErrorf("invalid --weight %d: must be between 1 and 65535", w)
+	}
+	return nil
+}
+
+func validatePriority(p int32) error {
+	if p < 0 {
+		return util.UsageErrorf("invalid --priority %d: must not be negative", p)
+	}
+	return nil
+}
+
+// stateOf treats an empty state as Open, as the controller does.
+func stateOf(q *schedulingv1beta1.Queue) schedulingv1beta1.QueueState {
+	if q.Status.State == "" {
+		return schedulingv1beta1.QueueStateOpen
+	}
+	return q.Status.State
+}
+
+// newQueueCommand builds the Command exactly as Volcano's vcctl does, so
+// that Volcano's own controller acts on it: generateName
+// <queue>-<lower(action)>-, a controller owner reference to the Queue (so
+// the garbage collector removes it with the queue), and the same
+// reference as target.
+func newQueueCommand(q *schedulingv1beta1.Queue, action, namespace string) *busv1alpha1.Command {
+	ref := metav1.OwnerReference{
+		APIVersion:         schedulingv1beta1.SchemeGroupVersion.String(),
+		Kind:               "Queue",
+		Name:               q.Name,
+		UID:                q.UID,
+		Controller:         ptr.To(true),
+		BlockOwnerDeletion: ptr.To(true),
+	}
+	return &busv1alpha1.Command{
+		ObjectMeta: metav1.ObjectMeta{
+			GenerateName:    fmt.Sprintf("%s-%s-", q.Name, strings.ToLower(action)),
+			Namespace:       namespace,
+			OwnerReferences: []metav1.OwnerReference{ref},
+		},
+		Action:       action,
+		TargetObject: ref.DeepCopy(),
+	}
+}
+
+// getQueues fetches every named queue before anything is written, so that
+// a missing queue fails the whole command and nothing is half-done.
+func getQueues(ctx context.Context, c versioned.Interface, names []string) ([]*schedulingv1beta1.Queue, error) {
+	out := make([]*schedulingv1beta1.Queue, 0, len(names))
+	for _, n := range names {
+		q, err := c.SchedulingV1beta1().Queues().Get(ctx, n, metav1.GetOptions{})
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, q)
+	}
+	return out, nil
+}
+
+// counts is the number of podgroups of a queue by phase.
+type counts struct {
+	Inqueue, Pending, Running, Unknown, Completed int32
+}
+
+func (c counts) total() int32 { return c.Inqueue + c.Pending + c.Running + c.Unknown + c.Completed }
+
+// active is what still holds a Closing queue open: every podgroup that
+// has not completed.
+func (c counts) active() int32 { return c.Inqueue + c.Pending + c.Running + c.Unknown }
+
+func (c *counts) add(phase schedulingv1beta1.PodGroupPhase) {
+	switch phase {
+	case schedulingv1beta1.PodGroupInqueue:
+		c.Inqueue++
+	case schedulingv1beta1.PodGroupRunning:
+		c.Running++
+	case schedulingv1beta1.PodGroupUnknown:
+		c.Unknown++
+	case schedulingv1beta1.PodGroupCompleted:
+		c.Completed++
+	default: // Pending and no phase yet: the scheduler has not admitted it.
+		c.Pending++
+	}
+}
+
+func statusCounts(q *schedulingv1beta1.Queue) counts {
+	s := q.Status
+	return counts{Inqueue: s.Inqueue, Pending: s.Pending, Running: s.Running, Unknown: s.Unknown, Completed: s.Completed}
+}
+
+// queueCounts returns podgroup counts per queue. Queues whose status the
+// controller maintains (it writes a state) use their status; for the rest
+// podgroups are listed once across namespaces — never one request per
+// queue. If podgroups cannot be listed (RBAC), status counts are used.
+func queueCounts(ctx context.Context, c versioned.Interface, queues []schedulingv1beta1.Queue) map[string]counts {
+	out := make(map[string]counts, len(queues))
+	needList := false
+	for i := range queues {
+		q := &queues[i]
+		out[q.Name] = statusCounts(q)
+		if q.Status.State == "" {
+			needList = true
+		}
+	}
+	if !needList {
+		return out
+	}
+	pgs, err := c.SchedulingV1beta1().PodGroups(metav1.NamespaceAll).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return out
+	}
+	fromPG := map[string]counts{}
+	for i := range pgs.Items {
+		pg := &pgs.Items[i]
+		queue := pg.Spec.Queue
+		if queue == "" {
+			queue = keys.DefaultQueue
+		}
+		cnt := fromPG[queue]
+		cnt.add(pg.Status.Phase)
+		fromPG[queue] = cnt
+	}
+	for i := range queues {
+		if queues[i].Status.State == "" {
+			out[queues[i].Name] = fromPG[queues[i].Name]
+		}
+	}
+	return out
+}
+
+// formatResources prints a resource list sorted by name: "cpu=4,memory=8Gi".
+func formatResources(l corev1.ResourceList) string {
+	if len(l) == 0 {
+		return ""
+	}
+	names := make([]string, 0, len(l))
+	for n := range l {
+		names = append(names, string(n))
+	}
+	sort.Strings(names)
+	parts := make([]string, 0, len(names))
+	for _, n := range names {
+		q := l[corev1.ResourceName(n)]
+		parts = append(parts, n+"="+q.String())
+	}
+	return strings.Join(parts, ",")
+}
+
+// dryRunStrategy parses --dry-run, accepting kubectl's values.
+func dryRunStrategy(s string) (client, server bool, err error) {
+	switch s {
+	case "", "none":
+		return false, false, nil
+	case "client":
+		return true, false, nil
+	case "server":
+		return false, true, nil
+	}
+	return false, false, util.UsageErrorf("invalid --dry-run %q: use none, client or server", s)
+}
+
+func addDryRunFlag(cmd *cobra.Command, p *string) {
+	cmd.Flags().StringVar(p, "dry-run", "none", `Must be "none", "server", or "client". With client, only print the object that would be sent; with server, submit it as a dry run so the server validates it without persisting it.`)
+	cmd.Flags().Lookup("dry-run").NoOptDefVal = "client"
+}
+
+func dryRunOpts(server bool) []string {
+	if server {
+		return []string{metav1.DryRunAll}
+	}
+	return nil
+}
+
+func refuseRoot(verb string, names []string) error {
+	for _, n := range names {
+		if n == keys.RootQueue {
+			return util.UsageErrorf("cannot %s queue %q: it is the top of the queue hierarchy and is always open", verb, n)
+		}
+	}
+	return nil
+}

@@ -11,10 +11,15 @@ tools="$root/bin/tools"
 
 mod=github.com/kubectl-vc/kubectl-vc
 header=hack/boilerplate.go.txt
-groups=(scheduling/v1beta1 bus/v1alpha1)
+groups=(scheduling/v1beta1 bus/v1alpha1 slinky/v1beta1)
+# Only the groups that exist (a group is added by creating its package).
 inputs=()
+present=()
 for g in "${groups[@]}"; do
-  [[ -d pkg/apis/$g ]] && inputs+=("$mod/pkg/apis/$g")
+  if [[ -d pkg/apis/$g ]]; then
+    inputs+=("$mod/pkg/apis/$g")
+    present+=("$g")
+  fi
 done
 
 "$tools/controller-gen" object:headerFile="$header" paths=./pkg/apis/...
@@ -25,7 +30,7 @@ rm -rf pkg/client
 "$tools/applyconfiguration-gen" --go-header-file "$header" \
   --output-dir pkg/client/applyconfiguration --output-pkg "$mod/pkg/client/applyconfiguration" \
   "${inputs[@]}"
-client_inputs=$(IFS=,; echo "${groups[*]}")
+client_inputs=$(IFS=,; echo "${present[*]}")
 "$tools/client-gen" --go-header-file "$header" --clientset-name versioned \
   --input-base "$mod/pkg/apis" --input "$client_inputs" \
   --apply-configuration-package "$mod/pkg/client/applyconfiguration" \

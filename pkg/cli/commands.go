@@ -2,6 +2,7 @@ package cli
 
 import (
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/queue"
+	"github.com/kubectl-vc/kubectl-vc/pkg/cli/serve"
 )
 
 // Commands lists the command groups beyond version and completion. Each
@@ -9,5 +10,6 @@ import (
 func Commands() []Subcommand {
 	return []Subcommand{
 		queue.NewCmd,
+		serve.NewCmd,
 	}
 }

@@ -1,0 +1,197 @@
+// Package serve implements 'kubectl vc serve', the controller manager.
+package serve
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"k8s.io/component-base/featuregate"
+
+	"github.com/kubectl-vc/kubectl-vc/pkg/cli/util"
+	"github.com/kubectl-vc/kubectl-vc/pkg/controller"
+	"github.com/kubectl-vc/kubectl-vc/pkg/controller/framework"
+
+	// The controllers register themselves with the framework.
+	_ "github.com/kubectl-vc/kubectl-vc/plugins/queue"
+)
+
+// Options holds the flags and inputs of 'serve'.
+type Options struct {
+	genericiooptions.IOStreams
+	Factory util.Factory
+
+	Controllers             []string
+	WorkersQueue            int
+	WorkersPodGroup         int
+	WorkersNodeSet          int
+	MaxRequeueNum           int
+	KubeAPIQPS              float32
+	KubeAPIBurst            int
+	SchedulerNames          []string
+	InheritOwnerAnnotations bool
+	CommandNamespace        string
+	EnsureDefaultQueues     bool
+	MetricsBindAddress      string
+	HealthProbeBindAddress  string
+
+	LeaderElect         bool
+	LeaseNamespace      string
+	LeaseName           string
+	LeaderElectIdentity string
+	LeaseDuration       time.Duration
+	RenewDeadline       time.Duration
+	RetryPeriod         time.Duration
+	FeatureGates        featuregate.MutableFeatureGate
+	selectedControllers []string
+}
+
+// NewCmd returns the 'serve' command.
+func NewCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Command {
+	o := &Options{IOStreams: streams, Factory: f, FeatureGates: framework.NewFeatureGate()}
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Run the Volcano queue (and other) controllers",
+		Long: `Run, in this process, the controllers that act on Volcano resources: the queue
+controller keeps queue status (state and podgroup counts) and applies the
+open/close Commands that 'queue open' and 'queue close' create.
+
+Run it instead of Volcano's controller manager, not next to it. In a cluster,
+run it as the Deployment that 'kubectl vc install' applies, with --leader-elect.
+It stops cleanly on SIGTERM or SIGINT.`,
+		Example: `  # Run every controller against the current kubeconfig context
+  kubectl vc serve
+
+  # Only the queue controller, 4 workers, metrics on :9090
+  kubectl vc serve --controllers=queue --workers-queue=4 --metrics-bind-address=:9090
+
+  # Two replicas, one active: leader election on a Lease
+  kubectl vc serve --leader-elect --leader-elect-resource-namespace=volcano-system
+
+  # Ignore Commands (Volcano's QueueCommandSync gate)
+  kubectl vc serve --feature-gates=QueueCommandSync=false`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := o.Complete(); err != nil {
+				return err
+			}
+			if err := o.Validate(); err != nil {
+				return err
+			}
+			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			return o.Run(ctx)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringSliceVar(&o.Controllers, "controllers", nil, fmt.Sprintf("Controllers to run (default: all of %s)", strings.Join(framework.Names(), ",")))
+	fl.IntVar(&o.WorkersQueue, "workers-queue", 5, "Workers of the queue controller")
+	fl.IntVar(&o.WorkersPodGroup, "workers-podgroup", 5, "Workers of the podgroup controller")
+	fl.IntVar(&o.WorkersNodeSet, "workers-nodeset", 5, "Workers of the nodeset controller")
+	fl.IntVar(&o.MaxRequeueNum, "max-requeue-num", 15, "Retries of a failing request before it is dropped with a Warning event (-1: forever)")
+	fl.Float32Var(&o.KubeAPIQPS, "kube-api-qps", -1, "Client-side QPS limit towards the API server; negative disables it and leaves flow control to the server's API Priority and Fairness")
+	fl.IntVar(&o.KubeAPIBurst, "kube-api-burst", 0, "Client-side burst; used only with a positive --kube-api-qps")
+	fl.StringArrayVar(&o.SchedulerNames, "scheduler-name", []string{"volcano"}, "Scheduler whose pods get podgroups (repeatable)")
+	fl.BoolVar(&o.InheritOwnerAnnotations, "inherit-owner-annotations", true, "PodGroups inherit the volcano.sh/ annotations of the pod's owner")
+	fl.StringVar(&o.CommandNamespace, "command-namespace", "", "Take Commands only from this namespace (default: all namespaces)")
+	fl.BoolVar(&o.EnsureDefaultQueues, "ensure-default-queues", true, "Create the root and default queues at start-up when missing")
+	fl.StringVar(&o.MetricsBindAddress, "metrics-bind-address", ":8080", "Address of the Prometheus /metrics endpoint (0 disables it)")
+	fl.StringVar(&o.HealthProbeBindAddress, "health-probe-bind-address", ":8081", "Address of /healthz and /readyz (0 disables them)")
+	fl.BoolVar(&o.LeaderElect, "leader-elect", false, "Act only while holding a Lease, so that several replicas never act at once")
+	fl.StringVar(&o.LeaseNamespace, "leader-elect-resource-namespace", "volcano-system", "Namespace of the leader-election Lease")
+	fl.StringVar(&o.LeaseName, "leader-elect-resource-name", "kubectl-vc-serve", "Name of the leader-election Lease")
+	fl.StringVar(&o.LeaderElectIdentity, "leader-elect-identity", "", "Holder identity in the Lease (default: hostname and a random suffix)")
+	fl.DurationVar(&o.LeaseDuration, "leader-elect-lease-duration", 15*time.Second, "How long a standby waits after the last renewal before taking the lease")
+	fl.DurationVar(&o.RenewDeadline, "leader-elect-renew-deadline", 10*time.Second, "How long the leader retries renewing before it gives up leadership")
+	fl.DurationVar(&o.RetryPeriod, "leader-elect-retry-period", 2*time.Second, "Interval between attempts to acquire or renew the lease")
+	o.FeatureGates.AddFlag(fl)
+	return cmd
+}
+
+// Complete fills in the controller selection.
+func (o *Options) Complete() error {
+	o.selectedControllers = o.Controllers
+	if len(o.selectedControllers) == 0 {
+		o.selectedControllers = framework.Names()
+	}
+	return nil
+}
+
+// Validate checks the flags before anything starts.
+func (o *Options) Validate() error {
+	known := sets.New(framework.Names()...)
+	for _, c := range o.selectedControllers {
+		if !known.Has(c) {
+			return util.UsageErrorf("unknown controller %q in --controllers: known are %s", c, strings.Join(sets.List(known), ","))
+		}
+	}
+	for name, n := range map[string]int{"--workers-queue": o.WorkersQueue, "--workers-podgroup": o.WorkersPodGroup, "--workers-nodeset": o.WorkersNodeSet} {
+		if n < 1 {
+			return util.UsageErrorf("%s must be at least 1, got %d", name, n)
+		}
+	}
+	if o.MaxRequeueNum < -1 {
+		return util.UsageErrorf("--max-requeue-num must be -1 (forever) or at least 0, got %d", o.MaxRequeueNum)
+	}
+	if o.KubeAPIQPS > 0 && o.KubeAPIBurst < 1 {
+		return util.UsageErrorf("--kube-api-burst must be at least 1 with --kube-api-qps=%g", o.KubeAPIQPS)
+	}
+	if o.CommandNamespace != "" {
+		if errs := validation.IsDNS1123Label(o.CommandNamespace); len(errs) > 0 {
+			return util.UsageErrorf("--command-namespace %q is not a namespace name: %s", o.CommandNamespace, errs[0])
+		}
+	}
+	if o.LeaderElect {
+		if o.LeaseNamespace == "" || o.LeaseName == "" {
+			return util.UsageErrorf("--leader-elect needs --leader-elect-resource-namespace and --leader-elect-resource-name")
+		}
+		if !(o.LeaseDuration > o.RenewDeadline && o.RenewDeadline > o.RetryPeriod && o.RetryPeriod > 0) {
+			return util.UsageErrorf("leader election needs lease-duration > renew-deadline > retry-period > 0")
+		}
+	}
+	return nil
+}
+
+// Run starts the manager and blocks until ctx is cancelled.
+func (o *Options) Run(ctx context.Context) error {
+	cfg, err := o.Factory.ToRESTConfig()
+	if err != nil {
+		return err
+	}
+	cfg.QPS = o.KubeAPIQPS
+	cfg.Burst = o.KubeAPIBurst
+	cfg.UserAgent = controller.Component
+	err = controller.Run(ctx, cfg, controller.Options{
+		Controllers: o.selectedControllers,
+		Workers: map[string]int{
+			"queue": o.WorkersQueue, "podgroup": o.WorkersPodGroup, "nodeset": o.WorkersNodeSet,
+		},
+		MaxRequeueNum:           o.MaxRequeueNum,
+		FeatureGates:            o.FeatureGates,
+		SchedulerNames:          o.SchedulerNames,
+		InheritOwnerAnnotations: o.InheritOwnerAnnotations,
+		CommandNamespace:        o.CommandNamespace,
+		EnsureDefaultQueues:     o.EnsureDefaultQueues,
+		MetricsAddr:             o.MetricsBindAddress,
+		HealthAddr:              o.HealthProbeBindAddress,
+		LeaderElect:             o.LeaderElect,
+		LeaseNamespace:          o.LeaseNamespace,
+		LeaseName:               o.LeaseName,
+		Identity:                o.LeaderElectIdentity,
+		LeaseDuration:           o.LeaseDuration,
+		RenewDeadline:           o.RenewDeadline,
+		RetryPeriod:             o.RetryPeriod,
+	})
+	if err == nil {
+		fmt.Fprintln(o.ErrOut, "serve: stopped")
+	}
+	return err
+}

@@ -1,0 +1,127 @@
+// Package framework is the small controller framework of 'kubectl vc serve',
+// in the image of Volcano's: each controller is a plugin that registers itself
+// from an init function and is started by the manager with shared clients and
+// informer factories.
+package framework
+
+import (
+	"fmt"
+	"sort"
+	"sync"
+
+	"github.com/prometheus/client_golang/prometheus"
+	kubeinformers "k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/client-go/util/workqueue"
+	"k8s.io/component-base/featuregate"
+
+	"github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned"
+	vcinformers "github.com/kubectl-vc/kubectl-vc/pkg/client/informers/externalversions"
+)
+
+// Controller is one controller of the manager.
+type Controller interface {
+	// Name is the name used by --controllers.
+	Name() string
+	// Initialize registers informers, indexers and event handlers. It must
+	// not start anything: the manager starts the shared factories once every
+	// controller has asked for the informers it needs.
+	Initialize(opt *ControllerOption) error
+	// Run starts the workers and blocks until stopCh is closed.
+	Run(stopCh <-chan struct{})
+}
+
+// ControllerOption is what the manager hands every controller. The informer
+// factories are shared: a controller asks for an informer, the manager starts
+// the factory once, so each resource is listed and watched once per process.
+type ControllerOption struct {
+	KubeClient    kubernetes.Interface
+	VolcanoClient versioned.Interface
+
+	// KubeInformerFactory and VolcanoInformerFactory are the ONE shared
+	// factories of the process. Their transforms drop managedFields, which
+	// no controller reads and which would otherwise be most of the cache.
+	KubeInformerFactory    kubeinformers.SharedInformerFactory
+	VolcanoInformerFactory vcinformers.SharedInformerFactory
+
+	Recorder record.EventRecorder
+	// MetricsRegistry receives the controller's own metrics (served on /metrics).
+	MetricsRegistry prometheus.Registerer
+	// WorkqueueMetrics is passed to each work queue's config so that depth,
+	// latency and retries show on /metrics.
+	WorkqueueMetrics workqueue.MetricsProvider
+
+	// Workers per controller name; a controller missing here runs 1 worker.
+	Workers map[string]int
+	// MaxRequeueNum bounds the retries of one request; -1 retries forever.
+	MaxRequeueNum int
+	FeatureGates  featuregate.FeatureGate
+	// SchedulerNames are the schedulers whose pods the podgroup controller handles.
+	SchedulerNames          []string
+	InheritOwnerAnnotations bool
+	// CommandNamespace limits the Commands taken; empty means all namespaces.
+	CommandNamespace string
+	// EnsureDefaultQueues makes the queue controller create root and default.
+	EnsureDefaultQueues bool
+}
+
+// WorkersFor returns the worker count of a controller (at least 1).
+func (o *ControllerOption) WorkersFor(name string) int {
+	if n := o.Workers[name]; n > 0 {
+		return n
+	}
+	return 1
+}
+
+// registry holds the controllers registered from init functions. It is the
+// one piece of package state, written only during program initialisation.
+var registry = struct {
+	sync.Mutex
+	byName map[string]func() Controller
+}{byName: map[string]func() Controller{}}
+
+// RegisterController makes a controller available to the manager. It is
+// called from the init function of each plugin; new builds a fresh instance
+// so that several managers (e.g. in tests) never share controller state.
+func RegisterController(name string, new func() Controller) error {
+	registry.Lock()
+	defer registry.Unlock()
+	if _, dup := registry.byName[name]; dup {
+		return fmt.Errorf("controller %q registered twice", name)
+	}
+	registry.byName[name] = new
+	return nil
+}
+
+// Names returns the registered controller names, sorted.
+func Names() []string {
+	registry.Lock()
+	defer registry.Unlock()
+	names := make([]string, 0, len(registry.byName))
+	for n := range registry.byName {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// New returns a fresh instance of the named controller.
+func New(name string) (Controller, error) {
+	registry.Lock()
+	defer registry.Unlock()
+	mk, ok := registry.byName[name]
+	if !ok {
+		return nil, fmt.Errorf("unknown controller %q (known: %v)", name, namesLocked())
+	}
+	return mk(), nil
+}
+
+func namesLocked() []string {
+	names := make([]string, 0, len(registry.byName))
+	for n := range registry.byName {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}

@@ -1,0 +1,324 @@
+// Package controller runs the controllers of 'kubectl vc serve': shared
+// informers, events, metrics and health endpoints, and leader election.
+package controller
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	kubeinformers "k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/leaderelection"
+	"k8s.io/client-go/tools/leaderelection/resourcelock"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/component-base/featuregate"
+	"k8s.io/klog/v2"
+
+	"github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned"
+	vcscheme "github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned/scheme"
+	vcinformers "github.com/kubectl-vc/kubectl-vc/pkg/client/informers/externalversions"
+	"github.com/kubectl-vc/kubectl-vc/pkg/controller/framework"
+)
+
+// Component is the event source and user agent of 'serve'.
+const Component = "kubectl-vc-serve"
+
+// Options configure one run of the manager.
+type Options struct {
+	// Controllers to run; empty means every registered controller.
+	Controllers             []string
+	Workers                 map[string]int
+	MaxRequeueNum           int
+	FeatureGates            featuregate.FeatureGate
+	SchedulerNames          []string
+	InheritOwnerAnnotations bool
+	CommandNamespace        string
+	EnsureDefaultQueues     bool
+
+	// MetricsAddr and HealthAddr are listen addresses; "" or "0" disables.
+	MetricsAddr string
+	HealthAddr  string
+
+	LeaderElect    bool
+	LeaseNamespace string
+	LeaseName      string
+	Identity       string
+	LeaseDuration  time.Duration
+	RenewDeadline  time.Duration
+	RetryPeriod    time.Duration
+}
+
+// Run runs the selected controllers until ctx is cancelled (SIGTERM) or, with
+// leader election, until the lease is lost. It returns nil on a clean stop.
+func Run(ctx context.Context, cfg *rest.Config, o Options) error {
+	names := o.Controllers
+	if len(names) == 0 {
+		names = framework.Names()
+	}
+	ctrls := make([]framework.Controller, 0, len(names))
+	for _, n := range names {
+		c, err := framework.New(n)
+		if err != nil {
+			return err
+		}
+		ctrls = append(ctrls, c)
+	}
+	if o.FeatureGates == nil {
+		o.FeatureGates = framework.NewFeatureGate()
+	}
+
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	requests := newRequestCounterVec()
+	reg.MustRegister(requests)
+
+	cfg = rest.CopyConfig(cfg)
+	if cfg.UserAgent == "" || cfg.UserAgent == rest.DefaultKubernetesUserAgent() {
+		cfg.UserAgent = Component
+	}
+	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return &requestCounter{next: rt, total: requests} })
+	kube, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	vc, err := versioned.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+
+	var ready atomic.Value // string: "" until ready, else the reason shown
+	ready.Store("")
+	servers, err := startServers(o, reg, &ready)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		for _, s := range servers {
+			sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+			_ = s.Shutdown(sctx)
+			cancel()
+		}
+	}()
+
+	run := func(ctx context.Context) error {
+		return runControllers(ctx, kube, vc, reg, ctrls, o, &ready)
+	}
+	if !o.LeaderElect {
+		return run(ctx)
+	}
+	return runWithLeaderElection(ctx, kube, o, &ready, run)
+}
+
+// dropManagedFields is the transform of both informer factories: no
+// controller reads managedFields and they are often the largest part of an
+// object, so the cache does not keep them.
+func dropManagedFields(obj any) (any, error) {
+	if a, err := meta.Accessor(obj); err == nil && a.GetManagedFields() != nil {
+		a.SetManagedFields(nil)
+	}
+	return obj, nil
+}
+
+func runControllers(ctx context.Context, kube kubernetes.Interface, vc versioned.Interface, reg *prometheus.Registry,
+	ctrls []framework.Controller, o Options, ready *atomic.Value) error {
+	kubeFactory := kubeinformers.NewSharedInformerFactoryWithOptions(kube, 0, kubeinformers.WithTransform(dropManagedFields))
+	vcFactory := vcinformers.NewSharedInformerFactoryWithOptions(vc, 0, vcinformers.WithTransform(dropManagedFields))
+
+	scheme := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(scheme); err != nil {
+		return err
+	}
+	if err := vcscheme.AddToScheme(scheme); err != nil {
+		return err
+	}
+	broadcaster := record.NewBroadcaster(record.WithContext(ctx))
+	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: kube.CoreV1().Events("")})
+	defer broadcaster.Shutdown()
+
+	opt := &framework.ControllerOption{
+		KubeClient:              kube,
+		VolcanoClient:           vc,
+		KubeInformerFactory:     kubeFactory,
+		VolcanoInformerFactory:  vcFactory,
+		Recorder:                broadcaster.NewRecorder(scheme, corev1.EventSource{Component: Component}),
+		MetricsRegistry:         reg,
+		WorkqueueMetrics:        newWorkqueueMetrics(reg),
+		Workers:                 o.Workers,
+		MaxRequeueNum:           o.MaxRequeueNum,
+		FeatureGates:            o.FeatureGates,
+		SchedulerNames:          o.SchedulerNames,
+		InheritOwnerAnnotations: o.InheritOwnerAnnotations,
+		CommandNamespace:        o.CommandNamespace,
+		EnsureDefaultQueues:     o.EnsureDefaultQueues,
+	}
+	for _, c := range ctrls {
+		if err := c.Initialize(opt); err != nil {
+			return fmt.Errorf("initialize controller %s: %w", c.Name(), err)
+		}
+	}
+	stop := ctx.Done()
+	kubeFactory.Start(stop)
+	vcFactory.Start(stop)
+	// Factories are shut down after the workers have returned, so no worker
+	// reads a lister whose informer is gone.
+	defer kubeFactory.Shutdown()
+	defer vcFactory.Shutdown()
+	for t, ok := range kubeFactory.WaitForCacheSync(stop) {
+		if !ok {
+			return cacheErr(ctx, t)
+		}
+	}
+	for t, ok := range vcFactory.WaitForCacheSync(stop) {
+		if !ok {
+			return cacheErr(ctx, t)
+		}
+	}
+	ready.Store("ok")
+	klog.InfoS("caches synced, starting controllers", "controllers", names(ctrls))
+
+	var wg sync.WaitGroup
+	for _, c := range ctrls {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c.Run(stop)
+		}()
+	}
+	wg.Wait()
+	klog.InfoS("controllers stopped")
+	return nil
+}
+
+func cacheErr(ctx context.Context, t any) error {
+	if ctx.Err() != nil {
+		return nil // stopped while syncing: a clean stop
+	}
+	return fmt.Errorf("cache of %v did not sync", t)
+}
+
+func names(ctrls []framework.Controller) []string {
+	out := make([]string, len(ctrls))
+	for i, c := range ctrls {
+		out[i] = c.Name()
+	}
+	return out
+}
+
+func runWithLeaderElection(ctx context.Context, kube kubernetes.Interface, o Options, ready *atomic.Value,
+	run func(context.Context) error) error {
+	id := o.Identity
+	if id == "" {
+		host, _ := os.Hostname()
+		id = host + "_" + uuid.NewString()
+	}
+	lock := &resourcelock.LeaseLock{
+		LeaseMeta:  metav1.ObjectMeta{Namespace: o.LeaseNamespace, Name: o.LeaseName},
+		Client:     kube.CoordinationV1(),
+		LockConfig: resourcelock.ResourceLockConfig{Identity: id},
+	}
+	// A standby replica is healthy and ready: it is doing its job, which is
+	// to wait for the lease.
+	ready.Store("ok: standby, waiting for the lease")
+	var runErr error
+	var lost atomic.Bool
+	runCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	le, err := leaderelection.NewLeaderElector(leaderelection.LeaderElectionConfig{
+		Lock:            lock,
+		Name:            Component,
+		LeaseDuration:   o.LeaseDuration,
+		RenewDeadline:   o.RenewDeadline,
+		RetryPeriod:     o.RetryPeriod,
+		ReleaseOnCancel: true,
+		Callbacks: leaderelection.LeaderCallbacks{
+			OnStartedLeading: func(lctx context.Context) {
+				klog.InfoS("became leader", "identity", id, "lease", o.LeaseNamespace+"/"+o.LeaseName)
+				ready.Store("")
+				runErr = run(lctx)
+				// Leadership is given up only once the controllers have
+				// stopped, so two replicas never act at the same time.
+				cancel()
+			},
+			OnStoppedLeading: func() {
+				if ctx.Err() == nil {
+					lost.Store(true)
+				}
+			},
+		},
+	})
+	if err != nil {
+		return err
+	}
+	le.Run(runCtx)
+	if runErr != nil {
+		return runErr
+	}
+	if lost.Load() && ctx.Err() == nil {
+		return errors.New("lost the leader-election lease; exiting so that the other replica acts alone")
+	}
+	return nil
+}
+
+func startServers(o Options, reg *prometheus.Registry, ready *atomic.Value) ([]*http.Server, error) {
+	var servers []*http.Server
+	listen := func(addr string, mux *http.ServeMux, what string) error {
+		if addr == "" || addr == "0" {
+			return nil
+		}
+		ln, err := net.Listen("tcp", addr)
+		if err != nil {
+			return fmt.Errorf("%s: %w", what, err)
+		}
+		klog.InfoS("serving", "endpoint", what, "address", ln.Addr().String())
+		s := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+		servers = append(servers, s)
+		go func() { _ = s.Serve(ln) }()
+		return nil
+	}
+	health := http.NewServeMux()
+	health.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok")) })
+	health.HandleFunc("/readyz", func(w http.ResponseWriter, _ *http.Request) {
+		if msg, _ := ready.Load().(string); msg != "" {
+			_, _ = w.Write([]byte(msg))
+			return
+		}
+		http.Error(w, "informer caches not synced yet", http.StatusServiceUnavailable)
+	})
+	metricsMux := http.NewServeMux()
+	metricsMux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	if o.MetricsAddr != "" && o.MetricsAddr == o.HealthAddr {
+		health.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+		return servers, listen(o.HealthAddr, health, "health probes and metrics")
+	}
+	if err := listen(o.HealthAddr, health, "health probes"); err != nil {
+		return nil, err
+	}
+	if err := listen(o.MetricsAddr, metricsMux, "metrics"); err != nil {
+		for _, s := range servers {
+			_ = s.Close()
+		}
+		return nil, err
+	}
+	return servers, nil
+}
+
+var _ cache.TransformFunc = dropManagedFields

@@ -1,0 +1,327 @@
+// Package queue is the queue controller of 'kubectl vc serve': it keeps each
+// Queue's status (state and podgroup counts by phase) right, applies the
+// open/close Commands that target queues, and keeps parents and children of
+// the queue hierarchy consistent.
+package queue
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/client-go/util/workqueue"
+	"k8s.io/klog/v2"
+
+	busv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/bus/v1alpha1"
+	"github.com/kubectl-vc/kubectl-vc/pkg/apis/keys"
+	"github.com/kubectl-vc/kubectl-vc/pkg/apis/scheduling/v1beta1"
+	"github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned"
+	businformers "github.com/kubectl-vc/kubectl-vc/pkg/client/informers/externalversions/bus/v1alpha1"
+	schedulinglisters "github.com/kubectl-vc/kubectl-vc/pkg/client/listers/scheduling/v1beta1"
+	"github.com/kubectl-vc/kubectl-vc/pkg/controller/framework"
+)
+
+// Name is the controller's name for --controllers and --workers-queue.
+const Name = "queue"
+
+// Index names are prefixed with the controller so that other controllers can
+// add their own indexers to the same shared informers without a clash.
+const (
+	byParentIndex  = "queue:byParent"
+	byQueueIndex   = "queue:podGroupsByQueue"
+	byTargetIndex  = "queue:commandsByTarget"
+	controllerName = "queue-controller"
+)
+
+func init() {
+	if err := framework.RegisterController(Name, func() framework.Controller { return &Controller{} }); err != nil {
+		panic(err)
+	}
+}
+
+// Controller is the queue controller. The work queue is keyed by queue name
+// only, never by (queue, action): that way the work queue dedups requests
+// for a queue and never hands one queue to two workers at once, so a close
+// and an open of the same queue cannot race. Actions are not carried in the
+// work queue at all; they are the queue's pending Commands, read at sync
+// time in creation order, and deleted only after they have been applied.
+type Controller struct {
+	vc         versioned.Interface
+	queues     schedulinglisters.QueueLister
+	queueIndex cache.Indexer
+	pgIndex    cache.Indexer
+	cmdIndex   cache.Indexer // nil when QueueCommandSync is off
+	synced     []cache.InformerSynced
+
+	wq             workqueue.TypedRateLimitingInterface[string]
+	recorder       record.EventRecorder
+	workers        int
+	maxRequeue     int
+	ensureDefaults bool
+	metrics        *metrics
+
+	// written remembers, per queue, the object the API server returned for
+	// our last write. Until the informer has caught up, it is newer than the
+	// lister's copy; without it a quick second sync would compare against a
+	// stale status and skip a write that is needed.
+	mu      sync.Mutex
+	written map[string]*v1beta1.Queue
+}
+
+// Name implements framework.Controller.
+func (c *Controller) Name() string { return Name }
+
+// Initialize implements framework.Controller.
+func (c *Controller) Initialize(opt *framework.ControllerOption) error {
+	c.vc = opt.VolcanoClient
+	c.recorder = opt.Recorder
+	c.workers = opt.WorkersFor(Name)
+	c.maxRequeue = opt.MaxRequeueNum
+	c.ensureDefaults = opt.EnsureDefaultQueues
+	c.written = map[string]*v1beta1.Queue{}
+	m, err := newMetrics(opt.MetricsRegistry)
+	if err != nil {
+		return err
+	}
+	c.metrics = m
+	c.wq = workqueue.NewTypedRateLimitingQueueWithConfig(
+		workqueue.DefaultTypedControllerRateLimiter[string](),
+		workqueue.TypedRateLimitingQueueConfig[string]{Name: Name, MetricsProvider: opt.WorkqueueMetrics},
+	)
+
+	sched := opt.VolcanoInformerFactory.Scheduling().V1beta1()
+	qInf := sched.Queues()
+	if err := qInf.Informer().AddIndexers(cache.Indexers{byParentIndex: parentOf}); err != nil {
+		return err
+	}
+	c.queues = qInf.Lister()
+	c.queueIndex = qInf.Informer().GetIndexer()
+	if _, err := qInf.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    c.addQueue,
+		UpdateFunc: c.updateQueue,
+		DeleteFunc: c.deleteQueue,
+	}); err != nil {
+		return err
+	}
+
+	pgInf := sched.PodGroups().Informer()
+	if err := pgInf.AddIndexers(cache.Indexers{byQueueIndex: queueOfPodGroup}); err != nil {
+		return err
+	}
+	c.pgIndex = pgInf.GetIndexer()
+	if _, err := pgInf.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    c.addPodGroup,
+		UpdateFunc: c.updatePodGroup,
+		DeleteFunc: c.deletePodGroup,
+	}); err != nil {
+		return err
+	}
+	c.synced = []cache.InformerSynced{qInf.Informer().HasSynced, pgInf.HasSynced}
+
+	if opt.FeatureGates == nil || opt.FeatureGates.Enabled(framework.QueueCommandSync) {
+		var cmdInf cache.SharedIndexInformer
+		if ns := opt.CommandNamespace; ns != "" {
+			// Only one namespace's Commands: a namespaced watch, so the
+			// controller needs no cluster-wide read of Commands.
+			cmdInf = opt.VolcanoInformerFactory.InformerFor(&busv1alpha1.Command{}, func(cl versioned.Interface, resync time.Duration) cache.SharedIndexInformer {
+				return businformers.NewFilteredCommandInformer(cl, ns, resync, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc}, nil)
+			})
+		} else {
+			cmdInf = opt.VolcanoInformerFactory.Bus().V1alpha1().Commands().Informer()
+		}
+		if err := cmdInf.AddIndexers(cache.Indexers{byTargetIndex: targetOfCommand}); err != nil {
+			return err
+		}
+		c.cmdIndex = cmdInf.GetIndexer()
+		if _, err := cmdInf.AddEventHandler(cache.FilteringResourceEventHandler{
+			FilterFunc: func(obj any) bool {
+				cmd, ok := obj.(*busv1alpha1.Command)
+				return ok && isQueueReference(cmd)
+			},
+			// Commands are one-shot requests: only their creation matters.
+			// A deletion needs no work and updates do not happen.
+			Handler: cache.ResourceEventHandlerFuncs{AddFunc: func(obj any) {
+				c.wq.Add(obj.(*busv1alpha1.Command).TargetObject.Name)
+			}},
+		}); err != nil {
+			return err
+		}
+		c.synced = append(c.synced, cmdInf.HasSynced)
+	}
+	return nil
+}
+
+// Run implements framework.Controller.
+func (c *Controller) Run(stopCh <-chan struct{}) {
+	defer c.wq.ShutDown()
+	if !cache.WaitForCacheSync(stopCh, c.synced...) {
+		return
+	}
+	if c.ensureDefaults {
+		// Retried until it works or we stop: without root nothing else in
+		// the hierarchy makes sense.
+		_ = wait.PollUntilContextCancel(wait.ContextForChannel(stopCh), time.Second, true, func(ctx context.Context) (bool, error) {
+			if err := c.ensureDefaultQueues(ctx); err != nil {
+				klog.ErrorS(err, "cannot ensure the root and default queues; retrying")
+				return false, nil
+			}
+			return true, nil
+		})
+	}
+	var wg sync.WaitGroup
+	for range c.workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for c.processNext() {
+			}
+		}()
+	}
+	<-stopCh
+	c.wq.ShutDown()
+	wg.Wait()
+}
+
+func (c *Controller) processNext() bool {
+	key, quit := c.wq.Get()
+	if quit {
+		return false
+	}
+	defer c.wq.Done(key)
+	err := c.sync(key)
+	if err == nil {
+		c.wq.Forget(key)
+		return true
+	}
+	if c.maxRequeue < 0 || c.wq.NumRequeues(key) < c.maxRequeue {
+		klog.V(2).InfoS("sync failed, requeued", "queue", key, "err", err)
+		c.wq.AddRateLimited(key)
+		return true
+	}
+	// Dropped: the pending Commands stay, visible in 'command list', and a
+	// later event for this queue tries again.
+	c.wq.Forget(key)
+	klog.ErrorS(err, "dropping queue request after the requeue limit", "queue", key, "retries", c.maxRequeue)
+	if q, gerr := c.queues.Get(key); gerr == nil {
+		c.recorder.Eventf(q, "Warning", "RequestDropped", "dropped after %d retries: %v", c.maxRequeue, err)
+	}
+	return true
+}
+
+func (c *Controller) enqueueChildren(name string) {
+	objs, err := c.queueIndex.ByIndex(byParentIndex, name)
+	if err != nil {
+		return
+	}
+	for _, o := range objs {
+		c.wq.Add(o.(*v1beta1.Queue).Name)
+	}
+}
+
+func (c *Controller) addQueue(obj any) {
+	c.wq.Add(obj.(*v1beta1.Queue).Name)
+}
+
+// updateQueue re-syncs a queue only when its parent changed, never for its
+// own status writes (that would loop). When its state changed, its children
+// are synced, so that closing and opening propagate down the hierarchy once
+// the cache shows the parent's new state.
+func (c *Controller) updateQueue(oldObj, newObj any) {
+	old, q := oldObj.(*v1beta1.Queue), newObj.(*v1beta1.Queue)
+	if old.Spec.Parent != q.Spec.Parent || old.UID != q.UID {
+		c.wq.Add(q.Name)
+	}
+	if old.Status.State != q.Status.State {
+		c.enqueueChildren(q.Name)
+	}
+}
+
+func (c *Controller) deleteQueue(obj any) {
+	if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		obj = t.Obj
+	}
+	q, ok := obj.(*v1beta1.Queue)
+	if !ok {
+		return
+	}
+	c.metrics.delete(q.Name)
+	c.mu.Lock()
+	delete(c.written, q.Name)
+	c.mu.Unlock()
+}
+
+func (c *Controller) addPodGroup(obj any) {
+	c.wq.Add(queueNameOf(obj.(*v1beta1.PodGroup)))
+}
+
+func (c *Controller) updatePodGroup(oldObj, newObj any) {
+	old, pg := oldObj.(*v1beta1.PodGroup), newObj.(*v1beta1.PodGroup)
+	if old.Status.Phase == pg.Status.Phase && queueNameOf(old) == queueNameOf(pg) {
+		return // counts cannot have changed
+	}
+	c.wq.Add(queueNameOf(pg))
+	if queueNameOf(old) != queueNameOf(pg) {
+		c.wq.Add(queueNameOf(old))
+	}
+}
+
+func (c *Controller) deletePodGroup(obj any) {
+	if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		obj = t.Obj
+	}
+	if pg, ok := obj.(*v1beta1.PodGroup); ok {
+		c.wq.Add(queueNameOf(pg))
+	}
+}
+
+// queueNameOf is the queue a podgroup counts against; a podgroup naming no
+// queue is scheduled into the default queue.
+func queueNameOf(pg *v1beta1.PodGroup) string {
+	if pg.Spec.Queue == "" {
+		return keys.DefaultQueue
+	}
+	return pg.Spec.Queue
+}
+
+func queueOfPodGroup(obj any) ([]string, error) {
+	pg, ok := obj.(*v1beta1.PodGroup)
+	if !ok {
+		return nil, fmt.Errorf("not a PodGroup: %T", obj)
+	}
+	return []string{queueNameOf(pg)}, nil
+}
+
+// parentOf indexes queues by parent; a queue without one is a child of root
+// (the controller will write that), except root itself.
+func parentOf(obj any) ([]string, error) {
+	q, ok := obj.(*v1beta1.Queue)
+	if !ok {
+		return nil, fmt.Errorf("not a Queue: %T", obj)
+	}
+	switch {
+	case q.Name == keys.RootQueue:
+		return nil, nil
+	case q.Spec.Parent == "":
+		return []string{keys.RootQueue}, nil
+	}
+	return []string{q.Spec.Parent}, nil
+}
+
+func targetOfCommand(obj any) ([]string, error) {
+	cmd, ok := obj.(*busv1alpha1.Command)
+	if !ok || !isQueueReference(cmd) {
+		return nil, nil
+	}
+	return []string{cmd.TargetObject.Name}, nil
+}
+
+// isQueueReference tells the Commands this controller takes: those whose
+// target is a Volcano Queue.
+func isQueueReference(cmd *busv1alpha1.Command) bool {
+	t := cmd.TargetObject
+	return t != nil && t.APIVersion == v1beta1.SchemeGroupVersion.String() && t.Kind == "Queue" && t.Name != ""
+}

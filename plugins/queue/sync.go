@@ -1,0 +1,287 @@
+package queue
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/resourceversion"
+	"k8s.io/klog/v2"
+
+	busv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/bus/v1alpha1"
+	"github.com/kubectl-vc/kubectl-vc/pkg/apis/keys"
+	"github.com/kubectl-vc/kubectl-vc/pkg/apis/scheduling/v1beta1"
+	schedulingac "github.com/kubectl-vc/kubectl-vc/pkg/client/applyconfiguration/scheduling/v1beta1"
+)
+
+// counts are a queue's podgroups by phase.
+type counts struct {
+	inqueue, pending, running, unknown, completed int32
+	total                                         int
+}
+
+func countsOf(s v1beta1.QueueStatus) counts {
+	return counts{inqueue: s.Inqueue, pending: s.Pending, running: s.Running, unknown: s.Unknown, completed: s.Completed}
+}
+
+func (a counts) samePhases(b counts) bool {
+	a.total, b.total = 0, 0
+	return a == b
+}
+
+func (c *Controller) countPodGroups(queue string) counts {
+	var n counts
+	objs, _ := c.pgIndex.ByIndex(byQueueIndex, queue)
+	for _, o := range objs {
+		pg := o.(*v1beta1.PodGroup)
+		n.total++
+		switch pg.Status.Phase {
+		case v1beta1.PodGroupInqueue:
+			n.inqueue++
+		case v1beta1.PodGroupPending:
+			n.pending++
+		case v1beta1.PodGroupRunning:
+			n.running++
+		case v1beta1.PodGroupUnknown:
+			n.unknown++
+		case v1beta1.PodGroupCompleted:
+			n.completed++
+		}
+	}
+	return n
+}
+
+// freshest returns the newer of the lister's copy of a queue and the object
+// our last write returned.
+func (c *Controller) freshest(name string) (*v1beta1.Queue, error) {
+	q, err := c.queues.Get(name)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	w := c.written[name]
+	if err != nil {
+		return nil, err
+	}
+	if w == nil || w.UID != q.UID {
+		delete(c.written, name)
+		return q, nil
+	}
+	if cmp, cerr := resourceversion.CompareResourceVersion(w.ResourceVersion, q.ResourceVersion); cerr == nil && cmp > 0 {
+		return w, nil
+	}
+	// The informer has caught up with (or passed) our write.
+	delete(c.written, name)
+	return q, nil
+}
+
+func (c *Controller) remember(q *v1beta1.Queue) {
+	c.mu.Lock()
+	c.written[q.Name] = q
+	c.mu.Unlock()
+}
+
+// pendingCommands returns the Commands for a queue in creation order. The
+// resourceVersion of a Command is that of its creation (Commands are never
+// updated), which orders creations exactly even within one second, where
+// creationTimestamp ties.
+func (c *Controller) pendingCommands(queue string) []*busv1alpha1.Command {
+	if c.cmdIndex == nil {
+		return nil
+	}
+	objs, _ := c.cmdIndex.ByIndex(byTargetIndex, queue)
+	cmds := make([]*busv1alpha1.Command, 0, len(objs))
+	for _, o := range objs {
+		cmd := o.(*busv1alpha1.Command)
+		if cmd.DeletionTimestamp == nil {
+			cmds = append(cmds, cmd)
+		}
+	}
+	sort.Slice(cmds, func(i, j int) bool {
+		a, b := cmds[i], cmds[j]
+		if cmp, err := resourceversion.CompareResourceVersion(a.ResourceVersion, b.ResourceVersion); err == nil && cmp != 0 {
+			return cmp < 0
+		}
+		if !a.CreationTimestamp.Equal(&b.CreationTimestamp) {
+			return a.CreationTimestamp.Before(&b.CreationTimestamp)
+		}
+		return a.Name < b.Name
+	})
+	return cmds
+}
+
+// parentClosed reports whether a queue's parent is Closed or Closing. A
+// parent that does not exist (yet) closes nothing.
+func (c *Controller) parentClosed(parent string) (v1beta1.QueueState, bool) {
+	if parent == "" {
+		return "", false
+	}
+	p, err := c.freshest(parent)
+	if err != nil {
+		return "", false
+	}
+	s := p.Status.State
+	return s, s == v1beta1.QueueStateClosed || s == v1beta1.QueueStateClosing
+}
+
+// sync brings one queue to where its Commands, podgroups and parent say it
+// should be, with as few writes as possible:
+//
+//  1. default spec.parent to root;
+//  2. run the pending Commands through the state machine in creation order;
+//  3. repair parent/child consistency (closed-by-parent);
+//  4. a final SyncQueue (Closing becomes Closed once the podgroups are gone);
+//  5. write the annotation and the status, each only if it changed;
+//  6. only then delete the applied Commands.
+//
+// A crash anywhere before 6 leaves the Commands in place and the next run
+// applies them again, which is harmless: applying them gives the same state.
+func (c *Controller) sync(name string) error {
+	ctx := context.TODO()
+	q, err := c.freshest(name)
+	if apierrors.IsNotFound(err) {
+		// A Command for a queue not (yet) in the cache stays: it is applied
+		// once the queue appears, and is visible in 'command list' meanwhile.
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+
+	if q.Name != keys.RootQueue && q.Spec.Parent == "" {
+		patch := []byte(`{"spec":{"parent":"` + keys.RootQueue + `"}}`)
+		out, err := c.vc.SchedulingV1beta1().Queues().Patch(ctx, q.Name, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: controllerName})
+		if err != nil {
+			return fmt.Errorf("default parent of queue %s: %w", q.Name, err)
+		}
+		c.remember(out)
+		q = out
+	}
+	parent := q.Spec.Parent
+	n := c.countPodGroups(q.Name)
+	state := q.Status.State
+	hadMark := q.Annotations[keys.ClosedByParent] == "true"
+	mark := hadMark
+
+	var done []*busv1alpha1.Command // applied (or refused for good): delete
+	var applyErr error
+	for _, cmd := range c.pendingCommands(q.Name) {
+		if uid := cmd.TargetObject.UID; uid != "" && uid != q.UID {
+			// For an earlier queue of the same name. With no garbage
+			// collector to remove it, we do: it must not act on this queue.
+			c.recorder.Eventf(q, "Warning", "StaleCommand", "deleted Command %s/%s: it targets an earlier queue %s (uid %s)", cmd.Namespace, cmd.Name, q.Name, uid)
+			done = append(done, cmd)
+			continue
+		}
+		if cmd.Action == busv1alpha1.OpenQueueAction {
+			if ps, closed := c.parentClosed(parent); closed && q.Name != keys.RootQueue {
+				// Retried: the parent may be opening right now. The Command
+				// stays until it can be applied.
+				applyErr = fmt.Errorf("cannot open queue %s: its parent %s is %s", q.Name, parent, ps)
+				break
+			}
+		}
+		if cmd.Action == busv1alpha1.CloseQueueAction && q.Name == keys.RootQueue {
+			c.recorder.Eventf(q, "Warning", "CommandRefused", "Command %s/%s refused: the root queue can never be closed", cmd.Namespace, cmd.Name)
+			done = append(done, cmd)
+			continue
+		}
+		next, err := NewState(state, n.total).Execute(cmd.Action)
+		if err != nil {
+			c.recorder.Eventf(q, "Warning", "CommandRefused", "Command %s/%s refused: %v", cmd.Namespace, cmd.Name, err)
+			done = append(done, cmd)
+			continue
+		}
+		if cmd.Action != busv1alpha1.SyncQueueAction {
+			// An explicit open or close is the user's decision, not the
+			// parent's: the child no longer follows its parent back open.
+			mark = false
+		}
+		state = next
+		done = append(done, cmd)
+	}
+
+	if q.Name != keys.RootQueue {
+		_, pClosed := c.parentClosed(parent)
+		switch {
+		case pClosed && (state == "" || state == v1beta1.QueueStateOpen || state == v1beta1.QueueStateUnknown):
+			state, _ = NewState(state, n.total).Execute(busv1alpha1.CloseQueueAction)
+			mark = true
+		case !pClosed && mark:
+			state = v1beta1.QueueStateOpen
+			mark = false
+		}
+	}
+	state, _ = NewState(state, n.total).Execute(busv1alpha1.SyncQueueAction)
+
+	if mark != hadMark {
+		var val any // nil removes the annotation in a merge patch
+		if mark {
+			val = "true"
+		}
+		patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]any{keys.ClosedByParent: val}}})
+		out, err := c.vc.SchedulingV1beta1().Queues().Patch(ctx, q.Name, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: controllerName})
+		if err != nil {
+			return fmt.Errorf("mark queue %s closed-by-parent=%t: %w", q.Name, mark, err)
+		}
+		c.remember(out)
+	}
+
+	oldState := q.Status.State
+	if state != oldState || !n.samePhases(countsOf(q.Status)) {
+		ac := schedulingac.Queue(q.Name).WithStatus(schedulingac.QueueStatus().
+			WithState(state).WithInqueue(n.inqueue).WithPending(n.pending).WithRunning(n.running).
+			WithUnknown(n.unknown).WithCompleted(n.completed))
+		out, err := c.vc.SchedulingV1beta1().Queues().ApplyStatus(ctx, ac, metav1.ApplyOptions{FieldManager: keys.QueueControllerManager, Force: true})
+		if err != nil {
+			return fmt.Errorf("write status of queue %s: %w", q.Name, err)
+		}
+		c.remember(out)
+		if state != oldState {
+			c.recorder.Eventf(q, "Normal", "StateChanged", "queue is %s (was %s)", state, orNone(oldState))
+		}
+	}
+	c.metrics.set(q.Name, n)
+
+	for _, cmd := range done {
+		uid := cmd.UID
+		err := c.vc.BusV1alpha1().Commands(cmd.Namespace).Delete(ctx, cmd.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
+		if err != nil && !apierrors.IsNotFound(err) {
+			return fmt.Errorf("delete applied Command %s/%s: %w", cmd.Namespace, cmd.Name, err)
+		}
+		klog.V(3).InfoS("applied Command", "command", cmd.Namespace+"/"+cmd.Name, "action", cmd.Action, "queue", q.Name, "state", state)
+	}
+	if applyErr != nil {
+		return applyErr
+	}
+	c.metrics.syncs.Inc()
+	return nil
+}
+
+func orNone(s v1beta1.QueueState) string {
+	if s == "" {
+		return "unset"
+	}
+	return string(s)
+}
+
+// ensureDefaultQueues creates root and default when they are missing.
+func (c *Controller) ensureDefaultQueues(ctx context.Context) error {
+	one := int32(1)
+	for _, q := range []*v1beta1.Queue{
+		{ObjectMeta: metav1.ObjectMeta{Name: keys.RootQueue}, Spec: v1beta1.QueueSpec{Weight: one}},
+		{ObjectMeta: metav1.ObjectMeta{Name: keys.DefaultQueue}, Spec: v1beta1.QueueSpec{Weight: one, Parent: keys.RootQueue}},
+	} {
+		if _, err := c.queues.Get(q.Name); err == nil {
+			continue
+		}
+		_, err := c.vc.SchedulingV1beta1().Queues().Create(ctx, q, metav1.CreateOptions{FieldManager: controllerName})
+		if err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("create queue %s: %w", q.Name, err)
+		}
+	}
+	return nil
+}
+

@@ -7,9 +7,11 @@ package applyconfiguration
 import (
 	v1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/bus/v1alpha1"
 	v1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/scheduling/v1beta1"
+	slinkyv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/slinky/v1beta1"
 	busv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/client/applyconfiguration/bus/v1alpha1"
 	internal "github.com/kubectl-vc/kubectl-vc/pkg/client/applyconfiguration/internal"
 	schedulingv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/client/applyconfiguration/scheduling/v1beta1"
+	applyconfigurationslinkyv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/client/applyconfiguration/slinky/v1beta1"
 	runtime "k8s.io/apimachinery/pkg/runtime"
 	schema "k8s.io/apimachinery/pkg/runtime/schema"
 	managedfields "k8s.io/apimachinery/pkg/util/managedfields"
@@ -54,6 +56,30 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &schedulingv1beta1.ReservationApplyConfiguration{}
 	case v1beta1.SchemeGroupVersion.WithKind("SubGroupPolicySpec"):
 		return &schedulingv1beta1.SubGroupPolicySpecApplyConfiguration{}
+
+		// Group=slinky.slurm.net, Version=v1beta1
+	case slinkyv1beta1.SchemeGroupVersion.WithKind("NodeSet"):
+		return &applyconfigurationslinkyv1beta1.NodeSetApplyConfiguration{}
+	case slinkyv1beta1.SchemeGroupVersion.WithKind("NodeSetPartition"):
+		return &applyconfigurationslinkyv1beta1.NodeSetPartitionApplyConfiguration{}
+	case slinkyv1beta1.SchemeGroupVersion.WithKind("NodeSetPersistentVolumeClaimRetentionPolicy"):
+		return &applyconfigurationslinkyv1beta1.NodeSetPersistentVolumeClaimRetentionPolicyApplyConfiguration{}
+	case slinkyv1beta1.SchemeGroupVersion.WithKind("NodeSetSpec"):
+		return &applyconfigurationslinkyv1beta1.NodeSetSpecApplyConfiguration{}
+	case slinkyv1beta1.SchemeGroupVersion.WithKind("NodeSetSSH"):
+		return &applyconfigurationslinkyv1beta1.NodeSetSSHApplyConfiguration{}
+	case slinkyv1beta1.SchemeGroupVersion.WithKind("NodeSetStatus"):
+		return &applyconfigurationslinkyv1beta1.NodeSetStatusApplyConfiguration{}
+	case slinkyv1beta1.SchemeGroupVersion.WithKind("NodeSetUpdateStrategy"):
+		return &applyconfigurationslinkyv1beta1.NodeSetUpdateStrategyApplyConfiguration{}
+	case slinkyv1beta1.SchemeGroupVersion.WithKind("PodMetadata"):
+		return &applyconfigurationslinkyv1beta1.PodMetadataApplyConfiguration{}
+	case slinkyv1beta1.SchemeGroupVersion.WithKind("PodTemplate"):
+		return &applyconfigurationslinkyv1beta1.PodTemplateApplyConfiguration{}
+	case slinkyv1beta1.SchemeGroupVersion.WithKind("RollingUpdateNodeSetStrategy"):
+		return &applyconfigurationslinkyv1beta1.RollingUpdateNodeSetStrategyApplyConfiguration{}
+	case slinkyv1beta1.SchemeGroupVersion.WithKind("ScheduledUpdateNodeSetStrategy"):
+		return &applyconfigurationslinkyv1beta1.ScheduledUpdateNodeSetStrategyApplyConfiguration{}
 
 	}
 	return nil

@@ -10,6 +10,7 @@ import (
 
 	busv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned/typed/bus/v1alpha1"
 	schedulingv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned/typed/scheduling/v1beta1"
+	slinkyv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned/typed/slinky/v1beta1"
 	discovery "k8s.io/client-go/discovery"
 	rest "k8s.io/client-go/rest"
 	flowcontrol "k8s.io/client-go/util/flowcontrol"
@@ -19,6 +20,7 @@ type Interface interface {
 	Discovery() discovery.DiscoveryInterfaces
 	BusV1alpha1() busv1alpha1.BusV1alpha1Interface
 	SchedulingV1beta1() schedulingv1beta1.SchedulingV1beta1Interface
+	SlinkyV1beta1() slinkyv1beta1.SlinkyV1beta1Interface
 }
 
 // Clientset contains the clients for groups.
@@ -26,6 +28,7 @@ type Clientset struct {
 	*discovery.DiscoveryClient
 	busV1alpha1       *busv1alpha1.BusV1alpha1Client
 	schedulingV1beta1 *schedulingv1beta1.SchedulingV1beta1Client
+	slinkyV1beta1     *slinkyv1beta1.SlinkyV1beta1Client
 }
 
 // BusV1alpha1 retrieves the BusV1alpha1Client
@@ -36,6 +39,11 @@ func (c *Clientset) BusV1alpha1() busv1alpha1.BusV1alpha1Interface {
 // SchedulingV1beta1 retrieves the SchedulingV1beta1Client
 func (c *Clientset) SchedulingV1beta1() schedulingv1beta1.SchedulingV1beta1Interface {
 	return c.schedulingV1beta1
+}
+
+// SlinkyV1beta1 retrieves the SlinkyV1beta1Client
+func (c *Clientset) SlinkyV1beta1() slinkyv1beta1.SlinkyV1beta1Interface {
+	return c.slinkyV1beta1
 }
 
 // Discovery retrieves the DiscoveryClient
@@ -90,6 +98,10 @@ func NewForConfigAndClient(c *rest.Config, httpClient *http.Client) (*Clientset,
 	if err != nil {
 		return nil, err
 	}
+	cs.slinkyV1beta1, err = slinkyv1beta1.NewForConfigAndClient(&configShallowCopy, httpClient)
+	if err != nil {
+		return nil, err
+	}
 
 	cs.DiscoveryClient, err = discovery.NewDiscoveryClientForConfigAndClient(&configShallowCopy, httpClient)
 	if err != nil {
@@ -113,6 +125,7 @@ func New(c rest.Interface) *Clientset {
 	var cs Clientset
 	cs.busV1alpha1 = busv1alpha1.New(c)
 	cs.schedulingV1beta1 = schedulingv1beta1.New(c)
+	cs.slinkyV1beta1 = slinkyv1beta1.New(c)
 
 	cs.DiscoveryClient = discovery.NewDiscoveryClient(c)
 	return &cs

@@ -14,6 +14,7 @@ import (
 	bus "github.com/kubectl-vc/kubectl-vc/pkg/client/informers/externalversions/bus"
 	internalinterfaces "github.com/kubectl-vc/kubectl-vc/pkg/client/informers/externalversions/internalinterfaces"
 	scheduling "github.com/kubectl-vc/kubectl-vc/pkg/client/informers/externalversions/scheduling"
+	slinky "github.com/kubectl-vc/kubectl-vc/pkg/client/informers/externalversions/slinky"
 	v1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	runtime "k8s.io/apimachinery/pkg/runtime"
 	schema "k8s.io/apimachinery/pkg/runtime/schema"
@@ -314,6 +315,7 @@ type SharedInformerFactory interface {
 
 	Bus() bus.Interface
 	Scheduling() scheduling.Interface
+	Slinky() slinky.Interface
 }
 
 func (f *sharedInformerFactory) Bus() bus.Interface {
@@ -322,4 +324,8 @@ func (f *sharedInformerFactory) Bus() bus.Interface {
 
 func (f *sharedInformerFactory) Scheduling() scheduling.Interface {
 	return scheduling.New(f, f.namespace, f.tweakListOptions)
+}
+
+func (f *sharedInformerFactory) Slinky() slinky.Interface {
+	return slinky.New(f, f.namespace, f.tweakListOptions)
 }

@@ -11,6 +11,8 @@ import (
 	fakebusv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned/typed/bus/v1alpha1/fake"
 	schedulingv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned/typed/scheduling/v1beta1"
 	fakeschedulingv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned/typed/scheduling/v1beta1/fake"
+	slinkyv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned/typed/slinky/v1beta1"
+	fakeslinkyv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned/typed/slinky/v1beta1/fake"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
@@ -132,4 +134,9 @@ func (c *Clientset) BusV1alpha1() busv1alpha1.BusV1alpha1Interface {
 // SchedulingV1beta1 retrieves the SchedulingV1beta1Client
 func (c *Clientset) SchedulingV1beta1() schedulingv1beta1.SchedulingV1beta1Interface {
 	return &fakeschedulingv1beta1.FakeSchedulingV1beta1{Fake: &c.Fake}
+}
+
+// SlinkyV1beta1 retrieves the SlinkyV1beta1Client
+func (c *Clientset) SlinkyV1beta1() slinkyv1beta1.SlinkyV1beta1Interface {
+	return &fakeslinkyv1beta1.FakeSlinkyV1beta1{Fake: &c.Fake}
 }

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"github.com/kubectl-vc/kubectl-vc/pkg/cli/install"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/queue"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/serve"
 )
@@ -9,6 +10,8 @@ import (
 // feature adds its constructor here.
 func Commands() []Subcommand {
 	return []Subcommand{
+		install.NewCmd,
+		install.NewUninstallCmd,
 		queue.NewCmd,
 		serve.NewCmd,
 	}

@@ -1,0 +1,295 @@
+package install
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"reflect"
+	"time"
+
+	"github.com/spf13/cobra"
+	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/dynamic"
+	"sigs.k8s.io/yaml"
+
+	"github.com/kubectl-vc/kubectl-vc/pkg/apis/keys"
+	"github.com/kubectl-vc/kubectl-vc/pkg/cli/util"
+	"github.com/kubectl-vc/kubectl-vc/pkg/crds"
+)
+
+// Options holds the flags and inputs of 'install'.
+type Options struct {
+	genericiooptions.IOStreams
+	Factory util.Factory
+
+	Selection
+	Print   bool
+	DryRun  string
+	Timeout time.Duration
+
+	dryServer bool
+}
+
+// NewCmd returns the 'install' command.
+func NewCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Command {
+	o := &Options{IOStreams: streams, Factory: f, DryRun: "none", Timeout: time.Minute}
+	cmd := &cobra.Command{
+		Use:   "install [--crds] [--policies] [--rbac] [--serve]",
+		Short: "Install the CRDs, admission policies and serve manifests into the cluster",
+		Long: `Install what kubectl-vc needs in a cluster, from manifests embedded in this binary.
+
+Without selection flags it installs the CRDs and the admission policies, which is
+what the queue and podgroup commands need. --rbac adds the ServiceAccount and RBAC
+of 'serve'; --serve adds its Deployment too (and implies --rbac).
+
+Objects are server-side applied with the field manager 'kubectl-vc', so running
+install again is safe: each object is reported as created, configured or
+unchanged. CRDs are applied first and install waits until they are Established.
+The admission policies need admissionregistration.k8s.io/v1
+ValidatingAdmissionPolicy (Kubernetes 1.30 or newer); install refuses to start
+when the server does not serve it.`,
+		Example: `  # Install the CRDs and the queue lifecycle policies
+  kubectl vc install
+
+  # Also run the controllers in the cluster
+  kubectl vc install --crds --policies --serve
+
+  # See what would change, without changing anything
+  kubectl vc install --dry-run=server
+
+  # Write the manifests for a GitOps repository instead of applying them
+  kubectl vc install --crds --policies --serve --print > kubectl-vc.yaml`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := o.Complete(); err != nil {
+				return err
+			}
+			if err := o.Validate(); err != nil {
+				return err
+			}
+			return o.Run(cmd.Context())
+		},
+	}
+	cmd.Flags().BoolVar(&o.CRDs, "crds", false, "Install the CustomResourceDefinitions")
+	cmd.Flags().BoolVar(&o.Policies, "policies", false, "Install the queue lifecycle ValidatingAdmissionPolicies and their bindings")
+	cmd.Flags().BoolVar(&o.RBAC, "rbac", false, "Install the ServiceAccount and RBAC of 'serve'")
+	cmd.Flags().BoolVar(&o.Serve, "serve", false, "Install 'serve' (its Deployment and RBAC)")
+	cmd.Flags().BoolVar(&o.Print, "print", false, "Print the selected manifests as YAML instead of applying them")
+	cmd.Flags().StringVar(&o.DryRun, "dry-run", o.DryRun, `Must be "none" or "server". With "server", the server checks every object but persists nothing`)
+	cmd.Flags().Lookup("dry-run").NoOptDefVal = "server"
+	cmd.Flags().DurationVar(&o.Timeout, "timeout", o.Timeout, "How long to wait for the CRDs to be Established")
+	return cmd
+}
+
+// Complete fills in the default selection.
+func (o *Options) Complete() error {
+	if o.Selection.Empty() {
+		o.CRDs, o.Policies = true, true
+	}
+	if o.Serve {
+		o.RBAC = true
+	}
+	return nil
+}
+
+// Validate checks the flags.
+func (o *Options) Validate() error {
+	switch o.DryRun {
+	case "none", "":
+	case "server":
+		o.dryServer = true
+	case "client":
+		return util.UsageErrorf("--dry-run=client is not supported: use --print to see the manifests, or --dry-run=server")
+	default:
+		return util.UsageErrorf("invalid --dry-run %q: use none or server", o.DryRun)
+	}
+	if o.Print && o.dryServer {
+		return util.UsageErrorf("--print and --dry-run=server cannot be combined: --print never contacts the cluster")
+	}
+	if o.Timeout <= 0 {
+		return util.UsageErrorf("--timeout must be positive")
+	}
+	return nil
+}
+
+// Run prints or applies the selection.
+func (o *Options) Run(ctx context.Context) error {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	plan, err := NewPlan(o.Selection)
+	if err != nil {
+		return err
+	}
+	for _, n := range plan.Notes {
+		fmt.Fprintln(o.ErrOut, "note: "+n)
+	}
+	if o.Print {
+		return PrintYAML(o.Out, plan.All())
+	}
+	cfg, err := o.Factory.ToRESTConfig()
+	if err != nil {
+		return err
+	}
+	disc, err := o.Factory.ToDiscoveryClient()
+	if err != nil {
+		return err
+	}
+	if o.Policies {
+		if err := CheckPolicyAPI(disc); err != nil {
+			return err
+		}
+	}
+	dyn, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	mapper, err := o.Factory.ToRESTMapper()
+	if err != nil {
+		return err
+	}
+	a := &applier{dyn: dyn, mapper: mapper, dryRun: o.dryServer}
+	for _, u := range plan.CRDs {
+		if err := a.apply(ctx, u, o.Out); err != nil {
+			return err
+		}
+	}
+	if len(plan.CRDs) > 0 && !o.dryServer {
+		ext, err := apiextensionsclient.NewForConfig(cfg)
+		if err != nil {
+			return err
+		}
+		for _, u := range plan.CRDs {
+			if err := crds.WaitEstablished(ctx, ext, u.GetName(), o.Timeout); err != nil {
+				return err
+			}
+		}
+		// The kinds just defined must be found by what follows.
+		meta.MaybeResetRESTMapper(mapper)
+	}
+	for _, u := range plan.Objects {
+		if err := a.apply(ctx, u, o.Out); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// CheckPolicyAPI refuses clusters whose API server cannot enforce the
+// policies, rather than failing halfway through the apply.
+func CheckPolicyAPI(disc discovery.DiscoveryInterface) error {
+	list, err := disc.ServerResourcesForGroupVersion(vapGV.String())
+	if err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("discover %s: %w", vapGV, err)
+	}
+	found := map[string]bool{}
+	if list != nil {
+		for _, r := range list.APIResources {
+			found[r.Kind] = true
+		}
+	}
+	if !found["ValidatingAdmissionPolicy"] || !found["ValidatingAdmissionPolicyBinding"] {
+		return fmt.Errorf("the API server does not serve %s ValidatingAdmissionPolicy (needs Kubernetes 1.30 or newer): upgrade the cluster, or install without --policies", vapGV)
+	}
+	return nil
+}
+
+type applier struct {
+	dyn    dynamic.Interface
+	mapper meta.RESTMapper
+	dryRun bool
+}
+
+func (a *applier) resource(u *unstructured.Unstructured) (dynamic.ResourceInterface, error) {
+	gvk := u.GroupVersionKind()
+	m, err := a.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+	if err != nil {
+		return nil, fmt.Errorf("%s: the server does not know %s: %w", ref(u), gvk, err)
+	}
+	if m.Scope.Name() == meta.RESTScopeNameNamespace {
+		return a.dyn.Resource(m.Resource).Namespace(u.GetNamespace()), nil
+	}
+	return a.dyn.Resource(m.Resource), nil
+}
+
+// apply server-side applies one object and reports what happened to it,
+// judged by its resourceVersion (or, in a dry run, where the server keeps
+// the old resourceVersion, by its content).
+func (a *applier) apply(ctx context.Context, u *unstructured.Unstructured, out io.Writer) error {
+	ri, err := a.resource(u)
+	if err != nil {
+		return err
+	}
+	before, err := ri.Get(ctx, u.GetName(), metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		before, err = nil, nil
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %w", ref(u), err)
+	}
+	body, err := u.MarshalJSON()
+	if err != nil {
+		return err
+	}
+	// The embedded manifests are the source of truth for the fields they
+	// set, so conflicts with other managers are resolved in their favour.
+	force := true
+	opts := metav1.PatchOptions{FieldManager: keys.CLIManager, Force: &force}
+	if a.dryRun {
+		opts.DryRun = []string{metav1.DryRunAll}
+	}
+	after, err := ri.Patch(ctx, u.GetName(), types.ApplyPatchType, body, opts)
+	if err != nil {
+		return fmt.Errorf("apply %s: %w", ref(u), err)
+	}
+	result := "configured"
+	switch {
+	case before == nil:
+		result = "created"
+	case !a.dryRun && before.GetResourceVersion() == after.GetResourceVersion():
+		result = "unchanged"
+	case a.dryRun && reflect.DeepEqual(comparable(before), comparable(after)):
+		result = "unchanged"
+	}
+	if a.dryRun {
+		result += " (server dry run)"
+	}
+	_, err = fmt.Fprintf(out, "%s %s\n", ref(u), result)
+	return err
+}
+
+// comparable strips what the server changes on every write.
+func comparable(u *unstructured.Unstructured) map[string]any {
+	c := u.DeepCopy()
+	for _, f := range []string{"resourceVersion", "managedFields", "generation", "creationTimestamp", "uid"} {
+		unstructured.RemoveNestedField(c.Object, "metadata", f)
+	}
+	unstructured.RemoveNestedField(c.Object, "status")
+	return c.Object
+}
+
+// PrintYAML writes objects as one multi-document YAML stream.
+func PrintYAML(out io.Writer, objs []*unstructured.Unstructured) error {
+	for i, u := range objs {
+		b, err := yaml.Marshal(u.Object)
+		if err != nil {
+			return err
+		}
+		if i > 0 {
+			if _, err := fmt.Fprintln(out, "---"); err != nil {
+				return err
+			}
+		}
+		if _, err := out.Write(b); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,123 @@
+// Package install implements 'kubectl vc install' and 'kubectl vc uninstall':
+// they apply (or delete) the CRDs and the manifests embedded in the binary.
+package install
+
+import (
+	"fmt"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/kubectl-vc/kubectl-vc/pkg/crds"
+	"github.com/kubectl-vc/kubectl-vc/pkg/manifests"
+)
+
+// Selection names the parts of an installation.
+type Selection struct {
+	CRDs     bool
+	Policies bool
+	// RBAC is the Namespace, ServiceAccount and RBAC of 'serve'.
+	RBAC bool
+	// Serve is everything 'serve' needs in a cluster, its RBAC included.
+	Serve bool
+}
+
+// Empty reports whether nothing was selected.
+func (s Selection) Empty() bool { return !s.CRDs && !s.Policies && !s.RBAC && !s.Serve }
+
+// rbacKinds are the kinds '--rbac' picks out of the serve set: the identity
+// and permissions, without the workload.
+var rbacKinds = map[string]bool{
+	"Namespace": true, "ServiceAccount": true,
+	"ClusterRole": true, "ClusterRoleBinding": true, "Role": true, "RoleBinding": true,
+}
+
+// Plan holds the objects of a selection in the order they are applied:
+// CRDs (so that everything after them can refer to the kinds), then
+// policies, then the serve set with namespaces first.
+type Plan struct {
+	CRDs    []*unstructured.Unstructured
+	Objects []*unstructured.Unstructured
+	// Notes are things worth telling the user, e.g. an empty set.
+	Notes []string
+}
+
+// All returns every object of the plan, CRDs first.
+func (p *Plan) All() []*unstructured.Unstructured {
+	return append(append([]*unstructured.Unstructured{}, p.CRDs...), p.Objects...)
+}
+
+// NewPlan builds the plan of a selection from the embedded manifests.
+func NewPlan(sel Selection) (*Plan, error) {
+	p := &Plan{}
+	if sel.CRDs {
+		list, err := crds.All()
+		if err != nil {
+			return nil, err
+		}
+		for _, crd := range list {
+			c := crd.DeepCopy()
+			c.APIVersion, c.Kind = "apiextensions.k8s.io/v1", "CustomResourceDefinition"
+			m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(c)
+			if err != nil {
+				return nil, err
+			}
+			u := &unstructured.Unstructured{Object: m}
+			// Neither status nor server-set metadata belongs in an apply.
+			unstructured.RemoveNestedField(u.Object, "status")
+			unstructured.RemoveNestedField(u.Object, "metadata", "creationTimestamp")
+			p.CRDs = append(p.CRDs, u)
+		}
+	}
+	if sel.Policies {
+		objs, err := manifests.Objects(manifests.Policies)
+		if err != nil {
+			return nil, err
+		}
+		if len(objs) == 0 {
+			p.Notes = append(p.Notes, "this build embeds no admission policies")
+		}
+		p.Objects = append(p.Objects, objs...)
+	}
+	if sel.RBAC || sel.Serve {
+		objs, err := manifests.Objects(manifests.Serve)
+		if err != nil {
+			return nil, err
+		}
+		var ns, rest []*unstructured.Unstructured
+		for _, o := range objs {
+			if !sel.Serve && !rbacKinds[o.GetKind()] {
+				continue
+			}
+			if o.GetKind() == "Namespace" {
+				ns = append(ns, o)
+			} else {
+				rest = append(rest, o)
+			}
+		}
+		if len(ns)+len(rest) == 0 {
+			p.Notes = append(p.Notes, "this build embeds no manifests for 'serve'")
+		}
+		p.Objects = append(append(p.Objects, ns...), rest...)
+	}
+	return p, nil
+}
+
+// ref names an object the way kubectl prints it: kind.group/name.
+func ref(u *unstructured.Unstructured) string {
+	gvk := u.GroupVersionKind()
+	kind := strings.ToLower(gvk.Kind)
+	if gvk.Group != "" {
+		kind += "." + gvk.Group
+	}
+	if ns := u.GetNamespace(); ns != "" {
+		return fmt.Sprintf("%s/%s (namespace %s)", kind, u.GetName(), ns)
+	}
+	return kind + "/" + u.GetName()
+}
+
+var (
+	vapGV = schema.GroupVersion{Group: "admissionregistration.k8s.io", Version: "v1"}
+)

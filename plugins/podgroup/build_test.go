@@ -150,7 +150,9 @@ func TestMinResourcesMultiplies(t *testing.T) {
 }
 
 func TestNetworkTopology(t *testing.T) {
-	pod := func(a map[string]string) *corev1.Pod { return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Annotations: a}} }
+	pod := func(a map[string]string) *corev1.Pod {
+		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Annotations: a}}
+	}
 	if nt, p := NetworkTopology(pod(nil)); nt != nil || p != nil {
 		t.Errorf("no annotations: %v %v", nt, p)
 	}

@@ -284,4 +284,3 @@ func (c *Controller) ensureDefaultQueues(ctx context.Context) error {
 	}
 	return nil
 }
-

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/duration"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
@@ -152,10 +153,38 @@ func SetKinds(objs ...runtime.Object) {
 }
 
 // Print prints obj (an object or a list) with p, filling kinds first.
+// Typed lists are printed as kubectl prints them, as a "v1 List" of
+// objects, which the name printer also accepts.
 func Print(p printers.ResourcePrinter, obj runtime.Object, w io.Writer) error {
 	SetKinds(obj)
+	if meta.IsListType(obj) {
+		l, err := toList(obj)
+		if err != nil {
+			return err
+		}
+		obj = l
+	}
 	if err := p.PrintObj(obj, w); err != nil {
 		return fmt.Errorf("print: %s", util.Message(err))
 	}
 	return nil
+}
+
+func toList(obj runtime.Object) (*unstructured.UnstructuredList, error) {
+	items, err := meta.ExtractList(obj)
+	if err != nil {
+		return nil, err
+	}
+	out := &unstructured.UnstructuredList{Object: map[string]any{"apiVersion": "v1", "kind": "List", "metadata": map[string]any{}}}
+	if la, err := meta.ListAccessor(obj); err == nil && la.GetResourceVersion() != "" {
+		out.SetResourceVersion(la.GetResourceVersion())
+	}
+	for _, it := range items {
+		m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(it)
+		if err != nil {
+			return nil, err
+		}
+		out.Items = append(out.Items, unstructured.Unstructured{Object: m})
+	}
+	return out, nil
 }

@@ -1,0 +1,160 @@
+// Package e2e runs the built kubectl-vc binary as a user would, against the
+// real local control plane: directly, and as 'kubectl vc' through kubectl's
+// plugin discovery.
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned"
+	"github.com/kubectl-vc/kubectl-vc/pkg/controlplane"
+	"github.com/kubectl-vc/kubectl-vc/pkg/controlplane/cptest"
+)
+
+// env is what every test of the package shares: one control plane, one
+// binary, and kubeconfigs for the admin, the unprivileged user and a
+// server that does not exist.
+var env struct {
+	cp      *controlplane.ControlPlane
+	binDir  string
+	bin     string
+	admin   string
+	alice   string
+	dead    string
+	vc      versioned.Interface
+	rootDir string
+}
+
+// TestMain builds the binary once, starts one control plane, and removes
+// both afterwards. It uses cptest.StartWithCRDs rather than cptest.Main so
+// that the temporary directory is removed before the process exits.
+func TestMain(m *testing.M) {
+	os.Exit(run(m))
+}
+
+func run(m *testing.M) int {
+	dir, err := os.MkdirTemp("", "kubectl-vc-e2e-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	root, err := controlplane.RepoRoot()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	env.rootDir = root
+	env.binDir = dir
+	env.bin = filepath.Join(dir, "kubectl-vc")
+	build := exec.Command("go", "build", "-o", env.bin, "./cmd/kubectl-vc")
+	build.Dir = root
+	if out, err := build.CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "build kubectl-vc: %v\n%s", err, out)
+		return 1
+	}
+	cp, err := cptest.StartWithCRDs(context.Background())
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "control plane:", err)
+		return 1
+	}
+	defer func() { _ = cp.Stop() }()
+	env.cp = cp
+	env.admin = filepath.Join(dir, "admin.kubeconfig")
+	env.alice = filepath.Join(dir, "alice.kubeconfig")
+	env.dead = filepath.Join(dir, "dead.kubeconfig")
+	if err := cp.WriteKubeconfig(env.admin, controlplane.AdminUser); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	if err := cp.WriteKubeconfig(env.alice, controlplane.UnprivilegedUser); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	// The same credentials, but a port nothing listens on.
+	dead := cp.Kubeconfig()
+	for _, c := range dead.Clusters {
+		c.Server = "https://127.0.0.1:1"
+	}
+	if err := clientcmd.WriteToFile(*dead, env.dead); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	env.vc = versioned.NewForConfigOrDie(cp.AdminConfig())
+	return m.Run()
+}
+
+// result is what one run of the binary produced.
+type result struct {
+	stdout, stderr string
+	code           int
+}
+
+func (r result) String() string {
+	return fmt.Sprintf("exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+}
+
+// command prepares the binary with the given kubeconfig. The environment
+// is stripped of KUBECONFIG so that nothing outside the test is used.
+func command(kubeconfig string, args ...string) *exec.Cmd {
+	cmd := exec.Command(env.bin, append([]string{"--kubeconfig", kubeconfig}, args...)...)
+	cmd.Env = cleanEnv()
+	return cmd
+}
+
+func cleanEnv() []string {
+	var out []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "KUBECONFIG=") {
+			out = append(out, kv)
+		}
+	}
+	return append(out, "HOME="+env.binDir)
+}
+
+func exitCode(err error) int {
+	if err == nil {
+		return 0
+	}
+	if ee, ok := err.(*exec.ExitError); ok {
+		return ee.ExitCode()
+	}
+	return -1
+}
+
+func runCmd(t *testing.T, cmd *exec.Cmd) result {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	err := cmd.Run()
+	r := result{stdout: out.String(), stderr: errOut.String(), code: exitCode(err)}
+	if r.code < 0 {
+		t.Fatalf("run %v: %v", cmd.Args, err)
+	}
+	return r
+}
+
+// vc runs the binary as the admin.
+func vc(t *testing.T, args ...string) result {
+	t.Helper()
+	return runCmd(t, command(env.admin, args...))
+}
+
+// mustVC runs the binary as the admin and fails the test unless it succeeds.
+func mustVC(t *testing.T, args ...string) result {
+	t.Helper()
+	r := vc(t, args...)
+	if r.code != 0 {
+		t.Fatalf("kubectl-vc %s failed:\n%s", strings.Join(args, " "), r)
+	}
+	return r
+}

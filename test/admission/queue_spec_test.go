@@ -1,0 +1,77 @@
+package admission
+
+import (
+	"context"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	schedulingv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/scheduling/v1beta1"
+)
+
+var queuesGVR = schedulingv1beta1.SchemeGroupVersion.WithResource("queues")
+
+func TestQueueParentNotSelf(t *testing.T) {
+	setup(t)
+	ctx := context.Background()
+	qs := vc(t).SchedulingV1beta1().Queues()
+
+	_, err := qs.Create(ctx, &schedulingv1beta1.Queue{ObjectMeta: metav1.ObjectMeta{Name: "selfish"}, Spec: schedulingv1beta1.QueueSpec{Parent: "selfish"}}, metav1.CreateOptions{})
+	mustDeny(t, err, "queue selfish cannot be its own parent: set spec.parent to another queue")
+
+	q, err := qs.Create(ctx, &schedulingv1beta1.Queue{ObjectMeta: metav1.ObjectMeta{Name: "selfish"}, Spec: schedulingv1beta1.QueueSpec{Parent: "root"}}, metav1.CreateOptions{})
+	mustAdmit(t, err)
+
+	// The rule holds for updates too.
+	q.Spec.Parent = "selfish"
+	_, err = qs.Update(ctx, q, metav1.UpdateOptions{})
+	mustDeny(t, err, "queue selfish cannot be its own parent")
+}
+
+func TestQueueDeservedAtLeastGuarantee(t *testing.T) {
+	setup(t)
+	ctx := context.Background()
+	qs := vc(t).SchedulingV1beta1().Queues()
+	rl := func(cpu, mem string) corev1.ResourceList {
+		l := corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(cpu)}
+		if mem != "" {
+			l[corev1.ResourceMemory] = resource.MustParse(mem)
+		}
+		return l
+	}
+	bad := &schedulingv1beta1.Queue{ObjectMeta: metav1.ObjectMeta{Name: "greedy"}, Spec: schedulingv1beta1.QueueSpec{
+		Deserved:  rl("1", "1Gi"),
+		Guarantee: schedulingv1beta1.Guarantee{Resource: rl("1500m", "512Mi")},
+	}}
+	_, err := qs.Create(ctx, bad, metav1.CreateOptions{})
+	mustDeny(t, err, "queue greedy: deserved is below guarantee for cpu: raise spec.deserved or lower spec.guarantee.resource")
+
+	// Equal amounts in different units, and a resource only one side names, are fine.
+	good := bad.DeepCopy()
+	good.Spec.Deserved = rl("1500m", "")
+	good.Spec.Guarantee.Resource = rl("1.5", "512Mi")
+	q, err := qs.Create(ctx, good, metav1.CreateOptions{})
+	mustAdmit(t, err)
+
+	q.Spec.Guarantee.Resource = rl("2", "")
+	_, err = qs.Update(ctx, q, metav1.UpdateOptions{})
+	mustDeny(t, err, "deserved is below guarantee for cpu")
+
+	// Quantities sent as JSON integers (int-or-string) are compared too.
+	u := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "Queue",
+		"metadata": map[string]any{"name": "int-quantities"},
+		"spec": map[string]any{
+			"deserved":  map[string]any{"cpu": int64(2), "nvidia.com/gpu": int64(1)},
+			"guarantee": map[string]any{"resource": map[string]any{"cpu": int64(4), "nvidia.com/gpu": int64(1)}},
+		},
+	}}
+	_, err = dyn(t).Resource(queuesGVR).Create(ctx, u, metav1.CreateOptions{})
+	mustDeny(t, err, "deserved is below guarantee for cpu:")
+	_ = unstructured.SetNestedField(u.Object, int64(4), "spec", "deserved", "cpu")
+	_, err = dyn(t).Resource(queuesGVR).Create(ctx, u, metav1.CreateOptions{})
+	mustAdmit(t, err)
+}

@@ -12,7 +12,7 @@ LDFLAGS := -s -w -X $(VERSION_PKG).gitVersion=$(VERSION) -X $(VERSION_PKG).gitCo
 GO_TEST_FLAGS ?= -race -timeout 45m
 BENCH_FLAGS ?= -benchtime 1x
 
-.PHONY: all build controlplane generate verify test unit-test integration-test bench cluster-up cluster-down demo clean fmt vet
+.PHONY: all build slurm controlplane generate verify test unit-test integration-test bench cluster-up cluster-down demo clean fmt vet
 
 all: build
 
@@ -21,6 +21,10 @@ build:
 	CGO_ENABLED=0 go build -trimpath -ldflags "$(LDFLAGS)" -o bin/kubectl-vc ./cmd/kubectl-vc
 
 ## controlplane: build etcd and kube-apiserver into bin/ (skipped when up to date)
+# The NodeSet tests run a real slurmctld (Debian's slurm packages).
+slurm:
+	hack/slurm/install.sh
+
 controlplane:
 	hack/controlplane/build.sh
 
@@ -39,7 +43,7 @@ vet:
 	go vet ./...
 
 ## test: everything CI runs — builds what it needs, unit + integration tests with -race, verify
-test: controlplane build
+test: controlplane slurm build
 	go test $(GO_TEST_FLAGS) ./...
 	$(MAKE) verify
 

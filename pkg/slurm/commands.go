@@ -1,0 +1,253 @@
+package slurm
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+)
+
+// CommandsConfig says how to reach slurmctld with the Slurm client commands.
+type CommandsConfig struct {
+	// Conf is the slurm.conf the commands read (SLURM_CONF); empty uses
+	// the commands' default (/etc/slurm/slurm.conf).
+	Conf string
+	// BinDir holds scontrol, sinfo and squeue; empty searches PATH.
+	BinDir string
+	// Timeout bounds one command; zero means 30 seconds.
+	Timeout time.Duration
+}
+
+// Commands implements Client with scontrol, sinfo and squeue (Slurm 22.05+:
+// sinfo and squeue print JSON; scontrol does the updates).
+type Commands struct {
+	cfg CommandsConfig
+
+	mu    sync.RWMutex
+	nodes map[string]NodeState
+}
+
+var _ Client = &Commands{}
+
+// NewCommands returns a Client that runs the Slurm commands.
+func NewCommands(cfg CommandsConfig) *Commands {
+	if cfg.Timeout == 0 {
+		cfg.Timeout = 30 * time.Second
+	}
+	return &Commands{cfg: cfg, nodes: map[string]NodeState{}}
+}
+
+func (c *Commands) run(ctx context.Context, name string, args ...string) ([]byte, error) {
+	return c.runEnv(ctx, nil, name, args...)
+}
+
+func (c *Commands) runEnv(ctx context.Context, env []string, name string, args ...string) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(ctx, c.cfg.Timeout)
+	defer cancel()
+	bin := name
+	if c.cfg.BinDir != "" {
+		bin = filepath.Join(c.cfg.BinDir, name)
+	}
+	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.Env = os.Environ()
+	if c.cfg.Conf != "" {
+		cmd.Env = append(cmd.Env, "SLURM_CONF="+c.cfg.Conf)
+	}
+	cmd.Env = append(cmd.Env, env...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		msg := strings.TrimSpace(stderr.String())
+		if msg == "" {
+			msg = strings.TrimSpace(stdout.String())
+		}
+		return nil, fmt.Errorf("%s %s: %w: %s", name, strings.Join(args, " "), err, msg)
+	}
+	return stdout.Bytes(), nil
+}
+
+// sinfoNode is the part of sinfo --json's node we read (data parser v0.0.38
+// in 22.05; the same names in later parsers).
+type sinfoNode struct {
+	Name       string   `json:"name"`
+	State      any      `json:"state"`
+	StateFlags []string `json:"state_flags"`
+	Reason     any      `json:"reason"`
+}
+
+func (n sinfoNode) toState() NodeState {
+	s := NodeState{Name: n.Name, Reason: stringish(n.Reason)}
+	// 22.05 prints state as "idle" and flags apart; newer parsers print a
+	// list such as ["IDLE","DRAIN"]. Accept both.
+	switch v := n.State.(type) {
+	case string:
+		s.Base = strings.ToLower(v)
+		s.Flags = append(s.Flags, n.StateFlags...)
+	case []any:
+		for i, x := range v {
+			if i == 0 {
+				s.Base = strings.ToLower(fmt.Sprint(x))
+				continue
+			}
+			s.Flags = append(s.Flags, strings.ToUpper(fmt.Sprint(x)))
+		}
+	}
+	return s
+}
+
+func stringish(v any) string {
+	switch x := v.(type) {
+	case string:
+		return x
+	case nil:
+		return ""
+	default:
+		return fmt.Sprint(x)
+	}
+}
+
+func (c *Commands) query(ctx context.Context, args ...string) (map[string]NodeState, error) {
+	out, err := c.run(ctx, "sinfo", append([]string{"--json"}, args...)...)
+	if err != nil {
+		return nil, err
+	}
+	var resp struct {
+		Nodes []sinfoNode `json:"nodes"`
+	}
+	if err := json.Unmarshal(out, &resp); err != nil {
+		return nil, fmt.Errorf("sinfo --json: %w", err)
+	}
+	nodes := make(map[string]NodeState, len(resp.Nodes))
+	for _, n := range resp.Nodes {
+		nodes[n.Name] = n.toState()
+	}
+	return nodes, nil
+}
+
+// Refresh implements Client.
+func (c *Commands) Refresh(ctx context.Context) error {
+	nodes, err := c.query(ctx)
+	if err != nil {
+		return err
+	}
+	c.mu.Lock()
+	c.nodes = nodes
+	c.mu.Unlock()
+	return nil
+}
+
+// Nodes implements Client.
+func (c *Commands) Nodes() map[string]NodeState {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	out := make(map[string]NodeState, len(c.nodes))
+	for k, v := range c.nodes {
+		out[k] = v
+	}
+	return out
+}
+
+// Node implements Client.
+func (c *Commands) Node(name string) (NodeState, bool) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	s, ok := c.nodes[name]
+	return s, ok
+}
+
+// fresh asks Slurm for one node, bypassing the cache, and updates the cache.
+func (c *Commands) fresh(ctx context.Context, name string) (NodeState, error) {
+	nodes, err := c.query(ctx, "--nodes", name)
+	if err != nil {
+		return NodeState{}, err
+	}
+	s, ok := nodes[name]
+	if !ok {
+		return NodeState{}, fmt.Errorf("%w: %s", ErrNodeNotFound, name)
+	}
+	c.mu.Lock()
+	c.nodes[name] = s
+	c.mu.Unlock()
+	return s, nil
+}
+
+// Drain implements Client.
+func (c *Commands) Drain(ctx context.Context, name, reason string) error {
+	if reason == "" {
+		// scontrol refuses a drain without a reason.
+		reason = "drained by kubectl-vc"
+	}
+	_, err := c.run(ctx, "scontrol", "update", "nodename="+name, "state=drain", "reason="+reason)
+	if err != nil && strings.Contains(err.Error(), "Invalid node name") {
+		return fmt.Errorf("%w: %s", ErrNodeNotFound, name)
+	}
+	return err
+}
+
+// Undrain implements Client.
+func (c *Commands) Undrain(ctx context.Context, name string) error {
+	s, err := c.fresh(ctx, name)
+	if err != nil {
+		return err
+	}
+	// scontrol rejects "resume" for a node that is not drained; only resume
+	// what we (or an admin) drained.
+	if !s.Drain() {
+		return nil
+	}
+	_, err = c.run(ctx, "scontrol", "update", "nodename="+name, "state=resume")
+	return err
+}
+
+// State returns the node's current state, asking Slurm rather than the cache.
+func (c *Commands) State(ctx context.Context, name string) (NodeState, error) {
+	return c.fresh(ctx, name)
+}
+
+// IsDrained implements Client.
+func (c *Commands) IsDrained(ctx context.Context, name string) (bool, error) {
+	s, err := c.fresh(ctx, name)
+	if err != nil {
+		if isNotFound(err) {
+			return true, nil
+		}
+		return false, err
+	}
+	return s.Drained(), nil
+}
+
+func isNotFound(err error) bool {
+	return err != nil && (strings.Contains(err.Error(), ErrNodeNotFound.Error()) ||
+		strings.Contains(err.Error(), "Invalid node name"))
+}
+
+// JobEndDeadline implements Client.
+func (c *Commands) JobEndDeadline(ctx context.Context, name string) (time.Time, error) {
+	// Plain output, not --json: squeue 22.05 ignores its filters with --json.
+	// TZ=UTC makes the printed times unambiguous.
+	out, err := c.runEnv(ctx, []string{"TZ=UTC"}, "squeue", "--noheader", "--states=RUNNING,COMPLETING",
+		"--nodelist="+name, "--format=%e")
+	if err != nil {
+		if isNotFound(err) {
+			return time.Time{}, nil
+		}
+		return time.Time{}, err
+	}
+	var latest time.Time
+	for _, line := range strings.Fields(string(out)) {
+		t, err := time.ParseInLocation("2006-01-02T15:04:05", line, time.UTC)
+		if err != nil {
+			continue // "N/A" or "Unknown": no limit known
+		}
+		if t.After(latest) {
+			latest = t
+		}
+	}
+	return latest, nil
+}

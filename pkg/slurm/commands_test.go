@@ -1,0 +1,127 @@
+package slurm_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/kubectl-vc/kubectl-vc/pkg/slurm"
+	"github.com/kubectl-vc/kubectl-vc/pkg/slurm/slurmtest"
+)
+
+// TestCommandsAgainstSlurmctld drives a real slurmctld: a drained idle node
+// is DRAINED at once, a drained busy node stays DRAINING until its job ends,
+// undrain resumes, and the job end time is reported as the deadline.
+func TestCommandsAgainstSlurmctld(t *testing.T) {
+	cl := slurmtest.StartT(t, "ns-0", "ns-1")
+	c := cl.Client()
+	ctx := context.Background()
+
+	if err := c.Refresh(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := len(c.Nodes()); got != 2 {
+		t.Fatalf("want 2 nodes, got %d: %v", got, c.Nodes())
+	}
+	if s, ok := c.Node("ns-0"); !ok || !s.Idle() || s.Drain() {
+		t.Fatalf("ns-0 should be idle and not drained: %+v", s)
+	}
+
+	// Idle node: drained as soon as it is marked.
+	if err := c.Drain(ctx, "ns-0", "kubernetes node cordoned"); err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := c.IsDrained(ctx, "ns-0"); err != nil || !ok {
+		t.Fatalf("idle node should be drained: %v %v", ok, err)
+	}
+	if s, _ := c.Node("ns-0"); s.Reason != "kubernetes node cordoned" || s.String() != "DRAINED (kubernetes node cordoned)" {
+		t.Fatalf("reason not reported: %+v %s", s, s)
+	}
+	if err := c.Undrain(ctx, "ns-0"); err != nil {
+		t.Fatal(err)
+	}
+	// Undrain twice is harmless (scontrol itself would refuse).
+	if err := c.Undrain(ctx, "ns-0"); err != nil {
+		t.Fatal(err)
+	}
+	if ok, _ := c.IsDrained(ctx, "ns-0"); ok {
+		t.Fatal("ns-0 still drained after undrain")
+	}
+
+	// Busy node: draining, not drained, until the job ends.
+	job, err := cl.Allocate(ctx, "ns-1", 30)
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadline, err := c.JobEndDeadline(ctx, "ns-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := time.Until(deadline); d < 20*time.Minute || d > 31*time.Minute {
+		t.Fatalf("deadline %v not about 30 minutes ahead", deadline)
+	}
+	if d, err := c.JobEndDeadline(ctx, "ns-0"); err != nil || !d.IsZero() {
+		t.Fatalf("idle node should have no deadline: %v %v", d, err)
+	}
+	if err := c.Drain(ctx, "ns-1", "scale-in"); err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := c.IsDrained(ctx, "ns-1"); err != nil || ok {
+		t.Fatalf("busy node must not count as drained: %v %v", ok, err)
+	}
+	if s, _ := c.Node("ns-1"); !s.Busy() || !s.Drain() || s.String() != "DRAINING (scale-in)" {
+		t.Fatalf("want DRAINING: %+v", s)
+	}
+	if ok, _ := c.IsDrained(ctx, "ns-1"); ok {
+		t.Fatal("busy node reported drained")
+	}
+	if err := cl.EndJob(ctx, job, "ns-1"); err != nil {
+		t.Fatal(err)
+	}
+	waitDrained(t, c, "ns-1")
+
+	// Unknown nodes: nothing runs there, and drain reports not found.
+	if ok, err := c.IsDrained(ctx, "nope-7"); err != nil || !ok {
+		t.Fatalf("unknown node: %v %v", ok, err)
+	}
+	if err := c.Drain(ctx, "nope-7", "x"); !errors.Is(err, slurm.ErrNodeNotFound) {
+		t.Fatalf("want ErrNodeNotFound, got %v", err)
+	}
+}
+
+// waitDrained polls: slurmctld completes a cancelled job asynchronously.
+func waitDrained(t *testing.T, c slurm.Client, node string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	for {
+		ok, err := c.IsDrained(ctx, node)
+		if err == nil && ok {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("%s never drained (last error %v)", node, err)
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+// TestNodeStateStrings covers the state words the CLI and status use.
+func TestNodeStateStrings(t *testing.T) {
+	for _, tc := range []struct {
+		s    slurm.NodeState
+		want string
+	}{
+		{slurm.NodeState{Base: "idle"}, "IDLE"},
+		{slurm.NodeState{Base: "allocated", Flags: []string{"DRAIN"}, Reason: "r"}, "DRAINING (r)"},
+		{slurm.NodeState{Base: "mixed", Flags: []string{"DRAIN"}}, "DRAINING"},
+		{slurm.NodeState{Base: "idle", Flags: []string{"DRAIN", "NOT_RESPONDING"}}, "DRAINED"},
+		{slurm.NodeState{Base: "down"}, "DOWN"},
+	} {
+		if got := tc.s.String(); got != tc.want {
+			t.Errorf("%+v: got %q want %q", tc.s, got, tc.want)
+		}
+	}
+}

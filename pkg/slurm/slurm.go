@@ -1,0 +1,88 @@
+// Package slurm is the NodeSet controller's view of a Slurm cluster: the few
+// node operations it needs to drain a compute node before its pod goes away.
+// The interface is small on purpose so that a slurmrestd (v0.0.40+) client
+// can implement it later; the implementation here drives a real slurmctld
+// through the scontrol, sinfo and squeue commands.
+package slurm
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strings"
+	"time"
+)
+
+// ErrNodeNotFound is returned for a node Slurm does not know.
+var ErrNodeNotFound = errors.New("slurm node not found")
+
+// Client is what the NodeSet controller asks of Slurm. Node names are the
+// hostnames of NodeSet pods.
+type Client interface {
+	// Refresh reloads the node cache read by Node and Nodes.
+	Refresh(ctx context.Context) error
+	// Nodes returns the cached nodes by name.
+	Nodes() map[string]NodeState
+	// Node returns one cached node; ok is false if Slurm does not know it.
+	Node(name string) (state NodeState, ok bool)
+	// Drain stops new jobs from landing on the node; running jobs go on.
+	Drain(ctx context.Context, name, reason string) error
+	// Undrain makes a drained node schedulable again. It is a no-op for a
+	// node that is not drained.
+	Undrain(ctx context.Context, name string) error
+	// IsDrained asks Slurm (not the cache) whether the node is drained and
+	// runs no job, i.e. whether its pod can be deleted without killing work.
+	// A node Slurm does not know runs nothing, so it counts as drained.
+	IsDrained(ctx context.Context, name string) (bool, error)
+	// JobEndDeadline is the latest end time of the jobs running on the node;
+	// zero when none runs.
+	JobEndDeadline(ctx context.Context, name string) (time.Time, error)
+}
+
+// NodeState is a node's base state (lower case, as Slurm prints it: idle,
+// allocated, mixed, down, unknown, ...), its flags (DRAIN, NOT_RESPONDING,
+// ...) and the reason an administrator or controller gave.
+type NodeState struct {
+	Name   string
+	Base   string
+	Flags  []string
+	Reason string
+}
+
+// Busy says whether jobs run on the node.
+func (s NodeState) Busy() bool {
+	switch s.Base {
+	case "allocated", "mixed", "completing":
+		return true
+	}
+	return slices.Contains(s.Flags, "COMPLETING")
+}
+
+// Drain says whether the node is marked DRAIN (draining or drained).
+func (s NodeState) Drain() bool { return slices.Contains(s.Flags, "DRAIN") }
+
+// Drained says the node is marked DRAIN and runs nothing any more.
+func (s NodeState) Drained() bool { return s.Drain() && !s.Busy() }
+
+// Idle says the node is up and runs nothing.
+func (s NodeState) Idle() bool { return s.Base == "idle" }
+
+// Down says the node is unusable.
+func (s NodeState) Down() bool { return s.Base == "down" || s.Base == "fail" }
+
+// String is the state the way sinfo's %T prints it: "draining", "drained",
+// or the base state, with the reason if any.
+func (s NodeState) String() string {
+	st := s.Base
+	switch {
+	case s.Drain() && s.Busy():
+		st = "draining"
+	case s.Drain():
+		st = "drained"
+	}
+	st = strings.ToUpper(st)
+	if s.Reason != "" {
+		st += " (" + s.Reason + ")"
+	}
+	return st
+}

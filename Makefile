@@ -20,11 +20,11 @@ all: build
 build:
 	CGO_ENABLED=0 go build -trimpath -ldflags "$(LDFLAGS)" -o bin/kubectl-vc ./cmd/kubectl-vc
 
-## controlplane: build etcd and kube-apiserver into bin/ (skipped when up to date)
-# The NodeSet tests run a real slurmctld (Debian's slurm packages).
+## slurm: install slurmctld, the Slurm client commands and munge (NodeSet tests run a real slurmctld)
 slurm:
 	hack/slurm/install.sh
 
+## controlplane: build etcd and kube-apiserver into bin/ (skipped when up to date)
 controlplane:
 	hack/controlplane/build.sh
 

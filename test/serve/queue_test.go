@@ -152,8 +152,8 @@ func TestQueueController(t *testing.T) {
 		q := createQueue(t, vc, "t-other", "")
 		waitState(t, vc, q.Name, open)
 		other := &busv1alpha1.Command{
-			ObjectMeta: metav1.ObjectMeta{GenerateName: "job-abort-"},
-			Action:     "AbortJob",
+			ObjectMeta:   metav1.ObjectMeta{GenerateName: "job-abort-"},
+			Action:       "AbortJob",
 			TargetObject: &metav1.OwnerReference{APIVersion: "batch.volcano.sh/v1alpha1", Kind: "Job", Name: q.Name, UID: q.UID},
 		}
 		other, err := vc.BusV1alpha1().Commands("default").Create(ctx, other, metav1.CreateOptions{})

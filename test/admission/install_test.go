@@ -1,0 +1,153 @@
+package admission
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"strings"
+	"testing"
+
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	fakediscovery "k8s.io/client-go/discovery/fake"
+	clienttesting "k8s.io/client-go/testing"
+
+	"github.com/kubectl-vc/kubectl-vc/pkg/cli/install"
+)
+
+func TestInstallTwiceChangesNothing(t *testing.T) {
+	setup(t)
+	ctx := context.Background()
+	k := kube(t)
+	// Remove one binding and drift one policy, so the first run has work.
+	if err := k.AdmissionregistrationV1().ValidatingAdmissionPolicyBindings().Delete(ctx, "vc-queue-spec", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := k.AdmissionregistrationV1().ValidatingAdmissionPolicies().Patch(ctx, "vc-queue-delete", types.MergePatchType,
+		[]byte(`{"spec":{"failurePolicy":"Ignore"}}`), metav1.PatchOptions{FieldManager: "someone-else"}); err != nil {
+		t.Fatal(err)
+	}
+
+	// A server dry run reports the same, and changes nothing.
+	out, err := runInstall(t, &install.Options{DryRun: "server"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"validatingadmissionpolicybinding.admissionregistration.k8s.io/vc-queue-spec created (server dry run)",
+		"validatingadmissionpolicy.admissionregistration.k8s.io/vc-queue-delete configured (server dry run)",
+		"validatingadmissionpolicy.admissionregistration.k8s.io/vc-queue-root unchanged (server dry run)",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("dry run output lacks %q:\n%s", want, out)
+		}
+	}
+	if p, err := k.AdmissionregistrationV1().ValidatingAdmissionPolicies().Get(ctx, "vc-queue-delete", metav1.GetOptions{}); err != nil {
+		t.Fatal(err)
+	} else if *p.Spec.FailurePolicy != admissionregistrationv1.Ignore {
+		t.Fatal("dry run changed the policy")
+	}
+
+	first, err := runInstall(t, &install.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"validatingadmissionpolicybinding.admissionregistration.k8s.io/vc-queue-spec created",
+		"validatingadmissionpolicy.admissionregistration.k8s.io/vc-queue-delete configured",
+		"customresourcedefinition.apiextensions.k8s.io/queues.scheduling.volcano.sh unchanged",
+	} {
+		if !strings.Contains(first, want) {
+			t.Errorf("first install output lacks %q:\n%s", want, first)
+		}
+	}
+	if p, err := k.AdmissionregistrationV1().ValidatingAdmissionPolicies().Get(ctx, "vc-queue-delete", metav1.GetOptions{}); err != nil {
+		t.Fatal(err)
+	} else if *p.Spec.FailurePolicy != admissionregistrationv1.Fail {
+		t.Fatal("install did not restore failurePolicy")
+	}
+
+	second, err := runInstall(t, &install.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(second), "\n")
+	plan, err := install.NewPlan(install.Selection{CRDs: true, Policies: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(lines) != len(plan.All()) {
+		t.Fatalf("second install reported %d objects, want %d:\n%s", len(lines), len(plan.All()), second)
+	}
+	for _, l := range lines {
+		if !strings.HasSuffix(l, " unchanged") {
+			t.Errorf("second install changed something: %q", l)
+		}
+	}
+}
+
+func TestInstallPrintNeedsNoCluster(t *testing.T) {
+	var out bytes.Buffer
+	o := &install.Options{Print: true, DryRun: "none", Timeout: 1}
+	o.Selection = install.Selection{CRDs: true, Policies: true, Serve: true}
+	o.Out, o.ErrOut, o.In = &out, io.Discard, strings.NewReader("")
+	// No Factory at all: --print must not touch the cluster.
+	if err := o.Complete(); err != nil {
+		t.Fatal(err)
+	}
+	if err := o.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	if err := o.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	dec := utilyaml.NewYAMLOrJSONDecoder(&out, 4096)
+	kinds := map[string]int{}
+	for {
+		var obj map[string]any
+		if err := dec.Decode(&obj); err == io.EOF {
+			break
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		kinds[obj["kind"].(string)]++
+	}
+	plan, err := install.NewPlan(install.Selection{CRDs: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if kinds["CustomResourceDefinition"] != len(plan.CRDs) || kinds["CustomResourceDefinition"] < 3 || kinds["ValidatingAdmissionPolicy"] != 5 || kinds["ValidatingAdmissionPolicyBinding"] != 5 {
+		t.Fatalf("printed kinds %v", kinds)
+	}
+}
+
+func TestInstallRejectsBadFlags(t *testing.T) {
+	for _, o := range []*install.Options{
+		{DryRun: "client"}, {DryRun: "bogus"}, {Print: true, DryRun: "server"},
+	} {
+		if _, err := runInstall(t, o); err == nil {
+			t.Errorf("%+v accepted", o)
+		}
+	}
+}
+
+// The server-side refusal is pure logic over discovery, so a fake
+// discovery client stands in for an old API server.
+func TestInstallRefusesServerWithoutPolicyAPI(t *testing.T) {
+	disc := &fakediscovery.FakeDiscovery{Fake: &clienttesting.Fake{}}
+	err := install.CheckPolicyAPI(disc)
+	if err == nil || !strings.Contains(err.Error(), "does not serve admissionregistration.k8s.io/v1 ValidatingAdmissionPolicy") {
+		t.Fatalf("got %v", err)
+	}
+	// And the real server passes.
+	setup(t)
+	d, err := factory(t).ToDiscoveryClient()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := install.CheckPolicyAPI(d); err != nil {
+		t.Fatal(err)
+	}
+}

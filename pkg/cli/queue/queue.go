@@ -51,6 +51,9 @@ creating a bus.volcano.sh Command that the queue controller acts on.`,
 		newDescribeCmd(f, streams),
 		newOpenCmd(f, streams),
 		newCloseCmd(f, streams),
+		newUpdateCmd(f, streams),
+		newDeleteCmd(f, streams),
+		newTreeCmd(f, streams),
 	)
 	return cmd
 }

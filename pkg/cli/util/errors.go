@@ -60,6 +60,11 @@ func Message(err error) string {
 
 func apiMessage(s metav1.Status) string {
 	msg := firstLine(s.Message)
+	// An admission policy's denial is neither an RBAC problem nor a bad
+	// field: show the policy's own message, which says what to do.
+	if _, after, ok := strings.Cut(msg, "denied request: "); ok && strings.Contains(msg, "ValidatingAdmissionPolicy") {
+		return "rejected by admission policy: " + strings.TrimSpace(after)
+	}
 	switch s.Reason {
 	case metav1.StatusReasonForbidden:
 		return "forbidden: " + stripPrefix(msg) + " (ask a cluster admin for RBAC access, or check --context)"

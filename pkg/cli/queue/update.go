@@ -1,0 +1,275 @@
+package queue
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/spf13/cobra"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"k8s.io/cli-runtime/pkg/printers"
+
+	"github.com/kubectl-vc/kubectl-vc/pkg/apis/keys"
+	schedulingv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/scheduling/v1beta1"
+	"github.com/kubectl-vc/kubectl-vc/pkg/cli/completion"
+	vcprinters "github.com/kubectl-vc/kubectl-vc/pkg/cli/printers"
+	"github.com/kubectl-vc/kubectl-vc/pkg/cli/util"
+	"github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned/scheme"
+)
+
+// UpdateOptions holds the input of 'queue update'.
+type UpdateOptions struct {
+	genericiooptions.IOStreams
+	Factory    util.Factory
+	PrintFlags *genericclioptions.PrintFlags
+
+	Name        string
+	Weight      int32
+	Capability  string
+	Deserved    string
+	Guarantee   string
+	Parent      string
+	Priority    int32
+	Reclaimable bool
+	DryRun      string
+
+	changed              map[string]bool
+	lists                map[string]corev1.ResourceList
+	dryClient, dryServer bool
+	printer              printers.ResourcePrinter
+}
+
+func newUpdateCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Command {
+	o := &UpdateOptions{IOStreams: streams, Factory: f, PrintFlags: genericclioptions.NewPrintFlags("updated").WithTypeSetter(scheme.Scheme)}
+	cmd := &cobra.Command{
+		Use:   "update NAME",
+		Short: "Change a queue's weight, resources, parent, priority or reclaimability",
+		Long: `Change fields of a queue's spec with a JSON merge patch: only the fields whose
+flags are given are sent, so fields this tool does not model are kept. A
+resource flag replaces the whole list (--capability cpu=8 drops a memory
+entry); an empty value (--capability "") removes the list. The patch carries
+the resourceVersion read, so a concurrent change makes it fail rather than
+be overwritten.`,
+		Example: `  # Double a queue's share
+  kubectl vc queue update team-a --weight 4
+
+  # Move a queue under another parent and cap it
+  kubectl vc queue update team-a-batch --parent team-b --capability cpu=8,memory=16Gi`,
+		Args:              cobra.MaximumNArgs(1),
+		ValidArgsFunction: completion.QueueNames(f),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.changed = map[string]bool{}
+			for _, n := range []string{"weight", "capability", "deserved", "guarantee", "parent", "priority", "reclaimable"} {
+				o.changed[n] = cmd.Flags().Changed(n)
+			}
+			if err := o.Complete(args); err != nil {
+				return err
+			}
+			if err := o.Validate(); err != nil {
+				return err
+			}
+			return o.Run(cmd.Context())
+		},
+	}
+	o.PrintFlags.AddFlags(cmd)
+	cmd.Flags().Int32Var(&o.Weight, "weight", 1, "Share of the queue relative to its siblings (1-65535)")
+	cmd.Flags().StringVar(&o.Capability, "capability", "", "Most the queue may use, e.g. cpu=4,memory=8Gi (empty removes it)")
+	cmd.Flags().StringVar(&o.Deserved, "deserved", "", "Deserved share, e.g. cpu=2 (empty removes it)")
+	cmd.Flags().StringVar(&o.Guarantee, "guarantee", "", "Reserved resources, e.g. cpu=1 (empty removes it)")
+	cmd.Flags().StringVar(&o.Parent, "parent", "", "Parent queue")
+	cmd.Flags().Int32Var(&o.Priority, "priority", 0, "Priority of the queue")
+	cmd.Flags().BoolVar(&o.Reclaimable, "reclaimable", true, "Whether other queues may reclaim what this queue uses beyond its deserved share")
+	addDryRunFlag(cmd, &o.DryRun)
+	_ = cmd.RegisterFlagCompletionFunc("parent", completion.FlagQueueNames(f))
+	return cmd
+}
+
+// Complete records the name and dry-run mode.
+func (o *UpdateOptions) Complete(args []string) error {
+	if len(args) == 0 {
+		return util.UsageErrorf("name the queue to update, e.g. 'queue update team-a --weight 2'")
+	}
+	o.Name = args[0]
+	var err error
+	if o.dryClient, o.dryServer, err = dryRunStrategy(o.DryRun); err != nil {
+		return err
+	}
+	switch {
+	case o.dryClient:
+		_ = o.PrintFlags.Complete("%s (dry run)")
+	case o.dryServer:
+		_ = o.PrintFlags.Complete("%s (server dry run)")
+	}
+	return nil
+}
+
+// Validate checks every flag that was given.
+func (o *UpdateOptions) Validate() error {
+	if err := validateName(o.Name); err != nil {
+		return err
+	}
+	anySet := false
+	for _, c := range o.changed {
+		anySet = anySet || c
+	}
+	if !anySet {
+		return util.UsageErrorf("nothing to update: give at least one of --weight, --capability, --deserved, --guarantee, --parent, --priority, --reclaimable")
+	}
+	if o.changed["weight"] {
+		if err := validateWeight(o.Weight); err != nil {
+			return err
+		}
+	}
+	if o.changed["priority"] {
+		if err := validatePriority(o.Priority); err != nil {
+			return err
+		}
+	}
+	if o.changed["parent"] {
+		if o.Name == keys.RootQueue {
+			return util.UsageErrorf("the root queue has no parent")
+		}
+		if err := validateName(o.Parent); err != nil {
+			return util.UsageErrorf("invalid --parent: %s", util.Message(err))
+		}
+		if o.Parent == o.Name {
+			return util.UsageErrorf("invalid --parent %q: a queue cannot be its own parent", o.Parent)
+		}
+	}
+	o.lists = map[string]corev1.ResourceList{}
+	for flag, v := range map[string]string{"capability": o.Capability, "deserved": o.Deserved, "guarantee": o.Guarantee} {
+		if !o.changed[flag] {
+			continue
+		}
+		l, err := parseResources(flag, v)
+		if err != nil {
+			return err
+		}
+		o.lists[flag] = l
+	}
+	p, err := o.PrintFlags.ToPrinter()
+	if err != nil {
+		return util.UsageErrorf("unknown output format %q: use one of %v", *o.PrintFlags.OutputFormat, o.PrintFlags.AllowedFormats())
+	}
+	o.printer = p
+	return nil
+}
+
+// Run reads the queue, checks the rules that need its current values
+// (deserved >= guarantee, no parent cycle) and sends one merge patch.
+func (o *UpdateOptions) Run(ctx context.Context) error {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	c, err := o.Factory.VolcanoClient()
+	if err != nil {
+		return err
+	}
+	q, err := c.SchedulingV1beta1().Queues().Get(ctx, o.Name, metav1.GetOptions{})
+	if err != nil {
+		return err
+	}
+	deserved, guarantee := q.Spec.Deserved, q.Spec.Guarantee.Resource
+	if l, ok := o.lists["deserved"]; ok {
+		deserved = l
+	}
+	if l, ok := o.lists["guarantee"]; ok {
+		guarantee = l
+	}
+	if err := checkGuarantee(deserved, guarantee); err != nil {
+		return err
+	}
+	if o.changed["parent"] {
+		if err := o.checkParent(ctx, c.SchedulingV1beta1().Queues().Get); err != nil {
+			return err
+		}
+	}
+
+	spec := map[string]any{}
+	if o.changed["weight"] {
+		spec["weight"] = o.Weight
+	}
+	if o.changed["priority"] {
+		spec["priority"] = o.Priority
+	}
+	if o.changed["reclaimable"] {
+		spec["reclaimable"] = o.Reclaimable
+	}
+	if o.changed["parent"] {
+		spec["parent"] = o.Parent
+	}
+	if l, ok := o.lists["capability"]; ok {
+		spec["capability"] = replaceList(q.Spec.Capability, l)
+	}
+	if l, ok := o.lists["deserved"]; ok {
+		spec["deserved"] = replaceList(q.Spec.Deserved, l)
+	}
+	if l, ok := o.lists["guarantee"]; ok {
+		spec["guarantee"] = map[string]any{"resource": replaceList(q.Spec.Guarantee.Resource, l)}
+	}
+	patch, err := json.Marshal(map[string]any{
+		"metadata": map[string]any{"resourceVersion": q.ResourceVersion},
+		"spec":     spec,
+	})
+	if err != nil {
+		return err
+	}
+	if o.dryClient {
+		fmt.Fprintf(o.ErrOut, "merge patch that would be sent: %s\n", patch)
+		return vcprinters.Print(o.printer, q, o.Out)
+	}
+	updated, err := c.SchedulingV1beta1().Queues().Patch(ctx, o.Name, types.MergePatchType, patch, metav1.PatchOptions{DryRun: dryRunOpts(o.dryServer)})
+	if err != nil {
+		if apierrors.IsConflict(err) {
+			return util.UsageErrorf("queue %q changed while it was being updated: run the command again", o.Name)
+		}
+		return err
+	}
+	return vcprinters.Print(o.printer, updated, o.Out)
+}
+
+// checkParent refuses a missing parent and a parent that is a descendant
+// of the queue (which would make a cycle).
+func (o *UpdateOptions) checkParent(ctx context.Context, get func(context.Context, string, metav1.GetOptions) (*schedulingv1beta1.Queue, error)) error {
+	seen := map[string]bool{}
+	for cur := o.Parent; cur != "" && cur != keys.RootQueue; {
+		if cur == o.Name {
+			return util.UsageErrorf("invalid --parent %q: it is below %q, which would make a cycle", o.Parent, o.Name)
+		}
+		if seen[cur] {
+			break // an existing cycle elsewhere; not ours to report
+		}
+		seen[cur] = true
+		p, err := get(ctx, cur, metav1.GetOptions{})
+		if err != nil {
+			if apierrors.IsNotFound(err) {
+				return util.UsageErrorf("parent queue %q not found: create it first or pick another --parent", cur)
+			}
+			return err
+		}
+		cur = p.Spec.Parent
+	}
+	return nil
+}
+
+// replaceList makes a merge patch that sets the resource map to exactly
+// want: keys only in old are sent as null, since a merge patch otherwise
+// keeps them. An empty want removes the map.
+func replaceList(old, want corev1.ResourceList) any {
+	if len(want) == 0 {
+		return nil
+	}
+	out := map[string]any{}
+	for k := range old {
+		out[string(k)] = nil
+	}
+	for k, v := range want {
+		out[string(k)] = v.String()
+	}
+	return out
+}

@@ -1,0 +1,153 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// snapshot is every queue (with its resourceVersion), podgroup and Command
+// on the server, so a failed command can be shown to have changed nothing.
+func snapshot(t *testing.T) string {
+	t.Helper()
+	ctx := context.Background()
+	var parts []string
+	qs, err := env.vc.SchedulingV1beta1().Queues().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range qs.Items {
+		parts = append(parts, "queue/"+q.Name+"@"+q.ResourceVersion)
+	}
+	cs, err := env.vc.BusV1alpha1().Commands(metav1.NamespaceAll).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range cs.Items {
+		parts = append(parts, "command/"+c.Namespace+"/"+c.Name)
+	}
+	pgs, err := env.vc.SchedulingV1beta1().PodGroups(metav1.NamespaceAll).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, pg := range pgs.Items {
+		parts = append(parts, "podgroup/"+pg.Namespace+"/"+pg.Name+"@"+pg.ResourceVersion)
+	}
+	sort.Strings(parts)
+	return strings.Join(parts, "\n")
+}
+
+// TestBadInput runs the binary with input it must reject. Each case must
+// exit non-zero, print exactly one line on stderr that names the problem
+// (and where possible the fix), no Go error chain or stack trace, nothing on
+// stdout, and leave the server unchanged.
+func TestBadInput(t *testing.T) {
+	mustVC(t, "queue", "create", "e2e-bad")
+	mustVC(t, "queue", "create", "e2e-bad-child", "--parent", "e2e-bad")
+	long := strings.Repeat("a", 64)
+
+	admin, alice, dead := env.admin, env.alice, env.dead
+	cases := []struct {
+		name       string
+		kubeconfig string
+		args       []string
+		want       string // substring of the error line
+	}{
+		{"create: uppercase name", admin, []string{"queue", "create", "Team_A"}, `invalid queue name "Team_A"`},
+		{"create: name too long", admin, []string{"queue", "create", long}, "invalid queue name"},
+		{"create: no name", admin, []string{"queue", "create"}, "name the queue to create"},
+		{"create: two names", admin, []string{"queue", "create", "a1", "a2"}, "accepts at most 1 arg"},
+		{"create: weight 0", admin, []string{"queue", "create", "w0", "--weight", "0"}, "invalid --weight 0"},
+		{"create: negative weight", admin, []string{"queue", "create", "w0", "--weight", "-3"}, "invalid --weight -3"},
+		{"create: weight too large", admin, []string{"queue", "create", "w0", "--weight", "70000"}, "between 1 and 65535"},
+		{"create: weight not a number", admin, []string{"queue", "create", "w0", "--weight", "two"}, "invalid argument \"two\""},
+		{"create: cpu=lots", admin, []string{"queue", "create", "r0", "--capability", "cpu=lots"}, "cpu=lots is not a quantity"},
+		{"create: resource without value", admin, []string{"queue", "create", "r0", "--capability", "cpu"}, "NAME=QUANTITY"},
+		{"create: resource without name", admin, []string{"queue", "create", "r0", "--deserved", "=4"}, "NAME=QUANTITY"},
+		{"create: negative quantity", admin, []string{"queue", "create", "r0", "--deserved", "memory=-1Gi"}, "must not be negative"},
+		{"create: bad resource name", admin, []string{"queue", "create", "r0", "--capability", "c p u=1"}, "resource name"},
+		{"create: guarantee above deserved", admin, []string{"queue", "create", "r0", "--deserved", "cpu=2", "--guarantee", "cpu=4"}, "exceeds --deserved"},
+		{"create: unknown state", admin, []string{"queue", "create", "s0", "--state", "Paused"}, `invalid --state "Paused"`},
+		{"create: negative priority", admin, []string{"queue", "create", "p0", "--priority", "-1"}, "invalid --priority"},
+		{"create: own parent", admin, []string{"queue", "create", "p0", "--parent", "p0"}, "its own parent"},
+		{"create: missing parent", admin, []string{"queue", "create", "p0", "--parent", "nope"}, `parent queue "nope" not found`},
+		{"create: exists", admin, []string{"queue", "create", "e2e-bad"}, "already exists"},
+		{"create: unknown -o", admin, []string{"queue", "create", "o0", "-o", "table"}, "unknown output format"},
+		{"create: bad --dry-run", admin, []string{"queue", "create", "d0", "--dry-run=maybe"}, "invalid --dry-run"},
+		{"list: unknown -o", admin, []string{"queue", "list", "-o", "bogus"}, `unknown output format "bogus"`},
+		{"list: empty custom-columns", admin, []string{"queue", "list", "-o", "custom-columns="}, "custom-columns needs a spec"},
+		{"list: bad custom-columns", admin, []string{"queue", "list", "-o", "custom-columns=NAME"}, "HEADER:JSONPATH"},
+		{"list: bad jsonpath", admin, []string{"queue", "list", "-o", "jsonpath={.items["}, "invalid output format"},
+		{"list: bad selector", admin, []string{"queue", "list", "-l", "a=(b"}, "invalid --selector"},
+		{"list: missing queue", admin, []string{"queue", "list", "nope"}, `queue "nope" not found`},
+		{"list: unknown flag", admin, []string{"queue", "list", "--bogus"}, "unknown flag: --bogus"},
+		{"queue: unknown verb", admin, []string{"queue", "frobnicate"}, `unknown command "frobnicate"`},
+		{"describe: missing queue", admin, []string{"queue", "describe", "nope"}, `queue "nope" not found`},
+		{"describe: bad name", admin, []string{"queue", "describe", "No/Way"}, "invalid queue name"},
+		{"close: missing queue", admin, []string{"queue", "close", "nope"}, `queue "nope" not found`},
+		{"close: one of two missing", admin, []string{"queue", "close", "e2e-bad", "nope"}, `queue "nope" not found`},
+		{"close: root", admin, []string{"queue", "close", "root"}, `cannot close queue "root"`},
+		{"open: root", admin, []string{"queue", "open", "root"}, `cannot open queue "root"`},
+		{"close: no name", admin, []string{"queue", "close"}, "name the queue(s) to close"},
+		{"close: duplicate name", admin, []string{"queue", "close", "e2e-bad", "e2e-bad"}, "named twice"},
+		{"close: bad command namespace", admin, []string{"queue", "close", "e2e-bad", "--command-namespace", "Bad_NS"}, "invalid --command-namespace"},
+		{"close: wait with dry run", admin, []string{"queue", "close", "e2e-bad", "--wait", "--dry-run=client"}, "--wait cannot be combined with --dry-run"},
+		{"close: negative timeout", admin, []string{"queue", "close", "e2e-bad", "--wait", "--timeout", "-1s"}, "invalid --timeout"},
+		{"close: unknown -o", admin, []string{"queue", "close", "e2e-bad", "-o", "wide"}, "unknown output format"},
+		{"delete: default", admin, []string{"queue", "delete", "default"}, `cannot delete queue "default"`},
+		{"delete: root", admin, []string{"queue", "delete", "root"}, `cannot delete queue "root"`},
+		{"delete: missing", admin, []string{"queue", "delete", "e2e-bad", "nope"}, `queue "nope" not found`},
+		{"update: nothing to change", admin, []string{"queue", "update", "e2e-bad"}, "nothing to update"},
+		{"update: weight 0", admin, []string{"queue", "update", "e2e-bad", "--weight", "0"}, "invalid --weight 0"},
+		{"update: cpu=lots", admin, []string{"queue", "update", "e2e-bad", "--capability", "cpu=lots"}, "not a quantity"},
+		{"update: own parent", admin, []string{"queue", "update", "e2e-bad", "--parent", "e2e-bad"}, "its own parent"},
+		{"update: parent cycle", admin, []string{"queue", "update", "e2e-bad", "--parent", "e2e-bad-child"}, "cycle"},
+		{"update: missing parent", admin, []string{"queue", "update", "e2e-bad", "--parent", "nope"}, `parent queue "nope" not found`},
+		{"update: missing queue", admin, []string{"queue", "update", "nope", "--weight", "2"}, `queue "nope" not found`},
+		{"update: guarantee above deserved", admin, []string{"queue", "update", "e2e-bad", "--deserved", "cpu=1", "--guarantee", "cpu=2"}, "exceeds --deserved"},
+		{"rbac: list", alice, []string{"queue", "list"}, "forbidden"},
+		{"rbac: create", alice, []string{"queue", "create", "alice-q"}, "forbidden"},
+		{"rbac: close", alice, []string{"queue", "close", "e2e-bad"}, "forbidden"},
+		{"rbac: delete", alice, []string{"queue", "delete", "e2e-bad"}, "forbidden"},
+		{"unreachable: list", dead, []string{"queue", "list"}, "cannot reach the Kubernetes API server"},
+		{"unreachable: close", dead, []string{"queue", "close", "e2e-bad"}, "cannot reach the Kubernetes API server"},
+		{"unreachable: create", dead, []string{"queue", "create", "x0"}, "cannot reach the Kubernetes API server"},
+	}
+	cases = append(cases, extraBadInput(admin, alice, dead)...)
+	if len(cases) < 30 {
+		t.Fatalf("only %d cases", len(cases))
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			before := snapshot(t)
+			r := runCmd(t, command(tc.kubeconfig, tc.args...))
+			after := snapshot(t)
+			if r.code == 0 {
+				t.Fatalf("%v succeeded:\n%s", tc.args, r)
+			}
+			lines := strings.Split(strings.TrimRight(r.stderr, "\n"), "\n")
+			if len(lines) != 1 || !strings.HasPrefix(lines[0], "error: ") {
+				t.Errorf("want one 'error:' line on stderr:\n%s", r)
+			}
+			if !strings.Contains(r.stderr, tc.want) {
+				t.Errorf("stderr does not mention %q:\n%s", tc.want, r.stderr)
+			}
+			for _, bad := range []string{"goroutine ", "panic", "dial tcp", "Get \"https", "&{", "%!"} {
+				if strings.Contains(r.stderr, bad) {
+					t.Errorf("stderr has %q (a Go error chain or trace):\n%s", bad, r.stderr)
+				}
+			}
+			if strings.TrimSpace(r.stdout) != "" {
+				t.Errorf("stdout not empty:\n%s", r.stdout)
+			}
+			if before != after {
+				t.Errorf("server changed:\nbefore:\n%s\nafter:\n%s", before, after)
+			}
+		})
+	}
+	_ = fmt.Sprint()
+}

@@ -1,0 +1,52 @@
+package nodeset
+
+import (
+	"testing"
+	"time"
+)
+
+func TestExpectations(t *testing.T) {
+	now := time.Unix(1000, 0)
+	e := newExpectations(time.Minute)
+	e.now = func() time.Time { return now }
+
+	if !e.satisfied("a/x") {
+		t.Fatal("no record must be satisfied")
+	}
+	e.expect("a/x", 2, 1)
+	if e.satisfied("a/x") {
+		t.Fatal("pending creations must block")
+	}
+	e.creationObserved("a/x")
+	e.creationObserved("a/x")
+	if e.satisfied("a/x") {
+		t.Fatal("pending deletion must block")
+	}
+	e.deletionObserved("a/x")
+	if !e.satisfied("a/x") {
+		t.Fatal("all observed must be satisfied")
+	}
+	// Extra observations (pods someone else created) never go negative:
+	// a later expectation still blocks.
+	e.creationObserved("a/x")
+	e.creationObserved("a/x")
+	e.expect("a/x", 1, 0)
+	if e.satisfied("a/x") {
+		t.Fatal("surplus observations must not pre-pay later expectations")
+	}
+	// Other keys are independent.
+	if !e.satisfied("a/y") {
+		t.Fatal("keys leak into each other")
+	}
+	// Timeout: a lost event stops blocking after the timeout, and the
+	// expired record is dropped.
+	now = now.Add(61 * time.Second)
+	if !e.satisfied("a/x") || e.has("a/x") {
+		t.Fatal("expired record must be satisfied and dropped")
+	}
+	e.expect("a/x", 1, 0)
+	e.forget("a/x")
+	if e.has("a/x") || !e.satisfied("a/x") {
+		t.Fatal("forget must drop the record")
+	}
+}

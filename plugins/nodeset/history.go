@@ -1,0 +1,124 @@
+package nodeset
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"hash/fnv"
+	"reflect"
+	"sort"
+	"strconv"
+
+	appsv1 "k8s.io/api/apps/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/rand"
+
+	slinkyv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/slinky/v1beta1"
+)
+
+// revisionHashLabel is the hash label of a ControllerRevision (as the
+// Kubernetes workload controllers label theirs).
+const revisionHashLabel = "controller.kubernetes.io/hash"
+
+// revisionData is the part of a NodeSet that shapes its pods, as stored in
+// a ControllerRevision. Replicas and update strategy are left out: changing
+// them must not count as a new revision of the pods.
+func revisionData(ns *slinkyv1beta1.NodeSet) ([]byte, error) {
+	spec := map[string]any{
+		"template": ns.Spec.Template,
+		"slurmd":   ns.Spec.Slurmd,
+		"logfile":  ns.Spec.LogFile,
+	}
+	if ns.Spec.ExtraConf != "" {
+		spec["extraConf"] = ns.Spec.ExtraConf
+	}
+	return json.Marshal(map[string]any{"spec": spec})
+}
+
+// revisionHash hashes the revision data together with the collision count:
+// when two different templates hash alike, bumping the count (kept in the
+// NodeSet's status) gives the newer one a different name.
+func revisionHash(data []byte, collisionCount int32) string {
+	h := fnv.New32a()
+	_, _ = h.Write(data)
+	if collisionCount != 0 {
+		var b [4]byte
+		binary.LittleEndian.PutUint32(b[:], uint32(collisionCount))
+		_, _ = h.Write(b[:])
+	}
+	return rand.SafeEncodeString(strconv.FormatUint(uint64(h.Sum32()), 10))
+}
+
+// newRevision builds (does not create) the revision of ns's current template.
+func newRevision(ns *slinkyv1beta1.NodeSet, data []byte, number int64, collisionCount int32) *appsv1.ControllerRevision {
+	hash := revisionHash(data, collisionCount)
+	labels := selectorLabels(ns)
+	labels[revisionHashLabel] = hash
+	return &appsv1.ControllerRevision{
+		ObjectMeta: metav1.ObjectMeta{
+			Name:            ns.Name + "-" + hash,
+			Namespace:       ns.Namespace,
+			Labels:          labels,
+			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(ns, slinkyv1beta1.NodeSetKind)},
+		},
+		Data:     runtime.RawExtension{Raw: data},
+		Revision: number,
+	}
+}
+
+// sameData compares revision data as JSON values: the API server may hand
+// back the bytes re-encoded, so byte equality would see false differences.
+func sameData(a, b []byte) bool {
+	var va, vb any
+	if json.Unmarshal(a, &va) != nil || json.Unmarshal(b, &vb) != nil {
+		return false
+	}
+	return reflect.DeepEqual(va, vb)
+}
+
+// sortRevisions orders oldest first: by revision number, then creation, then name.
+func sortRevisions(revs []*appsv1.ControllerRevision) {
+	sort.SliceStable(revs, func(i, j int) bool {
+		a, b := revs[i], revs[j]
+		if a.Revision != b.Revision {
+			return a.Revision < b.Revision
+		}
+		if !a.CreationTimestamp.Equal(&b.CreationTimestamp) {
+			return a.CreationTimestamp.Before(&b.CreationTimestamp)
+		}
+		return a.Name < b.Name
+	})
+}
+
+// nextRevisionNumber is one more than the highest revision number.
+func nextRevisionNumber(revs []*appsv1.ControllerRevision) int64 {
+	var n int64
+	for _, r := range revs {
+		n = max(n, r.Revision)
+	}
+	return n + 1
+}
+
+// revisionsToPrune picks the revisions to delete so that at most limit
+// revisions remain beyond the live ones. Live revisions (the update
+// revision and any revision a pod still runs) are never picked, and the
+// oldest go first.
+func revisionsToPrune(revs []*appsv1.ControllerRevision, live map[string]bool, limit int32) []*appsv1.ControllerRevision {
+	var old []*appsv1.ControllerRevision
+	for _, r := range revs {
+		if !live[r.Name] {
+			old = append(old, r)
+		}
+	}
+	excess := len(old) - int(max(limit, 0))
+	if excess <= 0 {
+		return nil
+	}
+	sortRevisions(old)
+	return old[:excess]
+}
+
+func revisionName(ns *slinkyv1beta1.NodeSet, hash string) string {
+	return fmt.Sprintf("%s-%s", ns.Name, hash)
+}

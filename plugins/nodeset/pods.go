@@ -1,0 +1,157 @@
+package nodeset
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+
+	slinkyv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/slinky/v1beta1"
+)
+
+// selectorLabels select the pods, revisions, Service and PodDisruptionBudget
+// of one NodeSet (Slinky's worker labels).
+func selectorLabels(ns *slinkyv1beta1.NodeSet) map[string]string {
+	return map[string]string{
+		slinkyv1beta1.LabelAppName:     slinkyv1beta1.AppName,
+		slinkyv1beta1.LabelAppInstance: ns.Name,
+	}
+}
+
+func selectorOf(ns *slinkyv1beta1.NodeSet) labels.Selector {
+	return labels.SelectorFromSet(selectorLabels(ns))
+}
+
+// podName is "<nodeset>-<ordinal>", the ordinal zero-padded to ordinalPadding digits.
+func podName(ns *slinkyv1beta1.NodeSet, ordinal int) string {
+	return fmt.Sprintf("%s-%0*d", ns.Name, max(ns.Spec.OrdinalPadding, 0), ordinal)
+}
+
+// ordinalOf parses the ordinal of a pod named after ns; -1 if it is not.
+func ordinalOf(ns *slinkyv1beta1.NodeSet, pod *corev1.Pod) int {
+	rest, ok := strings.CutPrefix(pod.Name, ns.Name+"-")
+	if !ok || rest == "" {
+		return -1
+	}
+	n, err := strconv.Atoi(rest)
+	if err != nil || n < 0 || strconv.Itoa(n) != strings.TrimLeft(rest, "0") && n != 0 {
+		return -1
+	}
+	return n
+}
+
+// newPod builds the pod of ordinal from the NodeSet's template at revision.
+func newPod(ns *slinkyv1beta1.NodeSet, ordinal int, revision string) *corev1.Pod {
+	name := podName(ns, ordinal)
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{
+			Name:            name,
+			Namespace:       ns.Namespace,
+			Labels:          map[string]string{},
+			Annotations:     map[string]string{},
+			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(ns, slinkyv1beta1.NodeSetKind)},
+		},
+		Spec: *ns.Spec.Template.PodSpec.DeepCopy(),
+	}
+	for k, v := range ns.Spec.Template.PodMetadata.Labels {
+		pod.Labels[k] = v
+	}
+	for k, v := range ns.Spec.Template.PodMetadata.Annotations {
+		pod.Annotations[k] = v
+	}
+	for k, v := range selectorLabels(ns) {
+		pod.Labels[k] = v
+	}
+	pod.Labels[slinkyv1beta1.LabelAppComponent] = slinkyv1beta1.AppComponent
+	pod.Labels[slinkyv1beta1.LabelPodIndex] = strconv.Itoa(ordinal)
+	pod.Labels[slinkyv1beta1.LabelPodHostname] = name
+	pod.Labels[slinkyv1beta1.LabelRevisionHash] = revision
+	// The hostname is the Slurm node name; the subdomain is the headless
+	// Service, so slurmctld can resolve <pod>.<nodeset>.<namespace>.
+	pod.Spec.Hostname = name
+	pod.Spec.Subdomain = serviceName(ns)
+
+	// The slurmd container comes from spec.slurmd and goes first, unless
+	// the template already has a container of that name.
+	slurmd := *ns.Spec.Slurmd.DeepCopy()
+	if slurmd.Name == "" {
+		slurmd.Name = "slurmd"
+	}
+	if slurmd.Image != "" {
+		found := false
+		for _, c := range pod.Spec.Containers {
+			found = found || c.Name == slurmd.Name
+		}
+		if !found {
+			if ns.Spec.ExtraConf != "" {
+				slurmd.Args = append(slurmd.Args, "--conf", ns.Spec.ExtraConf)
+			}
+			pod.Spec.Containers = append([]corev1.Container{slurmd}, pod.Spec.Containers...)
+		}
+	}
+	return pod
+}
+
+func serviceName(ns *slinkyv1beta1.NodeSet) string { return ns.Name }
+
+func isCordoned(pod *corev1.Pod) bool {
+	v, ok := pod.Annotations[slinkyv1beta1.AnnotationPodCordon]
+	return ok && v != "false"
+}
+
+func isTerminating(pod *corev1.Pod) bool { return pod.DeletionTimestamp != nil }
+
+func isFinished(pod *corev1.Pod) bool {
+	return pod.Status.Phase == corev1.PodFailed || pod.Status.Phase == corev1.PodSucceeded
+}
+
+func readyCondition(pod *corev1.Pod) *corev1.PodCondition {
+	for i := range pod.Status.Conditions {
+		if pod.Status.Conditions[i].Type == corev1.PodReady {
+			return &pod.Status.Conditions[i]
+		}
+	}
+	return nil
+}
+
+func isReady(pod *corev1.Pod) bool {
+	c := readyCondition(pod)
+	return pod.Status.Phase == corev1.PodRunning && c != nil && c.Status == corev1.ConditionTrue
+}
+
+// isAvailable: ready for at least minReadySeconds.
+func isAvailable(pod *corev1.Pod, minReady int32, now time.Time) bool {
+	if !isReady(pod) || isTerminating(pod) {
+		return false
+	}
+	if minReady <= 0 {
+		return true
+	}
+	c := readyCondition(pod)
+	return !c.LastTransitionTime.IsZero() && c.LastTransitionTime.Add(time.Duration(minReady)*time.Second).Before(now)
+}
+
+// sortByOrdinal orders pods by ordinal, lowest first.
+func sortByOrdinal(ns *slinkyv1beta1.NodeSet, pods []*corev1.Pod) {
+	sort.SliceStable(pods, func(i, j int) bool { return ordinalOf(ns, pods[i]) < ordinalOf(ns, pods[j]) })
+}
+
+// lowestFreeOrdinals returns n ordinals not used by pods, lowest first.
+func lowestFreeOrdinals(ns *slinkyv1beta1.NodeSet, pods []*corev1.Pod, n int) []int {
+	used := map[int]bool{}
+	for _, p := range pods {
+		used[ordinalOf(ns, p)] = true
+	}
+	var out []int
+	for i := 0; len(out) < n; i++ {
+		if !used[i] {
+			out = append(out, i)
+		}
+	}
+	return out
+}

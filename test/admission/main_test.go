@@ -190,3 +190,11 @@ func eventually(t *testing.T, wantDenied bool, do func() error) error {
 	})
 	return last
 }
+
+func mustGetQueue(t *testing.T, name string) *schedulingv1beta1.Queue {
+	q, err := vc(t).SchedulingV1beta1().Queues().Get(context.Background(), name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return q
+}

@@ -281,4 +281,3 @@ func checkNoWildcards(t *testing.T, o *unstructured.Unstructured) {
 		}
 	}
 }
-

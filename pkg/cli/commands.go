@@ -1,7 +1,9 @@
 package cli
 
 import (
+	"github.com/kubectl-vc/kubectl-vc/pkg/cli/command"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/install"
+	"github.com/kubectl-vc/kubectl-vc/pkg/cli/podgroup"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/queue"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/serve"
 )
@@ -13,6 +15,8 @@ func Commands() []Subcommand {
 		install.NewCmd,
 		install.NewUninstallCmd,
 		queue.NewCmd,
+		podgroup.NewCmd,
+		command.NewCmd,
 		serve.NewCmd,
 	}
 }

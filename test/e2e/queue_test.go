@@ -291,3 +291,21 @@ func TestPluginDiscovery(t *testing.T) {
 	}
 	_ = time.Second
 }
+
+// waitUntil waits, without a deadline of its own (the test binary's
+// -timeout bounds it), for cond, watching queues and commands change.
+func waitUntil(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for !cond() {
+		w, err := env.vc.BusV1alpha1().Commands(metav1.NamespaceAll).Watch(context.Background(), metav1.ListOptions{})
+		if err != nil {
+			t.Fatalf("waiting for %s: %v", what, err)
+		}
+		if cond() {
+			w.Stop()
+			return
+		}
+		<-w.ResultChan()
+		w.Stop()
+	}
+}

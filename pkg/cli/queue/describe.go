@@ -3,14 +3,12 @@ package queue
 import (
 	"context"
 	"fmt"
-	"io"
 	"sort"
 	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	schedulingv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/scheduling/v1beta1"
@@ -80,8 +78,8 @@ func (o *DescribeOptions) Run(ctx context.Context) error {
 		fmt.Fprintf(w, "%s%s:\t%v\n", strings.Repeat("  ", indent), label, value)
 	}
 	line(0, "Name", q.Name)
-	line(0, "Labels", mapString(q.Labels))
-	line(0, "Annotations", mapString(q.Annotations))
+	line(0, "Labels", vcprinters.MapString(q.Labels))
+	line(0, "Annotations", vcprinters.MapString(q.Annotations))
 	line(0, "Created", q.CreationTimestamp.Format("2006-01-02T15:04:05Z07:00")+" ("+vcprinters.Age(q.CreationTimestamp)+" ago)")
 	fmt.Fprintln(w, "Spec:")
 	line(1, "Parent", parentOf(q))
@@ -151,73 +149,6 @@ func (o *DescribeOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	sel := fields.Set{"involvedObject.kind": "Queue", "involvedObject.name": q.Name}.AsSelector().String()
-	writeEvents(ctx, w, func(ctx context.Context) ([]eventRow, error) {
-		evs, err := kc.CoreV1().Events(metav1.NamespaceAll).List(ctx, metav1.ListOptions{FieldSelector: sel})
-		if err != nil {
-			return nil, err
-		}
-		var out []eventRow
-		for i := range evs.Items {
-			e := &evs.Items[i]
-			if e.InvolvedObject.UID != "" && e.InvolvedObject.UID != q.UID {
-				continue // an event of an earlier queue with the same name
-			}
-			out = append(out, eventRow{e.Type, e.Reason, lastSeen(e.LastTimestamp, e.EventTime, e.CreationTimestamp), e.Source.Component + e.ReportingController, e.Message})
-		}
-		return out, nil
-	})
+	vcprinters.WriteEvents(ctx, w, kc, metav1.NamespaceAll, "Queue", q.Name, q.UID)
 	return nil
-}
-
-type eventRow struct {
-	Type, Reason string
-	When         metav1.Time
-	From         string
-	Message      string
-}
-
-func lastSeen(last metav1.Time, ev metav1.MicroTime, created metav1.Time) metav1.Time {
-	switch {
-	case !last.IsZero():
-		return last
-	case !ev.IsZero():
-		return metav1.Time{Time: ev.Time}
-	}
-	return created
-}
-
-func writeEvents(ctx context.Context, w io.Writer, list func(context.Context) ([]eventRow, error)) {
-	rows, err := list(ctx)
-	if err != nil {
-		fmt.Fprintf(w, "Events:\t<cannot list: %s>\n", util.Message(err))
-		return
-	}
-	if len(rows) == 0 {
-		fmt.Fprintln(w, "Events:\t<none>")
-		return
-	}
-	sort.Slice(rows, func(i, j int) bool { return rows[i].When.Before(&rows[j].When) })
-	fmt.Fprintln(w, "Events:")
-	fmt.Fprintln(w, "  Type\tReason\tAge\tFrom\tMessage")
-	fmt.Fprintln(w, "  ----\t------\t----\t----\t-------")
-	for _, r := range rows {
-		fmt.Fprintf(w, "  %s\t%s\t%s\t%s\t%s\n", r.Type, r.Reason, vcprinters.Age(r.When), r.From, r.Message)
-	}
-}
-
-func mapString(m map[string]string) string {
-	if len(m) == 0 {
-		return "<none>"
-	}
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	parts := make([]string, 0, len(keys))
-	for _, k := range keys {
-		parts = append(parts, k+"="+m[k])
-	}
-	return strings.Join(parts, ",")
 }

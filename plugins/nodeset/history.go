@@ -33,7 +33,36 @@ func revisionData(ns *slinkyv1beta1.NodeSet) ([]byte, error) {
 	if ns.Spec.ExtraConf != "" {
 		spec["extraConf"] = ns.Spec.ExtraConf
 	}
-	return json.Marshal(map[string]any{"spec": spec})
+	raw, err := json.Marshal(map[string]any{"spec": spec})
+	if err != nil {
+		return nil, err
+	}
+	// Drop nulls ("containers": null of an empty template, ...): the API
+	// server drops them when it patches a revision (adoption), and would
+	// then see the immutable data as changed.
+	var v any
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return nil, err
+	}
+	return json.Marshal(dropNulls(v))
+}
+
+func dropNulls(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		for k, val := range x {
+			if val == nil {
+				delete(x, k)
+				continue
+			}
+			x[k] = dropNulls(val)
+		}
+	case []any:
+		for i := range x {
+			x[i] = dropNulls(x[i])
+		}
+	}
+	return v
 }
 
 // revisionHash hashes the revision data together with the collision count:

@@ -407,11 +407,14 @@ func (c *Controller) syncPods(ctx context.Context, key string, ns *slinkyv1beta1
 	wait := false
 
 	var active []*corev1.Pod
+	terminating := map[string]bool{}
 	for _, p := range pods {
 		switch {
 		case isTerminating(p):
+			terminating[p.Name] = true
 		case isFinished(p):
 			// A finished slurmd pod is a dead node: replace it.
+			terminating[p.Name] = true
 			if err := c.deletePodExpected(ctx, key, p); err != nil {
 				errs = append(errs, err)
 			}
@@ -524,7 +527,16 @@ func (c *Controller) syncPods(ctx context.Context, key string, ns *slinkyv1beta1
 	// Scale out: lowest free ordinals, in slow-start batches (1, 2, 4, ...)
 	// so that a failing template costs one error, not hundreds.
 	if missing := replicas - len(active); missing > 0 {
-		ordinals := lowestFreeOrdinals(ns, pods, missing)
+		// An ordinal whose old pod is still terminating is waited for, not
+		// skipped: the node keeps its name (and Slurm node) across restarts.
+		var ordinals []int
+		for _, o := range lowestFreeOrdinals(ns, active, missing) {
+			if terminating[podName(ns, o)] {
+				wait = true
+				continue
+			}
+			ordinals = append(ordinals, o)
+		}
 		if err := c.createPods(ctx, key, ns, ordinals, update.Name); err != nil {
 			errs = append(errs, err)
 		}
@@ -554,6 +566,9 @@ func (c *Controller) busy(p *corev1.Pod) bool {
 }
 
 func (c *Controller) createPods(ctx context.Context, key string, ns *slinkyv1beta1.NodeSet, ordinals []int, revision string) error {
+	if len(ordinals) == 0 {
+		return nil
+	}
 	c.exp.expect(key, len(ordinals), 0)
 	batch := 1
 	for len(ordinals) > 0 {

@@ -1,0 +1,379 @@
+package nodeset
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+
+	slinkyv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/slinky/v1beta1"
+)
+
+// TestScaleOutFromZero: 0 → 3 pods with stable names, Slinky labels, the
+// revision label, a controller owner reference; the headless Service and
+// PDB; status counts including Slurm idle nodes; a deleted pod comes back
+// under its own ordinal (the lowest free one).
+func TestScaleOutFromZero(t *testing.T) {
+	e := start(t, "compute", 4)
+	created := e.newNodeSet("compute", 0)
+
+	e.eventually("status of the empty NodeSet", func() (bool, string) {
+		st := e.get("compute").Status
+		return st.NodeSetHash != "" && st.Selector != "" && st.ObservedGeneration == created.Generation, fmt.Sprintf("%+v", st)
+	})
+	if n := len(e.pods()); n != 0 {
+		t.Fatalf("replicas 0 made %d pods", n)
+	}
+	svc, err := e.kube.CoreV1().Services(e.ns).Get(e.ctx, "compute", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if svc.Spec.ClusterIP != corev1.ClusterIPNone || svc.Spec.Selector[slinkyv1beta1.LabelAppInstance] != "compute" || !metav1.IsControlledBy(svc, created) {
+		t.Fatalf("service not headless/selecting/owned: %+v", svc)
+	}
+	pdb, err := e.kube.PolicyV1().PodDisruptionBudgets(e.ns).Get(e.ctx, "compute", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pdb.Spec.MaxUnavailable == nil || pdb.Spec.MaxUnavailable.IntValue() != 1 || !metav1.IsControlledBy(pdb, created) {
+		t.Fatalf("pdb: %+v", pdb.Spec)
+	}
+
+	e.patchNodeSet("compute", `{"spec":{"replicas":3}}`)
+	e.eventually("three pods", func() (bool, string) {
+		p := e.pods()
+		return names(p) == "compute-0,compute-1,compute-2", names(p)
+	})
+	hash := e.get("compute").Status.NodeSetHash
+	for i, name := range []string{"compute-0", "compute-1", "compute-2"} {
+		p := e.pods()[name]
+		if p.Labels[slinkyv1beta1.LabelPodIndex] != fmt.Sprint(i) || p.Labels[slinkyv1beta1.LabelPodHostname] != name ||
+			p.Labels["team"] != "hpc" || p.Labels[slinkyv1beta1.LabelRevisionHash] != "compute-"+hash {
+			t.Errorf("%s labels: %v (hash %s)", name, p.Labels, hash)
+		}
+		if !metav1.IsControlledBy(p, created) {
+			t.Errorf("%s not controlled by the NodeSet: %v", name, p.OwnerReferences)
+		}
+		if p.Spec.Hostname != name || p.Spec.Subdomain != "compute" || len(p.Spec.Containers) != 1 || p.Spec.Containers[0].Name != "slurmd" {
+			t.Errorf("%s spec: hostname %q subdomain %q containers %v", name, p.Spec.Hostname, p.Spec.Subdomain, p.Spec.Containers)
+		}
+	}
+	e.markAllReady()
+	e.eventually("status counts", func() (bool, string) {
+		st := e.get("compute").Status
+		return st.Replicas == 3 && st.ReadyReplicas == 3 && st.AvailableReplicas == 3 && st.UpdatedReplicas == 3 &&
+			st.Desired == 3 && st.SlurmIdle == 3 && st.SlurmDrain == 0 && st.UnavailableReplicas == 0, fmt.Sprintf("%+v", st)
+	})
+
+	// A lost pod comes back under the lowest free ordinal, not a new one.
+	oldUID := e.pods()["compute-1"].UID
+	if err := e.kube.CoreV1().Pods(e.ns).Delete(e.ctx, "compute-1", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	e.eventually("compute-1 re-created", func() (bool, string) {
+		p := e.pods()
+		return names(p) == "compute-0,compute-1,compute-2" && p["compute-1"].UID != oldUID, names(p)
+	})
+}
+
+// TestScaleInDrainsFirst: 3 → 1 while two Slurm nodes run jobs. The idle
+// pod goes at once; a busy one is cordoned, its Slurm node DRAINING, its
+// deadline annotated, and it stays until the job ends; the other busy pod
+// is kept.
+func TestScaleInDrainsFirst(t *testing.T) {
+	e := start(t, "busy", 3)
+	e.newNodeSet("busy", 3)
+	e.eventually("three pods", func() (bool, string) { n := e.markAllReady(); return n == 3, fmt.Sprint(n) })
+	var jobs []string
+	for _, node := range []string{"busy-1", "busy-2"} {
+		job, err := e.slurm.Allocate(e.ctx, node, 30)
+		if err != nil {
+			t.Fatal(err)
+		}
+		jobs = append(jobs, job)
+	}
+	e.eventually("allocated counted", func() (bool, string) {
+		st := e.get("busy").Status
+		return st.SlurmAllocated == 2 && st.SlurmIdle == 1, fmt.Sprintf("%+v", st)
+	})
+
+	e.patchNodeSet("busy", `{"spec":{"replicas":1}}`)
+	e.eventually("idle pod removed, busy pod cordoned with a deadline", func() (bool, string) {
+		p := e.pods()
+		b2 := p["busy-2"]
+		return names(p) == "busy-1,busy-2" && b2.Annotations[slinkyv1beta1.AnnotationPodCordon] == "true" &&
+			b2.Annotations[slinkyv1beta1.AnnotationPodDeadline] != "", names(p)
+	})
+	if got := e.slurmState("busy-2"); got != "DRAINING (kubectl-vc: scale-in)" {
+		t.Fatalf("busy-2 in Slurm: %s", got)
+	}
+	if got := e.slurmState("busy-1"); got != "ALLOCATED" {
+		t.Fatalf("busy-1 must be left alone: %s", got)
+	}
+	e.eventually("drain counted in status", func() (bool, string) {
+		st := e.get("busy").Status
+		return st.SlurmDrain == 1 && st.Replicas == 2, fmt.Sprintf("%+v", st)
+	})
+	// The deadline was written by a sync that saw the node busy, and the
+	// status by a later one: the pod survived syncs while DRAINING.
+	if _, ok := e.pods()["busy-2"]; !ok {
+		t.Fatal("busy-2 deleted while its Slurm node was still running a job")
+	}
+
+	if err := e.slurm.EndJob(e.ctx, jobs[1], "busy-2"); err != nil {
+		t.Fatal(err)
+	}
+	e.eventually("drained pod deleted", func() (bool, string) {
+		p := e.pods()
+		return names(p) == "busy-1", names(p)
+	})
+	if _, ok := e.pods()["busy-1"].Annotations[slinkyv1beta1.AnnotationPodCordon]; ok {
+		t.Fatal("kept pod was cordoned")
+	}
+}
+
+// TestNodeCordonDrainsSlurm: cordoning the Kubernetes node of a pod cordons
+// the pod and drains its Slurm node; uncordoning resumes it. A cordon set
+// by hand on the pod (what 'nodeset cordon' does) drains too, and its
+// removal resumes.
+func TestNodeCordonDrainsSlurm(t *testing.T) {
+	e := start(t, "cord", 1)
+	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "kube-node-" + e.ns}}
+	if _, err := e.kube.CoreV1().Nodes().Create(e.ctx, node, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = e.kube.CoreV1().Nodes().Delete(e.ctx, node.Name, metav1.DeleteOptions{}) })
+	e.newNodeSet("cord", 1)
+	e.eventually("pod", func() (bool, string) { return len(e.pods()) == 1, names(e.pods()) })
+	// Play scheduler and kubelet.
+	err := e.kube.CoreV1().Pods(e.ns).Bind(e.ctx, &corev1.Binding{
+		ObjectMeta: metav1.ObjectMeta{Name: "cord-0"}, Target: corev1.ObjectReference{Kind: "Node", Name: node.Name}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.markAllReady()
+
+	setUnschedulable := func(v bool) {
+		patch := fmt.Sprintf(`{"spec":{"unschedulable":%t}}`, v)
+		if _, err := e.kube.CoreV1().Nodes().Patch(e.ctx, node.Name, types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	setUnschedulable(true)
+	want := "DRAINED (kubectl-vc: kubernetes node " + node.Name + " cordoned)"
+	e.eventually("pod cordoned and Slurm node drained", func() (bool, string) {
+		p := e.pods()["cord-0"]
+		st := e.slurmState("cord-0")
+		return p.Annotations[slinkyv1beta1.AnnotationPodCordon] == "true" && st == want, st
+	})
+	setUnschedulable(false)
+	e.eventually("pod uncordoned and Slurm node resumed", func() (bool, string) {
+		_, cordoned := e.pods()["cord-0"].Annotations[slinkyv1beta1.AnnotationPodCordon]
+		st := e.slurmState("cord-0")
+		return !cordoned && st == "IDLE", st
+	})
+
+	// By hand, on the pod.
+	annotate := func(v string) {
+		patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:%s}}}`, slinkyv1beta1.AnnotationPodCordon, v)
+		if _, err := e.kube.CoreV1().Pods(e.ns).Patch(e.ctx, "cord-0", types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	annotate(`"true"`)
+	e.eventually("manual cordon drains", func() (bool, string) {
+		st := e.slurmState("cord-0")
+		return st == "DRAINED (kubectl-vc: pod cordoned)", st
+	})
+	annotate("null")
+	e.eventually("manual uncordon resumes", func() (bool, string) {
+		st := e.slurmState("cord-0")
+		return st == "IDLE", st
+	})
+
+	// An administrator's own drain is never resumed by the controller.
+	if _, err := e.slurm.Scontrol(e.ctx, "update", "nodename=cord-0", "state=drain", "reason=bad dimm"); err != nil {
+		t.Fatal(err)
+	}
+	annotate(`"true"`)
+	annotate("null")
+	e.eventually("status sees the admin drain", func() (bool, string) {
+		st := e.get("cord").Status
+		return st.SlurmDrain == 1, fmt.Sprintf("%+v", st)
+	})
+	if st := e.slurmState("cord-0"); st != "DRAINED (bad dimm)" {
+		t.Fatalf("admin drain changed: %s", st)
+	}
+}
+
+func revisionsOf(e *env, name string) map[string]*appsv1.ControllerRevision {
+	e.t.Helper()
+	list, err := e.kube.AppsV1().ControllerRevisions(e.ns).List(e.ctx, metav1.ListOptions{LabelSelector: slinkyv1beta1.LabelAppInstance + "=" + name})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	out := map[string]*appsv1.ControllerRevision{}
+	for i := range list.Items {
+		out[list.Items[i].Name] = &list.Items[i]
+	}
+	return out
+}
+
+// TestRollingUpdateOneAtATime: with maxUnavailable=1 a template change
+// replaces one pod at a time (each drained first); at no point are fewer
+// than two pods ready and uncordoned. The old revision is pruned once no
+// pod runs it (revisionHistoryLimit 0).
+func TestRollingUpdateOneAtATime(t *testing.T) {
+	e := start(t, "roll", 3)
+	e.newNodeSet("roll", 3)
+	e.eventually("three ready pods", func() (bool, string) { n := e.markAllReady(); return n == 3, fmt.Sprint(n) })
+	oldHash := e.get("roll").Status.NodeSetHash
+	e.patchNodeSet("roll", `{"spec":{"template":{"metadata":{"labels":{"team":"hpc2"}}}}}`)
+	e.eventually("new revision", func() (bool, string) {
+		h := e.get("roll").Status.NodeSetHash
+		return h != oldHash && h != "", h
+	})
+	newRev := "roll-" + e.get("roll").Status.NodeSetHash
+
+	e.eventually("all pods updated", func() (bool, string) {
+		pods := e.pods()
+		serving, updated := 0, 0
+		for _, p := range pods {
+			if p.Status.Phase == corev1.PodRunning && p.Annotations[slinkyv1beta1.AnnotationPodCordon] == "" {
+				serving++
+			}
+			if p.Labels[slinkyv1beta1.LabelRevisionHash] == newRev {
+				updated++
+			}
+		}
+		if serving < 2 {
+			t.Fatalf("maxUnavailable=1 violated: %d serving pods: %s", serving, names(pods))
+		}
+		e.markAllReady()
+		return updated == 3 && serving == 3 && len(pods) == 3, fmt.Sprintf("updated %d serving %d", updated, serving)
+	})
+	e.eventually("old revision pruned", func() (bool, string) {
+		r := revisionsOf(e, "roll")
+		_, ok := r[newRev]
+		return len(r) == 1 && ok, fmt.Sprint(len(r))
+	})
+	for _, p := range e.pods() {
+		if p.Labels["team"] != "hpc2" {
+			t.Errorf("%s still has the old template", p.Name)
+		}
+	}
+}
+
+// TestOnDeleteWaitsForDeletes: with OnDelete a template change touches no
+// pod; a pod deleted by hand comes back on the new revision. The old
+// revision is kept while pods still run it, even with a history limit of 0.
+func TestOnDeleteWaitsForDeletes(t *testing.T) {
+	e := start(t, "ondel", 2)
+	e.newNodeSet("ondel", 2, func(ns *slinkyv1beta1.NodeSet) {
+		ns.Spec.UpdateStrategy = slinkyv1beta1.NodeSetUpdateStrategy{Type: slinkyv1beta1.OnDeleteNodeSetStrategyType}
+	})
+	e.eventually("two ready pods", func() (bool, string) { n := e.markAllReady(); return n == 2, fmt.Sprint(n) })
+	oldRev := "ondel-" + e.get("ondel").Status.NodeSetHash
+	e.patchNodeSet("ondel", `{"spec":{"template":{"metadata":{"labels":{"team":"new"}}}}}`)
+	var gen int64
+	e.eventually("new revision observed", func() (bool, string) {
+		ns := e.get("ondel")
+		gen = ns.Generation
+		return ns.Status.ObservedGeneration == gen && "ondel-"+ns.Status.NodeSetHash != oldRev, fmt.Sprintf("%+v", ns.Status)
+	})
+	newRev := "ondel-" + e.get("ondel").Status.NodeSetHash
+	for _, p := range e.pods() {
+		if p.Labels[slinkyv1beta1.LabelRevisionHash] != oldRev {
+			t.Fatalf("OnDelete replaced %s", p.Name)
+		}
+	}
+	if r := revisionsOf(e, "ondel"); r[oldRev] == nil || r[newRev] == nil {
+		t.Fatalf("live revision pruned: %v", r)
+	}
+	if err := e.kube.CoreV1().Pods(e.ns).Delete(e.ctx, "ondel-0", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	e.eventually("deleted pod back on the new revision", func() (bool, string) {
+		p := e.pods()
+		return len(p) == 2 && p["ondel-0"] != nil && p["ondel-0"].Labels[slinkyv1beta1.LabelRevisionHash] == newRev &&
+			p["ondel-1"].Labels[slinkyv1beta1.LabelRevisionHash] == oldRev, names(p)
+	})
+	e.eventually("updated count", func() (bool, string) {
+		st := e.get("ondel").Status
+		return st.UpdatedReplicas == 1 && st.Replicas == 2, fmt.Sprintf("%+v", st)
+	})
+}
+
+// TestRevisionHistoryTruncated: revisionHistoryLimit=1 keeps the update
+// revision and the newest old one; older ones are deleted.
+func TestRevisionHistoryTruncated(t *testing.T) {
+	e := start(t, "hist", 1)
+	e.newNodeSet("hist", 0, func(ns *slinkyv1beta1.NodeSet) { ns.Spec.RevisionHistoryLimit = ptr.To[int32](1) })
+	var seen []string
+	for i := range 4 {
+		if i > 0 {
+			e.patchNodeSet("hist", fmt.Sprintf(`{"spec":{"template":{"metadata":{"labels":{"v":"%d"}}}}}`, i))
+		}
+		prev := ""
+		if len(seen) > 0 {
+			prev = seen[len(seen)-1]
+		}
+		e.eventually("revision "+fmt.Sprint(i), func() (bool, string) {
+			h := e.get("hist").Status.NodeSetHash
+			return h != "" && "hist-"+h != prev, h
+		})
+		seen = append(seen, "hist-"+e.get("hist").Status.NodeSetHash)
+	}
+	e.eventually("two revisions left", func() (bool, string) {
+		r := revisionsOf(e, "hist")
+		return len(r) == 2 && r[seen[3]] != nil && r[seen[2]] != nil, fmt.Sprint(len(r))
+	})
+	if r := revisionsOf(e, "hist")[seen[3]]; r.Revision != 4 {
+		t.Fatalf("update revision number %d, want 4", r.Revision)
+	}
+}
+
+// TestOrphanRevisionAdopted: a revision that lost its owner reference (and
+// its hash label) is adopted back, not duplicated.
+func TestOrphanRevisionAdopted(t *testing.T) {
+	e := start(t, "orph", 1)
+	ns := e.newNodeSet("orph", 0)
+	e.eventually("revision", func() (bool, string) { return len(revisionsOf(e, "orph")) == 1, "" })
+	var name string
+	for n := range revisionsOf(e, "orph") {
+		name = n
+	}
+	patch := `{"metadata":{"ownerReferences":null,"labels":{"controller.kubernetes.io/hash":null}}}`
+	if _, err := e.kube.AppsV1().ControllerRevisions(e.ns).Patch(e.ctx, name, types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	e.eventually("adopted", func() (bool, string) {
+		r := revisionsOf(e, "orph")[name]
+		return r != nil && metav1.IsControlledBy(r, ns) && r.Labels["controller.kubernetes.io/hash"] == strings.TrimPrefix(name, "orph-"),
+			fmt.Sprintf("%v %v", r.OwnerReferences, r.Labels)
+	})
+	if n := len(revisionsOf(e, "orph")); n != 1 {
+		t.Fatalf("%d revisions, want the adopted one only", n)
+	}
+}
+
+// TestDeletedNodeSetForgetsExpectations: the controller's expectations
+// record of a NodeSet goes away with the NodeSet.
+func TestDeletedNodeSetForgetsExpectations(t *testing.T) {
+	e := start(t, "gone", 2)
+	e.newNodeSet("gone", 2)
+	key := e.ns + "/gone"
+	e.eventually("pods created", func() (bool, string) { return len(e.pods()) == 2, names(e.pods()) })
+	if !e.ctrl.PendingExpectations(key) {
+		t.Fatal("creating pods must have recorded expectations")
+	}
+	if err := e.vc.SlinkyV1beta1().NodeSets(e.ns).Delete(e.ctx, "gone", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	e.eventually("expectations forgotten", func() (bool, string) { return !e.ctrl.PendingExpectations(key), "" })
+}

@@ -21,6 +21,7 @@ import (
 	"github.com/kubectl-vc/kubectl-vc/pkg/controller/framework"
 
 	// The controllers register themselves with the framework.
+	_ "github.com/kubectl-vc/kubectl-vc/plugins/nodeset"
 	_ "github.com/kubectl-vc/kubectl-vc/plugins/podgroup"
 	_ "github.com/kubectl-vc/kubectl-vc/plugins/queue"
 )

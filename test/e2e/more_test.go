@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"strings"
+	"sync"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -128,7 +129,16 @@ func TestQueueTree(t *testing.T) {
 	}
 }
 
-func TestPodGroupListDescribe(t *testing.T) {
+// makePodGroups creates, once per run, namespace e2e-pg with podgroups
+// train (queue q-pg, Running, one member pod on node-7, one event) and eval.
+func makePodGroups(t *testing.T) {
+	t.Helper()
+	pgOnce.Do(func() { createPodGroups(t) })
+}
+
+var pgOnce sync.Once
+
+func createPodGroups(t *testing.T) {
 	ctx := context.Background()
 	kc := kube(t)
 	if _, err := kc.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "e2e-pg"}}, metav1.CreateOptions{}); err != nil {
@@ -163,7 +173,10 @@ func TestPodGroupListDescribe(t *testing.T) {
 	}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
+}
 
+func TestPodGroupListDescribe(t *testing.T) {
+	makePodGroups(t)
 	r := mustVC(t, "pg", "list", "-n", "e2e-pg")
 	if got := strings.Fields(strings.Split(r.stdout, "\n")[0]); strings.Join(got, " ") != "NAME PHASE MINMEMBER RUNNING QUEUE AGE" {
 		t.Errorf("header: %q", got)

@@ -51,7 +51,7 @@ func (t pgCounting) RoundTrip(req *http.Request) (*http.Response, error) {
 // BenchmarkPodGroupThroughput measures how fast standalone pods get their
 // groups: from the first pod created to every pod annotated with its
 // group-name and every group present, for 1 000 and 5 000 pods created at
-// once, with the default 5 workers. It also reports the API calls the
+// once, with the default 5 workers (and 20). It also reports the API calls the
 // controller makes per pod; the floor is 2 (create the group, patch the pod).
 func BenchmarkPodGroupThroughput(b *testing.B) {
 	cp := cptest.Start(b)
@@ -62,38 +62,45 @@ func BenchmarkPodGroupThroughput(b *testing.B) {
 	counter := &pgCallCounter{}
 	ctrlCfg := rest.CopyConfig(cfg)
 	ctrlCfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return pgCounting{next: rt, c: counter} })
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() {
-		done <- controller.Run(ctx, ctrlCfg, controller.Options{
-			Controllers: []string{"podgroup"}, Workers: map[string]int{"podgroup": 5}, MaxRequeueNum: 15,
-			SchedulerNames: []string{"volcano"}, InheritOwnerAnnotations: true, HealthAddr: "0", MetricsAddr: "0",
-		})
-	}()
-	b.Cleanup(func() {
-		cancel()
-		<-done
-	})
 
-	for _, n := range []int{1000, 5000} {
-		b.Run(fmt.Sprintf("pods=%d", n), func(b *testing.B) {
-			for i := range b.N {
-				ns := fmt.Sprintf("pgbench-%d-%d", n, i)
-				if _, err := kube.CoreV1().Namespaces().Create(context.Background(),
-					&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
-					b.Fatal(err)
+	// The default 5 workers at both sizes; 20 workers at the larger size
+	// shows whether the workers or the API server are the limit.
+	for _, run := range []struct {
+		workers int
+		sizes   []int
+	}{{5, []int{1000, 5000}}, {20, []int{5000}}} {
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() {
+			done <- controller.Run(ctx, ctrlCfg, controller.Options{
+				Controllers: []string{"podgroup"}, Workers: map[string]int{"podgroup": run.workers}, MaxRequeueNum: 15,
+				SchedulerNames: []string{"volcano"}, InheritOwnerAnnotations: true, HealthAddr: "0", MetricsAddr: "0",
+			})
+		}()
+		for _, n := range run.sizes {
+			b.Run(fmt.Sprintf("workers=%d/pods=%d", run.workers, n), func(b *testing.B) {
+				for i := range b.N {
+					ns := fmt.Sprintf("pgbench-w%d-%d-%d", run.workers, n, i)
+					if _, err := kube.CoreV1().Namespaces().Create(context.Background(),
+						&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+						b.Fatal(err)
+					}
+					r0, w0 := counter.reads.Load(), counter.writes.Load()
+					elapsed, created := pgRun(b, kube, vc, ns, n)
+					reads, writes := counter.reads.Load()-r0, counter.writes.Load()-w0
+					b.ReportMetric(float64(n)/elapsed.Seconds(), "pods/s")
+					// How fast the benchmark itself could create the pods: the
+					// throughput above cannot beat it.
+					b.ReportMetric(float64(n)/created.Seconds(), "created/s")
+					b.ReportMetric(float64(writes)/float64(n), "writes/pod")
+					b.ReportMetric(float64(reads+writes)/float64(n), "calls/pod")
 				}
-				r0, w0 := counter.reads.Load(), counter.writes.Load()
-				elapsed, created := pgRun(b, kube, vc, ns, n)
-				reads, writes := counter.reads.Load()-r0, counter.writes.Load()-w0
-				b.ReportMetric(float64(n)/elapsed.Seconds(), "pods/s")
-				// How fast the benchmark itself could create the pods: the
-				// throughput above cannot beat it.
-				b.ReportMetric(float64(n)/created.Seconds(), "created/s")
-				b.ReportMetric(float64(writes)/float64(n), "writes/pod")
-				b.ReportMetric(float64(reads+writes)/float64(n), "calls/pod")
-			}
-		})
+			})
+		}
+		cancel()
+		if err := <-done; err != nil {
+			b.Fatal(err)
+		}
 	}
 }
 

@@ -3,6 +3,7 @@ package cli
 import (
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/command"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/install"
+	"github.com/kubectl-vc/kubectl-vc/pkg/cli/nodeset"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/podgroup"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/queue"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/serve"
@@ -14,6 +15,7 @@ func Commands() []Subcommand {
 	return []Subcommand{
 		install.NewCmd,
 		install.NewUninstallCmd,
+		nodeset.NewCmd,
 		queue.NewCmd,
 		podgroup.NewCmd,
 		command.NewCmd,

@@ -1,0 +1,196 @@
+package nodeset
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"sort"
+	"strconv"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+
+	slinkyv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/slinky/v1beta1"
+	vcprinters "github.com/kubectl-vc/kubectl-vc/pkg/cli/printers"
+	"github.com/kubectl-vc/kubectl-vc/pkg/cli/util"
+	"github.com/kubectl-vc/kubectl-vc/pkg/slurm"
+)
+
+// DescribeOptions holds the input of 'nodeset describe'.
+type DescribeOptions struct {
+	genericiooptions.IOStreams
+	Factory util.Factory
+
+	Name      string
+	SlurmConf string
+
+	namespace string
+}
+
+func newDescribeCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Command {
+	o := &DescribeOptions{IOStreams: streams, Factory: f, SlurmConf: os.Getenv("SLURM_CONF")}
+	cmd := &cobra.Command{
+		Use:   "describe NAME",
+		Short: "Show a NodeSet, its pods and their Slurm nodes",
+		Long: `Show a NodeSet's spec and status, then one line per pod: ordinal, revision,
+Kubernetes state, cordon and drain deadline, and the Slurm node state and
+reason. The Slurm state is read with sinfo when a slurm.conf is given
+(--slurm-conf, default $SLURM_CONF); otherwise that column shows "-".`,
+		Example: `  kubectl vc nodeset describe compute
+
+  # With live Slurm node states
+  kubectl vc nodeset describe compute --slurm-conf /etc/slurm/slurm.conf`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := o.Complete(args); err != nil {
+				return err
+			}
+			if err := o.Validate(); err != nil {
+				return err
+			}
+			return o.Run(cmd.Context())
+		},
+	}
+	cmd.Flags().StringVar(&o.SlurmConf, "slurm-conf", o.SlurmConf, "slurm.conf of the cluster, to show live Slurm node states")
+	return cmd
+}
+
+// Complete records the name and namespace.
+func (o *DescribeOptions) Complete(args []string) error {
+	o.Name = args[0]
+	ns, err := namespace(o.Factory)
+	o.namespace = ns
+	return err
+}
+
+// Validate checks the name.
+func (o *DescribeOptions) Validate() error { return validateName("NodeSet", o.Name) }
+
+// Run prints the description.
+func (o *DescribeOptions) Run(ctx context.Context) error {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	vc, err := o.Factory.VolcanoClient()
+	if err != nil {
+		return err
+	}
+	kc, err := o.Factory.KubeClient()
+	if err != nil {
+		return err
+	}
+	ns, err := vc.SlinkyV1beta1().NodeSets(o.namespace).Get(ctx, o.Name, metav1.GetOptions{})
+	if err != nil {
+		return err
+	}
+	pods, err := nodeSetPods(ctx, o.Factory, ns)
+	if err != nil {
+		return err
+	}
+	var sl *slurm.Commands
+	if o.SlurmConf != "" {
+		sl = slurm.NewCommands(slurm.CommandsConfig{Conf: o.SlurmConf})
+		if err := sl.Refresh(ctx); err != nil {
+			fmt.Fprintf(o.ErrOut, "warning: cannot read Slurm node states: %s\n", util.Message(err))
+			sl = nil
+		}
+	}
+
+	w := tabwriter.NewWriter(o.Out, 0, 8, 2, ' ', 0)
+	desired := int32(1)
+	if ns.Spec.Replicas != nil {
+		desired = *ns.Spec.Replicas
+	}
+	st := ns.Status
+	fmt.Fprintf(w, "Name:\t%s\n", ns.Name)
+	fmt.Fprintf(w, "Namespace:\t%s\n", ns.Namespace)
+	fmt.Fprintf(w, "Controller:\t%s\n", vcprinters.OrNone(ns.Spec.ControllerRef.Name))
+	fmt.Fprintf(w, "Created:\t%s (%s ago)\n", ns.CreationTimestamp.UTC().Format("2006-01-02T15:04:05Z"), vcprinters.Age(ns.CreationTimestamp))
+	fmt.Fprintf(w, "Replicas:\t%d desired | %d current | %d ready | %d available | %d updated\n",
+		desired, st.Replicas, st.ReadyReplicas, st.AvailableReplicas, st.UpdatedReplicas)
+	fmt.Fprintf(w, "Update Strategy:\t%s\n", strategyString(ns))
+	fmt.Fprintf(w, "Revision:\t%s\n", vcprinters.OrNone(revisionString(ns)))
+	fmt.Fprintf(w, "Slurm Nodes:\t%d idle | %d allocated | %d drain | %d down\n", st.SlurmIdle, st.SlurmAllocated, st.SlurmDrain, st.SlurmDown)
+	fmt.Fprintf(w, "Observed Generation:\t%d (generation %d)\n", st.ObservedGeneration, ns.Generation)
+	fmt.Fprintf(w, "Pods:\n")
+	if len(pods) == 0 {
+		fmt.Fprintf(w, "  <none>\n")
+	} else {
+		sort.Slice(pods, func(i, j int) bool { return ordinal(&pods[i]) < ordinal(&pods[j]) })
+		fmt.Fprintf(w, "  NAME\tORDINAL\tREVISION\tSTATUS\tNODE\tCORDONED\tDEADLINE\tSLURM\n")
+		for i := range pods {
+			p := &pods[i]
+			cordoned := "no"
+			if _, ok := p.Annotations[slinkyv1beta1.AnnotationPodCordon]; ok {
+				cordoned = "yes"
+			}
+			slurmState := "-"
+			if sl != nil {
+				if s, ok := sl.Node(p.Name); ok {
+					slurmState = s.String()
+				} else {
+					slurmState = "<not in slurm>"
+				}
+			}
+			fmt.Fprintf(w, "  %s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", p.Name, p.Labels[slinkyv1beta1.LabelPodIndex],
+				vcprinters.OrNone(p.Labels[slinkyv1beta1.LabelRevisionHash]), podStatus(p), vcprinters.OrNone(p.Spec.NodeName),
+				cordoned, vcprinters.OrNone(p.Annotations[slinkyv1beta1.AnnotationPodDeadline]), slurmState)
+		}
+	}
+	vcprinters.WriteEvents(ctx, w, kc, ns.Namespace, "NodeSet", ns.Name, ns.UID)
+	return w.Flush()
+}
+
+func ordinal(p *corev1.Pod) int {
+	n, err := strconv.Atoi(p.Labels[slinkyv1beta1.LabelPodIndex])
+	if err != nil {
+		return 1 << 30
+	}
+	return n
+}
+
+func podStatus(p *corev1.Pod) string {
+	if p.DeletionTimestamp != nil {
+		return "Terminating"
+	}
+	phase := string(p.Status.Phase)
+	if phase == "" {
+		phase = "Pending"
+	}
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodReady && c.Status == corev1.ConditionTrue {
+			return phase + ",Ready"
+		}
+	}
+	return phase
+}
+
+func strategyString(ns *slinkyv1beta1.NodeSet) string {
+	t := ns.Spec.UpdateStrategy.Type
+	if t == "" {
+		t = slinkyv1beta1.RollingUpdateNodeSetStrategyType
+	}
+	s := string(t)
+	if t == slinkyv1beta1.RollingUpdateNodeSetStrategyType {
+		mu := "25%"
+		if ru := ns.Spec.UpdateStrategy.RollingUpdate; ru != nil && ru.MaxUnavailable != nil {
+			mu = ru.MaxUnavailable.String()
+		}
+		s += " (maxUnavailable " + mu + ")"
+	}
+	return s
+}
+
+func revisionString(ns *slinkyv1beta1.NodeSet) string {
+	if ns.Status.NodeSetHash == "" {
+		return ""
+	}
+	s := ns.Name + "-" + ns.Status.NodeSetHash
+	if c := ns.Status.CollisionCount; c != nil && *c > 0 {
+		s += fmt.Sprintf(" (%d hash collisions)", *c)
+	}
+	return s
+}

@@ -1,0 +1,130 @@
+package nodeset
+
+import (
+	"context"
+	"fmt"
+	"sort"
+
+	"github.com/spf13/cobra"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"k8s.io/cli-runtime/pkg/printers"
+
+	slinkyv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/slinky/v1beta1"
+	vcprinters "github.com/kubectl-vc/kubectl-vc/pkg/cli/printers"
+	"github.com/kubectl-vc/kubectl-vc/pkg/cli/util"
+)
+
+// HistoryOptions holds the input of 'nodeset history'.
+type HistoryOptions struct {
+	genericiooptions.IOStreams
+	Factory    util.Factory
+	PrintFlags *vcprinters.PrintFlags
+
+	Name string
+
+	namespace string
+	printer   printers.ResourcePrinter
+}
+
+func newHistoryCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Command {
+	o := &HistoryOptions{IOStreams: streams, Factory: f, PrintFlags: vcprinters.NewPrintFlags()}
+	cmd := &cobra.Command{
+		Use:   "history NAME",
+		Short: "List the template revisions of a NodeSet",
+		Long: `List the ControllerRevisions of a NodeSet, oldest first, with how many pods
+run each. The current (update) revision is marked with "*". The controller
+keeps revisionHistoryLimit old revisions besides those pods still run.`,
+		Example: `  kubectl vc nodeset history compute`,
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := o.Complete(args); err != nil {
+				return err
+			}
+			if err := o.Validate(); err != nil {
+				return err
+			}
+			return o.Run(cmd.Context())
+		},
+	}
+	o.PrintFlags.AddFlags(cmd)
+	return cmd
+}
+
+// Complete records the name and namespace.
+func (o *HistoryOptions) Complete(args []string) error {
+	o.Name = args[0]
+	ns, err := namespace(o.Factory)
+	o.namespace = ns
+	return err
+}
+
+// Validate checks the name and output.
+func (o *HistoryOptions) Validate() error {
+	if err := validateName("NodeSet", o.Name); err != nil {
+		return err
+	}
+	p, err := o.PrintFlags.ToPrinter()
+	o.printer = p
+	return err
+}
+
+// Run prints the revisions.
+func (o *HistoryOptions) Run(ctx context.Context) error {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	vc, err := o.Factory.VolcanoClient()
+	if err != nil {
+		return err
+	}
+	kc, err := o.Factory.KubeClient()
+	if err != nil {
+		return err
+	}
+	ns, err := vc.SlinkyV1beta1().NodeSets(o.namespace).Get(ctx, o.Name, metav1.GetOptions{})
+	if err != nil {
+		return err
+	}
+	sel := fmt.Sprintf("%s=%s,%s=%s", slinkyv1beta1.LabelAppName, slinkyv1beta1.AppName, slinkyv1beta1.LabelAppInstance, ns.Name)
+	list, err := kc.AppsV1().ControllerRevisions(o.namespace).List(ctx, metav1.ListOptions{LabelSelector: sel})
+	if err != nil {
+		return err
+	}
+	owned := list.DeepCopy()
+	owned.Items = owned.Items[:0]
+	for _, r := range list.Items {
+		if metav1.IsControlledBy(&r, ns) {
+			owned.Items = append(owned.Items, r)
+		}
+	}
+	sort.Slice(owned.Items, func(i, j int) bool { return owned.Items[i].Revision < owned.Items[j].Revision })
+	if !o.PrintFlags.HumanReadable() {
+		return vcprinters.Print(o.printer, owned, o.Out)
+	}
+	if len(owned.Items) == 0 {
+		fmt.Fprintln(o.ErrOut, "No revisions found.")
+		return nil
+	}
+	pods, err := nodeSetPods(ctx, o.Factory, ns)
+	if err != nil {
+		return err
+	}
+	running := map[string]int{}
+	for _, p := range pods {
+		if p.DeletionTimestamp == nil {
+			running[p.Labels[slinkyv1beta1.LabelRevisionHash]]++
+		}
+	}
+	current := ns.Name + "-" + ns.Status.NodeSetHash
+	var rows [][]any
+	for _, r := range owned.Items {
+		mark := ""
+		if r.Name == current {
+			mark = "*"
+		}
+		rows = append(rows, []any{r.Revision, r.Name + mark, running[r.Name], vcprinters.Age(r.CreationTimestamp)})
+	}
+	cols := []vcprinters.Column{{Name: "REVISION"}, {Name: "NAME"}, {Name: "PODS"}, {Name: "AGE"}}
+	return o.printer.PrintObj(vcprinters.Table(cols, rows), o.Out)
+}

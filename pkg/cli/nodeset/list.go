@@ -1,0 +1,151 @@
+package nodeset
+
+import (
+	"context"
+	"fmt"
+	"sort"
+
+	"github.com/spf13/cobra"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"k8s.io/cli-runtime/pkg/printers"
+
+	slinkyv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/slinky/v1beta1"
+	vcprinters "github.com/kubectl-vc/kubectl-vc/pkg/cli/printers"
+	"github.com/kubectl-vc/kubectl-vc/pkg/cli/util"
+)
+
+// ListOptions holds the input of 'nodeset list'.
+type ListOptions struct {
+	genericiooptions.IOStreams
+	Factory    util.Factory
+	PrintFlags *vcprinters.PrintFlags
+
+	Names         []string
+	Selector      string
+	AllNamespaces bool
+
+	namespace string
+	printer   printers.ResourcePrinter
+}
+
+func newListCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Command {
+	o := &ListOptions{IOStreams: streams, Factory: f, PrintFlags: vcprinters.NewPrintFlags()}
+	cmd := &cobra.Command{
+		Use:     "list [NAME...]",
+		Aliases: []string{"get", "ls"},
+		Short:   "List NodeSets with pod and Slurm node counts",
+		Long: `List NodeSets: desired, current, ready and updated pods, and how many of
+their Slurm nodes are idle, allocated, drained (or draining) and down, as the
+NodeSet controller last recorded in status.`,
+		Example: `  # NodeSets of the current namespace
+  kubectl vc nodeset list
+
+  # Every namespace, as YAML
+  kubectl vc nodeset list -A -o yaml`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := o.Complete(args); err != nil {
+				return err
+			}
+			if err := o.Validate(); err != nil {
+				return err
+			}
+			return o.Run(cmd.Context())
+		},
+	}
+	o.PrintFlags.AddFlags(cmd)
+	cmd.Flags().StringVarP(&o.Selector, "selector", "l", "", "Label selector")
+	cmd.Flags().BoolVarP(&o.AllNamespaces, "all-namespaces", "A", false, "List NodeSets of every namespace")
+	return cmd
+}
+
+// Complete records names and the namespace.
+func (o *ListOptions) Complete(args []string) error {
+	o.Names = args
+	ns, err := namespace(o.Factory)
+	o.namespace = ns
+	if o.AllNamespaces {
+		o.namespace = ""
+	}
+	return err
+}
+
+// Validate checks names, selector and output.
+func (o *ListOptions) Validate() error {
+	for _, n := range o.Names {
+		if err := validateName("NodeSet", n); err != nil {
+			return err
+		}
+	}
+	if _, err := labels.Parse(o.Selector); err != nil {
+		return util.UsageErrorf("invalid --selector %q: %s", o.Selector, util.Message(err))
+	}
+	if len(o.Names) > 0 && o.AllNamespaces {
+		return util.UsageErrorf("NodeSet names need a namespace, not --all-namespaces")
+	}
+	p, err := o.PrintFlags.ToPrinter()
+	o.printer = p
+	return err
+}
+
+// Run lists the NodeSets.
+func (o *ListOptions) Run(ctx context.Context) error {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	c, err := o.Factory.VolcanoClient()
+	if err != nil {
+		return err
+	}
+	list := &slinkyv1beta1.NodeSetList{}
+	if len(o.Names) > 0 {
+		for _, n := range o.Names {
+			ns, err := c.SlinkyV1beta1().NodeSets(o.namespace).Get(ctx, n, metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			list.Items = append(list.Items, *ns)
+		}
+	} else {
+		list, err = c.SlinkyV1beta1().NodeSets(o.namespace).List(ctx, metav1.ListOptions{LabelSelector: o.Selector})
+		if err != nil {
+			return err
+		}
+		sort.Slice(list.Items, func(i, j int) bool {
+			a, b := list.Items[i], list.Items[j]
+			return a.Namespace+"/"+a.Name < b.Namespace+"/"+b.Name
+		})
+	}
+	if !o.PrintFlags.HumanReadable() {
+		return vcprinters.Print(o.printer, list, o.Out)
+	}
+	if len(list.Items) == 0 {
+		fmt.Fprintln(o.ErrOut, "No NodeSets found.")
+		return nil
+	}
+	return o.printer.PrintObj(nodeSetTable(list.Items, o.AllNamespaces), o.Out)
+}
+
+func nodeSetTable(items []slinkyv1beta1.NodeSet, withNamespace bool) *metav1.Table {
+	cols := []vcprinters.Column{{Name: "NAME"}, {Name: "DESIRED"}, {Name: "CURRENT"}, {Name: "READY"}, {Name: "UPDATED"},
+		{Name: "IDLE"}, {Name: "ALLOC"}, {Name: "DRAIN"}, {Name: "DOWN"}, {Name: "AGE"}, {Name: "HASH", Wide: true}}
+	if withNamespace {
+		cols = append([]vcprinters.Column{{Name: "NAMESPACE"}}, cols...)
+	}
+	var rows [][]any
+	for _, ns := range items {
+		desired := int32(1)
+		if ns.Spec.Replicas != nil {
+			desired = *ns.Spec.Replicas
+		}
+		st := ns.Status
+		row := []any{ns.Name, desired, st.Replicas, st.ReadyReplicas, st.UpdatedReplicas,
+			st.SlurmIdle, st.SlurmAllocated, st.SlurmDrain, st.SlurmDown, vcprinters.Age(ns.CreationTimestamp), vcprinters.OrNone(st.NodeSetHash)}
+		if withNamespace {
+			row = append([]any{ns.Namespace}, row...)
+		}
+		rows = append(rows, row)
+	}
+	return vcprinters.Table(cols, rows)
+}

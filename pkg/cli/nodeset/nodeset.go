@@ -1,0 +1,91 @@
+// Package nodeset implements 'kubectl vc nodeset': list, describe, scale,
+// cordon, uncordon and history for Slinky NodeSets (Slurm compute nodes
+// running as pods).
+package nodeset
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/spf13/cobra"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+
+	slinkyv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/slinky/v1beta1"
+	"github.com/kubectl-vc/kubectl-vc/pkg/cli/util"
+)
+
+// NewCmd returns the 'nodeset' command group.
+func NewCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:     "nodeset",
+		Aliases: []string{"nodesets", "nss"},
+		Short:   "Manage Slinky NodeSets (Slurm compute nodes as pods)",
+		Long: `Inspect and operate Slinky NodeSets: sets of pods that are Slurm compute
+nodes. Pods leave a NodeSet only after their Slurm node is drained: scale
+and cordon ask for that; the NodeSet controller ('kubectl vc serve') does it.`,
+		Example: `  # NodeSets of the current namespace with their Slurm node states
+  kubectl vc nodeset list
+
+  # Remove two compute nodes once their jobs have finished
+  kubectl vc nodeset scale compute --replicas 8
+
+  # Stop new jobs on one node
+  kubectl vc nodeset cordon compute-3`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error { return cmd.Help() },
+	}
+	cmd.AddCommand(
+		newListCmd(f, streams),
+		newDescribeCmd(f, streams),
+		newScaleCmd(f, streams),
+		newCordonCmd(f, streams),
+		newUncordonCmd(f, streams),
+		newHistoryCmd(f, streams),
+	)
+	return cmd
+}
+
+func validateName(kind, name string) error {
+	if errs := validation.IsDNS1123Subdomain(name); len(errs) > 0 {
+		return util.UsageErrorf("invalid %s name %q: %s", kind, name, errs[0])
+	}
+	return nil
+}
+
+func namespace(f util.Factory) (string, error) {
+	ns, _, err := f.Namespace()
+	return ns, err
+}
+
+// nodeSetOfPod returns the name of the NodeSet controlling pod, or an error
+// saying the pod is not a NodeSet pod.
+func nodeSetOfPod(pod *corev1.Pod) (string, error) {
+	ref := metav1.GetControllerOf(pod)
+	if ref == nil || ref.Kind != slinkyv1beta1.NodeSetKind.Kind || ref.APIVersion != slinkyv1beta1.SchemeGroupVersion.String() {
+		return "", fmt.Errorf("pod %s/%s is not managed by a NodeSet", pod.Namespace, pod.Name)
+	}
+	return ref.Name, nil
+}
+
+// nodeSetPods lists the pods controlled by ns.
+func nodeSetPods(ctx context.Context, f util.Factory, ns *slinkyv1beta1.NodeSet) ([]corev1.Pod, error) {
+	kc, err := f.KubeClient()
+	if err != nil {
+		return nil, err
+	}
+	sel := fmt.Sprintf("%s=%s,%s=%s", slinkyv1beta1.LabelAppName, slinkyv1beta1.AppName, slinkyv1beta1.LabelAppInstance, ns.Name)
+	list, err := kc.CoreV1().Pods(ns.Namespace).List(ctx, metav1.ListOptions{LabelSelector: sel})
+	if err != nil {
+		return nil, err
+	}
+	var out []corev1.Pod
+	for _, p := range list.Items {
+		if metav1.IsControlledBy(&p, ns) {
+			out = append(out, p)
+		}
+	}
+	return out, nil
+}

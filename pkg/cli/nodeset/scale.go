@@ -1,0 +1,89 @@
+package nodeset
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/spf13/cobra"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+
+	"github.com/kubectl-vc/kubectl-vc/pkg/apis/keys"
+	"github.com/kubectl-vc/kubectl-vc/pkg/cli/util"
+)
+
+// ScaleOptions holds the input of 'nodeset scale'.
+type ScaleOptions struct {
+	genericiooptions.IOStreams
+	Factory util.Factory
+
+	Name     string
+	Replicas int32
+
+	namespace string
+}
+
+func newScaleCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Command {
+	o := &ScaleOptions{IOStreams: streams, Factory: f, Replicas: -1}
+	cmd := &cobra.Command{
+		Use:   "scale NAME --replicas N",
+		Short: "Set the number of compute nodes of a NodeSet",
+		Long: `Set spec.replicas of a NodeSet. Scaling out adds pods with the lowest free
+ordinals. Scaling in never kills jobs: the controller cordons the pods to
+remove, drains their Slurm nodes and deletes each pod only once Slurm reports
+its node drained ('nodeset describe' shows the progress and deadlines).`,
+		Example: `  # Ten compute nodes
+  kubectl vc nodeset scale compute --replicas 10`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := o.Complete(args); err != nil {
+				return err
+			}
+			if err := o.Validate(); err != nil {
+				return err
+			}
+			return o.Run(cmd.Context())
+		},
+	}
+	cmd.Flags().Int32Var(&o.Replicas, "replicas", -1, "The new number of pods (required, 0 or more)")
+	return cmd
+}
+
+// Complete records the name and namespace.
+func (o *ScaleOptions) Complete(args []string) error {
+	o.Name = args[0]
+	ns, err := namespace(o.Factory)
+	o.namespace = ns
+	return err
+}
+
+// Validate checks the name and the replica count.
+func (o *ScaleOptions) Validate() error {
+	if err := validateName("NodeSet", o.Name); err != nil {
+		return err
+	}
+	if o.Replicas < 0 {
+		return util.UsageErrorf("--replicas is required and must be 0 or more")
+	}
+	return nil
+}
+
+// Run patches spec.replicas. A merge patch of that one field leaves every
+// other field (including ones this tool does not model) as it is.
+func (o *ScaleOptions) Run(ctx context.Context) error {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	c, err := o.Factory.VolcanoClient()
+	if err != nil {
+		return err
+	}
+	patch := fmt.Appendf(nil, `{"spec":{"replicas":%d}}`, o.Replicas)
+	ns, err := c.SlinkyV1beta1().NodeSets(o.namespace).Patch(ctx, o.Name, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: keys.CLIManager})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(o.Out, "nodeset.slinky.slurm.net/%s scaled to %d (currently %d pods)\n", ns.Name, o.Replicas, ns.Status.Replicas)
+	return nil
+}

@@ -105,7 +105,26 @@ func (o *ListOptions) Run(ctx context.Context) error {
 		return err
 	}
 	list := &schedulingv1beta1.QueueList{}
-	if len(o.Names) > 0 {
+	if len(o.Names) > 0 && o.Watch {
+		// One list gives a resourceVersion to watch from, so the watch
+		// reports only what changed after the rows were printed.
+		all, err := c.SchedulingV1beta1().Queues().List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return err
+		}
+		byName := map[string]schedulingv1beta1.Queue{}
+		for _, q := range all.Items {
+			byName[q.Name] = q
+		}
+		list.ResourceVersion = all.ResourceVersion
+		for _, n := range o.Names {
+			q, ok := byName[n]
+			if !ok {
+				return util.UsageErrorf("queue %q not found", n)
+			}
+			list.Items = append(list.Items, q)
+		}
+	} else if len(o.Names) > 0 {
 		qs, err := getQueues(ctx, c, o.Names)
 		if err != nil {
 			return err

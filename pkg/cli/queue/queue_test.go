@@ -1,0 +1,78 @@
+package queue
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+)
+
+func TestParseResources(t *testing.T) {
+	l, err := parseResources("capability", "cpu=4, memory=8Gi,nvidia.com/gpu=2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := formatResources(l); got != "cpu=4,memory=8Gi,nvidia.com/gpu=2" {
+		t.Errorf("got %s", got)
+	}
+	for in, want := range map[string]string{
+		"cpu=lots":      "cpu=lots is not a quantity",
+		"cpu":           "NAME=QUANTITY",
+		"=4":            "NAME=QUANTITY",
+		"cpu=1,cpu=2":   "cpu is given twice",
+		"memory=-1Gi":   "must not be negative",
+		"bad name!=1":   "resource name",
+		"cpu=1,,mem=1":  "NAME=QUANTITY",
+		"cpu=1;mem=2Gi": "not a quantity",
+	} {
+		_, err := parseResources("capability", in)
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: got %v, want %q", in, err, want)
+		}
+	}
+	if l, err := parseResources("capability", "  "); err != nil || len(l) != 0 {
+		t.Errorf("empty: %v %v", l, err)
+	}
+}
+
+func TestCheckGuarantee(t *testing.T) {
+	d := corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2")}
+	if err := checkGuarantee(d, corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2")}); err != nil {
+		t.Errorf("equal must pass: %v", err)
+	}
+	if err := checkGuarantee(d, corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2001m")}); err == nil {
+		t.Error("guarantee above deserved must fail")
+	}
+	// A resource without a deserved amount is not compared.
+	if err := checkGuarantee(d, corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("1Gi")}); err != nil {
+		t.Errorf("unrelated resource: %v", err)
+	}
+}
+
+// replaceList must null the keys it drops, or a merge patch would keep them.
+func TestReplaceList(t *testing.T) {
+	old := corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("4"), corev1.ResourceMemory: resource.MustParse("8Gi")}
+	b, _ := json.Marshal(replaceList(old, corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("8")}))
+	if string(b) != `{"cpu":"8","memory":null}` {
+		t.Errorf("got %s", b)
+	}
+	if replaceList(old, nil) != nil {
+		t.Error("an empty list must remove the field")
+	}
+}
+
+func TestValidateNames(t *testing.T) {
+	if err := validateNames([]string{"a", "b.c"}); err != nil {
+		t.Error(err)
+	}
+	for _, bad := range [][]string{{"A"}, {"a", "a"}, {""}, {"a_b"}} {
+		if validateNames(bad) == nil {
+			t.Errorf("%v accepted", bad)
+		}
+	}
+	if validateNewName("b.c") == nil {
+		t.Error("a new queue name must be a DNS-1123 label")
+	}
+}

@@ -141,7 +141,7 @@ func (o *CreateOptions) Validate() error {
 	}
 	p, err := o.PrintFlags.ToPrinter()
 	if err != nil {
-		return util.UsageErrorf("unknown output format %q: use one of %v", *o.PrintFlags.OutputFormat, o.PrintFlags.AllowedFormats())
+		return outputError(o.PrintFlags)
 	}
 	o.printer = p
 	q := &schedulingv1beta1.Queue{

@@ -114,7 +114,7 @@ func (o *OperateOptions) Validate() error {
 	}
 	p, err := o.PrintFlags.ToPrinter()
 	if err != nil {
-		return util.UsageErrorf("unknown output format %q: use one of %v", *o.PrintFlags.OutputFormat, o.PrintFlags.AllowedFormats())
+		return outputError(o.PrintFlags)
 	}
 	o.printer = p
 	return nil

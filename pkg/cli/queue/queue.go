@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/utils/ptr"
 
@@ -317,4 +318,9 @@ func refuseRoot(verb string, names []string) error {
 		}
 	}
 	return nil
+}
+
+// outputError explains an -o value the printers of a write command do not know.
+func outputError(pf *genericclioptions.PrintFlags) error {
+	return util.UsageErrorf("unknown output format %q: use one of %s", *pf.OutputFormat, strings.Join(pf.AllowedFormats(), ", "))
 }

@@ -1,12 +1,19 @@
 package queue
 
 import (
+	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	schedulingv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/scheduling/v1beta1"
+	"github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned/fake"
 )
 
 func TestParseResources(t *testing.T) {
@@ -74,5 +81,38 @@ func TestValidateNames(t *testing.T) {
 	}
 	if validateNewName("b.c") == nil {
 		t.Error("a new queue name must be a DNS-1123 label")
+	}
+}
+
+// queueCounts must read podgroups with one list, whatever the number of
+// queues, and not at all when every queue has a status.
+func TestQueueCountsOneList(t *testing.T) {
+	var objs []runtime.Object
+	var queues []schedulingv1beta1.Queue
+	for i := 0; i < 50; i++ {
+		q := schedulingv1beta1.Queue{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("q%d", i)}}
+		queues = append(queues, q)
+		objs = append(objs, &schedulingv1beta1.PodGroup{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("pg%d", i), Namespace: "ns"},
+			Spec: schedulingv1beta1.PodGroupSpec{Queue: q.Name}, Status: schedulingv1beta1.PodGroupStatus{Phase: schedulingv1beta1.PodGroupRunning}})
+	}
+	c := fake.NewSimpleClientset(objs...)
+	got := queueCounts(context.Background(), c, queues)
+	if got["q7"].Running != 1 || got["q7"].total() != 1 {
+		t.Errorf("q7 counts: %+v", got["q7"])
+	}
+	if n := len(c.Actions()); n != 1 || c.Actions()[0].GetVerb() != "list" {
+		t.Errorf("want one list, got %d actions: %v", n, c.Actions())
+	}
+
+	c.ClearActions()
+	for i := range queues {
+		queues[i].Status = schedulingv1beta1.QueueStatus{State: schedulingv1beta1.QueueStateOpen, Pending: 2}
+	}
+	got = queueCounts(context.Background(), c, queues)
+	if got["q3"].Pending != 2 || got["q3"].Running != 0 {
+		t.Errorf("status counts not used: %+v", got["q3"])
+	}
+	if n := len(c.Actions()); n != 0 {
+		t.Errorf("status present, yet %d requests", n)
 	}
 }

@@ -18,11 +18,12 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
-	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/tools/cache"
 
 	busv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/bus/v1alpha1"
 	"github.com/kubectl-vc/kubectl-vc/pkg/apis/scheduling/v1beta1"
 	"github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned"
+	vcinformers "github.com/kubectl-vc/kubectl-vc/pkg/client/informers/externalversions"
 	"github.com/kubectl-vc/kubectl-vc/pkg/controller"
 	"github.com/kubectl-vc/kubectl-vc/pkg/controlplane/cptest"
 
@@ -82,36 +83,35 @@ func runClose(b *testing.B, vc versioned.Interface, metricsAddr, prefix string, 
 		b.FailNow()
 	}
 	waitAll(b, vc, prefix, n, v1beta1.QueueStateOpen)
-	before := requests(b, metricsAddr)
+	before := settled(b, metricsAddr)
 
-	w, err := vc.SchedulingV1beta1().Queues().Watch(ctx, metav1.ListOptions{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer w.Stop()
 	var mu sync.Mutex
 	created := map[string]time.Time{}
 	closedAt := map[string]time.Time{}
 	allClosed := make(chan struct{})
-	go func() {
-		for ev := range w.ResultChan() {
-			if ev.Type != watch.Modified {
-				continue
-			}
-			q := ev.Object.(*v1beta1.Queue)
-			if !strings.HasPrefix(q.Name, prefix+"-") || q.Status.State != v1beta1.QueueStateClosed {
-				continue
-			}
-			mu.Lock()
-			if _, seen := closedAt[q.Name]; !seen {
-				closedAt[q.Name] = time.Now()
-				if len(closedAt) == n {
-					close(allClosed)
-				}
-			}
-			mu.Unlock()
+	// An informer (not a bare watch) observes the closes: it re-establishes
+	// its watch if the server ends it, so no transition is missed.
+	inf := vcinformers.NewSharedInformerFactory(vc, 0)
+	qi := inf.Scheduling().V1beta1().Queues().Informer()
+	_, _ = qi.AddEventHandler(cache.ResourceEventHandlerFuncs{UpdateFunc: func(_, obj any) {
+		q := obj.(*v1beta1.Queue)
+		if !strings.HasPrefix(q.Name, prefix+"-") || q.Status.State != v1beta1.QueueStateClosed {
+			return
 		}
-	}()
+		mu.Lock()
+		defer mu.Unlock()
+		if _, seen := closedAt[q.Name]; !seen {
+			closedAt[q.Name] = time.Now()
+			if len(closedAt) == n {
+				close(allClosed)
+			}
+		}
+	}})
+	stop := make(chan struct{})
+	defer close(stop)
+	inf.Start(stop)
+	inf.WaitForCacheSync(stop)
+	defer inf.Shutdown()
 
 	b.StartTimer()
 	start := time.Now()
@@ -131,7 +131,7 @@ func runClose(b *testing.B, vc versioned.Interface, metricsAddr, prefix string, 
 	})
 	select {
 	case <-allClosed:
-	case <-time.After(90 * time.Second):
+	case <-time.After(5 * time.Minute):
 		l, _ := vc.SchedulingV1beta1().Queues().List(ctx, metav1.ListOptions{})
 		c := 0
 		for _, q := range l.Items {
@@ -143,20 +143,20 @@ func runClose(b *testing.B, vc versioned.Interface, metricsAddr, prefix string, 
 		mu.Lock()
 		seen := len(closedAt)
 		mu.Unlock()
-		b.Fatalf("queues did not all close: %d Closed by list, %d seen on the watch, %d Commands left", c, seen, len(cmds.Items))
+		b.Fatalf("queues did not all close: %d Closed by list, %d seen by the informer, %d Commands left", c, seen, len(cmds.Items))
 	}
 	total := time.Since(start)
 	b.StopTimer()
 
 	// Wait for every Command to be deleted before counting writes.
-	err = wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, 5*time.Minute, true, func(context.Context) (bool, error) {
+	err := wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, 5*time.Minute, true, func(context.Context) (bool, error) {
 		l, err := vc.BusV1alpha1().Commands("default").List(ctx, metav1.ListOptions{})
 		return err == nil && len(l.Items) == 0, nil
 	})
 	if err != nil {
 		b.Fatal("Commands not deleted")
 	}
-	after := requests(b, metricsAddr)
+	after := settled(b, metricsAddr)
 
 	lat := make([]time.Duration, 0, n)
 	for name, t := range closedAt {
@@ -208,6 +208,24 @@ func parallel(n int, f func(i int)) {
 		}()
 	}
 	wg.Wait()
+}
+
+// settled returns the request counts once they stop moving: events are
+// posted asynchronously and would otherwise be counted in the wrong run.
+func settled(b *testing.B, addr string) map[string]float64 {
+	prev := requests(b, addr)
+	for {
+		time.Sleep(time.Second)
+		cur := requests(b, addr)
+		same := len(cur) == len(prev)
+		for k, v := range cur {
+			same = same && prev[k] == v
+		}
+		if same {
+			return cur
+		}
+		prev = cur
+	}
 }
 
 // requests reads the controller's rest_client_requests_total by method.

@@ -529,8 +529,18 @@ func (c *Controller) syncPods(ctx context.Context, key string, ns *slinkyv1beta1
 	if missing := replicas - len(active); missing > 0 {
 		// An ordinal whose old pod is still terminating is waited for, not
 		// skipped: the node keeps its name (and Slurm node) across restarts.
+		// Names held by pods that are not ours (released, or made by
+		// someone else) cannot be created: skip their ordinals.
+		used := append([]*corev1.Pod(nil), active...)
+		if all, err := c.pods.Pods(ns.Namespace).List(labels.Everything()); err == nil {
+			for _, p := range all {
+				if ref := metav1.GetControllerOf(p); (ref == nil || ref.UID != ns.UID) && ordinalOf(ns, p) >= 0 {
+					used = append(used, p)
+				}
+			}
+		}
 		var ordinals []int
-		for _, o := range lowestFreeOrdinals(ns, active, missing) {
+		for _, o := range lowestFreeOrdinals(ns, used, missing) {
 			if terminating[podName(ns, o)] {
 				wait = true
 				continue

@@ -377,3 +377,41 @@ func TestDeletedNodeSetForgetsExpectations(t *testing.T) {
 	}
 	e.eventually("expectations forgotten", func() (bool, string) { return !e.ctrl.PendingExpectations(key), "" })
 }
+
+// TestClaimPods: an orphan pod with the NodeSet's labels and name is adopted
+// (and counts towards replicas); a controlled pod that loses the labels is
+// released, and replaced. A Slurm node set DOWN is counted as down.
+func TestClaimPods(t *testing.T) {
+	e := start(t, "claim", 3)
+	orphan := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "claim-1", Namespace: e.ns, Labels: map[string]string{
+			slinkyv1beta1.LabelAppName: slinkyv1beta1.AppName, slinkyv1beta1.LabelAppInstance: "claim"}},
+		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "slurmd", Image: "x"}}},
+	}
+	if _, err := e.kube.CoreV1().Pods(e.ns).Create(e.ctx, orphan, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	ns := e.newNodeSet("claim", 2)
+	e.eventually("orphan adopted, one pod created", func() (bool, string) {
+		p := e.pods()
+		return names(p) == "claim-0,claim-1" && metav1.IsControlledBy(p["claim-1"], ns), names(p)
+	})
+
+	patch := fmt.Sprintf(`{"metadata":{"labels":{%q:null}}}`, slinkyv1beta1.LabelAppInstance)
+	if _, err := e.kube.CoreV1().Pods(e.ns).Patch(e.ctx, "claim-0", types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	e.eventually("released and replaced", func() (bool, string) {
+		p := e.pods()
+		return names(p) == "claim-0,claim-1,claim-2" && metav1.GetControllerOf(p["claim-0"]) == nil &&
+			metav1.IsControlledBy(p["claim-2"], ns), names(p)
+	})
+
+	if _, err := e.slurm.Scontrol(e.ctx, "update", "nodename=claim-2", "state=down", "reason=dead"); err != nil {
+		t.Fatal(err)
+	}
+	e.eventually("down counted", func() (bool, string) {
+		st := e.get("claim").Status
+		return st.SlurmDown == 1 && st.SlurmIdle == 1 && st.Replicas == 2, fmt.Sprintf("%+v", st)
+	})
+}

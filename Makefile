@@ -51,6 +51,20 @@ test: controlplane slurm build
 bench: controlplane build
 	go test -run '^$$' -bench . $(BENCH_FLAGS) -timeout 60m ./test/bench/...
 
+FUZZTIME ?= 10s
+# Every fuzzer of user input, as package:Fuzzer. 'go test -fuzz' takes one
+# fuzzer per run, hence the loop.
+FUZZERS := ./pkg/cli/queue:FuzzParseResources \
+	./plugins/podgroup:FuzzMinMember \
+	./plugins/podgroup:FuzzNetworkTopology \
+	./plugins/podgroup:FuzzBuild
+
+## fuzz: run each fuzzer for FUZZTIME (default 10s); the seed corpora also run in 'make test'
+fuzz:
+	for f in $(FUZZERS); do \
+		go test -run '^$$' -fuzz "^$${f#*:}\$$" -fuzztime $(FUZZTIME) "$${f%%:*}" || exit 1; \
+	done
+
 ## cluster-up: start a local etcd + kube-apiserver with the CRDs installed
 cluster-up: controlplane build
 	go run ./hack/cluster up

@@ -1,0 +1,295 @@
+// Package faults holds fault tests on real processes: the built
+// 'kubectl-vc serve' binary against the real local etcd and kube-apiserver,
+// which the tests stop, restart and race against. Deadlines in these tests
+// bound a poll (so a broken build fails instead of hanging); they are not
+// assertions of speed, which belong to test/bench.
+package faults
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/kubectl-vc/kubectl-vc/pkg/apis/keys"
+	"github.com/kubectl-vc/kubectl-vc/pkg/apis/scheduling/v1beta1"
+	"github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned"
+	"github.com/kubectl-vc/kubectl-vc/pkg/controlplane"
+	"github.com/kubectl-vc/kubectl-vc/pkg/controlplane/cptest"
+	"github.com/kubectl-vc/kubectl-vc/plugins/podgroup"
+)
+
+var (
+	cp         *controlplane.ControlPlane
+	binary     string
+	kubeconfig string
+	ctx        = context.Background()
+)
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "faults-test-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	root, err := controlplane.RepoRoot()
+	if err == nil {
+		binary = filepath.Join(dir, "kubectl-vc")
+		build := exec.Command("go", "build", "-o", binary, "./cmd/kubectl-vc")
+		build.Dir = root
+		build.Stdout, build.Stderr = os.Stderr, os.Stderr
+		err = build.Run()
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "build kubectl-vc:", err)
+		os.Exit(1)
+	}
+	defer os.RemoveAll(dir)
+	cptest.Main(m, func(c *controlplane.ControlPlane) {
+		cp = c
+		kubeconfig = filepath.Join(dir, "kubeconfig")
+		if err := cp.WriteKubeconfig(kubeconfig, controlplane.AdminUser); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+	})
+}
+
+func clients(t testing.TB) (versioned.Interface, kubernetes.Interface) {
+	t.Helper()
+	cfg := cp.AdminConfig()
+	cfg.QPS, cfg.Burst = -1, 0 // the tests' own setup is not what is measured
+	return versioned.NewForConfigOrDie(cfg), kubernetes.NewForConfigOrDie(cfg)
+}
+
+// serveProc is one running 'kubectl-vc serve'.
+type serveProc struct {
+	cmd             *exec.Cmd
+	done            chan struct{}
+	err             error
+	health, metrics string
+	log             string
+}
+
+func freePort(t testing.TB) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+// startServe starts serve and waits until it reports ready. The process
+// is SIGKILLed at the end of the test if still running, so none outlives
+// the test binary.
+func startServe(t testing.TB, args ...string) *serveProc {
+	t.Helper()
+	p := &serveProc{done: make(chan struct{}), health: freePort(t), metrics: freePort(t)}
+	p.log = filepath.Join(t.TempDir(), "serve.log")
+	logf, err := os.Create(p.log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	full := append([]string{"serve", "--kubeconfig=" + kubeconfig,
+		"--health-probe-bind-address=" + p.health, "--metrics-bind-address=" + p.metrics}, args...)
+	p.cmd = exec.Command(binary, full...)
+	p.cmd.Stdout, p.cmd.Stderr = logf, logf
+	if err := p.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		p.err = p.cmd.Wait()
+		logf.Close()
+		close(p.done)
+	}()
+	t.Cleanup(func() {
+		p.kill()
+		if t.Failed() {
+			b, _ := os.ReadFile(p.log)
+			t.Logf("serve log:\n%s", tail(string(b), 40))
+		}
+	})
+	poll(t, "serve ready", 2*time.Minute, func() (bool, error) {
+		if p.exited() {
+			return false, fmt.Errorf("serve exited: %v", p.err)
+		}
+		resp, err := http.Get("http://" + p.health + "/readyz")
+		if err != nil {
+			return false, nil
+		}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK, nil
+	})
+	return p
+}
+
+func tail(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
+
+func (p *serveProc) exited() bool {
+	select {
+	case <-p.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// kill is a crash: SIGKILL, no chance to clean up.
+func (p *serveProc) kill() {
+	if !p.exited() {
+		_ = p.cmd.Process.Kill()
+	}
+	<-p.done
+}
+
+// metric sums every sample of a metric of the process.
+func (p *serveProc) metric(t testing.TB, name string, fragments ...string) float64 {
+	t.Helper()
+	resp, err := http.Get("http://" + p.metrics + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	sum := 0.0
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+next:
+	for sc.Scan() {
+		line := sc.Text()
+		if !strings.HasPrefix(line, name+"{") && !strings.HasPrefix(line, name+" ") {
+			continue
+		}
+		for _, f := range fragments {
+			if !strings.Contains(line, f) {
+				continue next
+			}
+		}
+		v, err := strconv.ParseFloat(line[strings.LastIndexByte(line, ' ')+1:], 64)
+		if err != nil {
+			t.Fatalf("bad sample %q", line)
+		}
+		sum += v
+	}
+	return sum
+}
+
+// poll retries cond until it holds. The deadline only bounds a broken run.
+func poll(t testing.TB, what string, deadline time.Duration, cond func() (bool, error)) {
+	t.Helper()
+	var last error
+	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, deadline, true, func(context.Context) (bool, error) {
+		ok, err := cond()
+		last = err
+		return ok && err == nil, nil
+	})
+	if err != nil {
+		t.Fatalf("%s: not reached within %v (last error: %v)", what, deadline, last)
+	}
+}
+
+func namespace(t testing.TB, kube kubernetes.Interface, name string) string {
+	t.Helper()
+	_, err := kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{})
+	if err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
+	return name
+}
+
+// barePod is a pending pod for the volcano scheduler, which serve must
+// give a PodGroup of its own.
+func barePod(name string) *corev1.Pod {
+	return &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: corev1.PodSpec{SchedulerName: "volcano", Containers: []corev1.Container{{
+			Name: "main", Image: "registry.example/app:1",
+		}}},
+	}
+}
+
+// checkGrouping asserts the podgroup controller's invariants in a
+// namespace: every pod carries the name of its own group and that group
+// exists, exactly one group refers to each pod, and no group is orphaned
+// (each one's owner pod exists). It returns a description of the first
+// violation, or "" when all hold.
+func checkGrouping(vc versioned.Interface, kube kubernetes.Interface, ns string, wantPods int) (string, error) {
+	pods, err := kube.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return "", err
+	}
+	pgs, err := vc.SchedulingV1beta1().PodGroups(ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return "", err
+	}
+	if len(pods.Items) != wantPods {
+		return fmt.Sprintf("%d pods, want %d", len(pods.Items), wantPods), nil
+	}
+	groupsOf := map[string]int{}
+	names := map[string]bool{}
+	for _, pg := range pgs.Items {
+		names[pg.Name] = true
+		for _, ref := range pg.OwnerReferences {
+			if ref.Kind == "Pod" {
+				groupsOf[string(ref.UID)]++
+			}
+		}
+	}
+	uids := map[string]bool{}
+	for _, pod := range pods.Items {
+		uids[string(pod.UID)] = true
+		want := podgroup.GroupName(&pod)
+		if got := pod.Annotations[keys.KubeGroupName]; got != want {
+			return fmt.Sprintf("pod %s annotated %q, want %q", pod.Name, got, want), nil
+		}
+		if !names[want] {
+			return fmt.Sprintf("pod %s: group %s missing", pod.Name, want), nil
+		}
+		if n := groupsOf[string(pod.UID)]; n != 1 {
+			return fmt.Sprintf("pod %s is owner of %d groups", pod.Name, n), nil
+		}
+	}
+	for _, pg := range pgs.Items {
+		owned := false
+		for _, ref := range pg.OwnerReferences {
+			owned = owned || uids[string(ref.UID)]
+		}
+		if !owned {
+			return fmt.Sprintf("group %s is orphaned (owners %v)", pg.Name, pg.OwnerReferences), nil
+		}
+	}
+	if len(pgs.Items) != wantPods {
+		return fmt.Sprintf("%d groups for %d pods", len(pgs.Items), wantPods), nil
+	}
+	return "", nil
+}
+
+// queueCounts reads a queue's status counts.
+func queueCounts(vc versioned.Interface, name string) (v1beta1.QueueStatus, error) {
+	q, err := vc.SchedulingV1beta1().Queues().Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return v1beta1.QueueStatus{}, err
+	}
+	return q.Status, nil
+}

@@ -1,0 +1,228 @@
+package bench
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kubectl-vc/kubectl-vc/pkg/apis/scheduling/v1beta1"
+	"github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned"
+	"github.com/kubectl-vc/kubectl-vc/pkg/controlplane"
+	"github.com/kubectl-vc/kubectl-vc/pkg/controlplane/cptest"
+)
+
+// Sizes of the cold start; override with VC_BENCH_QUEUES / VC_BENCH_PODGROUPS
+// to scale down on a small machine (docs/benchmarks.md says which ran).
+func envInt(name string, def int) int {
+	if v, err := strconv.Atoi(os.Getenv(name)); err == nil && v > 0 {
+		return v
+	}
+	return def
+}
+
+// buildBinary builds kubectl-vc once per benchmark: serve must run as its
+// own process for its peak RSS to mean anything.
+func buildBinary(b *testing.B) string {
+	b.Helper()
+	root, err := controlplane.RepoRoot()
+	if err != nil {
+		b.Fatal(err)
+	}
+	bin := filepath.Join(b.TempDir(), "kubectl-vc")
+	cmd := exec.Command("go", "build", "-o", bin, "./cmd/kubectl-vc")
+	cmd.Dir = root
+	if out, err := cmd.CombinedOutput(); err != nil {
+		b.Fatalf("build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+var coldPhases = []v1beta1.PodGroupPhase{
+	v1beta1.PodGroupPending, v1beta1.PodGroupRunning, v1beta1.PodGroupInqueue,
+	v1beta1.PodGroupCompleted, v1beta1.PodGroupUnknown,
+}
+
+// BenchmarkColdStart: 1 000 queues and 20 000 podgroups in mixed phases
+// exist before serve starts (as after an upgrade or a failover). Measured:
+// the time from starting the serve process until every queue's status
+// counts are right, serve's peak RSS (VmHWM) at that moment, and the API
+// requests serve made by method (its own rest_client_requests_total).
+func BenchmarkColdStart(b *testing.B) {
+	nq, npg := envInt("VC_BENCH_QUEUES", 1000), envInt("VC_BENCH_PODGROUPS", 20000)
+	bin := buildBinary(b)
+	cp := cptest.Start(b)
+	cfg := cp.AdminConfig() // QPS -1: creating the fixture fast is not what is measured
+	vc := versioned.NewForConfigOrDie(cfg)
+	kubeconfig := filepath.Join(b.TempDir(), "kubeconfig")
+	if err := cp.WriteKubeconfig(kubeconfig, controlplane.AdminUser); err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+
+	setup := time.Now()
+	parallel(nq, func(i int) {
+		if _, err := vc.SchedulingV1beta1().Queues().Create(ctx, &v1beta1.Queue{
+			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("cold-%04d", i)},
+			Spec:       v1beta1.QueueSpec{Weight: 1},
+		}, metav1.CreateOptions{}); err != nil {
+			b.Error(err)
+		}
+	})
+	// Podgroups as the podgroup controller makes them (minResources and a
+	// few annotations), so the objects in the cache have a realistic size.
+	minRes := corev1.ResourceList{
+		"count/pods": resource.MustParse("4"), "pods": resource.MustParse("4"),
+		"cpu": resource.MustParse("2"), "requests.cpu": resource.MustParse("2"),
+		"memory": resource.MustParse("8Gi"), "requests.memory": resource.MustParse("8Gi"),
+	}
+	parallel(npg, func(i int) {
+		if _, err := vc.SchedulingV1beta1().PodGroups("default").Create(ctx, &v1beta1.PodGroup{
+			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("pg-%05d", i),
+				Annotations: map[string]string{"volcano.sh/preemptable": "true"}},
+			Spec:   v1beta1.PodGroupSpec{MinMember: 4, Queue: fmt.Sprintf("cold-%04d", i%nq), MinResources: &minRes},
+			Status: v1beta1.PodGroupStatus{Phase: coldPhases[(i/nq)%len(coldPhases)]},
+		}, metav1.CreateOptions{}); err != nil {
+			b.Error(err)
+		}
+	})
+	if b.Failed() {
+		return
+	}
+	b.Logf("fixture: %d queues, %d podgroups created in %v", nq, npg, time.Since(setup).Round(time.Millisecond))
+	want := wantedCounts(nq, npg)
+
+	for range b.N {
+		health, metrics := freeAddr(b), freeAddr(b)
+		cmd := exec.Command(bin, "serve", "--kubeconfig="+kubeconfig, "--controllers=queue,podgroup",
+			"--health-probe-bind-address="+health, "--metrics-bind-address="+metrics)
+		logf, err := os.Create(filepath.Join(b.TempDir(), "serve.log"))
+		if err != nil {
+			b.Fatal(err)
+		}
+		cmd.Stdout, cmd.Stderr = logf, logf
+		b.ResetTimer()
+		start := time.Now()
+		if err := cmd.Start(); err != nil {
+			b.Fatal(err)
+		}
+		var elapsed time.Duration
+		for {
+			if ok := queuesMatch(b, vc, want); ok {
+				elapsed = time.Since(start)
+				break
+			}
+			if time.Since(start) > 20*time.Minute {
+				_ = cmd.Process.Kill()
+				_ = cmd.Wait()
+				b.Fatal("queue statuses not right after 20 minutes")
+			}
+			time.Sleep(250 * time.Millisecond)
+		}
+		b.StopTimer()
+		reqs := settled(b, metrics)
+		hwm, rss := procMemory(b, cmd.Process.Pid)
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		logf.Close()
+		b.ReportMetric(elapsed.Seconds(), "s-to-correct")
+		b.ReportMetric(float64(hwm)/1024, "MiB-peak-RSS")
+		b.ReportMetric(float64(rss)/1024, "MiB-RSS")
+		total, writes := 0.0, 0.0
+		for m, v := range reqs {
+			total += v
+			if m != http.MethodGet {
+				writes += v
+			}
+		}
+		b.ReportMetric(total, "requests")
+		b.ReportMetric(writes, "writes")
+		b.Logf("queues=%d podgroups=%d: correct after %v, VmHWM %d KiB, VmRSS %d KiB, requests by method %v",
+			nq, npg, elapsed.Round(time.Millisecond), hwm, rss, reqs)
+	}
+}
+
+// wantedCounts is each queue's expected status: podgroup i is in queue
+// i%nq with phase coldPhases[(i/nq)%5].
+func wantedCounts(nq, npg int) map[string]v1beta1.QueueStatus {
+	want := map[string]v1beta1.QueueStatus{}
+	for i := range npg {
+		name := fmt.Sprintf("cold-%04d", i%nq)
+		s := want[name]
+		switch coldPhases[(i/nq)%len(coldPhases)] {
+		case v1beta1.PodGroupPending:
+			s.Pending++
+		case v1beta1.PodGroupRunning:
+			s.Running++
+		case v1beta1.PodGroupInqueue:
+			s.Inqueue++
+		case v1beta1.PodGroupCompleted:
+			s.Completed++
+		case v1beta1.PodGroupUnknown:
+			s.Unknown++
+		}
+		want[name] = s
+	}
+	for i := range nq {
+		name := fmt.Sprintf("cold-%04d", i)
+		if _, ok := want[name]; !ok {
+			want[name] = v1beta1.QueueStatus{}
+		}
+	}
+	return want
+}
+
+func queuesMatch(b *testing.B, vc versioned.Interface, want map[string]v1beta1.QueueStatus) bool {
+	list, err := vc.SchedulingV1beta1().Queues().List(context.Background(), metav1.ListOptions{})
+	if err != nil {
+		return false
+	}
+	ok := 0
+	for _, q := range list.Items {
+		w, mine := want[q.Name]
+		if !mine {
+			continue
+		}
+		s := q.Status
+		if s.Pending == w.Pending && s.Running == w.Running && s.Inqueue == w.Inqueue &&
+			s.Completed == w.Completed && s.Unknown == w.Unknown {
+			ok++
+		}
+	}
+	return ok == len(want)
+}
+
+// procMemory reads a process's peak and current resident set (KiB).
+func procMemory(b *testing.B, pid int) (hwm, rss int64) {
+	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		fields := strings.Fields(sc.Text())
+		if len(fields) < 2 {
+			continue
+		}
+		v, _ := strconv.ParseInt(fields[1], 10, 64)
+		switch fields[0] {
+		case "VmHWM:":
+			hwm = v
+		case "VmRSS:":
+			rss = v
+		}
+	}
+	return hwm, rss
+}

@@ -1,0 +1,154 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+
+	"github.com/kubectl-vc/kubectl-vc/pkg/apis/scheduling/v1beta1"
+	"github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned"
+	"github.com/kubectl-vc/kubectl-vc/pkg/controlplane/cptest"
+)
+
+// countingProxy forwards plain HTTP to the API server with the admin's
+// credentials and counts the requests. kubectl and kubectl-vc both talk
+// to it through the same kubeconfig, so their request counts and wall
+// times are measured the same way (and -v output formats do not matter).
+type countingProxy struct {
+	srv      *httptest.Server
+	requests atomic.Int64
+}
+
+func newCountingProxy(b *testing.B, cfg *rest.Config) *countingProxy {
+	b.Helper()
+	target, err := url.Parse(cfg.Host)
+	if err != nil {
+		b.Fatal(err)
+	}
+	rt, err := rest.TransportFor(cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	p := &countingProxy{}
+	rp := httputil.NewSingleHostReverseProxy(target)
+	rp.Transport = rt
+	p.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		p.requests.Add(1)
+		rp.ServeHTTP(w, r)
+	}))
+	b.Cleanup(p.srv.Close)
+	return p
+}
+
+func (p *countingProxy) kubeconfig(b *testing.B) string {
+	path := filepath.Join(b.TempDir(), "kubeconfig")
+	content := fmt.Sprintf(`apiVersion: v1
+kind: Config
+clusters: [{name: proxy, cluster: {server: %q}}]
+users: [{name: anyone, user: {}}]
+contexts: [{name: proxy, context: {cluster: proxy, user: anyone}}]
+current-context: proxy
+`, p.srv.URL)
+	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+		b.Fatal(err)
+	}
+	return path
+}
+
+// BenchmarkListAtScale: 'kubectl vc queue list' over 5 000 queues and
+// 'kubectl vc podgroup list -A' over 20 000 podgroups, each next to the
+// 'kubectl get' of the same resources: wall time of the whole process
+// (output to /dev/null) and the requests it made.
+func BenchmarkListAtScale(b *testing.B) {
+	nq, npg := envInt("VC_BENCH_LIST_QUEUES", 5000), envInt("VC_BENCH_LIST_PODGROUPS", 20000)
+	kubectl, err := exec.LookPath("kubectl")
+	if err != nil {
+		b.Skip("kubectl not on PATH: nothing to compare with")
+	}
+	bin := buildBinary(b)
+	cp := cptest.Start(b)
+	cfg := cp.AdminConfig()
+	vc := versioned.NewForConfigOrDie(cfg)
+	kube := kubernetes.NewForConfigOrDie(cfg)
+	ctx := context.Background()
+	parallel(nq, func(i int) {
+		if _, err := vc.SchedulingV1beta1().Queues().Create(ctx, &v1beta1.Queue{
+			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("list-%04d", i)},
+			Spec:       v1beta1.QueueSpec{Weight: 1},
+		}, metav1.CreateOptions{}); err != nil {
+			b.Error(err)
+		}
+	})
+	namespaces := 20
+	for i := range namespaces {
+		if _, err := kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("list-ns-%02d", i)}}, metav1.CreateOptions{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	parallel(npg, func(i int) {
+		if _, err := vc.SchedulingV1beta1().PodGroups(fmt.Sprintf("list-ns-%02d", i%namespaces)).Create(ctx, &v1beta1.PodGroup{
+			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("pg-%05d", i)},
+			Spec:       v1beta1.PodGroupSpec{MinMember: 1, Queue: fmt.Sprintf("list-%04d", i%nq)},
+			Status:     v1beta1.PodGroupStatus{Phase: coldPhases[i%len(coldPhases)]},
+		}, metav1.CreateOptions{}); err != nil {
+			b.Error(err)
+		}
+	})
+	if b.Failed() {
+		return
+	}
+	proxy := newCountingProxy(b, cfg)
+	kc := proxy.kubeconfig(b)
+	for _, c := range []struct {
+		name string
+		argv []string
+	}{
+		{fmt.Sprintf("vc-queue-list/queues=%d", nq), []string{bin, "queue", "list"}},
+		{fmt.Sprintf("kubectl-get-queues/queues=%d", nq), []string{kubectl, "get", "queues.scheduling.volcano.sh"}},
+		{fmt.Sprintf("vc-podgroup-list-A/podgroups=%d", npg), []string{bin, "podgroup", "list", "-A"}},
+		{fmt.Sprintf("kubectl-get-podgroups-A/podgroups=%d", npg), []string{kubectl, "get", "podgroups.scheduling.volcano.sh", "-A"}},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			var reqs int64
+			var wall time.Duration
+			for range b.N {
+				cmd := exec.Command(c.argv[0], append(c.argv[1:], "--kubeconfig="+kc)...)
+				cmd.Env = append(os.Environ(), "KUBECACHEDIR="+b.TempDir()) // no warm discovery cache
+				stderr := &limitedBuffer{}
+				cmd.Stderr = stderr
+				before := proxy.requests.Load()
+				start := time.Now()
+				if err := cmd.Run(); err != nil {
+					b.Fatalf("%v: %v\n%s", c.argv, err, stderr.b)
+				}
+				wall += time.Since(start)
+				reqs += proxy.requests.Load() - before
+			}
+			b.ReportMetric(wall.Seconds()/float64(b.N), "s/run")
+			b.ReportMetric(float64(reqs)/float64(b.N), "requests/run")
+		})
+	}
+}
+
+type limitedBuffer struct{ b []byte }
+
+func (l *limitedBuffer) Write(p []byte) (int, error) {
+	if len(l.b) < 64<<10 {
+		l.b = append(l.b, p...)
+	}
+	return len(p), nil
+}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -483,12 +484,14 @@ func (c *Controller) syncPods(ctx context.Context, key string, ns *slinkyv1beta1
 		})
 		for _, p := range cand[:excess] {
 			condemned[p.Name] = true
-			w, err := c.retire(ctx, key, p, reasonScaleIn)
-			if err != nil {
-				errs = append(errs, err)
-			}
-			wait = wait || w
 		}
+		// Each retirement costs a few Slurm commands; run them side by side
+		// so that a large scale-in is not paced by one command at a time.
+		w, err := parallel(cand[:excess], func(p *corev1.Pod) (bool, error) { return c.retire(ctx, key, p, reasonScaleIn) })
+		if err != nil {
+			errs = append(errs, err)
+		}
+		wait = wait || w
 	}
 
 	// Cordon annotations set by hand (nodeset cordon) drain the node; a
@@ -707,4 +710,39 @@ func (c *Controller) truncateHistory(ctx context.Context, ns *slinkyv1beta1.Node
 		}
 	}
 	return nil
+}
+
+// retireParallelism bounds the Slurm commands and API calls in flight for
+// one NodeSet.
+const retireParallelism = 8
+
+// parallel runs fn for every pod, at most retireParallelism at once, and
+// reports whether any must be waited for, and all errors.
+func parallel(pods []*corev1.Pod, fn func(*corev1.Pod) (bool, error)) (bool, error) {
+	type result struct {
+		wait bool
+		err  error
+	}
+	results := make([]result, len(pods))
+	sem := make(chan struct{}, retireParallelism)
+	var wg sync.WaitGroup
+	for i, p := range pods {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			w, err := fn(p)
+			results[i] = result{w, err}
+		}()
+	}
+	wg.Wait()
+	wait := false
+	var errs []error
+	for _, r := range results {
+		wait = wait || r.wait
+		if r.err != nil {
+			errs = append(errs, r.err)
+		}
+	}
+	return wait, errors.Join(errs...)
 }

@@ -40,7 +40,7 @@ func TestMain(m *testing.M) {
 // env is one test's world: a namespace, a Slurm cluster whose nodes are the
 // pod names the test will use, and a running controller.
 type env struct {
-	t     *testing.T
+	t     testing.TB
 	ctx   context.Context
 	kube  kubernetes.Interface
 	vc    versioned.Interface
@@ -49,7 +49,7 @@ type env struct {
 	ctrl  *nodeset.Controller
 }
 
-func start(t *testing.T, prefix string, slurmNodes int) *env {
+func start(t testing.TB, prefix string, slurmNodes int) *env {
 	t.Helper()
 	var nodes []string
 	for i := range slurmNodes {

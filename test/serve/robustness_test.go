@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -240,7 +241,10 @@ func TestRBACServiceAccount(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	p := startServe(t, "--kubeconfig="+path, "--controllers=queue", "--leader-elect",
+	// The queue and podgroup controllers both run, so every informer and
+	// write of theirs is checked against the ClusterRole. (The NodeSet
+	// controller needs a Slurm cluster; its rules are exercised in test/nodeset.)
+	p := startServe(t, "--kubeconfig="+path, "--controllers=queue,podgroup", "--leader-elect",
 		"--leader-elect-resource-namespace=volcano-system", "--leader-elect-lease-duration=3s",
 		"--leader-elect-renew-deadline=2s", "--leader-elect-retry-period=250ms")
 	waitState(t, vc, "root", open)
@@ -257,6 +261,26 @@ func TestRBACServiceAccount(t *testing.T) {
 	eventually(t, "a StateChanged event recorded", func() (bool, error) {
 		evs, err := kube.CoreV1().Events("default").List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=rbac-child"})
 		return err == nil && len(evs.Items) > 0, err
+	})
+	// The podgroup controller groups a volcano pod: podgroup create and pod patch.
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "rbac-pod", Namespace: "default"},
+		Spec:       corev1.PodSpec{SchedulerName: "volcano", Containers: []corev1.Container{{Name: "c", Image: "busybox"}}},
+	}
+	if _, err := kube.CoreV1().Pods("default").Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the pod grouped by serve running as its ServiceAccount", func() (bool, error) {
+		got, err := kube.CoreV1().Pods("default").Get(ctx, "rbac-pod", metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		name := got.Annotations["scheduling.k8s.io/group-name"]
+		if name == "" {
+			return false, nil
+		}
+		_, err = vc.SchedulingV1beta1().PodGroups("default").Get(ctx, name, metav1.GetOptions{})
+		return err == nil, nil
 	})
 	if v, _ := p.metric(t, "rest_client_requests_total", `code="403"`); v != 0 {
 		b, _ := os.ReadFile(p.log)

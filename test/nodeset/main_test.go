@@ -51,6 +51,15 @@ type env struct {
 
 func start(t testing.TB, prefix string, slurmNodes int) *env {
 	t.Helper()
+	e := startWithoutController(t, prefix, slurmNodes)
+	e.runController()
+	return e
+}
+
+// startWithoutController is start without the test's own controller, for
+// tests that run it another way.
+func startWithoutController(t testing.TB, prefix string, slurmNodes int) *env {
+	t.Helper()
 	var nodes []string
 	for i := range slurmNodes {
 		nodes = append(nodes, fmt.Sprintf("%s-%d", prefix, i))
@@ -63,7 +72,12 @@ func start(t testing.TB, prefix string, slurmNodes int) *env {
 	if _, err := e.kube.CoreV1().Namespaces().Create(e.ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: e.ns}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	e.ctrl = nodeset.New(nodeset.Config{Slurm: cl.Client(), DrainPoll: 200 * time.Millisecond, Resync: time.Second})
+	return e
+}
+
+func (e *env) runController() {
+	t := e.t
+	e.ctrl = nodeset.New(nodeset.Config{Slurm: e.slurm.Client(), DrainPoll: 200 * time.Millisecond, Resync: time.Second})
 	kf := kubeinformers.NewSharedInformerFactory(e.kube, 0)
 	vf := vcinformers.NewSharedInformerFactory(e.vc, 0)
 	opt := &framework.ControllerOption{KubeClient: e.kube, VolcanoClient: e.vc,
@@ -83,7 +97,6 @@ func start(t testing.TB, prefix string, slurmNodes int) *env {
 		kf.Shutdown()
 		vf.Shutdown()
 	})
-	return e
 }
 
 func (e *env) newNodeSet(name string, replicas int32, mutate ...func(*slinkyv1beta1.NodeSet)) *slinkyv1beta1.NodeSet {

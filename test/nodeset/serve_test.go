@@ -1,0 +1,38 @@
+package nodeset
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/kubectl-vc/kubectl-vc/pkg/controller"
+	"github.com/kubectl-vc/kubectl-vc/pkg/slurm"
+	"github.com/kubectl-vc/kubectl-vc/plugins/nodeset"
+)
+
+// TestServeRunsNodeSetController: the controller registered with the
+// framework runs under the manager ('serve' with --controllers=nodeset),
+// reaching Slurm as SetSlurmConfig says.
+func TestServeRunsNodeSetController(t *testing.T) {
+	// No test controller: whatever happens below is the manager's doing.
+	e := startWithoutController(t, "served", 1)
+	nodeset.SetSlurmConfig(slurm.CommandsConfig{Conf: e.slurm.Conf})
+	t.Cleanup(func() { nodeset.SetSlurmConfig(slurm.CommandsConfig{}) })
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- controller.Run(ctx, cp.AdminConfig(), controller.Options{Controllers: []string{"nodeset"}})
+	}()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("manager: %v", err)
+		}
+	})
+	e.newNodeSet("served", 1)
+	e.eventually("pod", func() (bool, string) { n := e.markAllReady(); return n == 1, fmt.Sprint(n) })
+	e.eventually("status with Slurm counts", func() (bool, string) {
+		st := e.get("served").Status
+		return st.ReadyReplicas == 1 && st.SlurmIdle == 1, fmt.Sprintf("%+v", st)
+	})
+}

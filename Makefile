@@ -12,7 +12,7 @@ LDFLAGS := -s -w -X $(VERSION_PKG).gitVersion=$(VERSION) -X $(VERSION_PKG).gitCo
 GO_TEST_FLAGS ?= -race -timeout 45m
 BENCH_FLAGS ?= -benchtime 1x
 
-.PHONY: all build slurm controlplane generate verify test unit-test integration-test bench cluster-up cluster-down demo clean fmt vet
+.PHONY: all build slurm controlplane generate verify test unit-test integration-test bench cluster-up cluster-down demo docs release-snapshot clean fmt vet
 
 all: build
 
@@ -76,6 +76,18 @@ cluster-down:
 ## demo: the quick start — local control plane, CRDs, and kubectl vc at work
 demo: controlplane build
 	hack/demo.sh
+
+## docs: regenerate the command reference in docs/reference from the cobra tree
+docs:
+	rm -rf docs/reference
+	go run ./hack/gendocs docs/reference
+
+## release-snapshot: every release archive, checksums and the rendered krew manifest in dist/
+release-snapshot:
+	cd hack/release && GOBIN=$(CURDIR)/bin/tools go install tool
+	bin/tools/goreleaser release --snapshot --clean
+	go run ./hack/krew -checksums dist/checksums.txt > dist/krew-vc.yaml
+	@echo "krew manifest: dist/krew-vc.yaml"
 
 clean:
 	rm -rf bin/kubectl-vc dist .cluster

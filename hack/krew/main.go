@@ -7,6 +7,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -16,12 +17,16 @@ import (
 )
 
 func main() {
-	tag := flag.String("tag", "", "release tag, e.g. v0.1.0")
+	tag := flag.String("tag", "", "release tag, e.g. v0.1.0 (default: from -metadata)")
+	metadata := flag.String("metadata", "dist/metadata.json", "goreleaser metadata, read when -tag is empty")
 	sums := flag.String("checksums", "dist/checksums.txt", "goreleaser checksums file")
 	manifest := flag.String("manifest", "krew-manifest.yaml", "the manifest template")
 	flag.Parse()
 	if *tag == "" {
-		fmt.Fprintln(os.Stderr, "error: -tag is required")
+		*tag = tagFromMetadata(*metadata)
+	}
+	if *tag == "" {
+		fmt.Fprintln(os.Stderr, "error: -tag is required (no version in "+*metadata+")")
 		os.Exit(2)
 	}
 	tmpl, err := os.ReadFile(*manifest)
@@ -42,6 +47,21 @@ func main() {
 		fmt.Fprintln(os.Stderr, "error:", err)
 		os.Exit(1)
 	}
+}
+
+// tagFromMetadata returns "v" + the version goreleaser recorded, or "".
+func tagFromMetadata(path string) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return ""
+	}
+	var m struct {
+		Version string `json:"version"`
+	}
+	if json.Unmarshal(b, &m) != nil || m.Version == "" {
+		return ""
+	}
+	return "v" + strings.TrimPrefix(m.Version, "v")
 }
 
 // parseChecksums reads "<sha256>  <file>" lines.

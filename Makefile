@@ -12,7 +12,7 @@ LDFLAGS := -s -w -X $(VERSION_PKG).gitVersion=$(VERSION) -X $(VERSION_PKG).gitCo
 GO_TEST_FLAGS ?= -race -timeout 45m
 BENCH_FLAGS ?= -benchtime 1x
 
-.PHONY: all build slurm controlplane generate verify test unit-test integration-test bench cluster-up cluster-down demo docs release-snapshot clean fmt vet
+.PHONY: all build slurm controlplane generate verify test unit-test integration-test bench fuzz cluster-up cluster-down demo docs release-snapshot clean fmt vet
 
 all: build
 

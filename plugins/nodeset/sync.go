@@ -503,8 +503,10 @@ func (c *Controller) syncPods(ctx context.Context, key string, ns *slinkyv1beta1
 		}
 		st, known := c.cfg.Slurm.Node(p.Name)
 		switch {
-		case isCordoned(p) && known && st.Reason == reasonScaleIn:
-			// Scale-in called off.
+		case isCordoned(p) && known && (st.Reason == reasonScaleIn ||
+			st.Reason == reasonUpdate && p.Labels[slinkyv1beta1.LabelRevisionHash] == update.Name):
+			// Scale-in called off, or an update reverted before this pod
+			// was replaced: it is wanted as it is.
 			if err := c.setCordon(ctx, p, false); err != nil {
 				errs = append(errs, err)
 			} else if err := c.undrain(ctx, p); err != nil {

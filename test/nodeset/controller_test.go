@@ -415,3 +415,36 @@ func TestClaimPods(t *testing.T) {
 		return st.SlurmDown == 1 && st.SlurmIdle == 1 && st.Replicas == 2, fmt.Sprintf("%+v", st)
 	})
 }
+
+// TestUpdateWaitsForDrainAndRevert: an update never replaces a pod whose
+// Slurm node runs a job; it waits DRAINING. Reverting the template calls the
+// update off: the pod is uncordoned and its node resumed, job untouched.
+func TestUpdateWaitsForDrainAndRevert(t *testing.T) {
+	e := start(t, "rev", 1)
+	e.newNodeSet("rev", 1)
+	e.eventually("ready pod", func() (bool, string) { n := e.markAllReady(); return n == 1, fmt.Sprint(n) })
+	uid := e.pods()["rev-0"].UID
+	oldRev := "rev-" + e.get("rev").Status.NodeSetHash
+	if _, err := e.slurm.Allocate(e.ctx, "rev-0", 30); err != nil {
+		t.Fatal(err)
+	}
+	e.patchNodeSet("rev", `{"spec":{"template":{"metadata":{"labels":{"team":"other"}}}}}`)
+	e.eventually("pod cordoned for the update, node draining", func() (bool, string) {
+		p := e.pods()["rev-0"]
+		st := e.slurmState("rev-0")
+		return p != nil && p.Annotations[slinkyv1beta1.AnnotationPodDeadline] != "" && st == "DRAINING (kubectl-vc: update)", st
+	})
+	if p := e.pods()["rev-0"]; p == nil || p.UID != uid {
+		t.Fatal("pod replaced while its Slurm node runs a job")
+	}
+	e.patchNodeSet("rev", `{"spec":{"template":{"metadata":{"labels":{"team":"hpc"}}}}}`)
+	e.eventually("update called off", func() (bool, string) {
+		p := e.pods()["rev-0"]
+		_, cordoned := p.Annotations[slinkyv1beta1.AnnotationPodCordon]
+		st := e.slurmState("rev-0")
+		return !cordoned && st == "ALLOCATED" && e.get("rev").Status.NodeSetHash == strings.TrimPrefix(oldRev, "rev-"), st
+	})
+	if p := e.pods()["rev-0"]; p.UID != uid || p.Labels[slinkyv1beta1.LabelRevisionHash] != oldRev {
+		t.Fatalf("pod replaced or relabelled: %v", p.Labels)
+	}
+}

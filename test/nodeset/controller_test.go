@@ -232,7 +232,7 @@ func TestRollingUpdateOneAtATime(t *testing.T) {
 	e := start(t, "roll", 3)
 	e.newNodeSet("roll", 3)
 	e.eventually("three ready pods", func() (bool, string) { n := e.markAllReady(); return n == 3, fmt.Sprint(n) })
-	oldHash := e.get("roll").Status.NodeSetHash
+	oldHash := strings.TrimPrefix(e.pods()["roll-0"].Labels[slinkyv1beta1.LabelRevisionHash], "roll-")
 	e.patchNodeSet("roll", `{"spec":{"template":{"metadata":{"labels":{"team":"hpc2"}}}}}`)
 	e.eventually("new revision", func() (bool, string) {
 		h := e.get("roll").Status.NodeSetHash
@@ -278,7 +278,8 @@ func TestOnDeleteWaitsForDeletes(t *testing.T) {
 		ns.Spec.UpdateStrategy = slinkyv1beta1.NodeSetUpdateStrategy{Type: slinkyv1beta1.OnDeleteNodeSetStrategyType}
 	})
 	e.eventually("two ready pods", func() (bool, string) { n := e.markAllReady(); return n == 2, fmt.Sprint(n) })
-	oldRev := "ondel-" + e.get("ondel").Status.NodeSetHash
+	// The revision the pods run (status may not be written yet).
+	oldRev := e.pods()["ondel-0"].Labels[slinkyv1beta1.LabelRevisionHash]
 	e.patchNodeSet("ondel", `{"spec":{"template":{"metadata":{"labels":{"team":"new"}}}}}`)
 	var gen int64
 	e.eventually("new revision observed", func() (bool, string) {
@@ -424,7 +425,7 @@ func TestUpdateWaitsForDrainAndRevert(t *testing.T) {
 	e.newNodeSet("rev", 1)
 	e.eventually("ready pod", func() (bool, string) { n := e.markAllReady(); return n == 1, fmt.Sprint(n) })
 	uid := e.pods()["rev-0"].UID
-	oldRev := "rev-" + e.get("rev").Status.NodeSetHash
+	oldRev := e.pods()["rev-0"].Labels[slinkyv1beta1.LabelRevisionHash]
 	if _, err := e.slurm.Allocate(e.ctx, "rev-0", 30); err != nil {
 		t.Fatal(err)
 	}

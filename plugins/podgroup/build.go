@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"gopkg.in/inf.v0"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -131,17 +132,19 @@ func isExtendedResource(name corev1.ResourceName) bool {
 	return len(validation.IsQualifiedName(requestsPrefix+s)) == 0
 }
 
-// MinResources is minMember times the pod's quota usage, summed the way
-// Volcano sums it (so the quantities print the same).
+// MinResources is minMember times the pod's quota usage. It multiplies
+// rather than adding minMember times as Volcano does (same values): the
+// count comes from a user's annotation and may be as large as MaxInt32,
+// which must not stall a worker.
 func MinResources(pod *corev1.Pod, minMember int32, now time.Time) corev1.ResourceList {
-	usage := QuotaUsage(pod, now)
 	out := corev1.ResourceList{}
-	for range minMember {
-		for name, q := range usage {
-			sum := out[name]
-			sum.Add(q)
-			out[name] = sum
-		}
+	if minMember <= 0 {
+		return out
+	}
+	n := inf.NewDec(int64(minMember), 0)
+	for name, q := range QuotaUsage(pod, now) {
+		product := new(inf.Dec).Mul(q.AsDec(), n)
+		out[name] = *resource.NewDecimalQuantity(*product, q.Format)
 	}
 	return out
 }
@@ -188,11 +191,13 @@ func NetworkTopology(pod *corev1.Pod) (*v1beta1.NetworkTopologySpec, []Problem) 
 		}
 	}
 	if hasTier {
-		if v, err := strconv.Atoi(tier); err == nil {
+		// The CRD refuses a negative tier, so one is ignored like garbage
+		// rather than leaving the pod without a group forever.
+		if v, err := strconv.Atoi(tier); err == nil && v >= 0 {
 			spec.HighestTierAllowed = &v
 		} else {
 			problems = append(problems, Problem{"InvalidNetworkTopology",
-				fmt.Sprintf("annotation %s=%q is not an integer; ignored", keys.NetworkTopologyHighestTier, tier)})
+				fmt.Sprintf("annotation %s=%q is not a non-negative integer; ignored", keys.NetworkTopologyHighestTier, tier)})
 		}
 	}
 	return spec, problems

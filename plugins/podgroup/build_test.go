@@ -1,6 +1,7 @@
 package podgroup
 
 import (
+	"math"
 	"testing"
 	"time"
 
@@ -249,5 +250,24 @@ func TestMergeDetectsOnlyRealChanges(t *testing.T) {
 	if !changed || merged.Annotations[keys.Preemptable] != "" || merged.Annotations[keys.RevocableZone] != "z" ||
 		merged.Annotations["note"] != "kept" || merged.Labels["team"] != "a" || merged.Status.Phase != v1beta1.PodGroupRunning {
 		t.Errorf("merge: changed=%v %+v", changed, merged.ObjectMeta)
+	}
+}
+
+// TestMinResourcesMultipliesLargeMinMember: a min-member near MaxInt32 (a
+// user's annotation) is multiplied, not added in a loop, and exact.
+func TestMinResourcesMultipliesLargeMinMember(t *testing.T) {
+	pod := &corev1.Pod{Spec: corev1.PodSpec{Containers: []corev1.Container{{
+		Name: "c",
+		Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{
+			corev1.ResourceCPU: resource.MustParse("250m"),
+		}},
+	}}}}
+	got := MinResources(pod, math.MaxInt32, time.Now())
+	want := resource.MustParse("536870911750m") // 0.25 * 2147483647
+	if q := got[corev1.ResourceCPU]; q.Cmp(want) != 0 {
+		t.Errorf("cpu = %s, want %s", q.String(), want.String())
+	}
+	if len(MinResources(pod, 0, time.Now())) != 0 {
+		t.Error("minMember 0 must give no resources")
 	}
 }

@@ -104,6 +104,14 @@ func TestCLI(t *testing.T) {
 		t.Fatalf("history:\n%s", out)
 	}
 
+	// Shell completion of NodeSet and pod names.
+	if out := e.mustVC("__complete", "nodeset", "describe", "c"); !strings.HasPrefix(out, "cli\n") {
+		t.Errorf("nodeset name completion: %q", out)
+	}
+	if out := e.mustVC("__complete", "nodeset", "cordon", "cli-"); !strings.HasPrefix(out, "cli-0\ncli-1\ncli-2\n") {
+		t.Errorf("pod name completion: %q", out)
+	}
+
 	// Failure paths: one line on stderr, exit 1.
 	stranger := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "stranger", Namespace: e.ns},
 		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "x"}}}}

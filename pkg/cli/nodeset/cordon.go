@@ -35,8 +35,9 @@ The NodeSet controller then drains their Slurm nodes: running jobs finish, no
 new job starts. The pods stay; 'nodeset uncordon' resumes the nodes.`,
 		Example: `  # Stop new jobs on compute-3
   kubectl vc nodeset cordon compute-3`,
-		Args: cobra.MinimumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error { return o.run(cmd.Context(), args) },
+		Args:              cobra.MinimumNArgs(1),
+		ValidArgsFunction: nodeSetPodNames(f),
+		RunE:              func(cmd *cobra.Command, args []string) error { return o.run(cmd.Context(), args) },
 	}
 	return cmd
 }

@@ -43,7 +43,8 @@ reason. The Slurm state is read with sinfo when a slurm.conf is given
 
   # With live Slurm node states
   kubectl vc nodeset describe compute --slurm-conf /etc/slurm/slurm.conf`,
-		Args: cobra.ExactArgs(1),
+		Args:              cobra.ExactArgs(1),
+		ValidArgsFunction: nodeSetNames(f, true),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := o.Complete(args); err != nil {
 				return err

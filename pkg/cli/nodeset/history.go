@@ -35,8 +35,9 @@ func newHistoryCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Co
 		Long: `List the ControllerRevisions of a NodeSet, oldest first, with how many pods
 run each. The current (update) revision is marked with "*". The controller
 keeps revisionHistoryLimit old revisions besides those pods still run.`,
-		Example: `  kubectl vc nodeset history compute`,
-		Args:    cobra.ExactArgs(1),
+		Example:           `  kubectl vc nodeset history compute`,
+		Args:              cobra.ExactArgs(1),
+		ValidArgsFunction: nodeSetNames(f, true),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := o.Complete(args); err != nil {
 				return err

@@ -44,6 +44,7 @@ NodeSet controller last recorded in status.`,
 
   # Every namespace, as YAML
   kubectl vc nodeset list -A -o yaml`,
+		ValidArgsFunction: nodeSetNames(f, false),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := o.Complete(args); err != nil {
 				return err

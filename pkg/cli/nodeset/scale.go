@@ -35,7 +35,8 @@ remove, drains their Slurm nodes and deletes each pod only once Slurm reports
 its node drained ('nodeset describe' shows the progress and deadlines).`,
 		Example: `  # Ten compute nodes
   kubectl vc nodeset scale compute --replicas 10`,
-		Args: cobra.ExactArgs(1),
+		Args:              cobra.ExactArgs(1),
+		ValidArgsFunction: nodeSetNames(f, true),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := o.Complete(args); err != nil {
 				return err

@@ -18,7 +18,8 @@ pods. The NodeSet controller resumes their Slurm nodes if it drained them; a
 drain set by a Slurm administrator is left alone.`,
 		Example: `  # Let jobs run on compute-3 again
   kubectl vc nodeset uncordon compute-3`,
-		Args: cobra.MinimumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error { return o.run(cmd.Context(), args) },
+		Args:              cobra.MinimumNArgs(1),
+		ValidArgsFunction: nodeSetPodNames(f),
+		RunE:              func(cmd *cobra.Command, args []string) error { return o.run(cmd.Context(), args) },
 	}
 }

@@ -21,7 +21,8 @@ import (
 	"github.com/kubectl-vc/kubectl-vc/pkg/controller/framework"
 
 	// The controllers register themselves with the framework.
-	_ "github.com/kubectl-vc/kubectl-vc/plugins/nodeset"
+	"github.com/kubectl-vc/kubectl-vc/pkg/slurm"
+	"github.com/kubectl-vc/kubectl-vc/plugins/nodeset"
 	_ "github.com/kubectl-vc/kubectl-vc/plugins/podgroup"
 	_ "github.com/kubectl-vc/kubectl-vc/plugins/queue"
 )
@@ -53,6 +54,10 @@ type Options struct {
 	RenewDeadline       time.Duration
 	RetryPeriod         time.Duration
 	FeatureGates        featuregate.MutableFeatureGate
+	// SlurmConf and SlurmBinDir tell the NodeSet controller how to reach
+	// Slurm: the cluster's slurm.conf and where scontrol/sinfo/squeue are.
+	SlurmConf           string
+	SlurmBinDir         string
 	selectedControllers []string
 }
 
@@ -114,6 +119,8 @@ It stops cleanly on SIGTERM or SIGINT.`,
 	fl.DurationVar(&o.LeaseDuration, "leader-elect-lease-duration", 15*time.Second, "How long a standby waits after the last renewal before taking the lease")
 	fl.DurationVar(&o.RenewDeadline, "leader-elect-renew-deadline", 10*time.Second, "How long the leader retries renewing before it gives up leadership")
 	fl.DurationVar(&o.RetryPeriod, "leader-elect-retry-period", 2*time.Second, "Interval between attempts to acquire or renew the lease")
+	fl.StringVar(&o.SlurmConf, "slurm-conf", os.Getenv("SLURM_CONF"), "slurm.conf of the Slurm cluster the NodeSet controller drains and resumes nodes in (default: $SLURM_CONF)")
+	fl.StringVar(&o.SlurmBinDir, "slurm-bin-dir", "", "Directory of scontrol, sinfo and squeue (default: search PATH)")
 	o.FeatureGates.AddFlag(fl)
 	return cmd
 }
@@ -171,6 +178,7 @@ func (o *Options) Run(ctx context.Context) error {
 	cfg.QPS = o.KubeAPIQPS
 	cfg.Burst = o.KubeAPIBurst
 	cfg.UserAgent = controller.Component
+	nodeset.SetSlurmConfig(slurm.CommandsConfig{Conf: o.SlurmConf, BinDir: o.SlurmBinDir})
 	err = controller.Run(ctx, cfg, controller.Options{
 		Controllers: o.selectedControllers,
 		Workers: map[string]int{

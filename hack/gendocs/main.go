@@ -21,6 +21,7 @@ func main() {
 	// Flag defaults derived from the environment (the kubeconfig cache
 	// under $HOME) must not make the reference differ between machines.
 	_ = os.Setenv("HOME", "~")
+	_ = os.Unsetenv("SLURM_CONF")
 	root := cli.NewRootCmd(genericiooptions.NewTestIOStreamsDiscard(), cli.Commands()...)
 	root.DisableAutoGenTag = true
 	if err := os.MkdirAll(os.Args[1], 0o755); err != nil {

@@ -36,15 +36,9 @@ func envInt(name string, def int) int {
 // own process for its peak RSS to mean anything.
 func buildBinary(b *testing.B) string {
 	b.Helper()
-	root, err := controlplane.RepoRoot()
+	bin, err := cptest.BuildBinary(b.TempDir())
 	if err != nil {
 		b.Fatal(err)
-	}
-	bin := filepath.Join(b.TempDir(), "kubectl-vc")
-	cmd := exec.Command("go", "build", "-o", bin, "./cmd/kubectl-vc")
-	cmd.Dir = root
-	if out, err := cmd.CombinedOutput(); err != nil {
-		b.Fatalf("build: %v\n%s", err, out)
 	}
 	return bin
 }

@@ -55,11 +55,9 @@ func run(m *testing.M) int {
 	}
 	env.rootDir = root
 	env.binDir = dir
-	env.bin = filepath.Join(dir, "kubectl-vc")
-	build := exec.Command("go", "build", "-o", env.bin, "./cmd/kubectl-vc")
-	build.Dir = root
-	if out, err := build.CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "build kubectl-vc: %v\n%s", err, out)
+	env.bin, err = cptest.BuildBinary(dir)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
 	cp, err := cptest.StartWithCRDs(context.Background())

@@ -46,16 +46,9 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	root, err := controlplane.RepoRoot()
-	if err == nil {
-		binary = filepath.Join(dir, "kubectl-vc")
-		build := exec.Command("go", "build", "-o", binary, "./cmd/kubectl-vc")
-		build.Dir = root
-		build.Stdout, build.Stderr = os.Stderr, os.Stderr
-		err = build.Run()
-	}
+	binary, err = cptest.BuildBinary(dir)
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "build kubectl-vc:", err)
+		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
 	defer os.RemoveAll(dir)

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/kubectl-vc/kubectl-vc/pkg/controlplane"
+	"github.com/kubectl-vc/kubectl-vc/pkg/controlplane/cptest"
 )
 
 var (
@@ -30,20 +31,9 @@ const testVersion = "v9.8.7-test"
 func binary(t *testing.T) string {
 	t.Helper()
 	buildOnce.Do(func() {
-		root, err := controlplane.RepoRoot()
-		if err != nil {
-			buildErr = err
-			return
-		}
 		binDir, buildErr = os.MkdirTemp("", "kubectl-vc-bin-")
-		if buildErr != nil {
-			return
-		}
-		cmd := exec.Command("go", "build", "-o", filepath.Join(binDir, "kubectl-vc"),
-			"-ldflags", "-X github.com/kubectl-vc/kubectl-vc/pkg/version.gitVersion="+testVersion, "./cmd/kubectl-vc")
-		cmd.Dir = root
-		if out, err := cmd.CombinedOutput(); err != nil {
-			buildErr = &buildError{string(out)}
+		if buildErr == nil {
+			_, buildErr = cptest.BuildBinary(binDir, "-X github.com/kubectl-vc/kubectl-vc/pkg/version.gitVersion="+testVersion)
 		}
 	})
 	if buildErr != nil {
@@ -51,10 +41,6 @@ func binary(t *testing.T) string {
 	}
 	return filepath.Join(binDir, "kubectl-vc")
 }
-
-type buildError struct{ out string }
-
-func (e *buildError) Error() string { return "go build: " + e.out }
 
 func kubeconfig(t *testing.T, user string) string {
 	t.Helper()

@@ -6,6 +6,9 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
@@ -57,4 +60,25 @@ func Main(m *testing.M, set func(*controlplane.ControlPlane)) {
 	code := m.Run()
 	_ = cp.Stop()
 	os.Exit(code)
+}
+
+// BuildBinary builds kubectl-vc from the repository into dir and returns
+// its path; extra ldflags (e.g. a version) are passed through. Tests run the
+// real binary, as a user would.
+func BuildBinary(dir string, ldflags ...string) (string, error) {
+	root, err := controlplane.RepoRoot()
+	if err != nil {
+		return "", err
+	}
+	bin := filepath.Join(dir, "kubectl-vc")
+	args := []string{"build", "-o", bin}
+	if len(ldflags) > 0 {
+		args = append(args, "-ldflags", strings.Join(ldflags, " "))
+	}
+	cmd := exec.Command("go", append(args, "./cmd/kubectl-vc")...)
+	cmd.Dir = root
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("go build kubectl-vc: %v\n%s", err, out)
+	}
+	return bin, nil
 }

@@ -198,38 +198,22 @@ func (c *Controller) Run(stopCh <-chan struct{}) {
 	if !cache.WaitForCacheSync(stopCh, c.synced...) {
 		return
 	}
-	var wg sync.WaitGroup
-	for range c.workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for c.processNext() {
-			}
-		}()
-	}
-	<-stopCh
-	c.wq.ShutDown()
-	wg.Wait()
+	framework.RunWorkers(stopCh, c.wq, c.workers, c.process)
 }
 
-func (c *Controller) processNext() bool {
-	key, quit := c.wq.Get()
-	if quit {
-		return false
-	}
-	defer c.wq.Done(key)
+// process syncs one NodeSet. Errors are retried rate-limited without a
+// limit: a NodeSet waits on Slurm, which may be away for a while.
+func (c *Controller) process(key string) {
 	requeue, err := c.sync(key)
-	switch {
-	case err != nil:
+	if err != nil {
 		klog.ErrorS(err, "syncing NodeSet", "nodeset", key)
 		c.wq.AddRateLimited(key)
-	default:
-		c.wq.Forget(key)
-		if requeue > 0 {
-			c.wq.AddAfter(key, requeue)
-		}
+		return
 	}
-	return true
+	c.wq.Forget(key)
+	if requeue > 0 {
+		c.wq.AddAfter(key, requeue)
+	}
 }
 
 func (c *Controller) enqueueNodeSet(obj any) {

@@ -7,7 +7,6 @@ package podgroup
 
 import (
 	"slices"
-	"sync"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -163,43 +162,25 @@ func (c *Controller) Run(stopCh <-chan struct{}) {
 	}
 	klog.InfoS("podgroup controller started", "workers", c.workers, "schedulers", c.schedulers,
 		"inheritOwnerAnnotations", c.inherit, "workLoadSupport", c.workloads)
-	var wg sync.WaitGroup
-	for range c.workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for c.processNext() {
-			}
-		}()
-	}
-	<-stopCh
-	c.wq.ShutDown()
-	wg.Wait()
+	framework.RunWorkers(stopCh, c.wq, c.workers, c.process)
 }
 
-func (c *Controller) processNext() bool {
-	req, quit := c.wq.Get()
-	if quit {
-		return false
-	}
-	defer c.wq.Done(req)
+// process syncs one request and applies the retry policy to a failure.
+func (c *Controller) process(req request) {
 	err := c.sync(req)
 	if err == nil {
 		c.wq.Forget(req)
-		return true
+		return
 	}
-	if c.maxRequeue < 0 || c.wq.NumRequeues(req) < c.maxRequeue {
+	if !framework.Requeue(c.wq, req, c.maxRequeue) {
 		klog.V(2).InfoS("podgroup sync failed; retrying", "kind", req.kind, "object", klog.KRef(req.namespace, req.name), "err", err)
-		c.wq.AddRateLimited(req)
-		return true
+		return
 	}
 	klog.ErrorS(err, "podgroup sync failed too often; dropping the request", "kind", req.kind, "object", klog.KRef(req.namespace, req.name))
 	if obj := c.objectOf(req); obj != nil {
 		c.recorder.Eventf(obj, corev1.EventTypeWarning, "PodGroupSyncFailed",
-			"gave up after %d retries: %v", c.wq.NumRequeues(req), err)
+			"gave up after %d retries: %v", c.maxRequeue, err)
 	}
-	c.wq.Forget(req)
-	return true
 }
 
 // objectOf is the object a dropped request's event is recorded on.

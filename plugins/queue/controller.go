@@ -172,44 +172,26 @@ func (c *Controller) Run(stopCh <-chan struct{}) {
 			return true, nil
 		})
 	}
-	var wg sync.WaitGroup
-	for range c.workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for c.processNext() {
-			}
-		}()
-	}
-	<-stopCh
-	c.wq.ShutDown()
-	wg.Wait()
+	framework.RunWorkers(stopCh, c.wq, c.workers, c.process)
 }
 
-func (c *Controller) processNext() bool {
-	key, quit := c.wq.Get()
-	if quit {
-		return false
-	}
-	defer c.wq.Done(key)
+// process syncs one queue and applies the retry policy to a failure.
+func (c *Controller) process(key string) {
 	err := c.sync(key)
 	if err == nil {
 		c.wq.Forget(key)
-		return true
+		return
 	}
-	if c.maxRequeue < 0 || c.wq.NumRequeues(key) < c.maxRequeue {
+	if !framework.Requeue(c.wq, key, c.maxRequeue) {
 		klog.V(2).InfoS("sync failed, requeued", "queue", key, "err", err)
-		c.wq.AddRateLimited(key)
-		return true
+		return
 	}
 	// Dropped: the pending Commands stay, visible in 'command list', and a
 	// later event for this queue tries again.
-	c.wq.Forget(key)
 	klog.ErrorS(err, "dropping queue request after the requeue limit", "queue", key, "retries", c.maxRequeue)
 	if q, gerr := c.queues.Get(key); gerr == nil {
 		c.recorder.Eventf(q, "Warning", "RequestDropped", "dropped after %d retries: %v", c.maxRequeue, err)
 	}
-	return true
 }
 
 func (c *Controller) enqueueChildren(name string) {

@@ -108,10 +108,14 @@ func runClose(b *testing.B, vc versioned.Interface, metricsAddr, prefix string, 
 		}
 	}})
 	stop := make(chan struct{})
-	defer close(stop)
+	// One defer, in this order: Shutdown waits for the informers, which only
+	// end once stop is closed (two defers would run the other way round).
+	defer func() {
+		close(stop)
+		inf.Shutdown()
+	}()
 	inf.Start(stop)
 	inf.WaitForCacheSync(stop)
-	defer inf.Shutdown()
 
 	b.StartTimer()
 	start := time.Now()

@@ -9,7 +9,9 @@ BUILD_DATE ?= $(shell date -u +%Y-%m-%dT%H:%M:%SZ)
 VERSION_PKG := github.com/kubectl-vc/kubectl-vc/pkg/version
 LDFLAGS := -s -w -X $(VERSION_PKG).gitVersion=$(VERSION) -X $(VERSION_PKG).gitCommit=$(COMMIT) -X $(VERSION_PKG).buildDate=$(BUILD_DATE)
 
-GO_TEST_FLAGS ?= -race -timeout 45m
+# -count=1: the integration tests run external binaries (etcd, kube-apiserver,
+# slurmctld) that go test's result cache cannot see, so never reuse results.
+GO_TEST_FLAGS ?= -race -count=1 -timeout 45m
 BENCH_FLAGS ?= -benchtime 1x
 
 .PHONY: all build slurm controlplane generate verify test unit-test integration-test bench fuzz cluster-up cluster-down demo docs release-snapshot clean fmt vet

@@ -135,8 +135,8 @@ func TestAPIServerAndEtcdRestart(t *testing.T) {
 	// Let serve's watches break and its retries fail for a while; a crash
 	// on a lost connection would happen here.
 	time.Sleep(3 * time.Second)
-	if p.exited() {
-		t.Fatalf("serve exited while the API was down: %v", p.err)
+	if p.Exited() {
+		t.Fatalf("serve exited while the API was down: %v", p.Err())
 	}
 	if err := cp.StartEtcd(); err != nil {
 		t.Fatal(err)
@@ -163,8 +163,8 @@ func TestAPIServerAndEtcdRestart(t *testing.T) {
 	poll(t, "every pod grouped after the restart", convergeDeadline, func() (bool, error) {
 		return podsGroupedIgnoring(vc, kube, ns, 120)
 	})
-	if p.exited() {
-		t.Fatalf("serve exited after the restart: %v", p.err)
+	if p.Exited() {
+		t.Fatalf("serve exited after the restart: %v", p.Err())
 	}
 }
 
@@ -219,7 +219,7 @@ func TestKillServeWhileGrouping(t *testing.T) {
 			l, err := vc.SchedulingV1beta1().PodGroups(ns).List(ctx, metav1.ListOptions{ResourceVersion: "0"})
 			return err == nil && len(l.Items) >= at, err
 		})
-		p.kill()
+		p.Kill()
 		l, err := vc.SchedulingV1beta1().PodGroups(ns).List(ctx, metav1.ListOptions{})
 		if err != nil {
 			t.Fatal(err)

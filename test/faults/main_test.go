@@ -6,16 +6,10 @@
 package faults
 
 import (
-	"bufio"
 	"context"
 	"fmt"
-	"net"
-	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -69,123 +63,11 @@ func clients(t testing.TB) (versioned.Interface, kubernetes.Interface) {
 	return versioned.NewForConfigOrDie(cfg), kubernetes.NewForConfigOrDie(cfg)
 }
 
-// serveProc is one running 'kubectl-vc serve'.
-type serveProc struct {
-	cmd             *exec.Cmd
-	done            chan struct{}
-	err             error
-	health, metrics string
-	log             string
-}
-
-func freePort(t testing.TB) string {
+// startServe starts serve and waits until it reports ready; it is killed
+// when the test ends, so none outlives the test binary.
+func startServe(t testing.TB, args ...string) *cptest.Serve {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
-}
-
-// startServe starts serve and waits until it reports ready. The process
-// is SIGKILLed at the end of the test if still running, so none outlives
-// the test binary.
-func startServe(t testing.TB, args ...string) *serveProc {
-	t.Helper()
-	p := &serveProc{done: make(chan struct{}), health: freePort(t), metrics: freePort(t)}
-	p.log = filepath.Join(t.TempDir(), "serve.log")
-	logf, err := os.Create(p.log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	full := append([]string{"serve", "--kubeconfig=" + kubeconfig,
-		"--health-probe-bind-address=" + p.health, "--metrics-bind-address=" + p.metrics}, args...)
-	p.cmd = exec.Command(binary, full...)
-	p.cmd.Stdout, p.cmd.Stderr = logf, logf
-	if err := p.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() {
-		p.err = p.cmd.Wait()
-		logf.Close()
-		close(p.done)
-	}()
-	t.Cleanup(func() {
-		p.kill()
-		if t.Failed() {
-			b, _ := os.ReadFile(p.log)
-			t.Logf("serve log:\n%s", tail(string(b), 40))
-		}
-	})
-	poll(t, "serve ready", 2*time.Minute, func() (bool, error) {
-		if p.exited() {
-			return false, fmt.Errorf("serve exited: %v", p.err)
-		}
-		resp, err := http.Get("http://" + p.health + "/readyz")
-		if err != nil {
-			return false, nil
-		}
-		resp.Body.Close()
-		return resp.StatusCode == http.StatusOK, nil
-	})
-	return p
-}
-
-func tail(s string, n int) string {
-	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
-}
-
-func (p *serveProc) exited() bool {
-	select {
-	case <-p.done:
-		return true
-	default:
-		return false
-	}
-}
-
-// kill is a crash: SIGKILL, no chance to clean up.
-func (p *serveProc) kill() {
-	if !p.exited() {
-		_ = p.cmd.Process.Kill()
-	}
-	<-p.done
-}
-
-// metric sums every sample of a metric of the process.
-func (p *serveProc) metric(t testing.TB, name string, fragments ...string) float64 {
-	t.Helper()
-	resp, err := http.Get("http://" + p.metrics + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	sum := 0.0
-	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-next:
-	for sc.Scan() {
-		line := sc.Text()
-		if !strings.HasPrefix(line, name+"{") && !strings.HasPrefix(line, name+" ") {
-			continue
-		}
-		for _, f := range fragments {
-			if !strings.Contains(line, f) {
-				continue next
-			}
-		}
-		v, err := strconv.ParseFloat(line[strings.LastIndexByte(line, ' ')+1:], 64)
-		if err != nil {
-			t.Fatalf("bad sample %q", line)
-		}
-		sum += v
-	}
-	return sum
+	return cptest.StartServe(t, binary, kubeconfig, args...)
 }
 
 // poll retries cond until it holds. The deadline only bounds a broken run.

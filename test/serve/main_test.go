@@ -3,17 +3,11 @@
 package serve
 
 import (
-	"bufio"
 	"context"
 	"fmt"
-	"net"
-	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -65,164 +59,11 @@ func clients(t testing.TB) (versioned.Interface, kubernetes.Interface) {
 }
 
 // proc is a running 'kubectl-vc serve'.
-type proc struct {
-	t       testing.TB
-	cmd     *exec.Cmd
-	done    chan struct{}
-	err     error
-	health  string
-	metrics string
-	log     string
-}
-
-func freePort(t testing.TB) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
-}
-
 // startServe starts serve with the admin kubeconfig (unless args name
-// another) and waits for /readyz. It is stopped (SIGKILL if still running)
-// when the test ends, so no process outlives the test.
-func startServe(t testing.TB, args ...string) *proc {
+// another) and waits for /readyz; it is killed when the test ends.
+func startServe(t testing.TB, args ...string) *cptest.Serve {
 	t.Helper()
-	p := &proc{t: t, done: make(chan struct{}), health: freePort(t), metrics: freePort(t)}
-	p.log = filepath.Join(t.TempDir(), "serve.log")
-	logf, err := os.Create(p.log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	full := []string{"serve", "--health-probe-bind-address=" + p.health, "--metrics-bind-address=" + p.metrics}
-	hasKubeconfig := false
-	for _, a := range args {
-		hasKubeconfig = hasKubeconfig || strings.HasPrefix(a, "--kubeconfig")
-	}
-	if !hasKubeconfig {
-		full = append(full, "--kubeconfig="+kubeconfig)
-	}
-	full = append(full, args...)
-	p.cmd = exec.Command(binary, full...)
-	p.cmd.Stdout, p.cmd.Stderr = logf, logf
-	if err := p.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() {
-		p.err = p.cmd.Wait()
-		logf.Close()
-		close(p.done)
-	}()
-	t.Cleanup(func() {
-		p.kill()
-		if t.Failed() {
-			b, _ := os.ReadFile(p.log)
-			t.Logf("serve log (%v):\n%s", full, lastLines(string(b), 40))
-		}
-	})
-	err = wait.PollUntilContextTimeout(context.Background(), 50*time.Millisecond, 60*time.Second, true, func(context.Context) (bool, error) {
-		select {
-		case <-p.done:
-			return false, fmt.Errorf("serve exited early: %v", p.err)
-		default:
-		}
-		resp, err := http.Get("http://" + p.health + "/readyz")
-		if err != nil {
-			return false, nil
-		}
-		resp.Body.Close()
-		return resp.StatusCode == http.StatusOK, nil
-	})
-	if err != nil {
-		b, _ := os.ReadFile(p.log)
-		t.Fatalf("serve not ready: %v\n%s", err, lastLines(string(b), 40))
-	}
-	return p
-}
-
-func lastLines(s string, n int) string {
-	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
-}
-
-func (p *proc) exited() bool {
-	select {
-	case <-p.done:
-		return true
-	default:
-		return false
-	}
-}
-
-// kill SIGKILLs the process (a crash) and waits for it to be gone.
-func (p *proc) kill() {
-	if !p.exited() {
-		_ = p.cmd.Process.Kill()
-	}
-	<-p.done
-}
-
-// terminate sends SIGTERM and waits for the exit; it returns the exit error.
-func (p *proc) terminate(t testing.TB) error {
-	t.Helper()
-	_ = p.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-p.done:
-		return p.err
-	case <-time.After(60 * time.Second):
-		t.Fatal("serve did not stop on SIGTERM")
-		return nil
-	}
-}
-
-// metric sums the samples of a metric whose label text contains every
-// given fragment (e.g. `queue_name="q1"`).
-func (p *proc) metric(t testing.TB, name string, fragments ...string) (float64, bool) {
-	t.Helper()
-	resp, err := http.Get("http://" + p.metrics + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	sum, found := 0.0, false
-	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-lines:
-	for sc.Scan() {
-		line := sc.Text()
-		if !strings.HasPrefix(line, name+"{") && !strings.HasPrefix(line, name+" ") {
-			continue
-		}
-		for _, f := range fragments {
-			if !strings.Contains(line, f) {
-				continue lines
-			}
-		}
-		v, err := strconv.ParseFloat(line[strings.LastIndexByte(line, ' ')+1:], 64)
-		if err != nil {
-			t.Fatalf("bad sample %q", line)
-		}
-		sum += v
-		found = true
-	}
-	return sum, found
-}
-
-// writes is the number of API requests of the process that could change
-// something (every method but GET: POST, PUT, PATCH, DELETE).
-func (p *proc) writes(t testing.TB) float64 {
-	t.Helper()
-	var n float64
-	for _, m := range []string{"POST", "PUT", "PATCH", "DELETE"} {
-		v, _ := p.metric(t, "rest_client_requests_total", `method="`+m+`"`)
-		n += v
-	}
-	return n
+	return cptest.StartServe(t, binary, kubeconfig, args...)
 }
 
 func eventually(t testing.TB, what string, cond func() (bool, error)) {

@@ -3,7 +3,6 @@ package serve
 import (
 	"fmt"
 	"math/rand"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -49,9 +48,9 @@ func TestCrashSafety(t *testing.T) {
 			total++
 		}
 		if r == rounds-1 {
-			p.terminate(t) // the last round ends with a clean stop, not a crash
+			p.Terminate(t) // the last round ends with a clean stop, not a crash
 		} else {
-			p.kill()
+			p.Kill()
 		}
 	}
 	t.Logf("%d Commands over %d queues, serve killed %d times", total, nQueues, rounds-1)
@@ -103,7 +102,7 @@ func TestSteadyStateNoWrites(t *testing.T) {
 			return s.State == want && s.Running == 1, nil
 		})
 	}
-	if err := first.terminate(t); err != nil {
+	if err := first.Terminate(t); err != nil {
 		t.Fatalf("serve did not exit cleanly on SIGTERM: %v", err)
 	}
 
@@ -113,10 +112,10 @@ func TestSteadyStateNoWrites(t *testing.T) {
 		t.Fatal(err)
 	}
 	eventually(t, "every queue synced once", func() (bool, error) {
-		v, _ := p.metric(t, "queue_controller_syncs_total")
+		v, _ := p.Metric(t, "queue_controller_syncs_total")
 		return v >= float64(len(all.Items)), nil
 	})
-	if w := p.writes(t); w != 0 {
+	if w := p.Writes(t); w != 0 {
 		t.Fatalf("steady state: %v API writes at start-up, want 0", w)
 	}
 	for i := range n {
@@ -136,7 +135,7 @@ func TestSteadyStateNoWrites(t *testing.T) {
 		s := getQueue(t, vc, "steady-01").Status
 		return s.Completed == 1 && s.Running == 0, nil
 	})
-	if w := p.writes(t); w != 1 {
+	if w := p.Writes(t); w != 1 {
 		t.Fatalf("%v API writes after label edits and one phase change, want exactly 1 (the status apply)", w)
 	}
 }
@@ -167,22 +166,22 @@ func TestLeaderElection(t *testing.T) {
 	if holder() != "a" {
 		t.Fatalf("leadership moved unexpectedly to %q", holder())
 	}
-	if w := b.writes(t); w != 0 {
+	if w := b.Writes(t); w != 0 {
 		t.Fatalf("the standby made %v API writes", w)
 	}
-	if w := a.writes(t); w == 0 {
+	if w := a.Writes(t); w == 0 {
 		t.Fatalf("the leader made no writes")
 	}
 
-	a.kill()
+	a.Kill()
 	eventually(t, "b takes over", func() (bool, error) { return holder() == "b", nil })
 	commandGone(t, vc, command(t, vc, q, openQ))
 	waitState(t, vc, q.Name, open)
-	if w := b.writes(t); w == 0 {
+	if w := b.Writes(t); w == 0 {
 		t.Fatalf("the new leader made no writes")
 	}
 
-	if err := b.terminate(t); err != nil {
+	if err := b.Terminate(t); err != nil {
 		t.Fatalf("serve did not exit cleanly on SIGTERM: %v", err)
 	}
 	if h := holder(); h != "" {
@@ -282,11 +281,10 @@ func TestRBACServiceAccount(t *testing.T) {
 		_, err = vc.SchedulingV1beta1().PodGroups("default").Get(ctx, name, metav1.GetOptions{})
 		return err == nil, nil
 	})
-	if v, _ := p.metric(t, "rest_client_requests_total", `code="403"`); v != 0 {
-		b, _ := os.ReadFile(p.log)
-		t.Fatalf("%v requests forbidden:\n%s", v, lastLines(string(b), 20))
+	if v, _ := p.Metric(t, "rest_client_requests_total", `code="403"`); v != 0 {
+		t.Fatalf("%v requests forbidden:\n%s", v, p.LastLog(20))
 	}
-	if err := p.terminate(t); err != nil {
+	if err := p.Terminate(t); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -1,0 +1,187 @@
+package cptest
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/util/wait"
+)
+
+// Serve is a running 'kubectl-vc serve' process started by a test.
+type Serve struct {
+	cmd  *exec.Cmd
+	done chan struct{}
+	err  error
+	// Health and Metrics are the loopback addresses of its endpoints.
+	Health, Metrics string
+	// Log is the file that receives its output.
+	Log string
+}
+
+// StartServe runs 'binary serve' with kubeconfig (unless args name another
+// --kubeconfig) on free loopback ports for /readyz and /metrics, and waits
+// until it is ready. It is SIGKILLed when the test ends if still running,
+// and its last log lines are shown when the test failed.
+func StartServe(t testing.TB, binary, kubeconfig string, args ...string) *Serve {
+	t.Helper()
+	p := &Serve{done: make(chan struct{}), Health: freeAddr(t), Metrics: freeAddr(t)}
+	p.Log = filepath.Join(t.TempDir(), "serve.log")
+	logf, err := os.Create(p.Log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	full := []string{"serve", "--health-probe-bind-address=" + p.Health, "--metrics-bind-address=" + p.Metrics}
+	hasKubeconfig := false
+	for _, a := range args {
+		hasKubeconfig = hasKubeconfig || strings.HasPrefix(a, "--kubeconfig")
+	}
+	if !hasKubeconfig {
+		full = append(full, "--kubeconfig="+kubeconfig)
+	}
+	full = append(full, args...)
+	p.cmd = exec.Command(binary, full...)
+	p.cmd.Stdout, p.cmd.Stderr = logf, logf
+	if err := p.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		p.err = p.cmd.Wait()
+		logf.Close()
+		close(p.done)
+	}()
+	t.Cleanup(func() {
+		p.Kill()
+		if t.Failed() {
+			t.Logf("serve log (%v):\n%s", full, p.LastLog(40))
+		}
+	})
+	err = wait.PollUntilContextTimeout(context.Background(), 50*time.Millisecond, 2*time.Minute, true, func(context.Context) (bool, error) {
+		if p.Exited() {
+			return false, fmt.Errorf("serve exited early: %v", p.err)
+		}
+		resp, err := http.Get("http://" + p.Health + "/readyz")
+		if err != nil {
+			return false, nil
+		}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK, nil
+	})
+	if err != nil {
+		t.Fatalf("serve not ready: %v\n%s", err, p.LastLog(40))
+	}
+	return p
+}
+
+// Exited reports whether the process has ended.
+func (p *Serve) Exited() bool {
+	select {
+	case <-p.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// Kill is a crash: SIGKILL, no chance to clean up. It waits for the exit.
+func (p *Serve) Kill() {
+	if !p.Exited() {
+		_ = p.cmd.Process.Kill()
+	}
+	<-p.done
+}
+
+// Terminate sends SIGTERM and returns the exit error once the process ends.
+func (p *Serve) Terminate(t testing.TB) error {
+	t.Helper()
+	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-p.done:
+		return p.err
+	case <-time.After(60 * time.Second):
+		t.Fatal("serve did not stop on SIGTERM")
+		return nil
+	}
+}
+
+// Metric sums the samples of a metric whose label text contains every given
+// fragment (e.g. `queue_name="q1"`); found is false when there is none.
+func (p *Serve) Metric(t testing.TB, name string, fragments ...string) (sum float64, found bool) {
+	t.Helper()
+	resp, err := http.Get("http://" + p.Metrics + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+lines:
+	for sc.Scan() {
+		line := sc.Text()
+		if !strings.HasPrefix(line, name+"{") && !strings.HasPrefix(line, name+" ") {
+			continue
+		}
+		for _, f := range fragments {
+			if !strings.Contains(line, f) {
+				continue lines
+			}
+		}
+		v, err := strconv.ParseFloat(line[strings.LastIndexByte(line, ' ')+1:], 64)
+		if err != nil {
+			t.Fatalf("bad sample %q", line)
+		}
+		sum += v
+		found = true
+	}
+	return sum, found
+}
+
+// Writes is the number of API requests of the process that could change
+// something (POST, PUT, PATCH, DELETE).
+func (p *Serve) Writes(t testing.TB) float64 {
+	t.Helper()
+	var n float64
+	for _, m := range []string{"POST", "PUT", "PATCH", "DELETE"} {
+		v, _ := p.Metric(t, "rest_client_requests_total", `method="`+m+`"`)
+		n += v
+	}
+	return n
+}
+
+// LastLog returns the last n lines of the process's output.
+func (p *Serve) LastLog(n int) string {
+	b, _ := os.ReadFile(p.Log)
+	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
+
+func freeAddr(t testing.TB) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+// Err is the exit error of the process, meaningful once Exited is true.
+func (p *Serve) Err() error {
+	if !p.Exited() {
+		return nil
+	}
+	return p.err
+}

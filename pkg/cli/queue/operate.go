@@ -80,16 +80,8 @@ func newOperateCmd(f util.Factory, streams genericiooptions.IOStreams, verb, act
 func (o *OperateOptions) Complete(args []string) error {
 	o.Names = args
 	var err error
-	if o.dryClient, o.dryServer, err = dryRunStrategy(o.DryRun); err != nil {
-		return err
-	}
-	switch {
-	case o.dryClient:
-		_ = o.PrintFlags.Complete("%s (dry run)")
-	case o.dryServer:
-		_ = o.PrintFlags.Complete("%s (server dry run)")
-	}
-	return nil
+	o.dryClient, o.dryServer, err = completeDryRun(o.DryRun, o.PrintFlags)
+	return err
 }
 
 // Validate checks the input before anything is read or written.

@@ -299,6 +299,21 @@ func dryRunStrategy(s string) (client, server bool, err error) {
 	return false, false, util.UsageErrorf("invalid --dry-run %q: use none, client or server", s)
 }
 
+// completeDryRun parses --dry-run and, for a dry run, makes the printer say
+// so ("queue/x created (dry run)"), as kubectl does.
+func completeDryRun(s string, pf *genericclioptions.PrintFlags) (client, server bool, err error) {
+	if client, server, err = dryRunStrategy(s); err != nil {
+		return false, false, err
+	}
+	switch {
+	case client:
+		_ = pf.Complete("%s (dry run)")
+	case server:
+		_ = pf.Complete("%s (server dry run)")
+	}
+	return client, server, nil
+}
+
 func addDryRunFlag(cmd *cobra.Command, p *string) {
 	cmd.Flags().StringVar(p, "dry-run", "none", `Must be "none", "server", or "client". With client, only print the object that would be sent; with server, submit it as a dry run so the server validates it without persisting it.`)
 	cmd.Flags().Lookup("dry-run").NoOptDefVal = "client"

@@ -96,16 +96,8 @@ func (o *UpdateOptions) Complete(args []string) error {
 	}
 	o.Name = args[0]
 	var err error
-	if o.dryClient, o.dryServer, err = dryRunStrategy(o.DryRun); err != nil {
-		return err
-	}
-	switch {
-	case o.dryClient:
-		_ = o.PrintFlags.Complete("%s (dry run)")
-	case o.dryServer:
-		_ = o.PrintFlags.Complete("%s (server dry run)")
-	}
-	return nil
+	o.dryClient, o.dryServer, err = completeDryRun(o.DryRun, o.PrintFlags)
+	return err
 }
 
 // Validate checks every flag that was given.

@@ -18,7 +18,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	kubeinformers "k8s.io/client-go/informers"
@@ -26,7 +25,6 @@ import (
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/leaderelection"
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
 	"k8s.io/client-go/tools/record"
@@ -128,20 +126,14 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 	return runWithLeaderElection(ctx, kube, o, &ready, run)
 }
 
-// dropManagedFields is the transform of both informer factories: no
-// controller reads managedFields and they are often the largest part of an
-// object, so the cache does not keep them.
-func dropManagedFields(obj any) (any, error) {
-	if a, err := meta.Accessor(obj); err == nil && a.GetManagedFields() != nil {
-		a.SetManagedFields(nil)
-	}
-	return obj, nil
-}
-
 func runControllers(ctx context.Context, kube kubernetes.Interface, vc versioned.Interface, reg *prometheus.Registry,
 	ctrls []framework.Controller, o Options, ready *atomic.Value) error {
-	kubeFactory := kubeinformers.NewSharedInformerFactoryWithOptions(kube, 0, kubeinformers.WithTransform(dropManagedFields))
-	vcFactory := vcinformers.NewSharedInformerFactoryWithOptions(vc, 0, vcinformers.WithTransform(dropManagedFields))
+	// The caches keep only what the running controllers read: with
+	// --controllers=queue the pods are not even watched, and a pod cached
+	// for the podgroup controller keeps its resources but not its env.
+	trim := framework.CacheTransform(ctrls...)
+	kubeFactory := kubeinformers.NewSharedInformerFactoryWithOptions(kube, 0, kubeinformers.WithTransform(trim))
+	vcFactory := vcinformers.NewSharedInformerFactoryWithOptions(vc, 0, vcinformers.WithTransform(trim))
 
 	scheme := runtime.NewScheme()
 	if err := clientgoscheme.AddToScheme(scheme); err != nil {
@@ -320,5 +312,3 @@ func startServers(o Options, reg *prometheus.Registry, ready *atomic.Value) ([]*
 	}
 	return servers, nil
 }
-
-var _ cache.TransformFunc = dropManagedFields

@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 
+	jsonpatch "gopkg.in/evanphx/json-patch.v4"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -99,11 +100,17 @@ func (c *Controller) createOrUpdate(ctx context.Context, pod *corev1.Pod) error 
 	if !changed {
 		return nil
 	}
-	// An Update with the cached resourceVersion: if the group changed since
-	// (the scheduler writes its status), the API server answers Conflict and
-	// the request is retried on a fresh copy instead of undoing that write.
-	if _, err := c.vc.SchedulingV1beta1().PodGroups(pod.Namespace).Update(ctx, merged, metav1.UpdateOptions{FieldManager: fieldManager}); err != nil {
-		return fmt.Errorf("update podgroup %s/%s: %w", pod.Namespace, pgName, err)
+	// A merge patch of the difference, never a full Update: the cached
+	// group holds only the fields this controller and the queue controller
+	// read (framework.CacheRead), and an Update would erase the rest, such
+	// as the conditions the scheduler writes. The patch touches only the
+	// fields Merge manages, so a concurrent write of others is kept.
+	patch, err := mergePatch(existing, merged)
+	if err != nil {
+		return err
+	}
+	if _, err := c.vc.SchedulingV1beta1().PodGroups(pod.Namespace).Patch(ctx, pgName, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: fieldManager}); err != nil {
+		return fmt.Errorf("patch podgroup %s/%s: %w", pod.Namespace, pgName, err)
 	}
 	c.recorder.Eventf(pod, corev1.EventTypeNormal, "PodGroupUpdated", "updated podgroup %s to match the pod and its owners", pgName)
 	return nil
@@ -280,4 +287,17 @@ func (c *Controller) syncWorkload(ctx context.Context, owner metav1.Object, repl
 		return fmt.Errorf("%d of %d pods not annotated: %w", len(errs), len(members), errs[0])
 	}
 	return nil
+}
+
+// mergePatch is the JSON merge patch that turns from into to.
+func mergePatch(from, to *v1beta1.PodGroup) ([]byte, error) {
+	a, err := json.Marshal(from)
+	if err != nil {
+		return nil, err
+	}
+	b, err := json.Marshal(to)
+	if err != nil {
+		return nil, err
+	}
+	return jsonpatch.CreateMergePatch(a, b)
 }

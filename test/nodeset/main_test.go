@@ -78,8 +78,11 @@ func startWithoutController(t testing.TB, prefix string, slurmNodes int) *env {
 func (e *env) runController() {
 	t := e.t
 	e.ctrl = nodeset.New(nodeset.Config{Slurm: e.slurm.Client(), DrainPoll: 200 * time.Millisecond, Resync: time.Second})
-	kf := kubeinformers.NewSharedInformerFactory(e.kube, 0)
-	vf := vcinformers.NewSharedInformerFactory(e.vc, 0)
+	// The same trimmed caches as in serve, so these tests prove the
+	// controller reads nothing it did not declare in CacheReads.
+	trim := framework.CacheTransform(e.ctrl)
+	kf := kubeinformers.NewSharedInformerFactoryWithOptions(e.kube, 0, kubeinformers.WithTransform(trim))
+	vf := vcinformers.NewSharedInformerFactoryWithOptions(e.vc, 0, vcinformers.WithTransform(trim))
 	opt := &framework.ControllerOption{KubeClient: e.kube, VolcanoClient: e.vc,
 		KubeInformerFactory: kf, VolcanoInformerFactory: vf, Recorder: &record.FakeRecorder{}}
 	if err := e.ctrl.Initialize(opt); err != nil {

@@ -267,9 +267,14 @@ func TestOwnerAnnotationChangeUpdatesGroup(t *testing.T) {
 	if pg.Spec.Queue != "q1" || pg.Spec.MinMember != 1 {
 		t.Fatalf("before: %+v", pg.Spec)
 	}
-	// Someone else's label on the group must survive our update.
+	// What others wrote on the group must survive our update: a label, the
+	// scheduler's condition and status counts, a user's minTaskMember. The
+	// controller's cache holds none of these (framework.CacheRead), so a
+	// full Update from it would erase them.
 	if _, err := env.vc.SchedulingV1beta1().PodGroups(ns).Patch(ctx, want, types.MergePatchType,
-		[]byte(`{"metadata":{"labels":{"team":"ml"}}}`), metav1.PatchOptions{}); err != nil {
+		[]byte(`{"metadata":{"labels":{"team":"ml"}},"spec":{"minTaskMember":{"worker":1}},`+
+			`"status":{"phase":"Inqueue","running":1,"conditions":[{"type":"Unschedulable","status":"True",`+
+			`"reason":"NotEnoughResources","message":"1/2 tasks in gang unschedulable","transitionID":"t-1"}]}}`), metav1.PatchOptions{}); err != nil {
 		t.Fatal(err)
 	}
 
@@ -284,6 +289,10 @@ func TestOwnerAnnotationChangeUpdatesGroup(t *testing.T) {
 	})
 	if pg.Spec.MinMember != 2 || pg.Annotations[keys.VolcanoQueueName] != "q2" || pg.Labels["team"] != "ml" {
 		t.Errorf("after: spec %+v meta %+v", pg.Spec, pg.ObjectMeta)
+	}
+	if pg.Spec.MinTaskMember["worker"] != 1 || pg.Status.Phase != v1beta1.PodGroupInqueue || pg.Status.Running != 1 ||
+		len(pg.Status.Conditions) != 1 || pg.Status.Conditions[0].TransitionID != "t-1" {
+		t.Errorf("others' fields lost by the update: minTaskMember %v status %+v", pg.Spec.MinTaskMember, pg.Status)
 	}
 	equalResources(t, pg.Spec.MinResources, res("count/pods", "2", "pods", "2", "cpu", "2", "requests.cpu", "2"))
 }

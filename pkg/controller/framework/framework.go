@@ -30,6 +30,10 @@ type Controller interface {
 	Initialize(opt *ControllerOption) error
 	// Run starts the workers and blocks until stopCh is closed.
 	Run(stopCh <-chan struct{})
+	// CacheReads declares, for every type of object the controller
+	// caches, what it reads of it (see CacheRead). The shared caches keep
+	// only the union of what the running controllers read.
+	CacheReads() []CacheRead
 }
 
 // ControllerOption is what the manager hands every controller. The informer
@@ -40,8 +44,8 @@ type ControllerOption struct {
 	VolcanoClient versioned.Interface
 
 	// KubeInformerFactory and VolcanoInformerFactory are the ONE shared
-	// factories of the process. Their transforms drop managedFields, which
-	// no controller reads and which would otherwise be most of the cache.
+	// factories of the process. Their transform (CacheTransform) keeps of
+	// each object only what the running controllers declared they read.
 	KubeInformerFactory    kubeinformers.SharedInformerFactory
 	VolcanoInformerFactory vcinformers.SharedInformerFactory
 

@@ -47,6 +47,7 @@ func TestRunWorkersProcessesEachKeyAndStops(t *testing.T) {
 		q.Add(string(rune('a'+i%26)) + string(rune('0'+i/26)))
 	}
 	returned := make(chan struct{})
+	var finish sync.Once
 	go func() {
 		defer close(returned)
 		RunWorkers(stop, q, 4, func(k string) {
@@ -64,11 +65,8 @@ func TestRunWorkersProcessesEachKeyAndStops(t *testing.T) {
 			inFlight[k] = false
 			mu.Unlock()
 			if n == keys {
-				select {
-				case <-done:
-				default:
-					close(done)
-				}
+				// Several workers may see the last key counted; one closes.
+				finish.Do(func() { close(done) })
 			}
 		})
 	}()

@@ -1,0 +1,122 @@
+package framework
+
+import (
+	"maps"
+	"reflect"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/tools/cache"
+)
+
+// CacheRead says what a controller reads of one type of object it caches.
+// Every controller declares one per cached type (Controller.CacheReads);
+// the shared informers then keep, of each type, the union of what the
+// running controllers read, and nothing else. A pod in the cache is a
+// tenth of a pod on the wire once its containers' env, volumes, probes and
+// statuses are gone, and a cluster may have hundreds of thousands.
+//
+// A type is trimmed only while every running controller that caches it
+// declared its reads with ReadsOnly; one ReadsAll, or a type nobody
+// declared, keeps the whole object (minus managedFields, which no
+// controller reads). A trimmed object must never be written back with a
+// full Update: the fields dropped here would be erased on the server.
+// Controllers write with patches and server-side apply for that reason.
+type CacheRead struct {
+	typ    reflect.Type
+	newObj func() any
+	keep   func(dst, src any) // nil: the whole object is read
+}
+
+// objectPointer is a pointer to a Kubernetes object type with ObjectMeta.
+type objectPointer[T any] interface {
+	*T
+	runtime.Object
+	metav1.ObjectMetaAccessor
+}
+
+// ReadsAll declares that the controller reads objects of type P whole.
+func ReadsAll[T any, P objectPointer[T]]() CacheRead {
+	return CacheRead{typ: reflect.TypeFor[P](), newObj: func() any { return P(new(T)) }}
+}
+
+// ReadsOnly declares that the controller reads, of objects of type P, the
+// metadata (always kept: names, UIDs, labels, annotations, owners,
+// deletion state, resourceVersion) and the fields keep copies from src to
+// dst. keep must only copy: dst starts empty apart from the metadata and
+// may already hold what other controllers keep.
+func ReadsOnly[T any, P objectPointer[T]](keep func(dst, src P)) CacheRead {
+	return CacheRead{
+		typ:    reflect.TypeFor[P](),
+		newObj: func() any { return P(new(T)) },
+		keep:   func(dst, src any) { keep(dst.(P), src.(P)) },
+	}
+}
+
+// trim is the plan for one trimmed type: the keep functions of every
+// controller that caches it.
+type trim struct {
+	newObj func() any
+	keeps  []func(dst, src any)
+}
+
+// CacheTransform is the informer transform for a process running ctrls:
+// managedFields are dropped from every object, and each type every
+// reader of which declared ReadsOnly is cut down to the union of what
+// they read. It is idempotent, as informer transforms must be.
+func CacheTransform(ctrls ...Controller) cache.TransformFunc {
+	plans := map[reflect.Type]*trim{}
+	whole := map[reflect.Type]bool{}
+	for _, c := range ctrls {
+		for _, r := range c.CacheReads() {
+			if r.keep == nil {
+				whole[r.typ] = true
+				continue
+			}
+			p := plans[r.typ]
+			if p == nil {
+				p = &trim{newObj: r.newObj}
+				plans[r.typ] = p
+			}
+			p.keeps = append(p.keeps, r.keep)
+		}
+	}
+	for t := range whole {
+		delete(plans, t)
+	}
+	return func(obj any) (any, error) {
+		src, ok := obj.(metav1.ObjectMetaAccessor)
+		if !ok {
+			return obj, nil
+		}
+		meta, ok := src.GetObjectMeta().(*metav1.ObjectMeta)
+		if !ok {
+			return obj, nil
+		}
+		meta.ManagedFields = nil
+		p := plans[reflect.TypeOf(obj)]
+		if p == nil {
+			return obj, nil
+		}
+		// kubectl apply's copy of the whole object is often the largest
+		// annotation; nobody reads it from a trimmed cache.
+		if _, ok := meta.Annotations[corev1.LastAppliedConfigAnnotation]; ok {
+			meta.Annotations = maps.Clone(meta.Annotations)
+			delete(meta.Annotations, corev1.LastAppliedConfigAnnotation)
+		}
+		dst := p.newObj()
+		*dst.(metav1.ObjectMetaAccessor).GetObjectMeta().(*metav1.ObjectMeta) = *meta
+		if ro, ok := obj.(runtime.Object); ok {
+			dst.(runtime.Object).GetObjectKind().SetGroupVersionKind(ro.GetObjectKind().GroupVersionKind())
+		}
+		for _, keep := range p.keeps {
+			keep(dst, obj)
+		}
+		return dst, nil
+	}
+}
+
+// Type is the pointer type of the objects the read is about, as informer
+// factories key their informers.
+func (r CacheRead) Type() reflect.Type { return r.typ }

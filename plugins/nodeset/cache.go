@@ -1,0 +1,33 @@
+package nodeset
+
+import (
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+
+	slinkyv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/slinky/v1beta1"
+	"github.com/kubectl-vc/kubectl-vc/pkg/controller/framework"
+)
+
+// CacheReads implements framework.Controller. NodeSets and revisions are
+// read whole (a revision's data is the template). Of a pod the controller
+// reads its node, phase and conditions (Ready); of a Node whether it is
+// cordoned; of the Service and PodDisruptionBudget only that they exist.
+// Pods are changed with patches and Services/PDBs with server-side apply,
+// so nothing dropped here is ever written back.
+func (c *Controller) CacheReads() []framework.CacheRead {
+	return []framework.CacheRead{
+		framework.ReadsAll[slinkyv1beta1.NodeSet](),
+		framework.ReadsAll[appsv1.ControllerRevision](),
+		framework.ReadsOnly(func(dst, src *corev1.Pod) {
+			dst.Spec.NodeName = src.Spec.NodeName
+			dst.Status.Phase = src.Status.Phase
+			dst.Status.Conditions = src.Status.Conditions
+		}),
+		framework.ReadsOnly(func(dst, src *corev1.Node) {
+			dst.Spec.Unschedulable = src.Spec.Unschedulable
+		}),
+		framework.ReadsOnly(func(dst, src *corev1.Service) {}),
+		framework.ReadsOnly(func(dst, src *policyv1.PodDisruptionBudget) {}),
+	}
+}

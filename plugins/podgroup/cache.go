@@ -1,0 +1,87 @@
+package podgroup
+
+import (
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/kubectl-vc/kubectl-vc/pkg/apis/scheduling/v1beta1"
+	"github.com/kubectl-vc/kubectl-vc/pkg/controller/framework"
+)
+
+// CacheReads implements framework.Controller. Of a pod the controller reads
+// its scheduler, priority class and what the quota arithmetic of
+// component-helpers reads (KeepPodResources); of a workload its selector,
+// replicas, template scheduler and (StatefulSet) update revision; of a
+// DaemonSet or Job only the annotations, which are metadata; of a group the
+// fields Merge manages. Groups are written with merge patches, never a
+// full Update, so what the cache drops of them is never erased.
+func (c *Controller) CacheReads() []framework.CacheRead {
+	return []framework.CacheRead{
+		framework.ReadsOnly(func(dst, src *corev1.Pod) {
+			dst.Spec.SchedulerName = src.Spec.SchedulerName
+			dst.Spec.PriorityClassName = src.Spec.PriorityClassName
+			KeepPodResources(dst, src)
+		}),
+		framework.ReadsOnly(func(dst, src *v1beta1.PodGroup) {
+			dst.Spec.MinMember = src.Spec.MinMember
+			dst.Spec.Queue = src.Spec.Queue
+			dst.Spec.PriorityClassName = src.Spec.PriorityClassName
+			dst.Spec.MinResources = src.Spec.MinResources
+			dst.Spec.NetworkTopology = src.Spec.NetworkTopology
+		}),
+		framework.ReadsOnly(func(dst, src *appsv1.ReplicaSet) {
+			dst.Spec.Replicas = src.Spec.Replicas
+			dst.Spec.Selector = src.Spec.Selector
+			dst.Spec.Template.Spec.SchedulerName = src.Spec.Template.Spec.SchedulerName
+		}),
+		framework.ReadsOnly(func(dst, src *appsv1.StatefulSet) {
+			dst.Spec.Replicas = src.Spec.Replicas
+			dst.Spec.Selector = src.Spec.Selector
+			dst.Spec.Template.Spec.SchedulerName = src.Spec.Template.Spec.SchedulerName
+			dst.Status.UpdateRevision = src.Status.UpdateRevision
+		}),
+		framework.ReadsOnly(func(dst, src *appsv1.DaemonSet) {}),
+		framework.ReadsOnly(func(dst, src *batchv1.Job) {}),
+	}
+}
+
+// KeepPodResources copies into dst every field of a pod that
+// component-helpers' PodRequests and PodLimits read (with status resources
+// on, for in-place resize): containers' names, resources and restart
+// policies (sidecars), pod-level resources, overhead, phase, the
+// conditions (resize pending), the resources in status and the containers'
+// status resources. Env, volumes, probes, images and the rest stay out.
+func KeepPodResources(dst, src *corev1.Pod) {
+	containers := func(cs []corev1.Container) []corev1.Container {
+		if cs == nil {
+			return nil
+		}
+		out := make([]corev1.Container, len(cs))
+		for i, c := range cs {
+			out[i] = corev1.Container{Name: c.Name, Resources: c.Resources, RestartPolicy: c.RestartPolicy}
+		}
+		return out
+	}
+	statuses := func(ss []corev1.ContainerStatus) []corev1.ContainerStatus {
+		if ss == nil {
+			return nil
+		}
+		out := make([]corev1.ContainerStatus, len(ss))
+		for i, s := range ss {
+			out[i] = corev1.ContainerStatus{Name: s.Name, Resources: s.Resources, AllocatedResources: s.AllocatedResources}
+		}
+		return out
+	}
+	dst.Spec.Containers = containers(src.Spec.Containers)
+	dst.Spec.InitContainers = containers(src.Spec.InitContainers)
+	dst.Spec.Resources = src.Spec.Resources
+	dst.Spec.Overhead = src.Spec.Overhead
+	dst.Status.Phase = src.Status.Phase
+	dst.Status.Conditions = src.Status.Conditions
+	dst.Status.Resources = src.Status.Resources
+	dst.Status.AllocatedResources = src.Status.AllocatedResources
+	dst.Status.NodeAllocatableResourceClaimStatuses = src.Status.NodeAllocatableResourceClaimStatuses
+	dst.Status.ContainerStatuses = statuses(src.Status.ContainerStatuses)
+	dst.Status.InitContainerStatuses = statuses(src.Status.InitContainerStatuses)
+}

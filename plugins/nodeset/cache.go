@@ -11,7 +11,7 @@ import (
 
 // CacheReads implements framework.Controller. NodeSets and revisions are
 // read whole (a revision's data is the template). Of a pod the controller
-// reads its node, phase and conditions (Ready); of a Node whether it is
+// reads its node, phase and Ready condition; of a Node whether it is
 // cordoned; of the Service and PodDisruptionBudget only that they exist.
 // Pods are changed with patches and Services/PDBs with server-side apply,
 // so nothing dropped here is ever written back.
@@ -22,7 +22,7 @@ func (c *Controller) CacheReads() []framework.CacheRead {
 		framework.ReadsOnly(func(dst, src *corev1.Pod) {
 			dst.Spec.NodeName = src.Spec.NodeName
 			dst.Status.Phase = src.Status.Phase
-			dst.Status.Conditions = src.Status.Conditions
+			framework.KeepPodConditions(dst, src, corev1.PodReady)
 		}),
 		framework.ReadsOnly(func(dst, src *corev1.Node) {
 			dst.Spec.Unschedulable = src.Spec.Unschedulable

@@ -50,7 +50,7 @@ func (c *Controller) CacheReads() []framework.CacheRead {
 // component-helpers' PodRequests and PodLimits read (with status resources
 // on, for in-place resize): containers' names, resources and restart
 // policies (sidecars), pod-level resources, overhead, phase, the
-// conditions (resize pending), the resources in status and the containers'
+// PodResizePending condition, the resources in status and the containers'
 // status resources. Env, volumes, probes, images and the rest stay out.
 func KeepPodResources(dst, src *corev1.Pod) {
 	containers := func(cs []corev1.Container) []corev1.Container {
@@ -78,7 +78,7 @@ func KeepPodResources(dst, src *corev1.Pod) {
 	dst.Spec.Resources = src.Spec.Resources
 	dst.Spec.Overhead = src.Spec.Overhead
 	dst.Status.Phase = src.Status.Phase
-	dst.Status.Conditions = src.Status.Conditions
+	framework.KeepPodConditions(dst, src, corev1.PodResizePending)
 	dst.Status.Resources = src.Status.Resources
 	dst.Status.AllocatedResources = src.Status.AllocatedResources
 	dst.Status.NodeAllocatableResourceClaimStatuses = src.Status.NodeAllocatableResourceClaimStatuses

@@ -26,8 +26,8 @@ func TestTrimmedPodBuildsTheSameGroup(t *testing.T) {
 	base := func(mut func(*corev1.Pod)) *corev1.Pod {
 		p := &corev1.Pod{
 			ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "p", UID: "u1",
-				Annotations: map[string]string{keys.QueueName: "q1", keys.NetworkTopologyMode: "soft", keys.Preemptable: "true"},
-				Labels:      map[string]string{keys.CooldownTime: "30m"},
+				Annotations:   map[string]string{keys.QueueName: "q1", keys.NetworkTopologyMode: "soft", keys.Preemptable: "true"},
+				Labels:        map[string]string{keys.CooldownTime: "30m"},
 				ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "kube-controller-manager"}}},
 			Spec: corev1.PodSpec{
 				SchedulerName: "volcano", PriorityClassName: "high",
@@ -58,6 +58,15 @@ func TestTrimmedPodBuildsTheSameGroup(t *testing.T) {
 				AllocatedResources: res("cpu", "3", "memory", "4Gi"),
 				Resources:          &corev1.ResourceRequirements{Requests: res("cpu", "3", "memory", "4Gi"), Limits: res("cpu", "3")}}}
 			p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodResizePending, Status: corev1.ConditionTrue, Reason: corev1.PodReasonDeferred}}
+		}),
+		"resize infeasible": base(func(p *corev1.Pod) {
+			p.Status.Phase = corev1.PodRunning
+			p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "main",
+				AllocatedResources: res("cpu", "1", "memory", "4Gi"),
+				Resources:          &corev1.ResourceRequirements{Requests: res("cpu", "1", "memory", "4Gi"), Limits: res("cpu", "1")}}}
+			p.Status.Conditions = []corev1.PodCondition{
+				{Type: corev1.PodReady, Status: corev1.ConditionTrue},
+				{Type: corev1.PodResizePending, Status: corev1.ConditionTrue, Reason: corev1.PodReasonInfeasible}}
 		}),
 		"succeeded": base(func(p *corev1.Pod) { p.Status.Phase = corev1.PodSucceeded }),
 		"deleted past its grace period": base(func(p *corev1.Pod) {

@@ -14,9 +14,10 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
 
+	"github.com/kubectl-vc/kubectl-vc/pkg/apis/keys"
 	"github.com/kubectl-vc/kubectl-vc/pkg/apis/scheduling/v1beta1"
 	"github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned"
 	"github.com/kubectl-vc/kubectl-vc/pkg/controlplane"
@@ -33,9 +34,14 @@ func envInt(name string, def int) int {
 }
 
 // buildBinary builds kubectl-vc once per benchmark: serve must run as its
-// own process for its peak RSS to mean anything.
+// own process for its peak RSS to mean anything. VC_BENCH_BIN names a
+// binary to use instead, e.g. one built from an older commit to measure
+// "before" against "after" on the same fixture.
 func buildBinary(b *testing.B) string {
 	b.Helper()
+	if bin := os.Getenv("VC_BENCH_BIN"); bin != "" {
+		return bin
+	}
 	bin, err := cptest.BuildBinary(b.TempDir())
 	if err != nil {
 		b.Fatal(err)
@@ -49,16 +55,22 @@ var coldPhases = []v1beta1.PodGroupPhase{
 }
 
 // BenchmarkColdStart: 1 000 queues and 20 000 podgroups in mixed phases
-// exist before serve starts (as after an upgrade or a failover). Measured:
+// exist before serve starts (as after an upgrade or a failover), next to
+// 5 000 running pods that already have their groups and 1 000 ReplicaSets
+// of other workloads (both cached by the podgroup controller). Measured:
 // the time from starting the serve process until every queue's status
 // counts are right, serve's peak RSS (VmHWM) at that moment, and the API
 // requests serve made by method (its own rest_client_requests_total).
+// VC_BENCH_QUEUES, VC_BENCH_PODGROUPS, VC_BENCH_COLD_PODS and
+// VC_BENCH_COLD_REPLICASETS change the sizes.
 func BenchmarkColdStart(b *testing.B) {
 	nq, npg := envInt("VC_BENCH_QUEUES", 1000), envInt("VC_BENCH_PODGROUPS", 20000)
+	npods, nrs := envInt("VC_BENCH_COLD_PODS", 5000), envInt("VC_BENCH_COLD_REPLICASETS", 1000)
 	bin := buildBinary(b)
 	cp := cptest.Start(b)
 	cfg := cp.AdminConfig() // QPS -1: creating the fixture fast is not what is measured
 	vc := versioned.NewForConfigOrDie(cfg)
+	kube := kubernetes.NewForConfigOrDie(cfg)
 	kubeconfig := filepath.Join(b.TempDir(), "kubeconfig")
 	if err := cp.WriteKubeconfig(kubeconfig, controlplane.AdminUser); err != nil {
 		b.Fatal(err)
@@ -74,27 +86,18 @@ func BenchmarkColdStart(b *testing.B) {
 			b.Error(err)
 		}
 	})
-	// Podgroups as the podgroup controller makes them (minResources and a
-	// few annotations), so the objects in the cache have a realistic size.
-	minRes := corev1.ResourceList{
-		"count/pods": resource.MustParse("4"), "pods": resource.MustParse("4"),
-		"cpu": resource.MustParse("2"), "requests.cpu": resource.MustParse("2"),
-		"memory": resource.MustParse("8Gi"), "requests.memory": resource.MustParse("8Gi"),
-	}
-	parallel(npg, func(i int) {
-		if _, err := vc.SchedulingV1beta1().PodGroups("default").Create(ctx, &v1beta1.PodGroup{
-			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("pg-%05d", i),
-				Annotations: map[string]string{"volcano.sh/preemptable": "true"}},
-			Spec:   v1beta1.PodGroupSpec{MinMember: 4, Queue: fmt.Sprintf("cold-%04d", i%nq), MinResources: &minRes},
-			Status: v1beta1.PodGroupStatus{Phase: coldPhases[(i/nq)%len(coldPhases)]},
-		}, metav1.CreateOptions{}); err != nil {
-			b.Error(err)
-		}
+	createRealisticPodGroups(b, vc, npg, func(i int) string { return fmt.Sprintf("cold-%04d", i%nq) },
+		func(i int) v1beta1.PodGroupPhase { return coldPhases[(i/nq)%len(coldPhases)] })
+	// The pods are members of existing groups, so the podgroup controller
+	// only caches them.
+	createRealisticPods(b, kube, npods, func(i int, p *corev1.Pod) {
+		p.Annotations[keys.KubeGroupName] = fmt.Sprintf("pg-%05d", i%npg)
 	})
+	createRealisticReplicaSets(b, kube, nrs)
 	if b.Failed() {
 		return
 	}
-	b.Logf("fixture: %d queues, %d podgroups created in %v", nq, npg, time.Since(setup).Round(time.Millisecond))
+	b.Logf("fixture: %d queues, %d podgroups, %d pods, %d ReplicaSets created in %v", nq, npg, npods, nrs, time.Since(setup).Round(time.Millisecond))
 	want := wantedCounts(nq, npg)
 
 	for range b.N {

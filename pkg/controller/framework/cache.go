@@ -3,6 +3,7 @@ package framework
 import (
 	"maps"
 	"reflect"
+	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -120,3 +121,17 @@ func CacheTransform(ctrls ...Controller) cache.TransformFunc {
 // Type is the pointer type of the objects the read is about, as informer
 // factories key their informers.
 func (r CacheRead) Type() reflect.Type { return r.typ }
+
+// KeepPodConditions is for ReadsOnly functions of pods: it copies the
+// conditions of the given types from src to dst, skipping those dst already
+// holds (another controller may keep the same type). A kubelet writes half
+// a dozen conditions per pod; a controller usually reads one.
+func KeepPodConditions(dst, src *corev1.Pod, types ...corev1.PodConditionType) {
+	for _, c := range src.Status.Conditions {
+		if !slices.Contains(types, c.Type) || slices.ContainsFunc(dst.Status.Conditions,
+			func(d corev1.PodCondition) bool { return d.Type == c.Type }) {
+			continue
+		}
+		dst.Status.Conditions = append(dst.Status.Conditions, c)
+	}
+}

@@ -113,3 +113,28 @@ func TestCacheTransformUndeclaredType(t *testing.T) {
 		t.Errorf("non-object changed: %v", out)
 	}
 }
+
+// Two controllers keeping the same condition type keep it once; types
+// nobody keeps go.
+func TestKeepPodConditionsUnion(t *testing.T) {
+	keepReady := ReadsOnly(func(dst, src *corev1.Pod) { KeepPodConditions(dst, src, corev1.PodReady) })
+	keepBoth := ReadsOnly(func(dst, src *corev1.Pod) {
+		KeepPodConditions(dst, src, corev1.PodReady, corev1.PodResizePending)
+	})
+	transform := CacheTransform(reader{reads: []CacheRead{keepReady}}, reader{reads: []CacheRead{keepBoth}})
+	pod := fullPod()
+	pod.Status.Conditions = []corev1.PodCondition{
+		{Type: corev1.PodScheduled, Status: corev1.ConditionTrue},
+		{Type: corev1.PodReady, Status: corev1.ConditionFalse, Reason: "ContainersNotReady"},
+		{Type: corev1.PodResizePending, Status: corev1.ConditionTrue, Reason: corev1.PodReasonDeferred},
+		{Type: corev1.ContainersReady, Status: corev1.ConditionFalse},
+	}
+	out, err := transform(pod)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []corev1.PodCondition{pod.Status.Conditions[1], pod.Status.Conditions[2]}
+	if got := out.(*corev1.Pod).Status.Conditions; !equality.Semantic.DeepEqual(got, want) {
+		t.Errorf("conditions kept: %+v, want %+v", got, want)
+	}
+}

@@ -1,9 +1,12 @@
 package podgroup
 
 import (
+	"slices"
+
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 
 	"github.com/kubectl-vc/kubectl-vc/pkg/apis/scheduling/v1beta1"
 	"github.com/kubectl-vc/kubectl-vc/pkg/controller/framework"
@@ -50,8 +53,15 @@ func (c *Controller) CacheReads() []framework.CacheRead {
 // component-helpers' PodRequests and PodLimits read (with status resources
 // on, for in-place resize): containers' names, resources and restart
 // policies (sidecars), pod-level resources, overhead, phase, the
-// PodResizePending condition, the resources in status and the containers'
-// status resources. Env, volumes, probes, images and the rest stay out.
+// PodResizePending condition, the pod-level resources in status and the
+// containers' status resources. Env, volumes, probes, images and the rest
+// stay out.
+//
+// A container's status resources are kept only when they can change the
+// result: when they differ from its spec (a resize not yet done) or when a
+// resize is pending (then a missing status means "none", not "the spec").
+// A running pod that was never resized reports exactly its spec, and those
+// three resource lists would otherwise be a third of the cached pod.
 func KeepPodResources(dst, src *corev1.Pod) {
 	containers := func(cs []corev1.Container) []corev1.Container {
 		if cs == nil {
@@ -63,13 +73,18 @@ func KeepPodResources(dst, src *corev1.Pod) {
 		}
 		return out
 	}
-	statuses := func(ss []corev1.ContainerStatus) []corev1.ContainerStatus {
-		if ss == nil {
-			return nil
-		}
-		out := make([]corev1.ContainerStatus, len(ss))
-		for i, s := range ss {
-			out[i] = corev1.ContainerStatus{Name: s.Name, Resources: s.Resources, AllocatedResources: s.AllocatedResources}
+	resizePending := slices.ContainsFunc(src.Status.Conditions, func(c corev1.PodCondition) bool { return c.Type == corev1.PodResizePending })
+	statuses := func(ss []corev1.ContainerStatus, specs []corev1.Container) []corev1.ContainerStatus {
+		var out []corev1.ContainerStatus
+		for _, s := range ss {
+			if s.Resources == nil && s.AllocatedResources == nil {
+				continue
+			}
+			i := slices.IndexFunc(specs, func(c corev1.Container) bool { return c.Name == s.Name })
+			if !resizePending && i >= 0 && reportsSpec(s, specs[i].Resources) {
+				continue
+			}
+			out = append(out, corev1.ContainerStatus{Name: s.Name, Resources: s.Resources, AllocatedResources: s.AllocatedResources})
 		}
 		return out
 	}
@@ -82,6 +97,21 @@ func KeepPodResources(dst, src *corev1.Pod) {
 	dst.Status.Resources = src.Status.Resources
 	dst.Status.AllocatedResources = src.Status.AllocatedResources
 	dst.Status.NodeAllocatableResourceClaimStatuses = src.Status.NodeAllocatableResourceClaimStatuses
-	dst.Status.ContainerStatuses = statuses(src.Status.ContainerStatuses)
-	dst.Status.InitContainerStatuses = statuses(src.Status.InitContainerStatuses)
+	dst.Status.ContainerStatuses = statuses(src.Status.ContainerStatuses, src.Spec.Containers)
+	dst.Status.InitContainerStatuses = statuses(src.Status.InitContainerStatuses, src.Spec.InitContainers)
+}
+
+// reportsSpec says whether a container status holds nothing but its spec's
+// resources: status requests and limits (when set) equal the spec's, and
+// the allocated resources (when set) equal the spec's requests.
+func reportsSpec(s corev1.ContainerStatus, spec corev1.ResourceRequirements) bool {
+	if s.Resources != nil {
+		if s.Resources.Requests != nil && !equality.Semantic.DeepEqual(s.Resources.Requests, spec.Requests) {
+			return false
+		}
+		if s.Resources.Limits != nil && !equality.Semantic.DeepEqual(s.Resources.Limits, spec.Limits) {
+			return false
+		}
+	}
+	return s.AllocatedResources == nil || equality.Semantic.DeepEqual(s.AllocatedResources, spec.Requests)
 }

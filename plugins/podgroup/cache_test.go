@@ -59,6 +59,26 @@ func TestTrimmedPodBuildsTheSameGroup(t *testing.T) {
 				Resources:          &corev1.ResourceRequirements{Requests: res("cpu", "3", "memory", "4Gi"), Limits: res("cpu", "3")}}}
 			p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodResizePending, Status: corev1.ConditionTrue, Reason: corev1.PodReasonDeferred}}
 		}),
+		"running, never resized": base(func(p *corev1.Pod) {
+			p.Status.Phase = corev1.PodRunning
+			p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "main", Image: "img", Ready: true,
+				AllocatedResources: res("cpu", "2", "memory", "4Gi"),
+				Resources:          &corev1.ResourceRequirements{Requests: res("cpu", "2000m", "memory", "4Gi"), Limits: res("cpu", "4", "memory", "4Gi")}}}
+		}),
+		"shrinking in progress": base(func(p *corev1.Pod) {
+			p.Status.Phase = corev1.PodRunning
+			p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "main",
+				AllocatedResources: res("cpu", "3", "memory", "4Gi"),
+				Resources:          &corev1.ResourceRequirements{Requests: res("cpu", "3", "memory", "4Gi"), Limits: res("cpu", "6", "memory", "4Gi")}}}
+			p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodResizeInProgress, Status: corev1.ConditionTrue}}
+		}),
+		"resize infeasible, status equals spec": base(func(p *corev1.Pod) {
+			p.Status.Phase = corev1.PodRunning
+			p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "main",
+				AllocatedResources: res("cpu", "2", "memory", "4Gi"),
+				Resources:          &corev1.ResourceRequirements{Requests: res("cpu", "2", "memory", "4Gi"), Limits: res("cpu", "4", "memory", "4Gi")}}}
+			p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodResizePending, Status: corev1.ConditionTrue, Reason: corev1.PodReasonInfeasible}}
+		}),
 		"resize infeasible": base(func(p *corev1.Pod) {
 			p.Status.Phase = corev1.PodRunning
 			p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "main",
@@ -88,6 +108,9 @@ func TestTrimmedPodBuildsTheSameGroup(t *testing.T) {
 			slim := cached.(*corev1.Pod)
 			if len(slim.Spec.Containers[0].Env) != 0 || slim.Spec.Containers[0].Image != "" || slim.ManagedFields != nil {
 				t.Fatalf("the cached pod was not trimmed: %+v", slim.Spec.Containers[0])
+			}
+			if name == "running, never resized" && slim.Status.ContainerStatuses != nil {
+				t.Errorf("status resources equal to the spec were kept: %+v", slim.Status.ContainerStatuses)
 			}
 			want, wantProblems := Build(pod, owners, true, now)
 			got, gotProblems := Build(slim, owners, true, now)

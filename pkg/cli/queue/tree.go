@@ -1,11 +1,17 @@
 package queue
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"sort"
-	"text/tabwriter"
+	"strconv"
+	"strings"
 
+	"github.com/olekukonko/tablewriter"
+	"github.com/olekukonko/tablewriter/renderer"
+	"github.com/olekukonko/tablewriter/tw"
 	"github.com/spf13/cobra"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
@@ -73,9 +79,9 @@ func (o *TreeOptions) Run(ctx context.Context) error {
 	}
 	sort.Strings(orphans)
 
-	w := tabwriter.NewWriter(o.Out, 0, 8, 2, ' ', 0)
-	defer w.Flush()
-	fmt.Fprintln(w, "QUEUE\tSTATE\tWEIGHT\tINQUEUE\tPENDING\tRUNNING\tUNKNOWN\tCOMPLETED")
+	// Rows are collected first and rendered once, so that columns are as
+	// wide as their widest cell.
+	var rows [][]string
 	seen := map[string]bool{}
 	var walk func(name, prefix, branch string)
 	walk = func(name, prefix, branch string) {
@@ -85,8 +91,8 @@ func (o *TreeOptions) Run(ctx context.Context) error {
 		seen[name] = true
 		q := byName[name]
 		n := cnt[name]
-		fmt.Fprintf(w, "%s%s%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\n", prefix, branch, name, stateOf(q), q.Spec.Weight,
-			n.Inqueue, n.Pending, n.Running, n.Unknown, n.Completed)
+		rows = append(rows, []string{prefix + branch + name, string(stateOf(q)), itoa(q.Spec.Weight),
+			itoa(n.Inqueue), itoa(n.Pending), itoa(n.Running), itoa(n.Unknown), itoa(n.Completed)})
 		kids := children[name]
 		next := prefix
 		switch branch {
@@ -108,7 +114,7 @@ func (o *TreeOptions) Run(ctx context.Context) error {
 	}
 	for _, name := range orphans {
 		q := byName[name]
-		fmt.Fprintf(w, "%s (parent %q missing)\t%s\t%d\t\t\t\t\t\n", name, parentOf(q), stateOf(q), q.Spec.Weight)
+		rows = append(rows, []string{fmt.Sprintf("%s (parent %q missing)", name, parentOf(q)), string(stateOf(q)), itoa(q.Spec.Weight), "", "", "", "", ""})
 		seen[name] = true
 	}
 	// Queues only reachable through a cycle.
@@ -120,10 +126,56 @@ func (o *TreeOptions) Run(ctx context.Context) error {
 	}
 	sort.Strings(rest)
 	for _, name := range rest {
-		fmt.Fprintf(w, "%s (in a parent cycle)\t%s\t%d\t\t\t\t\t\n", name, stateOf(byName[name]), byName[name].Spec.Weight)
+		rows = append(rows, []string{name + " (in a parent cycle)", string(stateOf(byName[name])), itoa(byName[name].Spec.Weight), "", "", "", "", ""})
+	}
+	if err := printTable(o.Out, []string{"QUEUE", "STATE", "WEIGHT", "INQUEUE", "PENDING", "RUNNING", "UNKNOWN", "COMPLETED"}, rows); err != nil {
+		return err
 	}
 	if len(list.Items) == 0 {
 		fmt.Fprintln(o.ErrOut, "No queues found.")
 	}
 	return nil
+}
+
+func itoa(i int32) string { return strconv.FormatInt(int64(i), 10) }
+
+// printTable writes header and rows the way kubectl prints tables: no
+// borders or lines, the header as given (upper case), every cell left
+// aligned and unwrapped, and columns at least two spaces apart. Cells are
+// not trimmed, so the tree prefixes of the first column keep their
+// leading spaces, and widths are counted per character whatever the
+// locale, so the tree glyphs stay aligned. Trailing blanks are dropped.
+func printTable(out io.Writer, header []string, rows [][]string) error {
+	var buf bytes.Buffer
+	table := tablewriter.NewTable(&buf,
+		tablewriter.WithRenderer(renderer.NewBlueprint(tw.Rendition{
+			Borders:  tw.BorderNone,
+			Symbols:  tw.NewSymbols(tw.StyleNone),
+			Settings: tw.Settings{Separators: tw.SeparatorsNone, Lines: tw.LinesNone},
+		})),
+		tablewriter.WithHeaderAutoFormat(tw.Off),
+		tablewriter.WithHeaderAutoWrap(tw.WrapNone),
+		tablewriter.WithRowAutoWrap(tw.WrapNone),
+		tablewriter.WithHeaderAlignment(tw.AlignLeft),
+		tablewriter.WithRowAlignment(tw.AlignLeft),
+		tablewriter.WithPadding(tw.Padding{Right: "  ", Overwrite: true}),
+		tablewriter.WithTrimSpace(tw.Off),
+		tablewriter.WithEastAsian(tw.Off),
+	)
+	table.Header(header)
+	for _, r := range rows {
+		if err := table.Append(r); err != nil {
+			return err
+		}
+	}
+	if err := table.Render(); err != nil {
+		return err
+	}
+	var b strings.Builder
+	for line := range strings.Lines(buf.String()) {
+		b.WriteString(strings.TrimRight(line, " \n"))
+		b.WriteString("\n")
+	}
+	_, err := io.WriteString(out, b.String())
+	return err
 }

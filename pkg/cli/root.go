@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"k8s.io/kubectl/pkg/util/templates"
 
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/completion"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/util"
@@ -30,10 +31,11 @@ func NewRootCmd(streams genericiooptions.IOStreams, extra ...Subcommand) *cobra.
 	cmd := &cobra.Command{
 		Use:   name,
 		Short: "Manage Volcano queues and podgroups, and run their controllers",
-		Long: `kubectl-vc manages Volcano queues, podgroups and Commands (and Slinky NodeSets)
-with kubectl's conventions, and runs their controllers with 'serve'.
+		Long: templates.LongDesc(`
+			kubectl-vc manages Volcano queues, podgroups and Commands (and Slinky NodeSets)
+			with kubectl's conventions, and runs their controllers with 'serve'.
 
-It works as the kubectl plugin 'kubectl vc' or standalone as 'kubectl-vc'.`,
+			It works as the kubectl plugin 'kubectl vc' or standalone as 'kubectl-vc'.`),
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		// cobra's own default completion command is replaced by ours.

@@ -5,6 +5,7 @@ package command
 import (
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"k8s.io/kubectl/pkg/util/templates"
 
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/util"
 )
@@ -15,12 +16,14 @@ func NewCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Command {
 		Use:     "command",
 		Aliases: []string{"commands", "cmd"},
 		Short:   "Inspect pending Volcano Commands",
-		Long: `A Command asks a controller to act on an object (e.g. CloseQueue on a queue).
-The controller deletes it once applied, so every Command still listed is
-waiting: a Command that stays is a stuck request worth looking into.`,
-		Example: `  kubectl vc command list -A`,
-		Args:    cobra.NoArgs,
-		RunE:    func(cmd *cobra.Command, args []string) error { return cmd.Help() },
+		Long: templates.LongDesc(`
+			A Command asks a controller to act on an object (e.g. CloseQueue on a queue).
+			The controller deletes it once applied, so every Command still listed is
+			waiting: a Command that stays is a stuck request worth looking into.`),
+		Example: templates.Examples(`
+			kubectl vc command list -A`),
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error { return cmd.Help() },
 	}
 	cmd.AddCommand(newListCmd(f, streams))
 	return cmd

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/cli-runtime/pkg/printers"
+	"k8s.io/kubectl/pkg/util/templates"
 
 	vcprinters "github.com/kubectl-vc/kubectl-vc/pkg/cli/printers"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/util"
@@ -34,13 +35,15 @@ func newListCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Comma
 		Use:     "list",
 		Aliases: []string{"get", "ls"},
 		Short:   "List Commands not yet applied by a controller",
-		Long: `List Commands of a namespace (-n) or of all namespaces (-A), oldest first,
-with their action, target and age.`,
-		Example: `  # Every pending Command
-  kubectl vc command list -A
+		Long: templates.LongDesc(`
+			List Commands of a namespace (-n) or of all namespaces (-A), oldest first,
+			with their action, target and age.`),
+		Example: templates.Examples(`
+			# Every pending Command
+			kubectl vc command list -A
 
-  # As YAML, for a bug report
-  kubectl vc command list -n default -o yaml`,
+			# As YAML, for a bug report
+			kubectl vc command list -n default -o yaml`),
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := o.Complete(); err != nil {

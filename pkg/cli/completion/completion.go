@@ -5,6 +5,7 @@ package completion
 import (
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"k8s.io/kubectl/pkg/util/templates"
 
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/util"
 )
@@ -14,13 +15,15 @@ func NewCmd(streams genericiooptions.IOStreams) *cobra.Command {
 	return &cobra.Command{
 		Use:   "completion bash|zsh|fish|powershell",
 		Short: "Print a shell completion script",
-		Long: `Print a completion script for the given shell. Names of queues, podgroups and
-nodesets are completed from the cluster.`,
-		Example: `  # Load completion into the current bash session
-  source <(kubectl-vc completion bash)
+		Long: templates.LongDesc(`
+			Print a completion script for the given shell. Names of queues, podgroups and
+			nodesets are completed from the cluster.`),
+		Example: templates.Examples(`
+			# Load completion into the current bash session
+			source <(kubectl-vc completion bash)
 
-  # zsh
-  kubectl-vc completion zsh > "${fpath[1]}/_kubectl-vc"`,
+			# zsh
+			kubectl-vc completion zsh > "${fpath[1]}/_kubectl-vc"`),
 		ValidArgs: []string{"bash", "zsh", "fish", "powershell"},
 		Args:      cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {

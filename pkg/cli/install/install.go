@@ -17,6 +17,7 @@ import (
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/kubectl/pkg/util/templates"
 	"sigs.k8s.io/yaml"
 
 	"github.com/kubectl-vc/kubectl-vc/pkg/apis/keys"
@@ -43,29 +44,31 @@ func NewCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "install [--crds] [--policies] [--rbac] [--serve]",
 		Short: "Install the CRDs, admission policies and serve manifests into the cluster",
-		Long: `Install what kubectl-vc needs in a cluster, from manifests embedded in this binary.
+		Long: templates.LongDesc(`
+			Install what kubectl-vc needs in a cluster, from manifests embedded in this binary.
 
-Without selection flags it installs the CRDs and the admission policies, which is
-what the queue and podgroup commands need. --rbac adds the ServiceAccount and RBAC
-of 'serve'; --serve adds its Deployment too (and implies --rbac).
+			Without selection flags it installs the CRDs and the admission policies, which is
+			what the queue and podgroup commands need. --rbac adds the ServiceAccount and RBAC
+			of 'serve'; --serve adds its Deployment too (and implies --rbac).
 
-Objects are server-side applied with the field manager 'kubectl-vc', so running
-install again is safe: each object is reported as created, configured or
-unchanged. CRDs are applied first and install waits until they are Established.
-The admission policies need admissionregistration.k8s.io/v1
-ValidatingAdmissionPolicy (Kubernetes 1.30 or newer); install refuses to start
-when the server does not serve it.`,
-		Example: `  # Install the CRDs and the queue lifecycle policies
-  kubectl vc install
+			Objects are server-side applied with the field manager 'kubectl-vc', so running
+			install again is safe: each object is reported as created, configured or
+			unchanged. CRDs are applied first and install waits until they are Established.
+			The admission policies need admissionregistration.k8s.io/v1
+			ValidatingAdmissionPolicy (Kubernetes 1.30 or newer); install refuses to start
+			when the server does not serve it.`),
+		Example: templates.Examples(`
+			# Install the CRDs and the queue lifecycle policies
+			kubectl vc install
 
-  # Also run the controllers in the cluster
-  kubectl vc install --crds --policies --serve
+			# Also run the controllers in the cluster
+			kubectl vc install --crds --policies --serve
 
-  # See what would change, without changing anything
-  kubectl vc install --dry-run=server
+			# See what would change, without changing anything
+			kubectl vc install --dry-run=server
 
-  # Write the manifests for a GitOps repository instead of applying them
-  kubectl vc install --crds --policies --serve --print > kubectl-vc.yaml`,
+			# Write the manifests for a GitOps repository instead of applying them
+			kubectl vc install --crds --policies --serve --print > kubectl-vc.yaml`),
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := o.Complete(); err != nil {

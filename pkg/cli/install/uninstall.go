@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/kubectl/pkg/util/templates"
 
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/util"
 )
@@ -32,20 +33,22 @@ func NewUninstallCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.
 	cmd := &cobra.Command{
 		Use:   "uninstall",
 		Short: "Remove what 'kubectl vc install' put into the cluster",
-		Long: `Remove the serve manifests, the admission policies and the CRDs that
-'kubectl vc install' applies, after asking for confirmation.
+		Long: templates.LongDesc(`
+			Remove the serve manifests, the admission policies and the CRDs that
+			'kubectl vc install' applies, after asking for confirmation.
 
-Deleting a CRD deletes every object of its kind, so uninstall refuses, before
-deleting anything, when a CRD still holds objects; --force deletes them with the
-CRD. Namespaces are left in place, since they may hold other things.`,
-		Example: `  # Remove everything, asking first
-  kubectl vc uninstall
+			Deleting a CRD deletes every object of its kind, so uninstall refuses, before
+			deleting anything, when a CRD still holds objects; --force deletes them with the
+			CRD. Namespaces are left in place, since they may hold other things.`),
+		Example: templates.Examples(`
+			# Remove everything, asking first
+			kubectl vc uninstall
 
-  # In a script, once the queues and podgroups are gone
-  kubectl vc uninstall --yes
+			# In a script, once the queues and podgroups are gone
+			kubectl vc uninstall --yes
 
-  # Also delete the queues, podgroups and Commands still in the cluster
-  kubectl vc uninstall --yes --force`,
+			# Also delete the queues, podgroups and Commands still in the cluster
+			kubectl vc uninstall --yes --force`),
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return o.Run(cmd.Context())

@@ -8,6 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"k8s.io/kubectl/pkg/util/templates"
 
 	"github.com/kubectl-vc/kubectl-vc/pkg/apis/keys"
 	slinkyv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/slinky/v1beta1"
@@ -30,11 +31,13 @@ func newCordonCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Com
 	cmd := &cobra.Command{
 		Use:   "cordon POD...",
 		Short: "Drain the Slurm nodes of NodeSet pods",
-		Long: `Mark NodeSet pods cordoned (annotation ` + slinkyv1beta1.AnnotationPodCordon + `).
-The NodeSet controller then drains their Slurm nodes: running jobs finish, no
-new job starts. The pods stay; 'nodeset uncordon' resumes the nodes.`,
-		Example: `  # Stop new jobs on compute-3
-  kubectl vc nodeset cordon compute-3`,
+		Long: templates.LongDesc(`
+			Mark NodeSet pods cordoned (annotation ` + slinkyv1beta1.AnnotationPodCordon + `).
+			The NodeSet controller then drains their Slurm nodes: running jobs finish, no
+			new job starts. The pods stay; 'nodeset uncordon' resumes the nodes.`),
+		Example: templates.Examples(`
+			# Stop new jobs on compute-3
+			kubectl vc nodeset cordon compute-3`),
 		Args:              cobra.MinimumNArgs(1),
 		ValidArgsFunction: nodeSetPodNames(f),
 		RunE:              func(cmd *cobra.Command, args []string) error { return o.run(cmd.Context(), args) },

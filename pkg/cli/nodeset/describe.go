@@ -12,6 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"k8s.io/kubectl/pkg/util/templates"
 
 	slinkyv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/slinky/v1beta1"
 	vcprinters "github.com/kubectl-vc/kubectl-vc/pkg/cli/printers"
@@ -35,14 +36,16 @@ func newDescribeCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.C
 	cmd := &cobra.Command{
 		Use:   "describe NAME",
 		Short: "Show a NodeSet, its pods and their Slurm nodes",
-		Long: `Show a NodeSet's spec and status, then one line per pod: ordinal, revision,
-Kubernetes state, cordon and drain deadline, and the Slurm node state and
-reason. The Slurm state is read with sinfo when a slurm.conf is given
-(--slurm-conf, default $SLURM_CONF); otherwise that column shows "-".`,
-		Example: `  kubectl vc nodeset describe compute
+		Long: templates.LongDesc(`
+			Show a NodeSet's spec and status, then one line per pod: ordinal, revision,
+			Kubernetes state, cordon and drain deadline, and the Slurm node state and
+			reason. The Slurm state is read with sinfo when a slurm.conf is given
+			(--slurm-conf, default $SLURM_CONF); otherwise that column shows "-".`),
+		Example: templates.Examples(`
+			kubectl vc nodeset describe compute
 
-  # With live Slurm node states
-  kubectl vc nodeset describe compute --slurm-conf /etc/slurm/slurm.conf`,
+			# With live Slurm node states
+			kubectl vc nodeset describe compute --slurm-conf /etc/slurm/slurm.conf`),
 		Args:              cobra.ExactArgs(1),
 		ValidArgsFunction: nodeSetNames(f, true),
 		RunE: func(cmd *cobra.Command, args []string) error {

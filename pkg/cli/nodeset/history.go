@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/cli-runtime/pkg/printers"
+	"k8s.io/kubectl/pkg/util/templates"
 
 	slinkyv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/slinky/v1beta1"
 	vcprinters "github.com/kubectl-vc/kubectl-vc/pkg/cli/printers"
@@ -32,10 +33,12 @@ func newHistoryCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Co
 	cmd := &cobra.Command{
 		Use:   "history NAME",
 		Short: "List the template revisions of a NodeSet",
-		Long: `List the ControllerRevisions of a NodeSet, oldest first, with how many pods
-run each. The current (update) revision is marked with "*". The controller
-keeps revisionHistoryLimit old revisions besides those pods still run.`,
-		Example:           `  kubectl vc nodeset history compute`,
+		Long: templates.LongDesc(`
+			List the ControllerRevisions of a NodeSet, oldest first, with how many pods
+			run each. The current (update) revision is marked with "*". The controller
+			keeps revisionHistoryLimit old revisions besides those pods still run.`),
+		Example: templates.Examples(`
+			kubectl vc nodeset history compute`),
 		Args:              cobra.ExactArgs(1),
 		ValidArgsFunction: nodeSetNames(f, true),
 		RunE: func(cmd *cobra.Command, args []string) error {

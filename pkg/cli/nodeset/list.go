@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/cli-runtime/pkg/printers"
+	"k8s.io/kubectl/pkg/util/templates"
 
 	slinkyv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/slinky/v1beta1"
 	vcprinters "github.com/kubectl-vc/kubectl-vc/pkg/cli/printers"
@@ -36,14 +37,16 @@ func newListCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Comma
 		Use:     "list [NAME...]",
 		Aliases: []string{"get", "ls"},
 		Short:   "List NodeSets with pod and Slurm node counts",
-		Long: `List NodeSets: desired, current, ready and updated pods, and how many of
-their Slurm nodes are idle, allocated, drained (or draining) and down, as the
-NodeSet controller last recorded in status.`,
-		Example: `  # NodeSets of the current namespace
-  kubectl vc nodeset list
+		Long: templates.LongDesc(`
+			List NodeSets: desired, current, ready and updated pods, and how many of
+			their Slurm nodes are idle, allocated, drained (or draining) and down, as the
+			NodeSet controller last recorded in status.`),
+		Example: templates.Examples(`
+			# NodeSets of the current namespace
+			kubectl vc nodeset list
 
-  # Every namespace, as YAML
-  kubectl vc nodeset list -A -o yaml`,
+			# Every namespace, as YAML
+			kubectl vc nodeset list -A -o yaml`),
 		ValidArgsFunction: nodeSetNames(f, false),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := o.Complete(args); err != nil {

@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"k8s.io/kubectl/pkg/util/templates"
 
 	slinkyv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/slinky/v1beta1"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/util"
@@ -23,17 +24,19 @@ func NewCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Command {
 		Use:     "nodeset",
 		Aliases: []string{"nodesets", "nss"},
 		Short:   "Manage Slinky NodeSets (Slurm compute nodes as pods)",
-		Long: `Inspect and operate Slinky NodeSets: sets of pods that are Slurm compute
-nodes. Pods leave a NodeSet only after their Slurm node is drained: scale
-and cordon ask for that; the NodeSet controller ('kubectl vc serve') does it.`,
-		Example: `  # NodeSets of the current namespace with their Slurm node states
-  kubectl vc nodeset list
+		Long: templates.LongDesc(`
+			Inspect and operate Slinky NodeSets: sets of pods that are Slurm compute
+			nodes. Pods leave a NodeSet only after their Slurm node is drained: scale
+			and cordon ask for that; the NodeSet controller ('kubectl vc serve') does it.`),
+		Example: templates.Examples(`
+			# NodeSets of the current namespace with their Slurm node states
+			kubectl vc nodeset list
 
-  # Remove two compute nodes once their jobs have finished
-  kubectl vc nodeset scale compute --replicas 8
+			# Remove two compute nodes once their jobs have finished
+			kubectl vc nodeset scale compute --replicas 8
 
-  # Stop new jobs on one node
-  kubectl vc nodeset cordon compute-3`,
+			# Stop new jobs on one node
+			kubectl vc nodeset cordon compute-3`),
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error { return cmd.Help() },
 	}

@@ -8,6 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"k8s.io/kubectl/pkg/util/templates"
 
 	"github.com/kubectl-vc/kubectl-vc/pkg/apis/keys"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/util"
@@ -29,12 +30,14 @@ func newScaleCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Comm
 	cmd := &cobra.Command{
 		Use:   "scale NAME --replicas N",
 		Short: "Set the number of compute nodes of a NodeSet",
-		Long: `Set spec.replicas of a NodeSet. Scaling out adds pods with the lowest free
-ordinals. Scaling in never kills jobs: the controller cordons the pods to
-remove, drains their Slurm nodes and deletes each pod only once Slurm reports
-its node drained ('nodeset describe' shows the progress and deadlines).`,
-		Example: `  # Ten compute nodes
-  kubectl vc nodeset scale compute --replicas 10`,
+		Long: templates.LongDesc(`
+			Set spec.replicas of a NodeSet. Scaling out adds pods with the lowest free
+			ordinals. Scaling in never kills jobs: the controller cordons the pods to
+			remove, drains their Slurm nodes and deletes each pod only once Slurm reports
+			its node drained ('nodeset describe' shows the progress and deadlines).`),
+		Example: templates.Examples(`
+			# Ten compute nodes
+			kubectl vc nodeset scale compute --replicas 10`),
 		Args:              cobra.ExactArgs(1),
 		ValidArgsFunction: nodeSetNames(f, true),
 		RunE: func(cmd *cobra.Command, args []string) error {

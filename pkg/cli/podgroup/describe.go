@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"k8s.io/kubectl/pkg/util/templates"
 
 	"github.com/kubectl-vc/kubectl-vc/pkg/apis/keys"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/completion"
@@ -31,10 +32,12 @@ func newDescribeCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.C
 	return &cobra.Command{
 		Use:   "describe NAME",
 		Short: "Show a podgroup in detail",
-		Long: `Show a podgroup's spec (minMember, queue, minResources, priority class,
-network topology), status and conditions, owners, member pods (pods
-annotated scheduling.k8s.io/group-name) with phase and node, and events.`,
-		Example:           `  kubectl vc podgroup describe my-job -n batch`,
+		Long: templates.LongDesc(`
+			Show a podgroup's spec (minMember, queue, minResources, priority class,
+			network topology), status and conditions, owners, member pods (pods
+			annotated scheduling.k8s.io/group-name) with phase and node, and events.`),
+		Example: templates.Examples(`
+			kubectl vc podgroup describe my-job -n batch`),
 		Args:              cobra.MaximumNArgs(1),
 		ValidArgsFunction: completion.PodGroupNames(f),
 		RunE: func(cmd *cobra.Command, args []string) error {

@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/cli-runtime/pkg/printers"
+	"k8s.io/kubectl/pkg/util/templates"
 
 	schedulingv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/scheduling/v1beta1"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/completion"
@@ -50,15 +51,17 @@ func newListCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Comma
 		Use:     "list [NAME...]",
 		Aliases: []string{"get", "ls"},
 		Short:   "List podgroups",
-		Long:    "List podgroups of a namespace (-n) or of all namespaces (-A), optionally only those of one queue or phase.",
-		Example: `  # Podgroups of the current namespace
-  kubectl vc podgroup list
+		Long: templates.LongDesc(`
+			List podgroups of a namespace (-n) or of all namespaces (-A), optionally only those of one queue or phase.`),
+		Example: templates.Examples(`
+			# Podgroups of the current namespace
+			kubectl vc podgroup list
 
-  # Pending podgroups of queue team-a anywhere
-  kubectl vc pg get -A --queue team-a --phase Pending
+			# Pending podgroups of queue team-a anywhere
+			kubectl vc pg get -A --queue team-a --phase Pending
 
-  # Names only, for scripts
-  kubectl vc pg list -n batch -o name`,
+			# Names only, for scripts
+			kubectl vc pg list -n batch -o name`),
 		ValidArgsFunction: completion.PodGroupNames(f),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := o.Complete(args); err != nil {

@@ -4,6 +4,7 @@ package podgroup
 import (
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"k8s.io/kubectl/pkg/util/templates"
 
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/util"
 )
@@ -14,12 +15,14 @@ func NewCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Command {
 		Use:     "podgroup",
 		Aliases: []string{"podgroups", "pg"},
 		Short:   "Inspect Volcano podgroups",
-		Long:    "List and describe Volcano podgroups: the gangs of pods the scheduler admits together.",
-		Example: `  # Podgroups of every namespace in queue team-a
-  kubectl vc podgroup list -A --queue team-a
+		Long: templates.LongDesc(`
+			List and describe Volcano podgroups: the gangs of pods the scheduler admits together.`),
+		Example: templates.Examples(`
+			# Podgroups of every namespace in queue team-a
+			kubectl vc podgroup list -A --queue team-a
 
-  # One podgroup with its member pods and events
-  kubectl vc pg describe my-job -n batch`,
+			# One podgroup with its member pods and events
+			kubectl vc pg describe my-job -n batch`),
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error { return cmd.Help() },
 	}

@@ -11,6 +11,7 @@ import (
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/cli-runtime/pkg/printers"
+	"k8s.io/kubectl/pkg/util/templates"
 	"k8s.io/utils/ptr"
 
 	busv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/bus/v1alpha1"
@@ -49,17 +50,19 @@ func newCreateCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Com
 	cmd := &cobra.Command{
 		Use:   "create NAME",
 		Short: "Create a queue",
-		Long: `Create a Volcano queue. Resource lists are NAME=QUANTITY pairs separated by
-commas. A queue created with --state Closed is created and then closed with a
-CloseQueue Command, because state lives in the status the controller owns.`,
-		Example: `  # A queue with twice the default share, capped at 4 CPUs and 8Gi
-  kubectl vc queue create team-a --weight 2 --capability cpu=4,memory=8Gi
+		Long: templates.LongDesc(`
+			Create a Volcano queue. Resource lists are NAME=QUANTITY pairs separated by
+			commas. A queue created with --state Closed is created and then closed with a
+			CloseQueue Command, because state lives in the status the controller owns.`),
+		Example: templates.Examples(`
+			# A queue with twice the default share, capped at 4 CPUs and 8Gi
+			kubectl vc queue create team-a --weight 2 --capability cpu=4,memory=8Gi
 
-  # A child queue with a guaranteed reservation
-  kubectl vc queue create team-a-batch --parent team-a --deserved cpu=2 --guarantee cpu=1
+			# A child queue with a guaranteed reservation
+			kubectl vc queue create team-a-batch --parent team-a --deserved cpu=2 --guarantee cpu=1
 
-  # Print the queue without creating it
-  kubectl vc queue create team-a --dry-run=client -o yaml`,
+			# Print the queue without creating it
+			kubectl vc queue create team-a --dry-run=client -o yaml`),
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.reclaimableSet = cmd.Flags().Changed("reclaimable")

@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"k8s.io/kubectl/pkg/util/templates"
 
 	busv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/bus/v1alpha1"
 	"github.com/kubectl-vc/kubectl-vc/pkg/apis/keys"
@@ -36,15 +37,17 @@ func newDeleteCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Com
 	cmd := &cobra.Command{
 		Use:   "delete NAME...",
 		Short: "Delete queues",
-		Long: `Delete queues. The admission policies installed by 'kubectl vc install' only
-let a Closed queue be deleted; with --close the queues are first closed (one
-CloseQueue Command each), then deleted once they are Closed. The root and
-default queues cannot be deleted.`,
-		Example: `  # Delete a closed queue
-  kubectl vc queue delete team-a
+		Long: templates.LongDesc(`
+			Delete queues. The admission policies installed by 'kubectl vc install' only
+			let a Closed queue be deleted; with --close the queues are first closed (one
+			CloseQueue Command each), then deleted once they are Closed. The root and
+			default queues cannot be deleted.`),
+		Example: templates.Examples(`
+			# Delete a closed queue
+			kubectl vc queue delete team-a
 
-  # Close, wait for Closed, delete, and wait until it is gone
-  kubectl vc queue delete team-a --close --wait --timeout 10m`,
+			# Close, wait for Closed, delete, and wait until it is gone
+			kubectl vc queue delete team-a --close --wait --timeout 10m`),
 		ValidArgsFunction: completion.QueueNames(f),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := o.Complete(args); err != nil {

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"k8s.io/kubectl/pkg/util/templates"
 
 	schedulingv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/scheduling/v1beta1"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/completion"
@@ -29,9 +30,11 @@ func newDescribeCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.C
 	return &cobra.Command{
 		Use:   "describe NAME",
 		Short: "Show a queue in detail",
-		Long: `Show a queue's spec and status, its child queues, its podgroups by phase,
-Commands still waiting for the controller, and its events.`,
-		Example:           `  kubectl vc queue describe team-a`,
+		Long: templates.LongDesc(`
+			Show a queue's spec and status, its child queues, its podgroups by phase,
+			Commands still waiting for the controller, and its events.`),
+		Example: templates.Examples(`
+			kubectl vc queue describe team-a`),
 		Args:              cobra.MaximumNArgs(1),
 		ValidArgsFunction: completion.QueueNames(f),
 		RunE: func(cmd *cobra.Command, args []string) error {

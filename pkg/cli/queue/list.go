@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/cli-runtime/pkg/printers"
+	"k8s.io/kubectl/pkg/util/templates"
 
 	"github.com/kubectl-vc/kubectl-vc/pkg/apis/keys"
 	schedulingv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/scheduling/v1beta1"
@@ -38,19 +39,21 @@ func newListCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Comma
 		Use:     "list [NAME...]",
 		Aliases: []string{"get", "ls"},
 		Short:   "List queues with their states and podgroup counts",
-		Long: `List queues. Podgroup counts come from each queue's status when the queue
-controller maintains it, otherwise from one list of all podgroups.`,
-		Example: `  # All queues
-  kubectl vc queue list
+		Long: templates.LongDesc(`
+			List queues. Podgroup counts come from each queue's status when the queue
+			controller maintains it, otherwise from one list of all podgroups.`),
+		Example: templates.Examples(`
+			# All queues
+			kubectl vc queue list
 
-  # Two queues, with capability, deserved and guarantee
-  kubectl vc queue get team-a team-b -o wide
+			# Two queues, with capability, deserved and guarantee
+			kubectl vc queue get team-a team-b -o wide
 
-  # Names and states only
-  kubectl vc queue list -o custom-columns=NAME:.metadata.name,STATE:.status.state
+			# Names and states only
+			kubectl vc queue list -o custom-columns=NAME:.metadata.name,STATE:.status.state
 
-  # Watch queues change state
-  kubectl vc queue list --watch`,
+			# Watch queues change state
+			kubectl vc queue list --watch`),
 		ValidArgsFunction: completion.QueueNames(f),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := o.Complete(args); err != nil {

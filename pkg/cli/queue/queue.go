@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"k8s.io/kubectl/pkg/util/templates"
 	"k8s.io/utils/ptr"
 
 	busv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/bus/v1alpha1"
@@ -34,15 +35,17 @@ func NewCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Command {
 		Use:     "queue",
 		Aliases: []string{"queues", "q"},
 		Short:   "Manage Volcano queues",
-		Long: `Create, inspect, open, close, update and delete Volcano queues.
+		Long: templates.LongDesc(`
+			Create, inspect, open, close, update and delete Volcano queues.
 
-State changes (open, close) are requested the way Volcano's vcctl does it: by
-creating a bus.volcano.sh Command that the queue controller acts on.`,
-		Example: `  # List queues with their podgroup counts
-  kubectl vc queue list
+			State changes (open, close) are requested the way Volcano's vcctl does it: by
+			creating a bus.volcano.sh Command that the queue controller acts on.`),
+		Example: templates.Examples(`
+			# List queues with their podgroup counts
+			kubectl vc queue list
 
-  # Close a queue and wait until it holds no more podgroups
-  kubectl vc queue close team-a --wait --timeout 5m`,
+			# Close a queue and wait until it holds no more podgroups
+			kubectl vc queue close team-a --wait --timeout 5m`),
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error { return cmd.Help() },
 	}

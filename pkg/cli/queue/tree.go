@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"k8s.io/kubectl/pkg/util/templates"
 
 	"github.com/kubectl-vc/kubectl-vc/pkg/apis/keys"
 	schedulingv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/scheduling/v1beta1"
@@ -32,10 +33,12 @@ func newTreeCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Comma
 	return &cobra.Command{
 		Use:   "tree",
 		Short: "Show the queue hierarchy with states and podgroup counts",
-		Long: `Show queues as a tree under root, with each queue's state, weight and podgroup
-counts. Queues whose parent does not exist are listed after the tree.`,
-		Example: `  kubectl vc queue tree`,
-		Args:    cobra.NoArgs,
+		Long: templates.LongDesc(`
+			Show queues as a tree under root, with each queue's state, weight and podgroup
+			counts. Queues whose parent does not exist are listed after the tree.`),
+		Example: templates.Examples(`
+			kubectl vc queue tree`),
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return o.Run(cmd.Context())
 		},

@@ -13,6 +13,7 @@ import (
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/cli-runtime/pkg/printers"
+	"k8s.io/kubectl/pkg/util/templates"
 
 	"github.com/kubectl-vc/kubectl-vc/pkg/apis/keys"
 	schedulingv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/scheduling/v1beta1"
@@ -49,17 +50,19 @@ func newUpdateCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Com
 	cmd := &cobra.Command{
 		Use:   "update NAME",
 		Short: "Change a queue's weight, resources, parent, priority or reclaimability",
-		Long: `Change fields of a queue's spec with a JSON merge patch: only the fields whose
-flags are given are sent, so fields this tool does not model are kept. A
-resource flag replaces the whole list (--capability cpu=8 drops a memory
-entry); an empty value (--capability "") removes the list. The patch carries
-the resourceVersion read, so a concurrent change makes it fail rather than
-be overwritten.`,
-		Example: `  # Double a queue's share
-  kubectl vc queue update team-a --weight 4
+		Long: templates.LongDesc(`
+			Change fields of a queue's spec with a JSON merge patch: only the fields whose
+			flags are given are sent, so fields this tool does not model are kept. A
+			resource flag replaces the whole list (--capability cpu=8 drops a memory
+			entry); an empty value (--capability "") removes the list. The patch carries
+			the resourceVersion read, so a concurrent change makes it fail rather than
+			be overwritten.`),
+		Example: templates.Examples(`
+			# Double a queue's share
+			kubectl vc queue update team-a --weight 4
 
-  # Move a queue under another parent and cap it
-  kubectl vc queue update team-a-batch --parent team-b --capability cpu=8,memory=16Gi`,
+			# Move a queue under another parent and cap it
+			kubectl vc queue update team-a-batch --parent team-b --capability cpu=8,memory=16Gi`),
 		Args:              cobra.MaximumNArgs(1),
 		ValidArgsFunction: completion.QueueNames(f),
 		RunE: func(cmd *cobra.Command, args []string) error {

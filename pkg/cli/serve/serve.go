@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/component-base/featuregate"
+	"k8s.io/kubectl/pkg/util/templates"
 
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/util"
 	"github.com/kubectl-vc/kubectl-vc/pkg/controller"
@@ -67,24 +68,26 @@ func NewCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Run the Volcano queue (and other) controllers",
-		Long: `Run, in this process, the controllers that act on Volcano resources: the queue
-controller keeps queue status (state and podgroup counts) and applies the
-open/close Commands that 'queue open' and 'queue close' create.
+		Long: templates.LongDesc(`
+			Run, in this process, the controllers that act on Volcano resources: the queue
+			controller keeps queue status (state and podgroup counts) and applies the
+			open/close Commands that 'queue open' and 'queue close' create.
 
-Run it instead of Volcano's controller manager, not next to it. In a cluster,
-run it as the Deployment that 'kubectl vc install' applies, with --leader-elect.
-It stops cleanly on SIGTERM or SIGINT.`,
-		Example: `  # Run every controller against the current kubeconfig context
-  kubectl vc serve
+			Run it instead of Volcano's controller manager, not next to it. In a cluster,
+			run it as the Deployment that 'kubectl vc install' applies, with --leader-elect.
+			It stops cleanly on SIGTERM or SIGINT.`),
+		Example: templates.Examples(`
+			# Run every controller against the current kubeconfig context
+			kubectl vc serve
 
-  # Only the queue controller, 4 workers, metrics on :9090
-  kubectl vc serve --controllers=queue --workers-queue=4 --metrics-bind-address=:9090
+			# Only the queue controller, 4 workers, metrics on :9090
+			kubectl vc serve --controllers=queue --workers-queue=4 --metrics-bind-address=:9090
 
-  # Two replicas, one active: leader election on a Lease
-  kubectl vc serve --leader-elect --leader-elect-resource-namespace=volcano-system
+			# Two replicas, one active: leader election on a Lease
+			kubectl vc serve --leader-elect --leader-elect-resource-namespace=volcano-system
 
-  # Ignore Commands (Volcano's QueueCommandSync gate)
-  kubectl vc serve --feature-gates=QueueCommandSync=false`,
+			# Ignore Commands (Volcano's QueueCommandSync gate)
+			kubectl vc serve --feature-gates=QueueCommandSync=false`),
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := o.Complete(); err != nil {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"k8s.io/kubectl/pkg/util/templates"
 	"sigs.k8s.io/yaml"
 
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/util"
@@ -40,12 +41,14 @@ func NewCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "version",
 		Short: "Print the client and server versions",
-		Long:  "Print the version of kubectl-vc and, when the cluster is reachable, of its API server.",
-		Example: `  # Client and server versions
-  kubectl vc version
+		Long: templates.LongDesc(`
+			Print the version of kubectl-vc and, when the cluster is reachable, of its API server.`),
+		Example: templates.Examples(`
+			# Client and server versions
+			kubectl vc version
 
-  # Only this binary's version, without contacting the cluster
-  kubectl vc version --client -o json`,
+			# Only this binary's version, without contacting the cluster
+			kubectl vc version --client -o json`),
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := o.Validate(); err != nil {

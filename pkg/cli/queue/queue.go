@@ -5,7 +5,9 @@ package queue
 import (
 	"context"
 	"fmt"
+	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -116,6 +118,9 @@ func parseResources(flag, s string) (corev1.ResourceList, error) {
 		if _, dup := list[corev1.ResourceName(name)]; dup {
 			return nil, util.UsageErrorf("invalid --%s: %s is given twice", flag, name)
 		}
+		if err := checkExponent(value); err != nil {
+			return nil, util.UsageErrorf("invalid --%s: %s=%s: %s", flag, name, value, err)
+		}
 		q, err := resource.ParseQuantity(value)
 		if err != nil {
 			return nil, util.UsageErrorf("invalid --%s: %s=%s is not a quantity (use e.g. 4, 500m, 8Gi)", flag, name, value)
@@ -126,6 +131,31 @@ func parseResources(flag, s string) (corev1.ResourceList, error) {
 		list[corev1.ResourceName(name)] = q
 	}
 	return list, nil
+}
+
+// maxExponent bounds the decimal exponent of a quantity such as 5e3.
+// apimachinery keeps only the low 32 bits of the exponent it parses
+// (1e4294967297 would silently be 10), and rounding a quantity with a large
+// negative exponent up to its smallest unit takes time that grows faster
+// than the exponent (1e-2000000000 did not return; both found by
+// FuzzParseResources). A quantity lies between 1n and about 9.2E, so no
+// real value needs an exponent near this bound.
+const maxExponent = 1000
+
+// exponentSuffix is the exponent form of a quantity's suffix.
+var exponentSuffix = regexp.MustCompile(`[eE]([+-]?[0-9]+)$`)
+
+// checkExponent refuses a quantity written with an exponent beyond
+// ±maxExponent, before apimachinery parses it.
+func checkExponent(value string) error {
+	m := exponentSuffix.FindStringSubmatch(value)
+	if m == nil {
+		return nil
+	}
+	if e, err := strconv.ParseInt(m[1], 10, 64); err != nil || e > maxExponent || e < -maxExponent {
+		return fmt.Errorf("the exponent must be between -%d and %d", maxExponent, maxExponent)
+	}
+	return nil
 }
 
 // checkGuarantee enforces deserved >= guarantee per resource, the rule

@@ -33,10 +33,26 @@ func TestParseResources(t *testing.T) {
 		"bad name!=1":   "resource name",
 		"cpu=1,,mem=1":  "NAME=QUANTITY",
 		"cpu=1;mem=2Gi": "not a quantity",
+		// Beyond what apimachinery parses safely: the first hung, the
+		// second would wrap to 10.
+		"cpu=1e-2000000000": "exponent must be between -1000 and 1000",
+		"cpu=1e4294967297":  "exponent must be between -1000 and 1000",
+		"cpu=9e+1001":       "exponent must be between -1000 and 1000",
 	} {
 		_, err := parseResources("capability", in)
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%q: got %v, want %q", in, err, want)
+		}
+	}
+	// Exponents within the bound still parse.
+	for in, want := range map[string]string{"cpu=5e3": "5k", "memory=1E": "1E", "cpu=25e-2": "250m", "cpu=1e-1000": "1n"} {
+		l, err := parseResources("capability", in)
+		if err != nil {
+			t.Errorf("%q: %v", in, err)
+			continue
+		}
+		if q := l[corev1.ResourceName(strings.Split(in, "=")[0])]; q.Cmp(resource.MustParse(want)) != 0 {
+			t.Errorf("%q parsed as %s, want %s", in, q.String(), want)
 		}
 	}
 	if l, err := parseResources("capability", "  "); err != nil || len(l) != 0 {

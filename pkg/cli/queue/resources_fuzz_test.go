@@ -26,6 +26,7 @@ func FuzzParseResources(f *testing.F) {
 		"a/b/c=1", "example.com/x=9223372036854775807", "cpu=99999999999999999999999999Ki",
 		",", "cpu=4,,memory=1", "cpu==4", "cpu=4=5", "CPU=1", "pods=+3", "cpu=.5",
 		"hugepages-2Mi=1Gi", "requests.cpu=2", strings.Repeat("a", 64) + "=1",
+		"cpu=1e-2000000000", "cpu=1e4294967297", "cpu=1e1000", "cpu=5E-3",
 	} {
 		f.Add(s)
 	}

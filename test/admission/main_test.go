@@ -37,13 +37,18 @@ var (
 )
 
 func TestMain(m *testing.M) {
+	os.Exit(run(m))
+}
+
+// run is TestMain's body, apart so that its deferred removal runs.
+func run(m *testing.M) int {
 	dir, err := os.MkdirTemp("", "admission-test")
 	if err != nil {
 		panic(err)
 	}
 	defer os.RemoveAll(dir)
 	kubeconfig = filepath.Join(dir, "kubeconfig")
-	cptest.Main(m, func(c *controlplane.ControlPlane) {
+	return cptest.Run(m, func(c *controlplane.ControlPlane) {
 		cp = c
 		if err := cp.WriteKubeconfig(kubeconfig, controlplane.AdminUser); err != nil {
 			panic(err)

@@ -35,18 +35,23 @@ var (
 )
 
 func TestMain(m *testing.M) {
+	os.Exit(run(m))
+}
+
+// run is TestMain's body, apart so that its deferred removal runs.
+func run(m *testing.M) int {
 	dir, err := os.MkdirTemp("", "faults-test-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
+		return 1
 	}
+	defer os.RemoveAll(dir)
 	binary, err = cptest.BuildBinary(dir)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
+		return 1
 	}
-	defer os.RemoveAll(dir)
-	cptest.Main(m, func(c *controlplane.ControlPlane) {
+	return cptest.Run(m, func(c *controlplane.ControlPlane) {
 		cp = c
 		kubeconfig = filepath.Join(dir, "kubeconfig")
 		if err := cp.WriteKubeconfig(kubeconfig, controlplane.AdminUser); err != nil {

@@ -169,16 +169,14 @@ func TestCompletionScripts(t *testing.T) {
 // kube-apiserver must not outlive it, so a crashed or timed-out test leaves
 // nothing behind.
 func TestControlPlaneDiesWithItsParent(t *testing.T) {
-	if os.Getenv("KUBECTL_VC_ORPHAN_CHILD") == "1" {
-		orphanChild()
-		return
-	}
 	self, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
 	cmd := exec.Command(self, "-test.run=^TestControlPlaneDiesWithItsParent$")
-	cmd.Env = append(os.Environ(), "KUBECTL_VC_ORPHAN_CHILD=1")
+	// The child dies by SIGKILL and cannot clean up: its control plane
+	// works in a directory this test removes.
+	cmd.Env = append(os.Environ(), "KUBECTL_VC_ORPHAN_CHILD=1", "KUBECTL_VC_ORPHAN_DIR="+t.TempDir())
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -208,14 +206,18 @@ func TestControlPlaneDiesWithItsParent(t *testing.T) {
 	}
 }
 
+// orphanChild is the child process of TestControlPlaneDiesWithItsParent,
+// run from TestMain: it starts a control plane in the directory the parent
+// gave, reports the pids and waits to be killed. It never returns.
 func orphanChild() {
-	c, err := controlplane.Start(context.Background(), controlplane.Options{})
+	c, err := controlplane.Start(context.Background(), controlplane.Options{Dir: os.Getenv("KUBECTL_VC_ORPHAN_DIR")})
 	if err != nil {
 		os.Exit(3)
 	}
 	e, a := c.Pids()
 	_ = json.NewEncoder(os.Stdout).Encode(map[string]int{"Etcd": e, "APIServer": a})
 	time.Sleep(time.Hour) // killed by the parent test
+	os.Exit(4)
 }
 
 // running reports whether pid exists and is not a zombie.

@@ -16,7 +16,16 @@ import (
 var cp *controlplane.ControlPlane
 
 func TestMain(m *testing.M) {
-	cptest.Main(m, func(c *controlplane.ControlPlane) { cp = c })
+	if os.Getenv("KUBECTL_VC_ORPHAN_CHILD") == "1" {
+		// The child of TestControlPlaneDiesWithItsParent: it needs its one
+		// control plane, not the shared one, which its SIGKILL would leak.
+		orphanChild()
+	}
+	code := cptest.Run(m, func(c *controlplane.ControlPlane) { cp = c })
+	if binDir != "" {
+		_ = os.RemoveAll(binDir) // the binary built by binary()
+	}
+	os.Exit(code)
 }
 
 // upstreamDir is where CI puts Volcano's own CRDs (../shared beside the clone).

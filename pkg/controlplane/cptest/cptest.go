@@ -49,17 +49,25 @@ func StartWithCRDs(ctx context.Context) (*controlplane.ControlPlane, error) {
 }
 
 // Main runs a package's tests against one shared control plane, stored by
-// set before the tests run, and stops it afterwards whatever the result.
+// set before the tests run, stops it afterwards whatever the result, and
+// exits with the tests' code.
 func Main(m *testing.M, set func(*controlplane.ControlPlane)) {
+	os.Exit(Run(m, set))
+}
+
+// Run is Main without the exit: it returns the tests' code, so a TestMain
+// that made temporary files can remove them with a defer before it calls
+// os.Exit (which runs no deferred calls).
+func Run(m *testing.M, set func(*controlplane.ControlPlane)) int {
 	cp, err := StartWithCRDs(context.Background())
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "control plane:", err)
-		os.Exit(1)
+		return 1
 	}
 	set(cp)
 	code := m.Run()
 	_ = cp.Stop()
-	os.Exit(code)
+	return code
 }
 
 // BuildBinary builds kubectl-vc from the repository into dir and returns

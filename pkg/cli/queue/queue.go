@@ -128,6 +128,13 @@ func parseResources(flag, s string) (corev1.ResourceList, error) {
 		if q.Sign() < 0 {
 			return nil, util.UsageErrorf("invalid --%s: %s=%s must not be negative", flag, name, value)
 		}
+		// What is sent is q.String(). apimachinery has no suffix above E
+		// and prints 1000E (or 1e21 written out) as "1", so such a value
+		// would be stored as something else entirely (found by
+		// FuzzParseResources). Refuse what does not survive the trip.
+		if back, err := resource.ParseQuantity(q.String()); err != nil || back.Cmp(q) != 0 {
+			return nil, util.UsageErrorf("invalid --%s: %s=%s cannot be stored as written (Kubernetes would store %s); use a smaller quantity", flag, name, value, q.String())
+		}
 		list[corev1.ResourceName(name)] = q
 	}
 	return list, nil

@@ -38,6 +38,9 @@ func TestParseResources(t *testing.T) {
 		"cpu=1e-2000000000": "exponent must be between -1000 and 1000",
 		"cpu=1e4294967297":  "exponent must be between -1000 and 1000",
 		"cpu=9e+1001":       "exponent must be between -1000 and 1000",
+		// apimachinery would send these as "1".
+		"cpu=1000E":                  "cannot be stored as written (Kubernetes would store 1)",
+		"cpu=1000000000000000000000": "cannot be stored as written (Kubernetes would store 1)",
 	} {
 		_, err := parseResources("capability", in)
 		if err == nil || !strings.Contains(err.Error(), want) {
@@ -45,7 +48,7 @@ func TestParseResources(t *testing.T) {
 		}
 	}
 	// Exponents within the bound still parse.
-	for in, want := range map[string]string{"cpu=5e3": "5k", "memory=1E": "1E", "cpu=25e-2": "250m", "cpu=1e-1000": "1n"} {
+	for in, want := range map[string]string{"cpu=5e3": "5k", "memory=1E": "1E", "cpu=25e-2": "250m", "cpu=1e-1000": "1n", "cpu=100E": "100E", "cpu=1e21": "1e21"} {
 		l, err := parseResources("capability", in)
 		if err != nil {
 			t.Errorf("%q: %v", in, err)

@@ -27,6 +27,7 @@ func FuzzParseResources(f *testing.F) {
 		",", "cpu=4,,memory=1", "cpu==4", "cpu=4=5", "CPU=1", "pods=+3", "cpu=.5",
 		"hugepages-2Mi=1Gi", "requests.cpu=2", strings.Repeat("a", 64) + "=1",
 		"cpu=1e-2000000000", "cpu=1e4294967297", "cpu=1e1000", "cpu=5E-3",
+		"cpu=1000E", "cpu=100E", "cpu=1000000000000000000000", "cpu=8Ei",
 	} {
 		f.Add(s)
 	}

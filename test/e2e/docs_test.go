@@ -50,6 +50,7 @@ func TestCaptureDocs(t *testing.T) {
 	show(env.admin, "queue", "close", "root")
 	show(env.admin, "queue", "delete", "default")
 	show(env.admin, "queue", "create", "team-c", "--capability", "cpu=lots")
+	show(env.admin, "queue", "create", "team-c", "--capability", "cpu=1000E")
 	makePodGroups(t)
 	show(env.admin, "podgroup", "list", "-A")
 	show(env.admin, "pg", "list", "-n", "e2e-pg", "--queue", "q-pg", "-o", "wide")

@@ -87,8 +87,9 @@ func BenchmarkColdStart(b *testing.B) {
 			b.Error(err)
 		}
 	})
-	createRealisticPodGroups(b, vc, npg, func(i int) string { return fmt.Sprintf("cold-%04d", i%nq) },
-		func(i int) v1beta1.PodGroupPhase { return coldPhases[(i/nq)%len(coldPhases)] })
+	queueName := func(q int) string { return fmt.Sprintf("cold-%04d", q) }
+	phaseOf := func(i int) v1beta1.PodGroupPhase { return coldPhases[(i/nq)%len(coldPhases)] }
+	createRealisticPodGroups(b, vc, npg, func(i int) string { return queueName(i % nq) }, phaseOf)
 	// The pods are members of existing groups, so the podgroup controller
 	// only caches them.
 	createRealisticPods(b, kube, npods, func(i int, p *corev1.Pod) {
@@ -99,7 +100,7 @@ func BenchmarkColdStart(b *testing.B) {
 		return
 	}
 	b.Logf("fixture: %d queues, %d podgroups, %d pods, %d ReplicaSets created in %v", nq, npg, npods, nrs, time.Since(setup).Round(time.Millisecond))
-	want := wantedCounts(nq, npg)
+	want := queueStatuses(nq, npg, queueName, phaseOf)
 
 	for range b.N {
 		health, metrics := freeAddr(b), freeAddr(b)
@@ -157,14 +158,17 @@ func BenchmarkColdStart(b *testing.B) {
 	}
 }
 
-// wantedCounts is each queue's expected status: podgroup i is in queue
-// i%nq with phase coldPhases[(i/nq)%5].
-func wantedCounts(nq, npg int) map[string]v1beta1.QueueStatus {
-	want := map[string]v1beta1.QueueStatus{}
+// queueStatuses is the status serve gives each of nq queues, named
+// name(q), when podgroup i of npg is in queue i%nq with phase phaseOf(i):
+// Open, with the podgroups counted by phase.
+func queueStatuses(nq, npg int, name func(q int) string, phaseOf func(i int) v1beta1.PodGroupPhase) map[string]v1beta1.QueueStatus {
+	want := make(map[string]v1beta1.QueueStatus, nq)
+	for q := range nq {
+		want[name(q)] = v1beta1.QueueStatus{State: v1beta1.QueueStateOpen}
+	}
 	for i := range npg {
-		name := fmt.Sprintf("cold-%04d", i%nq)
-		s := want[name]
-		switch coldPhases[(i/nq)%len(coldPhases)] {
+		s := want[name(i%nq)]
+		switch phaseOf(i) {
 		case v1beta1.PodGroupPending:
 			s.Pending++
 		case v1beta1.PodGroupRunning:
@@ -176,13 +180,7 @@ func wantedCounts(nq, npg int) map[string]v1beta1.QueueStatus {
 		case v1beta1.PodGroupUnknown:
 			s.Unknown++
 		}
-		want[name] = s
-	}
-	for i := range nq {
-		name := fmt.Sprintf("cold-%04d", i)
-		if _, ok := want[name]; !ok {
-			want[name] = v1beta1.QueueStatus{}
-		}
+		want[name(i%nq)] = s
 	}
 	return want
 }

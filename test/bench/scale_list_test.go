@@ -131,27 +131,8 @@ func BenchmarkListAtScale(b *testing.B) {
 	// With serve (or Volcano's controller) running, every queue's status
 	// holds its state and counts, and 'queue list' reads nothing else:
 	// the case a user meets. The status written is what serve would write.
-	perQueue := map[string]*v1beta1.QueueStatus{}
-	for i := range npg {
-		q := fmt.Sprintf("list-%04d", i%nq)
-		st := perQueue[q]
-		if st == nil {
-			st = &v1beta1.QueueStatus{State: v1beta1.QueueStateOpen}
-			perQueue[q] = st
-		}
-		switch coldPhases[i%len(coldPhases)] {
-		case v1beta1.PodGroupPending:
-			st.Pending++
-		case v1beta1.PodGroupRunning:
-			st.Running++
-		case v1beta1.PodGroupInqueue:
-			st.Inqueue++
-		case v1beta1.PodGroupCompleted:
-			st.Completed++
-		default:
-			st.Unknown++
-		}
-	}
+	statuses := queueStatuses(nq, npg, func(q int) string { return fmt.Sprintf("list-%04d", q) },
+		func(i int) v1beta1.PodGroupPhase { return coldPhases[i%len(coldPhases)] })
 	parallel(nq, func(i int) {
 		name := fmt.Sprintf("list-%04d", i)
 		q, err := vc.SchedulingV1beta1().Queues().Get(ctx, name, metav1.GetOptions{})
@@ -159,10 +140,7 @@ func BenchmarkListAtScale(b *testing.B) {
 			b.Error(err)
 			return
 		}
-		q.Status = v1beta1.QueueStatus{State: v1beta1.QueueStateOpen}
-		if st := perQueue[name]; st != nil {
-			q.Status = *st
-		}
+		q.Status = statuses[name]
 		if _, err := vc.SchedulingV1beta1().Queues().UpdateStatus(ctx, q, metav1.UpdateOptions{}); err != nil {
 			b.Error(err)
 		}

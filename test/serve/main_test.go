@@ -6,7 +6,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -32,30 +31,9 @@ var (
 )
 
 func TestMain(m *testing.M) {
-	os.Exit(run(m))
-}
-
-// run is TestMain's body, apart so that its deferred removal runs.
-func run(m *testing.M) int {
-	dir, err := os.MkdirTemp("", "serve-test-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer os.RemoveAll(dir)
-	binary, err = cptest.BuildBinary(dir)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	return cptest.Run(m, func(c *controlplane.ControlPlane) {
-		cp = c
-		kubeconfig = filepath.Join(dir, "kubeconfig")
-		if err := cp.WriteKubeconfig(kubeconfig, controlplane.AdminUser); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			os.Exit(1)
-		}
-	})
+	os.Exit(cptest.RunWithBinary(m, func(c *controlplane.ControlPlane, bin, kc string) {
+		cp, binary, kubeconfig = c, bin, kc
+	}))
 }
 
 func clients(t testing.TB) (versioned.Interface, kubernetes.Interface) {

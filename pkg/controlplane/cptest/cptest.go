@@ -59,15 +59,50 @@ func Main(m *testing.M, set func(*controlplane.ControlPlane)) {
 // that made temporary files can remove them with a defer before it calls
 // os.Exit (which runs no deferred calls).
 func Run(m *testing.M, set func(*controlplane.ControlPlane)) int {
+	return run(m, func(cp *controlplane.ControlPlane) error { set(cp); return nil })
+}
+
+// run starts the shared control plane, lets setup prepare the package's
+// state (the tests do not run when it fails), runs the tests and stops
+// the control plane.
+func run(m *testing.M, setup func(*controlplane.ControlPlane) error) int {
 	cp, err := StartWithCRDs(context.Background())
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "control plane:", err)
 		return 1
 	}
-	set(cp)
-	code := m.Run()
-	_ = cp.Stop()
-	return code
+	defer func() { _ = cp.Stop() }()
+	if err := setup(cp); err != nil {
+		fmt.Fprintln(os.Stderr, "test setup:", err)
+		return 1
+	}
+	return m.Run()
+}
+
+// RunWithBinary is Run for packages that drive the built kubectl-vc: it
+// builds the binary and writes an admin kubeconfig into one temporary
+// directory, hands both to set with the control plane, and removes the
+// directory once the tests are done.
+func RunWithBinary(m *testing.M, set func(cp *controlplane.ControlPlane, binary, kubeconfig string)) int {
+	dir, err := os.MkdirTemp("", "kubectl-vc-test-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	binary, err := BuildBinary(dir)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	kubeconfig := filepath.Join(dir, "kubeconfig")
+	return run(m, func(cp *controlplane.ControlPlane) error {
+		if err := cp.WriteKubeconfig(kubeconfig, controlplane.AdminUser); err != nil {
+			return err
+		}
+		set(cp, binary, kubeconfig)
+		return nil
+	})
 }
 
 // BuildBinary builds kubectl-vc from the repository into dir and returns

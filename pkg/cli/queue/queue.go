@@ -132,8 +132,16 @@ func parseResources(flag, s string) (corev1.ResourceList, error) {
 		// and prints 1000E (or 1e21 written out) as "1", so such a value
 		// would be stored as something else entirely (found by
 		// FuzzParseResources). Refuse what does not survive the trip.
-		if back, err := resource.ParseQuantity(q.String()); err != nil || back.Cmp(q) != 0 {
-			return nil, util.UsageErrorf("invalid --%s: %s=%s cannot be stored as written (Kubernetes would store %s); use a smaller quantity", flag, name, value, q.String())
+		// The stored form must also pass our own exponent bound: 100e1000
+		// is written within it but stored as 1e1002, which this flag would
+		// then refuse when pasted back from 'queue describe' (also found
+		// by FuzzParseResources).
+		stored := q.String()
+		if err := checkExponent(stored); err != nil {
+			return nil, util.UsageErrorf("invalid --%s: %s=%s would be stored as %s: %s", flag, name, value, stored, err)
+		}
+		if back, err := resource.ParseQuantity(stored); err != nil || back.Cmp(q) != 0 {
+			return nil, util.UsageErrorf("invalid --%s: %s=%s cannot be stored as written (Kubernetes would store %s); use a smaller quantity", flag, name, value, stored)
 		}
 		list[corev1.ResourceName(name)] = q
 	}
@@ -145,8 +153,9 @@ func parseResources(flag, s string) (corev1.ResourceList, error) {
 // (1e4294967297 would silently be 10), and rounding a quantity with a large
 // negative exponent up to its smallest unit takes time that grows faster
 // than the exponent (1e-2000000000 did not return; both found by
-// FuzzParseResources). A quantity lies between 1n and about 9.2E, so no
-// real value needs an exponent near this bound.
+// FuzzParseResources). Real resources lie between 1n and a few E, so no
+// real value needs an exponent near this bound; it applies both to what
+// the user writes and to the form the value is stored in.
 const maxExponent = 1000
 
 // exponentSuffix is the exponent form of a quantity's suffix.

@@ -38,6 +38,8 @@ func TestParseResources(t *testing.T) {
 		"cpu=1e-2000000000": "exponent must be between -1000 and 1000",
 		"cpu=1e4294967297":  "exponent must be between -1000 and 1000",
 		"cpu=9e+1001":       "exponent must be between -1000 and 1000",
+		// Within the bound as written, beyond it as stored.
+		"cpu=100e1000": "would be stored as 1e1002: the exponent must be between -1000 and 1000",
 		// apimachinery would send these as "1".
 		"cpu=1000E":                  "cannot be stored as written (Kubernetes would store 1)",
 		"cpu=1000000000000000000000": "cannot be stored as written (Kubernetes would store 1)",

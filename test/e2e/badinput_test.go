@@ -107,6 +107,7 @@ func TestBadInput(t *testing.T) {
 		{"update: cpu=lots", admin, []string{"queue", "update", "e2e-bad", "--capability", "cpu=lots"}, "not a quantity"},
 		{"update: cpu=1000E", admin, []string{"queue", "update", "e2e-bad", "--deserved", "cpu=1000E"}, "cannot be stored as written (Kubernetes would store 1)"},
 		{"update: huge exponent", admin, []string{"queue", "update", "e2e-bad", "--guarantee", "cpu=1e-2000000000"}, "exponent must be between -1000 and 1000"},
+		{"create: 5000-digit quantity", admin, []string{"queue", "create", "e2e-bad-long", "--capability", "cpu=" + strings.Repeat("9", 5000)}, "the quantity of cpu is 5000 characters long; at most 100 are accepted"},
 		{"create: stored exponent too large", admin, []string{"queue", "create", "e2e-bad-exp", "--capability", "cpu=100e1000"}, "would be stored as 1e1002"},
 		{"update: own parent", admin, []string{"queue", "update", "e2e-bad", "--parent", "e2e-bad"}, "its own parent"},
 		{"update: parent cycle", admin, []string{"queue", "update", "e2e-bad", "--parent", "e2e-bad-child"}, "cycle"},

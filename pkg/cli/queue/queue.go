@@ -118,6 +118,10 @@ func parseResources(flag, s string) (corev1.ResourceList, error) {
 		if _, dup := list[corev1.ResourceName(name)]; dup {
 			return nil, util.UsageErrorf("invalid --%s: %s is given twice", flag, name)
 		}
+		if len(value) > maxQuantityLen {
+			// Not echoed: the point is that it is too long to print.
+			return nil, util.UsageErrorf("invalid --%s: the quantity of %s is %d characters long; at most %d are accepted", flag, name, len(value), maxQuantityLen)
+		}
 		if err := checkExponent(value); err != nil {
 			return nil, util.UsageErrorf("invalid --%s: %s=%s: %s", flag, name, value, err)
 		}
@@ -137,6 +141,9 @@ func parseResources(flag, s string) (corev1.ResourceList, error) {
 		// then refuse when pasted back from 'queue describe' (also found
 		// by FuzzParseResources).
 		stored := q.String()
+		if len(stored) > maxQuantityLen {
+			return nil, util.UsageErrorf("invalid --%s: %s=%s would be stored in %d characters; at most %d are accepted", flag, name, value, len(stored), maxQuantityLen)
+		}
 		if err := checkExponent(stored); err != nil {
 			return nil, util.UsageErrorf("invalid --%s: %s=%s would be stored as %s: %s", flag, name, value, stored, err)
 		}
@@ -147,6 +154,13 @@ func parseResources(flag, s string) (corev1.ResourceList, error) {
 	}
 	return list, nil
 }
+
+// maxQuantityLen bounds how long a quantity may be written or stored.
+// The longest real one (a 19-digit integer, nine decimals and a suffix)
+// is about 30 characters; without a bound, a value of 100 000 digits took
+// seconds to parse (apimachinery's rounding is quadratic in the digits)
+// and was then echoed whole in the error line.
+const maxQuantityLen = 100
 
 // maxExponent bounds the decimal exponent of a quantity such as 5e3.
 // apimachinery keeps only the low 32 bits of the exponent it parses

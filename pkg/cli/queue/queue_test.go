@@ -38,6 +38,9 @@ func TestParseResources(t *testing.T) {
 		"cpu=1e-2000000000": "exponent must be between -1000 and 1000",
 		"cpu=1e4294967297":  "exponent must be between -1000 and 1000",
 		"cpu=9e+1001":       "exponent must be between -1000 and 1000",
+		// Far longer than any real quantity; not echoed back.
+		"cpu=1" + strings.Repeat("0", 100000):     "the quantity of cpu is 100001 characters long; at most 100 are accepted",
+		"cpu=0." + strings.Repeat("0", 200) + "1": "the quantity of cpu is 203 characters long",
 		// Within the bound as written, beyond it as stored.
 		"cpu=100e1000": "would be stored as 1e1002: the exponent must be between -1000 and 1000",
 		// apimachinery would send these as "1".
@@ -48,6 +51,10 @@ func TestParseResources(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%q: got %v, want %q", in, err, want)
 		}
+	}
+	// The refusal of a very long value is a short line, not the value.
+	if _, err := parseResources("capability", "cpu="+strings.Repeat("9", 5000)); err == nil || len(err.Error()) > 120 {
+		t.Errorf("5000-digit value: got a %d-character error, want a short refusal", len(fmt.Sprint(err)))
 	}
 	// Exponents within the bound still parse.
 	for in, want := range map[string]string{"cpu=5e3": "5k", "memory=1E": "1E", "cpu=25e-2": "250m", "cpu=1e-1000": "1n", "cpu=100E": "100E", "cpu=1e21": "1e21"} {

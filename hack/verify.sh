@@ -24,5 +24,13 @@ if [[ -n "$unformatted" ]]; then
   fail=1
 fi
 go vet ./... || fail=1
+# A clone alone must pass 'make test': only cptest.UpstreamCRDs may look
+# beside the repository (for upstream's CRDs, skipping when they are absent).
+outside=$(git grep -nE '/work/|\.\./shared|"\.\.", "shared"' -- test hack pkg cmd plugins Makefile ':!pkg/controlplane/cptest/upstream.go' ':!hack/verify.sh' || true)
+if [[ -n "$outside" ]]; then
+  echo "verify: these lines read outside the repository (use cptest.UpstreamCRDs):" >&2
+  echo "$outside" >&2
+  fail=1
+fi
 if [[ -x hack/verify-docs.sh ]]; then hack/verify-docs.sh || fail=1; fi
 exit $fail

@@ -12,6 +12,7 @@ import (
 
 	"github.com/kubectl-vc/kubectl-vc/pkg/apis/keys"
 	schedulingv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/scheduling/v1beta1"
+	"github.com/kubectl-vc/kubectl-vc/pkg/controlplane/cptest"
 	"github.com/kubectl-vc/kubectl-vc/pkg/crds"
 )
 
@@ -74,7 +75,7 @@ func TestVolcanoJobOnlyInOpenQueue(t *testing.T) {
 	ctx := context.Background()
 	c := vc(t)
 	// Volcano's Job CRD is not ours; take the upstream one.
-	list, err := crds.LoadDir("/work/shared/upstream/volcano-crds")
+	list, err := crds.LoadDir(cptest.UpstreamCRDs(t, "volcano-crds"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -20,6 +20,7 @@ import (
 	schedv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/scheduling/v1beta1"
 	"github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned"
 	"github.com/kubectl-vc/kubectl-vc/pkg/controlplane"
+	"github.com/kubectl-vc/kubectl-vc/pkg/controlplane/cptest"
 	"github.com/kubectl-vc/kubectl-vc/pkg/crds"
 )
 
@@ -31,13 +32,13 @@ func TestGeneratedCRDsMatchUpstreamSchemas(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	upstream, err := crds.LoadDir(upstreamDir(t, "volcano-crds"))
+	upstream, err := crds.LoadDir(cptest.UpstreamCRDs(t, "volcano-crds"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	// Slinky's directory also holds its Controller CRD, which we do not
 	// model; only the NodeSet is compared.
-	slinky, err := crds.LoadDir(upstreamDir(t, "slinky-crds"))
+	slinky, err := crds.LoadDir(cptest.UpstreamCRDs(t, "slinky-crds"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -143,7 +144,7 @@ func TestUpstreamYAMLRoundTrip(t *testing.T) {
 // client (as any other tool would), and reads them back through our typed
 // client: every modelled field survives in both directions.
 func TestObjectsAcceptedByBothCRDSets(t *testing.T) {
-	upstream, err := crds.LoadDir(upstreamDir(t, "volcano-crds"))
+	upstream, err := crds.LoadDir(cptest.UpstreamCRDs(t, "volcano-crds"))
 	if err != nil {
 		t.Fatal(err)
 	}

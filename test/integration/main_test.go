@@ -5,7 +5,6 @@ package integration
 
 import (
 	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/kubectl-vc/kubectl-vc/pkg/controlplane"
@@ -26,22 +25,4 @@ func TestMain(m *testing.M) {
 		_ = os.RemoveAll(binDir) // the binary built by binary()
 	}
 	os.Exit(code)
-}
-
-// upstreamDir is where CI puts Volcano's own CRDs (../shared beside the clone).
-func upstreamDir(t *testing.T, sub string) string {
-	t.Helper()
-	base := os.Getenv("KUBECTL_VC_SHARED_DIR")
-	if base == "" {
-		root, err := controlplane.RepoRoot()
-		if err != nil {
-			t.Fatal(err)
-		}
-		base = filepath.Join(root, "..", "shared")
-	}
-	dir := filepath.Join(base, "upstream", sub)
-	if _, err := os.Stat(dir); err != nil {
-		t.Fatalf("upstream CRDs not found at %s (set KUBECTL_VC_SHARED_DIR): %v", dir, err)
-	}
-	return dir
 }

@@ -1,10 +1,13 @@
-// Command cluster starts ("up") or stops ("down") the local control plane
-// for a person: etcd and kube-apiserver on loopback with the CRDs installed,
-// state in .cluster/ at the repository root.
+// Command cluster starts ("up") or stops ("down") the local cluster for a
+// person, with the CRDs installed and state in .cluster/ at the repository
+// root. "up --level" chooses how much runs (see controlplane.Level): node
+// (the default where this machine can run one: root and Debian's runc, CNI
+// plugins and iptables), controllers, or apiserver.
 package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -20,15 +23,18 @@ import (
 )
 
 func main() {
-	if len(os.Args) != 2 || (os.Args[1] != "up" && os.Args[1] != "down") {
-		fmt.Fprintln(os.Stderr, "usage: cluster up|down")
+	if len(os.Args) < 2 || (os.Args[1] != "up" && os.Args[1] != "down") {
+		fmt.Fprintln(os.Stderr, "usage: cluster up [--level node|controllers|apiserver] | cluster down")
 		os.Exit(2)
 	}
+	fs := flag.NewFlagSet(os.Args[1], flag.ExitOnError)
+	level := fs.String("level", "", "how much of a cluster to run: node, controllers or apiserver (default: node where this machine can run one, else controllers)")
+	_ = fs.Parse(os.Args[2:])
 	root, err := controlplane.RepoRoot()
 	if err == nil {
 		dir := filepath.Join(root, ".cluster")
 		if os.Args[1] == "up" {
-			err = up(dir)
+			err = up(dir, *level)
 		} else {
 			err = down(dir)
 		}
@@ -39,12 +45,23 @@ func main() {
 	}
 }
 
-func up(dir string) error {
+func up(dir, levelName string) error {
 	if _, err := os.Stat(filepath.Join(dir, "kubeconfig")); err == nil {
 		return fmt.Errorf("a cluster is already up (%s): run 'make cluster-down' first", dir)
 	}
+	level := controlplane.Node
+	if levelName != "" {
+		l, err := controlplane.ParseLevel(levelName)
+		if err != nil {
+			return err
+		}
+		level = l
+	} else if err := controlplane.NodeSupported(); err != nil {
+		level = controlplane.Controllers
+		fmt.Printf("no node: %v\n", err)
+	}
 	ctx := context.Background()
-	cp, err := controlplane.Start(ctx, controlplane.Options{Dir: dir, Detach: true})
+	cp, err := controlplane.Start(ctx, controlplane.Options{Dir: dir, Detach: true, Level: level})
 	if err != nil {
 		return err
 	}
@@ -55,18 +72,21 @@ func up(dir string) error {
 	if err == nil {
 		err = cp.WriteKubeconfig(filepath.Join(dir, "kubeconfig"), controlplane.AdminUser)
 	}
+	if err == nil {
+		err = os.WriteFile(filepath.Join(dir, "level"), []byte(level.String()), 0o600)
+	}
 	if err != nil {
 		_ = cp.Stop()
 		return err
 	}
-	fmt.Printf("local control plane up at %s (logs in %s)\n", cp.URL, dir)
+	fmt.Printf("local cluster (%s) up at %s (logs in %s)\n", level, cp.URL, dir)
 	fmt.Printf("export KUBECONFIG=%s\n", filepath.Join(dir, "kubeconfig"))
 	fmt.Printf("contexts: %q (cluster admin) and %q (no RBAC rights)\n", controlplane.AdminUser, controlplane.UnprivilegedUser)
 	return nil
 }
 
 func down(dir string) error {
-	for _, name := range []string{"kube-apiserver", "etcd"} {
+	for _, name := range []string{"kube-proxy", "kubelet", "containerd", "kube-scheduler", "kube-controller-manager", "kube-apiserver", "etcd"} {
 		b, err := os.ReadFile(filepath.Join(dir, name+".pid"))
 		if err != nil {
 			continue
@@ -76,9 +96,21 @@ func down(dir string) error {
 			waitGone(pid)
 		}
 	}
+	// A node leaves containers, mounts, iptables rules and its bridge
+	// behind its processes; CleanNode removes them (and nothing, when no
+	// node ran).
+	if b, _ := os.ReadFile(filepath.Join(dir, "level")); strings.TrimSpace(string(b)) == controlplane.Node.String() {
+		bin, err := controlplane.FindBinDir()
+		if err != nil {
+			return err
+		}
+		if err := controlplane.CleanNode(bin); err != nil {
+			return err
+		}
+	}
 	if err := os.RemoveAll(dir); err != nil {
 		return err
 	}
-	fmt.Println("local control plane stopped")
+	fmt.Println("local cluster stopped")
 	return nil
 }

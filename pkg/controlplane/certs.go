@@ -15,10 +15,13 @@ import (
 	"time"
 )
 
-// writeCerts creates a throw-away CA, a serving certificate for 127.0.0.1 and
-// localhost signed by it, and the RSA key pair that signs service account
-// tokens. It returns the CA certificate in PEM form for client configs.
-func writeCerts(dir string) (caPEM []byte, err error) {
+// writeCerts creates a throw-away CA, a serving certificate for 127.0.0.1,
+// localhost and the extra addresses (the node's address and the kubernetes
+// Service's ClusterIP, by which pods reach the API server) signed by it, a
+// client certificate with which the API server calls kubelets, and the RSA
+// key pair that signs service account tokens. It returns the CA
+// certificate in PEM form for client configs.
+func writeCerts(dir string, extraIPs ...net.IP) (caPEM []byte, err error) {
 	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		return nil, err
@@ -53,14 +56,37 @@ func writeCerts(dir string) (caPEM []byte, err error) {
 		NotAfter:     now.Add(365 * 24 * time.Hour),
 		KeyUsage:     x509.KeyUsageDigitalSignature,
 		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-		IPAddresses:  []net.IP{net.ParseIP("127.0.0.1")},
-		DNSNames:     []string{"localhost", "kubernetes", "kubernetes.default.svc"},
+		IPAddresses:  append([]net.IP{net.ParseIP("127.0.0.1")}, extraIPs...),
+		DNSNames:     []string{"localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc", "kubernetes.default.svc.cluster.local"},
 	}
 	srvDER, err := x509.CreateCertificate(rand.Reader, srvTmpl, caCert, &srvKey.PublicKey, caKey)
 	if err != nil {
 		return nil, err
 	}
 	srvKeyDER, err := x509.MarshalECPrivateKey(srvKey)
+	if err != nil {
+		return nil, err
+	}
+
+	// kubelets accept this certificate (their clientCAFile is our CA); its
+	// group lets the API server read logs and exec into pods.
+	kcKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return nil, err
+	}
+	kcTmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(3),
+		Subject:      pkix.Name{CommonName: "kube-apiserver-kubelet-client", Organization: []string{"system:masters"}},
+		NotBefore:    now.Add(-time.Hour),
+		NotAfter:     now.Add(365 * 24 * time.Hour),
+		KeyUsage:     x509.KeyUsageDigitalSignature,
+		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
+	}
+	kcDER, err := x509.CreateCertificate(rand.Reader, kcTmpl, caCert, &kcKey.PublicKey, caKey)
+	if err != nil {
+		return nil, err
+	}
+	kcKeyDER, err := x509.MarshalECPrivateKey(kcKey)
 	if err != nil {
 		return nil, err
 	}
@@ -76,11 +102,13 @@ func writeCerts(dir string) (caPEM []byte, err error) {
 
 	caPEM = pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER})
 	files := map[string][]byte{
-		"ca.crt":     caPEM,
-		"server.crt": pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srvDER}),
-		"server.key": pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: srvKeyDER}),
-		"sa.key":     pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(saKey)}),
-		"sa.pub":     pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: saPub}),
+		"ca.crt":             caPEM,
+		"server.crt":         pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srvDER}),
+		"server.key":         pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: srvKeyDER}),
+		"kubelet-client.crt": pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: kcDER}),
+		"kubelet-client.key": pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kcKeyDER}),
+		"sa.key":             pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(saKey)}),
+		"sa.pub":             pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: saPub}),
 	}
 	for name, b := range files {
 		if err := os.WriteFile(filepath.Join(dir, name), b, 0o600); err != nil {

@@ -1,7 +1,10 @@
-// Package controlplane starts a real etcd and kube-apiserver on loopback, for
-// the integration tests and for 'make cluster-up'. The binaries are built
-// from their Go modules by hack/controlplane/build.sh into the repository's
-// bin/ directory.
+// Package controlplane starts a real local Kubernetes for the tests and for
+// 'make cluster-up': etcd and kube-apiserver on loopback by default, plus
+// kube-controller-manager and kube-scheduler (Level Controllers), plus one
+// node that runs pods with containerd, runc, CNI, kubelet and kube-proxy
+// (Level Node). The binaries are built from their Go modules by
+// hack/controlplane/build.sh and hack/node/build.sh into the repository's
+// bin/ directory; runc and the CNI plugins are Debian's.
 //
 // Authentication is on (a static token file with an admin in
 // system:masters and an unprivileged user) and so is RBAC, so that tests
@@ -38,8 +41,54 @@ const (
 	UnprivilegedUser = "alice"
 )
 
+// Level says how much of a cluster Start runs. Each level includes the ones
+// before it.
+type Level int
+
+const (
+	// APIServer runs etcd and kube-apiserver on loopback: the fast default.
+	// Nothing acts on what is written: no ServiceAccounts, no pods for
+	// workloads, no garbage collection.
+	APIServer Level = iota
+	// Controllers adds kube-controller-manager and kube-scheduler: namespaces
+	// get their default ServiceAccount, Deployments, StatefulSets, Jobs and
+	// DaemonSets make pods, the garbage collector and namespace deletion
+	// work. Pods are scheduled only once a node exists.
+	Controllers
+	// Node adds one node that runs pods: containerd, runc, CNI, kubelet and
+	// kube-proxy, with the API server on the node's address so that pods
+	// reach it through the kubernetes Service. Needs root, and runs one at a
+	// time on a machine (a second Start waits for the first to stop).
+	Node
+)
+
+// String names the level as the tests and 'make cluster-up' spell it.
+func (l Level) String() string {
+	switch l {
+	case APIServer:
+		return "apiserver"
+	case Controllers:
+		return "controllers"
+	case Node:
+		return "node"
+	}
+	return fmt.Sprintf("Level(%d)", int(l))
+}
+
+// ParseLevel is the inverse of Level.String.
+func ParseLevel(s string) (Level, error) {
+	for _, l := range []Level{APIServer, Controllers, Node} {
+		if l.String() == s {
+			return l, nil
+		}
+	}
+	return 0, fmt.Errorf("unknown cluster level %q: use apiserver, controllers or node", s)
+}
+
 // Options says where the binaries are and how the processes live.
 type Options struct {
+	// Level is how much of a cluster to run; the zero value is APIServer.
+	Level Level
 	// BinDir holds etcd and kube-apiserver. Empty means FindBinDir().
 	BinDir string
 	// Dir is the working directory for data, certificates and logs.
@@ -53,7 +102,8 @@ type Options struct {
 	Detach bool
 }
 
-// ControlPlane is a running etcd and kube-apiserver.
+// ControlPlane is a running etcd and kube-apiserver, and what else its
+// Level asks for.
 type ControlPlane struct {
 	Dir      string
 	URL      string
@@ -66,6 +116,11 @@ type ControlPlane struct {
 	apiSrv   *process
 	apiArgs  []string
 	etcdArgs []string
+	// Level Controllers and up.
+	kubeconfig string
+	kcm, sched *process
+	// Level Node.
+	node *node
 }
 
 // FindBinDir returns $KUBECTL_VC_BIN_DIR, or the bin/ directory of the
@@ -109,9 +164,21 @@ func Start(ctx context.Context, opts Options) (*ControlPlane, error) {
 		}
 		opts.BinDir = d
 	}
-	for _, b := range []string{"etcd", "kube-apiserver"} {
+	bins := []string{"etcd", "kube-apiserver"}
+	if opts.Level >= Controllers {
+		bins = append(bins, "kube-controller-manager", "kube-scheduler")
+	}
+	if opts.Level >= Node {
+		bins = append(bins, nodeBinaries...)
+	}
+	for _, b := range bins {
 		if _, err := os.Stat(filepath.Join(opts.BinDir, b)); err != nil {
 			return nil, fmt.Errorf("%s not found in %s: run 'make controlplane' first", b, opts.BinDir)
+		}
+	}
+	if opts.Level >= Node {
+		if err := NodeSupported(); err != nil {
+			return nil, err
 		}
 	}
 	cp := &ControlPlane{opts: opts, Dir: opts.Dir, tokens: map[string]string{}}
@@ -132,7 +199,19 @@ func Start(ctx context.Context, opts Options) (*ControlPlane, error) {
 		}
 	}()
 
-	caPEM, err := writeCerts(cp.Dir)
+	// Pods reach the API server through the kubernetes Service, whose
+	// endpoint is the advertised address: with a node, that is the node's
+	// own address on its pod bridge, not loopback.
+	host := "127.0.0.1"
+	if opts.Level >= Node {
+		n, err := prepareNode(ctx, cp.Dir, opts)
+		if err != nil {
+			return nil, err
+		}
+		cp.node = n
+		host = NodeIP
+	}
+	caPEM, err := writeCerts(cp.Dir, net.ParseIP(NodeIP), net.ParseIP(ServiceIP))
 	if err != nil {
 		return nil, fmt.Errorf("certificates: %w", err)
 	}
@@ -153,7 +232,7 @@ func Start(ctx context.Context, opts Options) (*ControlPlane, error) {
 	}
 	cp.EtcdURL = "http://127.0.0.1:" + strconv.Itoa(ports[0])
 	peerURL := "http://127.0.0.1:" + strconv.Itoa(ports[1])
-	cp.URL = "https://127.0.0.1:" + strconv.Itoa(ports[2])
+	cp.URL = "https://" + host + ":" + strconv.Itoa(ports[2])
 	cp.etcdArgs = []string{
 		"--name=default",
 		"--data-dir=" + filepath.Join(cp.Dir, "etcd"),
@@ -169,8 +248,8 @@ func Start(ctx context.Context, opts Options) (*ControlPlane, error) {
 	}
 	cp.apiArgs = []string{
 		"--etcd-servers=" + cp.EtcdURL,
-		"--bind-address=127.0.0.1",
-		"--advertise-address=127.0.0.1",
+		"--bind-address=" + host,
+		"--advertise-address=" + host,
 		"--secure-port=" + strconv.Itoa(ports[2]),
 		"--tls-cert-file=" + filepath.Join(cp.Dir, "server.crt"),
 		"--tls-private-key-file=" + filepath.Join(cp.Dir, "server.key"),
@@ -179,15 +258,27 @@ func Start(ctx context.Context, opts Options) (*ControlPlane, error) {
 		"--service-account-issuer=https://kubernetes.default.svc",
 		"--service-account-key-file=" + filepath.Join(cp.Dir, "sa.pub"),
 		"--service-account-signing-key-file=" + filepath.Join(cp.Dir, "sa.key"),
-		"--service-cluster-ip-range=10.96.0.0/24",
+		"--service-cluster-ip-range=" + ServiceCIDR,
+		"--allow-privileged=true",
+		"--v=0",
+	}
+	if opts.Level < Controllers {
 		// No kube-controller-manager runs, so nothing creates the "default"
 		// ServiceAccount that this admission plugin would demand of pods.
-		"--disable-admission-plugins=ServiceAccount",
-		"--allow-privileged=true",
+		cp.apiArgs = append(cp.apiArgs, "--disable-admission-plugins=ServiceAccount")
+	}
+	if opts.Level < Node {
 		// The kubernetes Service endpoint may not be a loopback address, and
-		// nothing here needs it.
-		"--endpoint-reconciler-type=none",
-		"--v=0",
+		// without a node nothing needs it.
+		cp.apiArgs = append(cp.apiArgs, "--endpoint-reconciler-type=none")
+	} else {
+		// kubectl logs/exec: the API server calls the kubelet at the node's
+		// InternalIP with a client certificate the kubelet trusts.
+		cp.apiArgs = append(cp.apiArgs,
+			"--kubelet-preferred-address-types=InternalIP",
+			"--kubelet-client-certificate="+filepath.Join(cp.Dir, "kubelet-client.crt"),
+			"--kubelet-client-key="+filepath.Join(cp.Dir, "kubelet-client.key"),
+		)
 	}
 	if err := cp.StartEtcd(); err != nil {
 		return nil, err
@@ -195,9 +286,22 @@ func Start(ctx context.Context, opts Options) (*ControlPlane, error) {
 	if err := cp.StartAPIServer(ctx); err != nil {
 		return nil, err
 	}
+	if opts.Level >= Controllers {
+		if err := cp.startControllers(ctx); err != nil {
+			return nil, err
+		}
+	}
+	if opts.Level >= Node {
+		if err := cp.node.start(ctx, cp); err != nil {
+			return nil, err
+		}
+	}
 	ok = true
 	return cp, nil
 }
+
+// Level is how much of a cluster runs.
+func (cp *ControlPlane) Level() Level { return cp.opts.Level }
 
 // StartEtcd (re)starts etcd with the same data directory and port.
 func (cp *ControlPlane) StartEtcd() error {
@@ -225,10 +329,18 @@ func (cp *ControlPlane) StopEtcd() error { return stopProcess(cp.etcd) }
 // StopAPIServer kills kube-apiserver (to test what happens when it goes away).
 func (cp *ControlPlane) StopAPIServer() error { return stopProcess(cp.apiSrv) }
 
-// Stop ends both processes and removes a temporary working directory.
+// Stop ends every process it started and removes a temporary working
+// directory. A node goes first (its pods, kubelet, kube-proxy, containers,
+// containerd, then its mounts, network and iptables rules), while the API
+// server can still be asked to delete its pods.
 func (cp *ControlPlane) Stop() error {
-	errs := []error{stopProcess(cp.apiSrv), stopProcess(cp.etcd)}
-	cp.apiSrv, cp.etcd = nil, nil
+	var errs []error
+	if cp.node != nil {
+		errs = append(errs, cp.node.stop(cp))
+		cp.node = nil
+	}
+	errs = append(errs, stopProcess(cp.sched), stopProcess(cp.kcm), stopProcess(cp.apiSrv), stopProcess(cp.etcd))
+	cp.sched, cp.kcm, cp.apiSrv, cp.etcd = nil, nil, nil, nil
 	if cp.ownDir {
 		errs = append(errs, os.RemoveAll(cp.Dir))
 	}
@@ -284,8 +396,13 @@ type process struct {
 	done chan struct{}
 }
 
-func (cp *ControlPlane) spawn(name string, args []string) (*process, error) {
+// spawn starts bin/name with args; env, when given, is the child's whole
+// environment.
+func (cp *ControlPlane) spawn(name string, args []string, env ...string) (*process, error) {
 	cmd := exec.Command(filepath.Join(cp.opts.BinDir, name), args...)
+	if len(env) > 0 {
+		cmd.Env = env
+	}
 	out := cp.opts.Output
 	if out == nil {
 		f, err := os.OpenFile(filepath.Join(cp.Dir, name+".log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)

@@ -30,10 +30,50 @@ func Start(tb testing.TB) *controlplane.ControlPlane {
 	return cp
 }
 
-// StartWithCRDs launches a control plane and installs our generated CRDs.
-// The caller stops it (use from TestMain, where no testing.TB exists).
-func StartWithCRDs(ctx context.Context) (*controlplane.ControlPlane, error) {
-	cp, err := controlplane.Start(ctx, controlplane.Options{})
+// StartLevel launches a cluster of the given level (see controlplane.Level)
+// with our CRDs installed and stops it when the test ends. A node needs
+// root and Debian's runtime packages: without them the test is skipped,
+// saying so, except under CI=true, where it fails.
+func StartLevel(tb testing.TB, level controlplane.Level) *controlplane.ControlPlane {
+	tb.Helper()
+	if level >= controlplane.Node {
+		RequireNode(tb)
+	}
+	cp, err := StartWithCRDs(context.Background(), level)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() {
+		if err := cp.Stop(); err != nil {
+			tb.Errorf("stop the cluster: %v", err)
+		}
+	})
+	return cp
+}
+
+// RequireNode skips the test when this machine cannot run the local node
+// (not root, or runc, the CNI plugins or iptables missing), with a line
+// saying what is missing; under CI=true it fails instead, so CI never
+// stops testing on a real node unnoticed.
+func RequireNode(tb testing.TB) {
+	tb.Helper()
+	if err := controlplane.NodeSupported(); err != nil {
+		if os.Getenv("CI") == "true" {
+			tb.Fatalf("%v (CI=true: required)", err)
+		}
+		tb.Skipf("not run on a real node: %v", err)
+	}
+}
+
+// StartWithCRDs launches a control plane of the given level (none: the API
+// server alone) and installs our generated CRDs. The caller stops it (use
+// from TestMain, where no testing.TB exists).
+func StartWithCRDs(ctx context.Context, level ...controlplane.Level) (*controlplane.ControlPlane, error) {
+	opts := controlplane.Options{}
+	if len(level) > 0 {
+		opts.Level = level[0]
+	}
+	cp, err := controlplane.Start(ctx, opts)
 	if err != nil {
 		return nil, err
 	}

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -123,7 +124,17 @@ func (p *Serve) Metric(t testing.TB, name string, fragments ...string) (sum floa
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
-	sc := bufio.NewScanner(resp.Body)
+	sum, found, err = MetricSum(resp.Body, name, fragments...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sum, found
+}
+
+// MetricSum adds up the samples of metric name in a Prometheus text
+// exposition whose line contains every fragment (`code="403"`).
+func MetricSum(r io.Reader, name string, fragments ...string) (sum float64, found bool, err error) {
+	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
 lines:
 	for sc.Scan() {
@@ -138,12 +149,12 @@ lines:
 		}
 		v, err := strconv.ParseFloat(line[strings.LastIndexByte(line, ' ')+1:], 64)
 		if err != nil {
-			t.Fatalf("bad sample %q", line)
+			return 0, false, fmt.Errorf("bad sample %q", line)
 		}
 		sum += v
 		found = true
 	}
-	return sum, found
+	return sum, found, sc.Err()
 }
 
 // Writes is the number of API requests of the process that could change

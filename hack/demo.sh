@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
-# make demo: the quick start told as a story on a real local control plane.
-# It builds nothing itself (make does), starts etcd + kube-apiserver, installs
-# CRDs and admission policies with 'kubectl vc install', runs 'kubectl vc serve',
-# and walks a queue hierarchy through close and open. Everything it starts is
-# stopped on exit, whatever happens.
+# make demo: the quick start told as a story on a real local cluster.
+# It starts the local cluster (with a real node where this machine can run
+# one: root and 'make node-deps'), builds the image with 'make image', loads
+# it into the node and deploys serve as a user would, with
+# 'kubectl vc install --serve --image'; without a node it runs
+# 'kubectl vc serve' as a local process instead. Then it walks a queue
+# hierarchy through close and open. Everything it starts is stopped on
+# exit, whatever happens.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -21,20 +24,36 @@ bold() { printf '\n\033[1m%s\033[0m\n' "$*"; }
 say() { printf '\033[2m# %s\033[0m\n' "$*"; }
 run() { printf '\033[1m$ %s\033[0m\n' "$*"; "$@"; }
 
-bold "1. A local Kubernetes API server (etcd + kube-apiserver built from source)"
+bold "1. A local Kubernetes cluster (etcd, kube-apiserver, kube-controller-manager, kube-scheduler, and a node, built from source)"
 go run ./hack/cluster down >/dev/null 2>&1 || true
-go run ./hack/cluster up | sed -n 1p
+go run ./hack/cluster up | grep -v '^export'
 export KUBECONFIG="$root/.cluster/kubeconfig"
 run kubectl vc version
+node=false
+[[ "$(cat "$root/.cluster/level")" == node ]] && node=true
 
-bold "2. Install the CRDs and the queue lifecycle admission policies"
-run kubectl vc install
+if $node; then
+  run kubectl get nodes
+  bold "2. The image of serve: built without Docker, loaded into the node"
+  image=ghcr.io/kubectl-vc/kubectl-vc:demo
+  make --no-print-directory image IMAGE="$image" IMAGE_TAR="$work/image.tar" | tail -1
+  go run ./hack/cluster load "$work/image.tar"
 
-bold "3. Run the controllers: kubectl vc serve"
-kubectl-vc serve --metrics-bind-address=0 --health-probe-bind-address=0 >"$work/serve.log" 2>&1 &
-serve_pid=$!
-say "serve is running (pid $serve_pid); it creates the root and default queues"
-for _ in $(seq 1 100); do
+  bold "3. Install the CRDs, the admission policies and serve (two replicas, leader election)"
+  run kubectl vc install --crds --policies --serve --image "$image"
+  run kubectl -n volcano-system rollout status deployment/kubectl-vc-serve --timeout=3m
+  run kubectl -n volcano-system get pods -o wide
+else
+  bold "2. Install the CRDs and the queue lifecycle admission policies"
+  run kubectl vc install
+
+  bold "3. Run the controllers: kubectl vc serve (no node here, so as a local process)"
+  kubectl-vc serve --metrics-bind-address=0 --health-probe-bind-address=0 >"$work/serve.log" 2>&1 &
+  serve_pid=$!
+  say "serve is running (pid $serve_pid)"
+fi
+say "serve creates the root and default queues"
+for _ in $(seq 1 300); do
   kubectl vc queue get root -o name >/dev/null 2>&1 && break
   sleep 0.2
 done
@@ -105,4 +124,13 @@ if kubectl vc queue delete team-a; then
   exit 1
 fi
 
-bold "Done. Tearing down serve and the control plane."
+if $node; then
+  bold "9. The leader serve pod goes away: the other replica takes over"
+  leader=$(kubectl -n volcano-system get lease kubectl-vc-serve -o jsonpath='{.spec.holderIdentity}')
+  leader=${leader%%_*}
+  run kubectl -n volcano-system delete pod "$leader"
+  run kubectl vc queue close dev --wait --timeout 2m
+  run kubectl -n volcano-system get lease kubectl-vc-serve -o jsonpath='{.spec.holderIdentity}{"\n"}'
+fi
+
+bold "Done. Tearing down serve and the cluster."

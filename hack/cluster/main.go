@@ -1,6 +1,7 @@
 // Command cluster starts ("up") or stops ("down") the local cluster for a
 // person, with the CRDs installed and state in .cluster/ at the repository
-// root. "up --level" chooses how much runs (see controlplane.Level): node
+// root; "load IMAGE.tar" loads an image into the local node. "up --level"
+// chooses how much runs (see controlplane.Level): node
 // (the default where this machine can run one: root and Debian's runc, CNI
 // plugins and iptables), controllers, or apiserver.
 package main
@@ -23,9 +24,25 @@ import (
 )
 
 func main() {
-	if len(os.Args) < 2 || (os.Args[1] != "up" && os.Args[1] != "down") {
-		fmt.Fprintln(os.Stderr, "usage: cluster up [--level node|controllers|apiserver] | cluster down")
+	if len(os.Args) < 2 || (os.Args[1] != "up" && os.Args[1] != "down" && os.Args[1] != "load") {
+		fmt.Fprintln(os.Stderr, "usage: cluster up [--level node|controllers|apiserver] | cluster down | cluster load IMAGE.tar")
 		os.Exit(2)
+	}
+	if os.Args[1] == "load" {
+		// Loads an image tarball ('make image') into the local node.
+		bin, err := controlplane.FindBinDir()
+		if err == nil && len(os.Args) != 3 {
+			err = fmt.Errorf("usage: cluster load IMAGE.tar")
+		}
+		if err == nil {
+			err = controlplane.ImportNodeImage(context.Background(), bin, os.Args[2])
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "error:", err)
+			os.Exit(1)
+		}
+		fmt.Printf("loaded %s into the local node\n", os.Args[2])
+		return
 	}
 	fs := flag.NewFlagSet(os.Args[1], flag.ExitOnError)
 	level := fs.String("level", "", "how much of a cluster to run: node, controllers or apiserver (default: node where this machine can run one, else controllers)")

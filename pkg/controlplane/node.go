@@ -280,7 +280,17 @@ func (cp *ControlPlane) ImportImage(ctx context.Context, tarball string) error {
 	if cp.node == nil {
 		return errors.New("no node runs: start the control plane with Level Node")
 	}
-	if out, err := cp.node.ctr(ctx, cp.opts.BinDir, "images", "import", tarball); err != nil {
+	return ImportNodeImage(ctx, cp.opts.BinDir, tarball)
+}
+
+// ImportNodeImage is ImportImage for the node that runs on this machine,
+// whoever started it ('make cluster-up' included).
+func ImportNodeImage(ctx context.Context, binDir, tarball string) error {
+	n := &node{}
+	if _, err := os.Stat(n.socket()); err != nil {
+		return fmt.Errorf("no local node runs (no %s): start one with 'make cluster-up'", n.socket())
+	}
+	if out, err := n.ctr(ctx, binDir, "images", "import", tarball); err != nil {
 		return fmt.Errorf("import %s: %v: %s", tarball, err, out)
 	}
 	return nil

@@ -1,0 +1,368 @@
+// Package incluster proves serve as users run it: built into the project's
+// container image, loaded into the local node's containerd, deployed by
+// 'kubectl vc install --serve --image', running as pods with the
+// ServiceAccount token kubelet mounts, next to the real
+// kube-controller-manager.
+package incluster
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/utils/ptr"
+
+	"github.com/kubectl-vc/kubectl-vc/pkg/apis/keys"
+	"github.com/kubectl-vc/kubectl-vc/pkg/apis/scheduling/v1beta1"
+	"github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned"
+	"github.com/kubectl-vc/kubectl-vc/pkg/controlplane"
+	"github.com/kubectl-vc/kubectl-vc/pkg/controlplane/cptest"
+)
+
+const (
+	serveNS   = "volcano-system"
+	serveName = "kubectl-vc-serve"
+	// image is the tag this test builds and loads; install must deploy
+	// exactly it (never :latest).
+	image = "ghcr.io/kubectl-vc/kubectl-vc:incluster-test"
+)
+
+type env struct {
+	t          *testing.T
+	ctx        context.Context
+	cp         *controlplane.ControlPlane
+	kube       kubernetes.Interface
+	vc         versioned.Interface
+	binary     string
+	kubeconfig string
+}
+
+func (e *env) kubectlVC(args ...string) (string, error) {
+	e.t.Helper()
+	ctx, cancel := context.WithTimeout(e.ctx, 3*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, e.binary, args...)
+	cmd.Env = append(os.Environ(), "KUBECONFIG="+e.kubeconfig)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err := cmd.Run()
+	return out.String(), err
+}
+
+func (e *env) poll(what string, timeout time.Duration, cond func() (bool, error)) {
+	e.t.Helper()
+	var last error
+	err := wait.PollUntilContextTimeout(e.ctx, 500*time.Millisecond, timeout, true, func(context.Context) (bool, error) {
+		ok, err := cond()
+		if err != nil {
+			last = err
+		}
+		return ok, nil
+	})
+	if err != nil {
+		e.t.Fatalf("waiting for %s: %v (last error: %v)\n%s", what, err, last, e.servePodsState())
+	}
+}
+
+// servePodsState describes the serve pods and their last log lines, for
+// failure messages.
+func (e *env) servePodsState() string {
+	pods, err := e.kube.CoreV1().Pods(serveNS).List(e.ctx, metav1.ListOptions{})
+	if err != nil {
+		return err.Error()
+	}
+	var b strings.Builder
+	for _, p := range pods.Items {
+		fmt.Fprintf(&b, "pod %s: phase %s, node %q\n", p.Name, p.Status.Phase, p.Spec.NodeName)
+		for _, cs := range p.Status.ContainerStatuses {
+			fmt.Fprintf(&b, "  container %s ready=%v restarts=%d state=%+v\n", cs.Name, cs.Ready, cs.RestartCount, cs.State)
+		}
+		logs, err := e.kube.CoreV1().Pods(serveNS).GetLogs(p.Name, &corev1.PodLogOptions{TailLines: ptr.To[int64](15)}).DoRaw(e.ctx)
+		if err == nil {
+			fmt.Fprintf(&b, "  logs:\n%s\n", logs)
+		}
+	}
+	return b.String()
+}
+
+// leader is the pod named by the serve Lease, once one holds it.
+func (e *env) leader() (string, error) {
+	leases, err := e.kube.CoordinationV1().Leases(serveNS).List(e.ctx, metav1.ListOptions{})
+	if err != nil {
+		return "", err
+	}
+	for _, l := range leases.Items {
+		if holder := holderPod(&l); holder != "" {
+			return holder, nil
+		}
+	}
+	return "", nil
+}
+
+// holderPod is the pod name in a Lease's holder identity (leader election
+// writes "<hostname>_<uuid>"; the hostname of a pod is its name).
+func holderPod(l *coordinationv1.Lease) string {
+	if l.Spec.HolderIdentity == nil || *l.Spec.HolderIdentity == "" {
+		return ""
+	}
+	id := *l.Spec.HolderIdentity
+	if i := strings.IndexByte(id, '_'); i > 0 {
+		id = id[:i]
+	}
+	return id
+}
+
+// TestServeInCluster deploys serve from the image and checks, in order,
+// that it runs as users run it, does its work, survives the loss of its
+// leader, and never meets a 403.
+func TestServeInCluster(t *testing.T) {
+	cptest.RequireNode(t)
+	cp := cptest.StartLevel(t, controlplane.Node)
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
+	t.Cleanup(cancel)
+	dir := t.TempDir()
+	e := &env{t: t, ctx: ctx, cp: cp,
+		kube: kubernetes.NewForConfigOrDie(cp.AdminConfig()), vc: versioned.NewForConfigOrDie(cp.AdminConfig()),
+		kubeconfig: filepath.Join(dir, "kubeconfig")}
+	if err := cp.WriteKubeconfig(e.kubeconfig, controlplane.AdminUser); err != nil {
+		t.Fatal(err)
+	}
+	var err error
+	if e.binary, err = cptest.BuildBinary(dir); err != nil {
+		t.Fatal(err)
+	}
+
+	// The image, as 'make image' builds it, loaded as a user loads it.
+	root, err := controlplane.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tarball := filepath.Join(dir, "image.tar")
+	mk := exec.CommandContext(ctx, "make", "-C", root, "image", "IMAGE="+image, "IMAGE_TAR="+tarball)
+	if out, err := mk.CombinedOutput(); err != nil {
+		t.Fatalf("make image: %v\n%s", err, out)
+	}
+	if err := cp.ImportImage(ctx, tarball); err != nil {
+		t.Fatal(err)
+	}
+
+	if out, err := e.kubectlVC("install", "--serve", "--image", image); err != nil {
+		t.Fatalf("install --serve: %v\n%s", err, out)
+	}
+	d, err := e.kube.AppsV1().Deployments(serveNS).Get(ctx, serveName, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := d.Spec.Template.Spec.Containers[0].Image; got != image {
+		t.Fatalf("install deployed image %q, want %q", got, image)
+	}
+
+	t.Run("two replicas run on the node, ready, one leads", func(t *testing.T) {
+		e.t = t
+		e.waitServeReady(2)
+	})
+	t.Run("queue close --wait is handled by the in-cluster serve", func(t *testing.T) {
+		e.t = t
+		if out, err := e.kubectlVC("queue", "create", "incluster-a", "--weight", "2"); err != nil {
+			t.Fatalf("%v\n%s", err, out)
+		}
+		e.waitQueue("incluster-a", v1beta1.QueueStateOpen)
+		if out, err := e.kubectlVC("queue", "close", "incluster-a", "--wait", "--timeout", "2m"); err != nil || !strings.Contains(out, "Closed") {
+			t.Fatalf("queue close --wait: %v\n%s", err, out)
+		}
+	})
+	t.Run("a Deployment of volcano pods is grouped", func(t *testing.T) {
+		e.t = t
+		e.volcanoDeployment("grouped", 2)
+		e.waitGroup("grouped", 2, 2)
+	})
+	t.Run("a DaemonSet's pod on the node is grouped", func(t *testing.T) {
+		e.t = t
+		labels := map[string]string{"app": "daemon"}
+		_, err := e.kube.AppsV1().DaemonSets("default").Create(ctx, &appsv1.DaemonSet{
+			ObjectMeta: metav1.ObjectMeta{Name: "daemon"},
+			Spec:       appsv1.DaemonSetSpec{Selector: &metav1.LabelSelector{MatchLabels: labels}, Template: volcanoTemplate(labels)},
+		}, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		e.waitGroup("daemon", 1, 1)
+	})
+	t.Run("deleting the leader hands over with nothing lost", func(t *testing.T) {
+		e.t = t
+		old, err := e.leader()
+		if err != nil || old == "" {
+			t.Fatalf("no leader: %q %v", old, err)
+		}
+		if err := e.kube.CoreV1().Pods(serveNS).Delete(ctx, old, metav1.DeleteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		// Work submitted while the leader is gone is done by the new one.
+		if out, err := e.kubectlVC("queue", "open", "incluster-a"); err != nil {
+			t.Fatalf("%v\n%s", err, out)
+		}
+		e.volcanoDeployment("after-handover", 3)
+		e.poll("another pod to take the Lease", 3*time.Minute, func() (bool, error) {
+			l, err := e.leader()
+			return l != "" && l != old, err
+		})
+		e.waitQueue("incluster-a", v1beta1.QueueStateOpen)
+		e.waitGroup("after-handover", 3, 3)
+		// The Deployment replaces the deleted pod; both replicas ready again.
+		e.waitServeReady(2)
+	})
+	t.Run("no request of serve was refused", func(t *testing.T) {
+		e.t = t
+		pods, err := e.kube.CoreV1().Pods(serveNS).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		checked := 0
+		for _, p := range pods.Items {
+			if p.DeletionTimestamp != nil || p.Status.Phase != corev1.PodRunning {
+				continue
+			}
+			raw, err := e.kube.CoreV1().Pods(serveNS).ProxyGet("http", p.Name, "8080", "/metrics", nil).DoRaw(ctx)
+			if err != nil {
+				t.Fatalf("metrics of %s: %v", p.Name, err)
+			}
+			all, found, err := cptest.MetricSum(bytes.NewReader(raw), "rest_client_requests_total")
+			if err != nil || !found || all == 0 {
+				t.Fatalf("pod %s reports no API requests (found=%v, err=%v): the 403 count below would prove nothing", p.Name, found, err)
+			}
+			forbidden, _, _ := cptest.MetricSum(bytes.NewReader(raw), "rest_client_requests_total", `code="403"`)
+			if forbidden != 0 {
+				t.Errorf("pod %s: %v requests refused with 403", p.Name, forbidden)
+			}
+			checked++
+		}
+		if checked == 0 {
+			t.Fatal("no running serve pod to check")
+		}
+	})
+}
+
+// waitServeReady waits until the Deployment has n ready replicas, all on
+// the node, and one of its pods holds the Lease.
+func (e *env) waitServeReady(n int32) {
+	e.t.Helper()
+	e.poll(fmt.Sprintf("%d ready serve replicas", n), 4*time.Minute, func() (bool, error) {
+		d, err := e.kube.AppsV1().Deployments(serveNS).Get(e.ctx, serveName, metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		return d.Status.ReadyReplicas == n && d.Status.UpdatedReplicas == n && d.Status.Replicas == n, nil
+	})
+	pods, err := e.kube.CoreV1().Pods(serveNS).List(e.ctx, metav1.ListOptions{LabelSelector: "app.kubernetes.io/name=" + serveName})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	names := map[string]bool{}
+	for _, p := range pods.Items {
+		if p.DeletionTimestamp != nil {
+			continue
+		}
+		names[p.Name] = true
+		if p.Spec.NodeName != controlplane.NodeName {
+			e.t.Errorf("serve pod %s is on node %q", p.Name, p.Spec.NodeName)
+		}
+		if p.Spec.ServiceAccountName != serveName {
+			e.t.Errorf("serve pod %s runs as %q", p.Name, p.Spec.ServiceAccountName)
+		}
+	}
+	e.poll("a serve pod to hold the Lease", 2*time.Minute, func() (bool, error) {
+		l, err := e.leader()
+		return l != "" && names[l], err
+	})
+}
+
+func (e *env) waitQueue(name string, state v1beta1.QueueState) {
+	e.t.Helper()
+	e.poll("queue "+name+" "+string(state), 2*time.Minute, func() (bool, error) {
+		q, err := e.vc.SchedulingV1beta1().Queues().Get(e.ctx, name, metav1.GetOptions{})
+		return err == nil && q.Status.State == state, ignoreNotFound(err)
+	})
+}
+
+// volcanoDeployment creates a Deployment whose pods ask for the volcano
+// scheduler in the default queue. They stay Pending (no Volcano scheduler
+// runs), which is all the podgroup controller reads.
+func (e *env) volcanoDeployment(name string, replicas int32) {
+	e.t.Helper()
+	labels := map[string]string{"app": name}
+	_, err := e.kube.AppsV1().Deployments("default").Create(e.ctx, &appsv1.Deployment{
+		// The Deployment controller copies this annotation to the
+		// ReplicaSet, whose annotations the podgroup controller reads.
+		ObjectMeta: metav1.ObjectMeta{Name: name, Annotations: map[string]string{keys.GroupMinMember: fmt.Sprint(replicas)}},
+		Spec: appsv1.DeploymentSpec{
+			Replicas: ptr.To(replicas),
+			Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: volcanoTemplate(labels),
+		},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+func volcanoTemplate(labels map[string]string) corev1.PodTemplateSpec {
+	return corev1.PodTemplateSpec{
+		ObjectMeta: metav1.ObjectMeta{Labels: labels, Annotations: map[string]string{keys.QueueName: "default"}},
+		Spec: corev1.PodSpec{
+			SchedulerName: "volcano",
+			Containers:    []corev1.Container{{Name: "main", Image: controlplane.PauseImage, ImagePullPolicy: corev1.PullNever}},
+		},
+	}
+}
+
+// waitGroup waits until every pod of the workload labelled app=name
+// carries the same group name and that PodGroup exists, owned by the
+// pods' controller (the ReplicaSet or DaemonSet that made them), with the
+// minMember the workload's group-min-member annotation asks for.
+func (e *env) waitGroup(name string, pods, minMember int32) {
+	e.t.Helper()
+	e.poll("the pods of "+name+" grouped", 3*time.Minute, func() (bool, error) {
+		list, err := e.kube.CoreV1().Pods("default").List(e.ctx, metav1.ListOptions{LabelSelector: "app=" + name})
+		if err != nil || int32(len(list.Items)) != pods {
+			return false, err
+		}
+		group := list.Items[0].Annotations[keys.KubeGroupName]
+		owner := metav1.GetControllerOf(&list.Items[0])
+		for _, p := range list.Items {
+			if group == "" || p.Annotations[keys.KubeGroupName] != group {
+				return false, nil
+			}
+		}
+		pg, err := e.vc.SchedulingV1beta1().PodGroups("default").Get(e.ctx, group, metav1.GetOptions{})
+		if err != nil {
+			return false, ignoreNotFound(err)
+		}
+		if owner == nil || !metav1.IsControlledBy(pg, &metav1.ObjectMeta{UID: owner.UID}) {
+			return false, fmt.Errorf("group %s is not owned by the pods' controller %v: %v", group, owner, pg.OwnerReferences)
+		}
+		if pg.Spec.MinMember != minMember {
+			return false, fmt.Errorf("group %s has minMember %d, want %d", group, pg.Spec.MinMember, minMember)
+		}
+		return true, nil
+	})
+}
+
+func ignoreNotFound(err error) error {
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	return err
+}

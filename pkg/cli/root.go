@@ -2,6 +2,7 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -57,9 +58,15 @@ func NewRootCmd(streams genericiooptions.IOStreams, extra ...Subcommand) *cobra.
 	return cmd
 }
 
-// Execute runs the root command and returns the process exit code. Errors
-// are printed as one line on stderr.
+// Execute is ExecuteContext with a context that is never cancelled.
 func Execute(streams genericiooptions.IOStreams, args []string, extra ...Subcommand) int {
+	return ExecuteContext(context.Background(), streams, args, extra...)
+}
+
+// ExecuteContext runs the root command with ctx (every command's
+// cmd.Context(), never nil) and returns the process exit code. Errors are printed as one line
+// on stderr.
+func ExecuteContext(ctx context.Context, streams genericiooptions.IOStreams, args []string, extra ...Subcommand) int {
 	cmd := NewRootCmd(streams, extra...)
 	cmd.SetArgs(args)
 	cmd.SetIn(streams.In)
@@ -69,7 +76,7 @@ func Execute(streams genericiooptions.IOStreams, args []string, extra ...Subcomm
 	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return util.UsageErrorf("%s (see '%s --help')", err.Error(), c.CommandPath())
 	})
-	if err := cmd.Execute(); err != nil {
+	if err := cmd.ExecuteContext(ctx); err != nil {
 		fmt.Fprintln(streams.ErrOut, "error: "+util.Message(err))
 		return 1
 	}

@@ -89,9 +89,6 @@ func (o *ListOptions) Validate() error {
 
 // Run lists the Commands.
 func (o *ListOptions) Run(ctx context.Context) error {
-	if ctx == nil {
-		ctx = context.Background()
-	}
 	c, err := o.Factory.VolcanoClient()
 	if err != nil {
 		return err

@@ -76,9 +76,6 @@ func (o *CordonOptions) Validate() error {
 // Run sets or removes the cordon annotation, refusing pods that no NodeSet
 // manages (nothing would act on the annotation).
 func (o *CordonOptions) Run(ctx context.Context) error {
-	if ctx == nil {
-		ctx = context.Background()
-	}
 	kc, err := o.Factory.KubeClient()
 	if err != nil {
 		return err

@@ -75,9 +75,6 @@ func (o *DescribeOptions) Validate() error { return validateName("NodeSet", o.Na
 
 // Run prints the description.
 func (o *DescribeOptions) Run(ctx context.Context) error {
-	if ctx == nil {
-		ctx = context.Background()
-	}
 	vc, err := o.Factory.VolcanoClient()
 	if err != nil {
 		return err

@@ -75,9 +75,6 @@ func (o *HistoryOptions) Validate() error {
 
 // Run prints the revisions.
 func (o *HistoryOptions) Run(ctx context.Context) error {
-	if ctx == nil {
-		ctx = context.Background()
-	}
 	vc, err := o.Factory.VolcanoClient()
 	if err != nil {
 		return err

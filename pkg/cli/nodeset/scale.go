@@ -76,9 +76,6 @@ func (o *ScaleOptions) Validate() error {
 // Run patches spec.replicas. A merge patch of that one field leaves every
 // other field (including ones this tool does not model) as it is.
 func (o *ScaleOptions) Run(ctx context.Context) error {
-	if ctx == nil {
-		ctx = context.Background()
-	}
 	c, err := o.Factory.VolcanoClient()
 	if err != nil {
 		return err

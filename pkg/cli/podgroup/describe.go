@@ -77,9 +77,6 @@ func (o *DescribeOptions) Validate() error {
 // Run prints the description; member pods and events that cannot be
 // listed are reported in place.
 func (o *DescribeOptions) Run(ctx context.Context) error {
-	if ctx == nil {
-		ctx = context.Background()
-	}
 	c, err := o.Factory.VolcanoClient()
 	if err != nil {
 		return err

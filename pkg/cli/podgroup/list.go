@@ -149,9 +149,6 @@ func (o *ListOptions) keep(pg *schedulingv1beta1.PodGroup) bool {
 // Run lists podgroups once (filters on queue and phase are applied here:
 // the API server cannot select custom resources by spec fields).
 func (o *ListOptions) Run(ctx context.Context) error {
-	if ctx == nil {
-		ctx = context.Background()
-	}
 	c, err := o.Factory.VolcanoClient()
 	if err != nil {
 		return err

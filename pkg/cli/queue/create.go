@@ -159,9 +159,6 @@ func (o *CreateOptions) Validate() error {
 
 // Run creates the queue (and, for --state Closed, its CloseQueue Command).
 func (o *CreateOptions) Run(ctx context.Context) error {
-	if ctx == nil {
-		ctx = context.Background()
-	}
 	if o.dryClient {
 		return vcprinters.Print(o.printer, o.queue, o.Out)
 	}

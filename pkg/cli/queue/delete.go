@@ -99,9 +99,6 @@ func (o *DeleteOptions) Validate() error {
 
 // Run checks that every queue exists, closes them if asked, and deletes.
 func (o *DeleteOptions) Run(ctx context.Context) error {
-	if ctx == nil {
-		ctx = context.Background()
-	}
 	c, err := o.Factory.VolcanoClient()
 	if err != nil {
 		return err

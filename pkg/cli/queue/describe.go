@@ -64,9 +64,6 @@ func (o *DescribeOptions) Validate() error { return validateName(o.Name) }
 // Run prints the description. Only the queue itself must be readable;
 // related objects that cannot be listed are reported in place.
 func (o *DescribeOptions) Run(ctx context.Context) error {
-	if ctx == nil {
-		ctx = context.Background()
-	}
 	c, err := o.Factory.VolcanoClient()
 	if err != nil {
 		return err

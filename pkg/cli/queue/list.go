@@ -100,9 +100,6 @@ func (o *ListOptions) Validate() error {
 
 // Run lists (and optionally watches) queues.
 func (o *ListOptions) Run(ctx context.Context) error {
-	if ctx == nil {
-		ctx = context.Background()
-	}
 	c, err := o.Factory.VolcanoClient()
 	if err != nil {
 		return err

@@ -115,9 +115,6 @@ func (o *OperateOptions) Validate() error {
 // Run looks up every queue first (a missing one fails the command before
 // any Command exists), creates the Commands and optionally waits.
 func (o *OperateOptions) Run(ctx context.Context) error {
-	if ctx == nil {
-		ctx = context.Background()
-	}
 	c, err := o.Factory.VolcanoClient()
 	if err != nil {
 		return err

@@ -47,9 +47,6 @@ func newTreeCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Comma
 
 // Run lists queues (and, where needed, podgroups) once and prints the tree.
 func (o *TreeOptions) Run(ctx context.Context) error {
-	if ctx == nil {
-		ctx = context.Background()
-	}
 	c, err := o.Factory.VolcanoClient()
 	if err != nil {
 		return err

@@ -158,9 +158,6 @@ func (o *UpdateOptions) Validate() error {
 // Run reads the queue, checks the rules that need its current values
 // (deserved >= guarantee, no parent cycle) and sends one merge patch.
 func (o *UpdateOptions) Run(ctx context.Context) error {
-	if ctx == nil {
-		ctx = context.Background()
-	}
 	c, err := o.Factory.VolcanoClient()
 	if err != nil {
 		return err

@@ -3,22 +3,12 @@ package serve
 import (
 	"fmt"
 	"math/rand"
-	"path/filepath"
 	"strings"
 	"testing"
 
-	authenticationv1 "k8s.io/api/authentication/v1"
-	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/tools/clientcmd"
-	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
 	"github.com/kubectl-vc/kubectl-vc/pkg/apis/scheduling/v1beta1"
-	"github.com/kubectl-vc/kubectl-vc/pkg/manifests"
 )
 
 // TestCrashSafety: 250 open/close Commands over 50 queues while serve is
@@ -186,120 +176,5 @@ func TestLeaderElection(t *testing.T) {
 	}
 	if h := holder(); h != "" {
 		t.Fatalf("lease still held by %q after SIGTERM", h)
-	}
-}
-
-// TestRBACServiceAccount runs serve as the ServiceAccount of the embedded
-// manifests, with a token from the TokenRequest API: the ClusterRole must
-// allow everything the controller does (and the test proves it works).
-func TestRBACServiceAccount(t *testing.T) {
-	vc, kube := clients(t)
-	objs, err := manifests.Objects(manifests.Serve)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dyn := dynamic.NewForConfigOrDie(cp.AdminConfig())
-	mapping := map[string]string{"Namespace": "namespaces", "ServiceAccount": "serviceaccounts", "ClusterRole": "clusterroles",
-		"ClusterRoleBinding": "clusterrolebindings", "Role": "roles", "RoleBinding": "rolebindings", "Deployment": "deployments"}
-	for _, o := range objs {
-		gv, _ := schema.ParseGroupVersion(o.GetAPIVersion())
-		res, ok := mapping[o.GetKind()]
-		if !ok {
-			t.Fatalf("unexpected kind %s in the serve manifests", o.GetKind())
-		}
-		var ri dynamic.ResourceInterface = dyn.Resource(gv.WithResource(res))
-		if ns := o.GetNamespace(); ns != "" {
-			ri = dyn.Resource(gv.WithResource(res)).Namespace(ns)
-		}
-		if _, err := ri.Apply(ctx, o.GetName(), o, metav1.ApplyOptions{FieldManager: "test", Force: true}); err != nil {
-			t.Fatalf("apply %s %s: %v", o.GetKind(), o.GetName(), err)
-		}
-		checkNoWildcards(t, o)
-	}
-	tok, err := kube.CoreV1().ServiceAccounts("volcano-system").CreateToken(ctx, "kubectl-vc-serve",
-		&authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{}}, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	admin := cp.AdminConfig()
-	cfg := clientcmdapi.NewConfig()
-	cfg.Clusters["local"] = &clientcmdapi.Cluster{Server: admin.Host, CertificateAuthorityData: admin.CAData}
-	cfg.AuthInfos["sa"] = &clientcmdapi.AuthInfo{Token: tok.Status.Token}
-	cfg.Contexts["sa"] = &clientcmdapi.Context{Cluster: "local", AuthInfo: "sa"}
-	cfg.CurrentContext = "sa"
-	path := filepath.Join(t.TempDir(), "sa.kubeconfig")
-	if err := clientcmd.WriteToFile(*cfg, path); err != nil {
-		t.Fatal(err)
-	}
-
-	// Without root and default the start-up must create them: the role
-	// needs 'create' on queues.
-	for _, n := range []string{"default", "root"} {
-		err := vc.SchedulingV1beta1().Queues().Delete(ctx, n, metav1.DeleteOptions{})
-		if err != nil && !apierrors.IsNotFound(err) {
-			t.Fatal(err)
-		}
-	}
-	// The queue and podgroup controllers both run, so every informer and
-	// write of theirs is checked against the ClusterRole. (The NodeSet
-	// controller needs a Slurm cluster; its rules are exercised in test/nodeset.)
-	p := startServe(t, "--kubeconfig="+path, "--controllers=queue,podgroup", "--leader-elect",
-		"--leader-elect-resource-namespace=volcano-system", "--leader-elect-lease-duration=3s",
-		"--leader-elect-renew-deadline=2s", "--leader-elect-retry-period=250ms")
-	waitState(t, vc, "root", open)
-	waitState(t, vc, "default", open)
-	parent := createQueue(t, vc, "rbac-parent", "")
-	child := createQueue(t, vc, "rbac-child", "rbac-parent")
-	podGroup(t, vc, "rbac-pg", child.Name, v1beta1.PodGroupRunning)
-	waitState(t, vc, child.Name, open)
-	commandGone(t, vc, command(t, vc, parent, closeQ))
-	q := waitState(t, vc, child.Name, closing)
-	if q.Annotations["volcano.sh/closed-by-parent"] != "true" || q.Status.Running != 1 {
-		t.Fatalf("child not marked or not counted: %+v %+v", q.Annotations, q.Status)
-	}
-	eventually(t, "a StateChanged event recorded", func() (bool, error) {
-		evs, err := kube.CoreV1().Events("default").List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=rbac-child"})
-		return err == nil && len(evs.Items) > 0, err
-	})
-	// The podgroup controller groups a volcano pod: podgroup create and pod patch.
-	pod := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: "rbac-pod", Namespace: "default"},
-		Spec:       corev1.PodSpec{SchedulerName: "volcano", Containers: []corev1.Container{{Name: "c", Image: "busybox"}}},
-	}
-	if _, err := kube.CoreV1().Pods("default").Create(ctx, pod, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	eventually(t, "the pod grouped by serve running as its ServiceAccount", func() (bool, error) {
-		got, err := kube.CoreV1().Pods("default").Get(ctx, "rbac-pod", metav1.GetOptions{})
-		if err != nil {
-			return false, err
-		}
-		name := got.Annotations["scheduling.k8s.io/group-name"]
-		if name == "" {
-			return false, nil
-		}
-		_, err = vc.SchedulingV1beta1().PodGroups("default").Get(ctx, name, metav1.GetOptions{})
-		return err == nil, nil
-	})
-	if v, _ := p.Metric(t, "rest_client_requests_total", `code="403"`); v != 0 {
-		t.Fatalf("%v requests forbidden:\n%s", v, p.LastLog(20))
-	}
-	if err := p.Terminate(t); err != nil {
-		t.Fatal(err)
-	}
-}
-
-func checkNoWildcards(t *testing.T, o *unstructured.Unstructured) {
-	rules, _, _ := unstructured.NestedSlice(o.Object, "rules")
-	for _, r := range rules {
-		m := r.(map[string]any)
-		for _, k := range []string{"apiGroups", "resources", "verbs"} {
-			vals, _, _ := unstructured.NestedStringSlice(m, k)
-			for _, v := range vals {
-				if v == "*" {
-					t.Errorf("%s %s has a wildcard in %s", o.GetKind(), o.GetName(), k)
-				}
-			}
-		}
 	}
 }

@@ -2,6 +2,8 @@ package queue
 
 import (
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/kubectl-vc/kubectl-vc/pkg/rules"
 )
 
 // metrics are the per-queue podgroup gauges of Volcano's queue controller,
@@ -35,12 +37,12 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 	return m, nil
 }
 
-func (m *metrics) set(queue string, c counts) {
-	m.inqueue.WithLabelValues(queue).Set(float64(c.inqueue))
-	m.pending.WithLabelValues(queue).Set(float64(c.pending))
-	m.running.WithLabelValues(queue).Set(float64(c.running))
-	m.unknown.WithLabelValues(queue).Set(float64(c.unknown))
-	m.completed.WithLabelValues(queue).Set(float64(c.completed))
+func (m *metrics) set(queue string, c rules.PodGroupCounts) {
+	m.inqueue.WithLabelValues(queue).Set(float64(c.Inqueue))
+	m.pending.WithLabelValues(queue).Set(float64(c.Pending))
+	m.running.WithLabelValues(queue).Set(float64(c.Running))
+	m.unknown.WithLabelValues(queue).Set(float64(c.Unknown))
+	m.completed.WithLabelValues(queue).Set(float64(c.Completed))
 }
 
 // delete removes a deleted queue's series, so /metrics does not report

@@ -16,41 +16,14 @@ import (
 	"github.com/kubectl-vc/kubectl-vc/pkg/apis/keys"
 	"github.com/kubectl-vc/kubectl-vc/pkg/apis/scheduling/v1beta1"
 	schedulingac "github.com/kubectl-vc/kubectl-vc/pkg/client/applyconfiguration/scheduling/v1beta1"
+	"github.com/kubectl-vc/kubectl-vc/pkg/rules"
 )
 
-// counts are a queue's podgroups by phase.
-type counts struct {
-	inqueue, pending, running, unknown, completed int32
-	total                                         int
-}
-
-func countsOf(s v1beta1.QueueStatus) counts {
-	return counts{inqueue: s.Inqueue, pending: s.Pending, running: s.Running, unknown: s.Unknown, completed: s.Completed}
-}
-
-func (a counts) samePhases(b counts) bool {
-	a.total, b.total = 0, 0
-	return a == b
-}
-
-func (c *Controller) countPodGroups(queue string) counts {
-	var n counts
+func (c *Controller) countPodGroups(queue string) rules.PodGroupCounts {
+	var n rules.PodGroupCounts
 	objs, _ := c.pgIndex.ByIndex(byQueueIndex, queue)
 	for _, o := range objs {
-		pg := o.(*v1beta1.PodGroup)
-		n.total++
-		switch pg.Status.Phase {
-		case v1beta1.PodGroupInqueue:
-			n.inqueue++
-		case v1beta1.PodGroupPending:
-			n.pending++
-		case v1beta1.PodGroupRunning:
-			n.running++
-		case v1beta1.PodGroupUnknown:
-			n.unknown++
-		case v1beta1.PodGroupCompleted:
-			n.completed++
-		}
+		n.Add(o.(*v1beta1.PodGroup).Status.Phase)
 	}
 	return n
 }
@@ -188,7 +161,7 @@ func (c *Controller) sync(name string) error {
 			done = append(done, cmd)
 			continue
 		}
-		next, err := NewState(state, n.total).Execute(cmd.Action)
+		next, err := NewState(state, int(n.Total)).Execute(cmd.Action)
 		if err != nil {
 			c.recorder.Eventf(q, "Warning", "CommandRefused", "Command %s/%s refused: %v", cmd.Namespace, cmd.Name, err)
 			done = append(done, cmd)
@@ -207,14 +180,14 @@ func (c *Controller) sync(name string) error {
 		_, pClosed := c.parentClosed(parent)
 		switch {
 		case pClosed && (state == "" || state == v1beta1.QueueStateOpen || state == v1beta1.QueueStateUnknown):
-			state, _ = NewState(state, n.total).Execute(busv1alpha1.CloseQueueAction)
+			state, _ = NewState(state, int(n.Total)).Execute(busv1alpha1.CloseQueueAction)
 			mark = true
 		case !pClosed && mark:
 			state = v1beta1.QueueStateOpen
 			mark = false
 		}
 	}
-	state, _ = NewState(state, n.total).Execute(busv1alpha1.SyncQueueAction)
+	state, _ = NewState(state, int(n.Total)).Execute(busv1alpha1.SyncQueueAction)
 
 	if mark != hadMark {
 		var val any // nil removes the annotation in a merge patch
@@ -230,10 +203,10 @@ func (c *Controller) sync(name string) error {
 	}
 
 	oldState := q.Status.State
-	if state != oldState || !n.samePhases(countsOf(q.Status)) {
+	if state != oldState || !n.SamePhases(rules.FromQueueStatus(q.Status)) {
 		ac := schedulingac.Queue(q.Name).WithStatus(schedulingac.QueueStatus().
-			WithState(state).WithInqueue(n.inqueue).WithPending(n.pending).WithRunning(n.running).
-			WithUnknown(n.unknown).WithCompleted(n.completed))
+			WithState(state).WithInqueue(n.Inqueue).WithPending(n.Pending).WithRunning(n.Running).
+			WithUnknown(n.Unknown).WithCompleted(n.Completed))
 		out, err := c.vc.SchedulingV1beta1().Queues().ApplyStatus(ctx, ac, metav1.ApplyOptions{FieldManager: keys.QueueControllerManager, Force: true})
 		if err != nil {
 			return fmt.Errorf("write status of queue %s: %w", q.Name, err)

@@ -25,6 +25,7 @@ import (
 	schedulingv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/scheduling/v1beta1"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/util"
 	"github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned"
+	"github.com/kubectl-vc/kubectl-vc/pkg/rules"
 )
 
 // DefaultCommandNamespace is where vcctl, and so Volcano's controller
@@ -260,36 +261,11 @@ func getQueues(ctx context.Context, c versioned.Interface, names []string) ([]*s
 	return out, nil
 }
 
-// counts is the number of podgroups of a queue by phase.
-type counts struct {
-	Inqueue, Pending, Running, Unknown, Completed int32
-}
+// counts is the number of podgroups of a queue by phase, counted by the
+// rule the controllers use.
+type counts = rules.PodGroupCounts
 
-func (c counts) total() int32 { return c.Inqueue + c.Pending + c.Running + c.Unknown + c.Completed }
-
-// active is what still holds a Closing queue open: every podgroup that
-// has not completed.
-func (c counts) active() int32 { return c.Inqueue + c.Pending + c.Running + c.Unknown }
-
-func (c *counts) add(phase schedulingv1beta1.PodGroupPhase) {
-	switch phase {
-	case schedulingv1beta1.PodGroupInqueue:
-		c.Inqueue++
-	case schedulingv1beta1.PodGroupRunning:
-		c.Running++
-	case schedulingv1beta1.PodGroupUnknown:
-		c.Unknown++
-	case schedulingv1beta1.PodGroupCompleted:
-		c.Completed++
-	default: // Pending and no phase yet: the scheduler has not admitted it.
-		c.Pending++
-	}
-}
-
-func statusCounts(q *schedulingv1beta1.Queue) counts {
-	s := q.Status
-	return counts{Inqueue: s.Inqueue, Pending: s.Pending, Running: s.Running, Unknown: s.Unknown, Completed: s.Completed}
-}
+func statusCounts(q *schedulingv1beta1.Queue) counts { return rules.FromQueueStatus(q.Status) }
 
 // queueCounts returns podgroup counts per queue. Queues whose status the
 // controller maintains (it writes a state) use their status; for the rest
@@ -320,7 +296,7 @@ func queueCounts(ctx context.Context, c versioned.Interface, queues []scheduling
 			queue = keys.DefaultQueue
 		}
 		cnt := fromPG[queue]
-		cnt.add(pg.Status.Phase)
+		cnt.Add(pg.Status.Phase)
 		fromPG[queue] = cnt
 	}
 	for i := range queues {

@@ -125,7 +125,7 @@ func TestQueueCountsOneList(t *testing.T) {
 	}
 	c := fake.NewSimpleClientset(objs...)
 	got := queueCounts(context.Background(), c, queues)
-	if got["q7"].Running != 1 || got["q7"].total() != 1 {
+	if got["q7"].Running != 1 || got["q7"].Total != 1 {
 		t.Errorf("q7 counts: %+v", got["q7"])
 	}
 	if n := len(c.Actions()); n != 1 || c.Actions()[0].GetVerb() != "list" {

@@ -48,9 +48,9 @@ func queueListWatch(c versioned.Interface, names []string) cache.ListerWatcher {
 func describeProgress(q *schedulingv1beta1.Queue) string {
 	state := stateOf(q)
 	c := statusCounts(q)
-	if state == schedulingv1beta1.QueueStateClosing && c.active() > 0 {
+	if state == schedulingv1beta1.QueueStateClosing && c.Active() > 0 {
 		return fmt.Sprintf("%s, %d podgroup(s) still in the queue (inqueue %d, pending %d, running %d, unknown %d)",
-			state, c.active(), c.Inqueue, c.Pending, c.Running, c.Unknown)
+			state, c.Active(), c.Inqueue, c.Pending, c.Running, c.Unknown)
 	}
 	return string(state)
 }

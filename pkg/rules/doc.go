@@ -1,0 +1,6 @@
+// Package rules holds the Volcano domain rules that more than one part of
+// kubectl-vc applies: how podgroups are counted by phase, which queue names
+// are valid, and how resource quantities are parsed and bounded. The CLI,
+// the controllers and the tests use these, so a rule has one definition and
+// the parts cannot disagree.
+package rules

@@ -14,7 +14,7 @@ LDFLAGS := -s -w -X $(VERSION_PKG).gitVersion=$(VERSION) -X $(VERSION_PKG).gitCo
 GO_TEST_FLAGS ?= -race -count=1 -timeout 45m
 BENCH_FLAGS ?= -benchtime 1x
 
-.PHONY: all build slurm controlplane generate verify test unit-test integration-test bench fuzz cluster-up cluster-down demo docs release-snapshot clean fmt vet
+.PHONY: all build image slurm node-deps controlplane generate verify test unit-test integration-test bench fuzz cluster-up cluster-down demo docs release-snapshot clean fmt vet
 
 all: build
 
@@ -22,13 +22,35 @@ all: build
 build:
 	CGO_ENABLED=0 go build -trimpath -ldflags "$(LDFLAGS)" -o bin/kubectl-vc ./cmd/kubectl-vc
 
+# The image 'kubectl vc install --serve' deploys: IMAGE names it (the
+# binary's own version is the tag install expects), GOARCH (default: this
+# machine's) picks the platform, IMAGE_TAR is where the tarball goes.
+IMAGE_REPO ?= ghcr.io/kubectl-vc/kubectl-vc
+IMAGE      ?= $(IMAGE_REPO):$(VERSION)
+IMAGE_TAR  ?= dist/kubectl-vc-image.tar
+
+## image: dist/kubectl-vc-image.tar (IMAGE_TAR), a docker-save tarball of scratch + the static binary (no Docker daemon, nothing pulled; GOARCH=arm64 for another platform)
+image:
+	@tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; \
+	arch=$$(go env GOARCH); variant=; [[ $$arch != arm ]] || variant=v$$(go env GOARM | cut -d, -f1); \
+	CGO_ENABLED=0 GOOS=linux GOARCH=$$arch go build -trimpath -ldflags "$(LDFLAGS)" -o "$$tmp/kubectl-vc" ./cmd/kubectl-vc; \
+	mkdir -p "$$(dirname "$(IMAGE_TAR)")"; \
+	out=$$(cd "$$(dirname "$(IMAGE_TAR)")" && pwd)/$$(basename "$(IMAGE_TAR)"); \
+	cd hack/image && env -u GOOS -u GOARCH CGO_ENABLED=0 go run . -binary "$$tmp/kubectl-vc" -os linux -arch "$$arch" -variant "$$variant" \
+		-tag "$(IMAGE)" -out "$$out" -version "$(VERSION)" -revision "$(COMMIT)" -created "$(BUILD_DATE)"
+
 ## slurm: install slurmctld, the Slurm client commands and munge (NodeSet tests run a real slurmctld)
 slurm:
 	hack/slurm/install.sh
 
-## controlplane: build etcd and kube-apiserver into bin/ (skipped when up to date)
+## node-deps: install Debian's runc, CNI plugins, iptables and conntrack (the local node runs them; needs root)
+node-deps:
+	hack/node/install.sh
+
+## controlplane: build etcd, the Kubernetes components and the node's containerd into bin/ (skipped when up to date)
 controlplane:
 	hack/controlplane/build.sh
+	hack/node/build.sh
 
 ## generate: regenerate deepcopy, CRDs, clientset, listers, informers, apply configurations
 generate:
@@ -45,8 +67,9 @@ vet:
 	go vet ./...
 
 ## test: everything CI runs — builds what it needs, unit + integration tests with -race, verify
-test: controlplane slurm build
+test: controlplane slurm node-deps build
 	go test $(GO_TEST_FLAGS) ./...
+	cd hack/image && go test $(GO_TEST_FLAGS) ./...
 	$(MAKE) verify
 
 ## bench: benchmarks against the real local control plane (see docs/benchmarks.md)
@@ -73,16 +96,17 @@ fuzz:
 		go test -run '^$$' -fuzz "^$${f#*:}\$$" -fuzztime $(FUZZTIME) "$${f%%:*}" || exit 1; \
 	done
 
-## cluster-up: start a local etcd + kube-apiserver with the CRDs installed
-cluster-up: controlplane build
-	go run ./hack/cluster up
+## cluster-up: start the local cluster with the CRDs installed (CLUSTER_LEVEL=node|controllers|apiserver; default node where possible)
+CLUSTER_LEVEL ?=
+cluster-up: controlplane node-deps build
+	go run ./hack/cluster up $(if $(CLUSTER_LEVEL),--level $(CLUSTER_LEVEL))
 
 ## cluster-down: stop what cluster-up started
 cluster-down:
 	go run ./hack/cluster down
 
 ## demo: the quick start — local control plane, CRDs, and kubectl vc at work
-demo: controlplane build
+demo: controlplane node-deps build
 	hack/demo.sh
 
 ## docs: regenerate the command reference in docs/reference from the cobra tree

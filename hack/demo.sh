@@ -48,7 +48,7 @@ else
   run kubectl vc install
 
   bold "3. Run the controllers: kubectl vc serve (no node here, so as a local process)"
-  kubectl-vc serve --metrics-bind-address=0 --health-probe-bind-address=0 >"$work/serve.log" 2>&1 &
+  kubectl-vc serve --controllers=queue,podgroup --metrics-bind-address=0 --health-probe-bind-address=0 >"$work/serve.log" 2>&1 &
   serve_pid=$!
   say "serve is running (pid $serve_pid)"
 fi

@@ -24,6 +24,7 @@ if [[ -n "$unformatted" ]]; then
   fail=1
 fi
 go vet ./... || fail=1
+(cd hack/image && go vet ./...) || fail=1
 # A clone alone must pass 'make test': only cptest.UpstreamCRDs may look
 # beside the repository (for upstream's CRDs, skipping when they are absent).
 outside=$(git grep -nE '/work/|\.\./shared|"\.\.", "shared"' -- test hack pkg cmd plugins Makefile ':!pkg/controlplane/cptest/upstream.go' ':!hack/verify.sh' || true)

@@ -80,6 +80,13 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 		}
 		ctrls = append(ctrls, c)
 	}
+	for _, c := range ctrls {
+		if p, ok := c.(framework.Preflighter); ok {
+			if err := p.Preflight(); err != nil {
+				return fmt.Errorf("controller %s cannot start: %w", c.Name(), err)
+			}
+		}
+	}
 	if o.FeatureGates == nil {
 		o.FeatureGates = framework.NewFeatureGate()
 	}

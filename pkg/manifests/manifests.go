@@ -30,6 +30,16 @@ const (
 	Serve Set = "serve"
 )
 
+// The Deployment of 'serve' (serve/20-deployment.yaml) and its container,
+// whose image 'kubectl vc install' sets when it renders the set.
+const (
+	ServeDeployment = "kubectl-vc-serve"
+	ServeContainer  = "serve"
+	// ImageRepository is where the image of kubectl-vc is published
+	// ('make image' names it so too); the tag is the binary's version.
+	ImageRepository = "ghcr.io/kubectl-vc/kubectl-vc"
+)
+
 // Raw returns the concatenated YAML of a set, files in name order.
 func Raw(set Set) ([]byte, error) {
 	entries, err := fs.ReadDir(files, string(set))

@@ -43,6 +43,25 @@ func NewCommands(cfg CommandsConfig) *Commands {
 	return &Commands{cfg: cfg, nodes: map[string]NodeState{}}
 }
 
+// Programs are the Slurm client commands Commands runs.
+var Programs = []string{"scontrol", "sinfo", "squeue"}
+
+// Check says whether the Slurm client commands can be found: in BinDir
+// when it is set, else on PATH. It does not reach slurmctld (whose
+// authentication, munge, is checked only by a real command).
+func (c *Commands) Check() error {
+	for _, name := range Programs {
+		bin, where := name, "on PATH"
+		if c.cfg.BinDir != "" {
+			bin, where = filepath.Join(c.cfg.BinDir, name), "in "+c.cfg.BinDir
+		}
+		if _, err := exec.LookPath(bin); err != nil {
+			return fmt.Errorf("%s not found %s", name, where)
+		}
+	}
+	return nil
+}
+
 func (c *Commands) run(ctx context.Context, name string, args ...string) ([]byte, error) {
 	return c.runEnv(ctx, nil, name, args...)
 }

@@ -6,6 +6,7 @@
 package nodeset
 
 import (
+	"fmt"
 	"os"
 	"sync"
 	"time"
@@ -119,6 +120,24 @@ func (c *Controller) Name() string { return Name }
 // expectations record for the NodeSet namespace/name (for tests and
 // debugging: a deleted NodeSet must leave none behind).
 func (c *Controller) PendingExpectations(key string) bool { return c.exp.has(key) }
+
+// Preflight implements framework.Preflighter: the controller drains and
+// resumes Slurm nodes with the Slurm client commands, which authenticate
+// to slurmctld with munge. The kubectl-vc image carries neither, so serve
+// refuses to start the controller without them rather than failing on
+// every NodeSet later. A client other than the commands is not checked.
+func (c *Controller) Preflight() error {
+	ch, ok := c.cfg.Slurm.(interface{ Check() error })
+	if !ok {
+		return nil
+	}
+	if err := ch.Check(); err != nil {
+		return fmt.Errorf("the NodeSet controller needs the Slurm client commands and a munge key (%v): "+
+			"run it outside the kubectl-vc image, where Slurm's client and munge are "+
+			"('kubectl vc serve --controllers=nodeset', --slurm-bin-dir), or leave it out with --controllers (e.g. --controllers=queue,podgroup)", err)
+	}
+	return nil
+}
 
 // Initialize implements framework.Controller.
 func (c *Controller) Initialize(opt *framework.ControllerOption) error {
@@ -304,5 +323,8 @@ func (c *Controller) updateNode(old, cur any) {
 	}
 }
 
-// Interface check.
-var _ framework.Controller = &Controller{}
+// Interface checks.
+var (
+	_ framework.Controller  = &Controller{}
+	_ framework.Preflighter = &Controller{}
+)

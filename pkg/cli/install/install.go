@@ -34,8 +34,13 @@ type Options struct {
 	Print   bool
 	DryRun  string
 	Timeout time.Duration
+	// Image is the image of the serve Deployment; empty means
+	// DefaultImage(), the image of this binary's version.
+	Image string
 
 	dryServer bool
+	// imageSet records that --image was given, even empty.
+	imageSet bool
 }
 
 // NewCmd returns the 'install' command.
@@ -51,6 +56,15 @@ func NewCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Command {
 			what the queue and podgroup commands need. --rbac adds the ServiceAccount and RBAC
 			of 'serve'; --serve adds its Deployment too (and implies --rbac).
 
+			The Deployment runs the image of this binary's own version,
+			ghcr.io/kubectl-vc/kubectl-vc:<version> ('kubectl vc version' shows it), never
+			:latest; --image names another. A dev build's version is no published image: build
+			one with 'make image', load it into the nodes (ctr -n k8s.io images import
+			dist/kubectl-vc-image.tar) or push it, and pass it with --image. The image runs the
+			queue and podgroup controllers: it has no Slurm client commands and no munge key,
+			so run the NodeSet controller where they are ('kubectl vc serve
+			--controllers=nodeset').
+
 			Objects are server-side applied with the field manager 'kubectl-vc', so running
 			install again is safe: each object is reported as created, configured or
 			unchanged. CRDs are applied first and install waits until they are Established.
@@ -64,6 +78,9 @@ func NewCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Command {
 			# Also run the controllers in the cluster
 			kubectl vc install --crds --policies --serve
 
+			# A dev build: deploy the image 'make image' built and loaded into the nodes
+			kubectl vc install --serve --image ghcr.io/kubectl-vc/kubectl-vc:$(git describe --tags --always --dirty)
+
 			# See what would change, without changing anything
 			kubectl vc install --dry-run=server
 
@@ -71,6 +88,7 @@ func NewCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Command {
 			kubectl vc install --crds --policies --serve --print > kubectl-vc.yaml`),
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			o.imageSet = cmd.Flags().Changed("image")
 			if err := o.Complete(); err != nil {
 				return err
 			}
@@ -84,6 +102,7 @@ func NewCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Command {
 	cmd.Flags().BoolVar(&o.Policies, "policies", false, "Install the queue lifecycle ValidatingAdmissionPolicies and their bindings")
 	cmd.Flags().BoolVar(&o.RBAC, "rbac", false, "Install the ServiceAccount and RBAC of 'serve'")
 	cmd.Flags().BoolVar(&o.Serve, "serve", false, "Install 'serve' (its Deployment and RBAC)")
+	cmd.Flags().StringVar(&o.Image, "image", "", "Image of the serve Deployment (default: ghcr.io/kubectl-vc/kubectl-vc:<version of this binary>); a dev build passes the image it built with 'make image'")
 	cmd.Flags().BoolVar(&o.Print, "print", false, "Print the selected manifests as YAML instead of applying them")
 	cmd.Flags().StringVar(&o.DryRun, "dry-run", o.DryRun, `Must be "none" or "server". With "server", the server checks every object but persists nothing`)
 	cmd.Flags().Lookup("dry-run").NoOptDefVal = "server"
@@ -119,7 +138,27 @@ func (o *Options) Validate() error {
 	if o.Timeout <= 0 {
 		return util.UsageErrorf("--timeout must be positive")
 	}
+	if o.Image != "" || o.imageSet {
+		if !o.Serve {
+			return util.UsageErrorf("--image is the image of the serve Deployment: use it with --serve")
+		}
+		if err := ValidateImage(o.Image); err != nil {
+			return util.UsageErrorf("invalid --image: %v", err)
+		}
+	} else if o.Serve {
+		if err := ValidateImage(DefaultImage()); err != nil {
+			return util.UsageErrorf("the version of this build makes no image name (%v): pass --image", err)
+		}
+	}
 	return nil
+}
+
+// image is the image the serve Deployment runs.
+func (o *Options) image() string {
+	if o.Image != "" {
+		return o.Image
+	}
+	return DefaultImage()
 }
 
 // Run prints or applies the selection.
@@ -127,9 +166,14 @@ func (o *Options) Run(ctx context.Context) error {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	plan, err := NewPlan(o.Selection)
+	plan, err := newPlan(o.Selection, o.image())
 	if err != nil {
 		return err
+	}
+	if o.Serve && o.Image == "" {
+		if n := imageNote(o.image()); n != "" {
+			plan.Notes = append(plan.Notes, n)
+		}
 	}
 	for _, n := range plan.Notes {
 		fmt.Fprintln(o.ErrOut, "note: "+n)

@@ -49,8 +49,13 @@ func (p *Plan) All() []*unstructured.Unstructured {
 	return append(append([]*unstructured.Unstructured{}, p.CRDs...), p.Objects...)
 }
 
-// NewPlan builds the plan of a selection from the embedded manifests.
-func NewPlan(sel Selection) (*Plan, error) {
+// NewPlan builds the plan of a selection from the embedded manifests; the
+// Deployment of 'serve' runs DefaultImage(), the image of this binary's
+// version.
+func NewPlan(sel Selection) (*Plan, error) { return newPlan(sel, DefaultImage()) }
+
+// newPlan is NewPlan with the image of the serve Deployment.
+func newPlan(sel Selection, image string) (*Plan, error) {
 	p := &Plan{}
 	if sel.CRDs {
 		list, err := crds.All()
@@ -85,6 +90,11 @@ func NewPlan(sel Selection) (*Plan, error) {
 		objs, err := manifests.Objects(manifests.Serve)
 		if err != nil {
 			return nil, err
+		}
+		if sel.Serve {
+			if err := setServeImage(objs, image); err != nil {
+				return nil, err
+			}
 		}
 		var ns, rest []*unstructured.Unstructured
 		for _, o := range objs {

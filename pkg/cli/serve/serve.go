@@ -74,14 +74,21 @@ func NewCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Command {
 			open/close Commands that 'queue open' and 'queue close' create.
 
 			Run it instead of Volcano's controller manager, not next to it. In a cluster,
-			run it as the Deployment that 'kubectl vc install' applies, with --leader-elect.
-			It stops cleanly on SIGTERM or SIGINT.`),
+			run it as the Deployment that 'kubectl vc install --serve' applies, with
+			--leader-elect: it runs the queue and podgroup controllers. The nodeset
+			controller runs the Slurm client commands (scontrol, sinfo, squeue), which need
+			the cluster's munge key; the image has neither, so run it where they are, e.g.
+			on a Slurm login node with --controllers=nodeset. Without scontrol it refuses to
+			start. It stops cleanly on SIGTERM or SIGINT.`),
 		Example: templates.Examples(`
 			# Run every controller against the current kubeconfig context
 			kubectl vc serve
 
 			# Only the queue controller, 4 workers, metrics on :9090
 			kubectl vc serve --controllers=queue --workers-queue=4 --metrics-bind-address=:9090
+
+			# Only the nodeset controller, on a Slurm login node, next to the in-cluster serve
+			kubectl vc serve --controllers=nodeset --slurm-conf /etc/slurm/slurm.conf --leader-elect --leader-elect-resource-name=kubectl-vc-serve-nodeset
 
 			# Two replicas, one active: leader election on a Lease
 			kubectl vc serve --leader-elect --leader-elect-resource-namespace=volcano-system

@@ -36,6 +36,16 @@ type Controller interface {
 	CacheReads() []CacheRead
 }
 
+// Preflighter is implemented by a controller that can tell, before anything
+// starts, that it cannot run in this process (e.g. a command it runs is
+// missing). The manager asks every selected controller before it serves,
+// elects a leader or initializes anything, and refuses to start with the
+// first error: a standby replica must not learn it only once it leads.
+type Preflighter interface {
+	// Preflight returns an error that says what is missing and what to do.
+	Preflight() error
+}
+
 // ControllerOption is what the manager hands every controller. The informer
 // factories are shared: a controller asks for an informer, the manager starts
 // the factory once, so each resource is listed and watched once per process.

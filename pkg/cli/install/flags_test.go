@@ -1,0 +1,45 @@
+package install_test
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+
+	"github.com/kubectl-vc/kubectl-vc/pkg/cli"
+)
+
+// TestBadImageFlag: a bad --image is refused as the other install flags
+// are, before anything is printed or applied: one 'error:' line on stderr,
+// nothing on stdout, exit 1. The kubeconfig points nowhere, so reaching
+// the cluster would fail differently.
+func TestBadImageFlag(t *testing.T) {
+	t.Setenv("KUBECONFIG", t.TempDir()+"/none")
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--serve", "--image", ""}, "invalid --image: is empty"},
+		{[]string{"--serve", "--image="}, "invalid --image: is empty"},
+		{[]string{"--serve", "--image", "ghcr.io/kubectl-vc/kubectl-vc"}, "has no tag or digest"},
+		{[]string{"--serve", "--image", "ghcr.io/Kubectl-VC/kubectl-vc:v1"}, "is not an image reference"},
+		{[]string{"--serve", "--print", "--image", "bad image:v1"}, "is not an image reference"},
+		{[]string{"--image", "ghcr.io/kubectl-vc/kubectl-vc:v1"}, "use it with --serve"},
+		{[]string{"--rbac", "--image", "ghcr.io/kubectl-vc/kubectl-vc:v1"}, "use it with --serve"},
+	} {
+		var out, errOut bytes.Buffer
+		streams := genericiooptions.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut}
+		code := cli.Execute(streams, append([]string{"install"}, tc.args...), cli.Commands()...)
+		if code == 0 {
+			t.Errorf("%q: exit 0", tc.args)
+		}
+		if out.Len() != 0 {
+			t.Errorf("%q: wrote to stdout: %q", tc.args, out.String())
+		}
+		msg := errOut.String()
+		if !strings.HasPrefix(msg, "error: ") || strings.Count(msg, "\n") != 1 || !strings.Contains(msg, tc.want) {
+			t.Errorf("%q: want one 'error:' line containing %q, got %q", tc.args, tc.want, msg)
+		}
+	}
+}

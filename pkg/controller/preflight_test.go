@@ -1,0 +1,32 @@
+package controller_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"k8s.io/client-go/rest"
+
+	"github.com/kubectl-vc/kubectl-vc/pkg/controller"
+)
+
+// TestNodeSetRefusesToStartWithoutSlurm: the manager asks the controllers
+// whether they can run before it serves, elects or connects; the NodeSet
+// controller without scontrol on PATH (as in the image) stops it at once.
+// The API server address is unreachable: reaching it would fail otherwise.
+func TestNodeSetRefusesToStartWithoutSlurm(t *testing.T) {
+	t.Setenv("PATH", t.TempDir())
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	err := controller.Run(ctx, &rest.Config{Host: "http://127.0.0.1:1"}, controller.Options{
+		Controllers: []string{"queue", "nodeset"}, MetricsAddr: "0", HealthAddr: "0", LeaderElect: true,
+		LeaseNamespace: "x", LeaseName: "x", LeaseDuration: 3 * time.Second, RenewDeadline: 2 * time.Second, RetryPeriod: time.Second,
+	})
+	if err == nil || !strings.HasPrefix(err.Error(), "controller nodeset cannot start: the NodeSet controller needs the Slurm client commands and a munge key") {
+		t.Fatalf("got %v", err)
+	}
+	if ctx.Err() != nil {
+		t.Fatal("the refusal waited for something")
+	}
+}

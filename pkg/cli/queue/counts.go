@@ -1,0 +1,58 @@
+package queue
+
+import (
+	"context"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kubectl-vc/kubectl-vc/pkg/apis/keys"
+	schedulingv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/scheduling/v1beta1"
+	"github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned"
+	"github.com/kubectl-vc/kubectl-vc/pkg/rules"
+)
+
+// counts is the number of podgroups of a queue by phase, counted by the
+// rule the controllers use.
+type counts = rules.PodGroupCounts
+
+func statusCounts(q *schedulingv1beta1.Queue) counts { return rules.FromQueueStatus(q.Status) }
+
+// queueCounts returns podgroup counts per queue. Queues whose status the
+// controller maintains (it writes a state) use their status; for the rest
+// podgroups are listed once across namespaces — never one request per
+// queue. If podgroups cannot be listed (RBAC), status counts are used.
+func queueCounts(ctx context.Context, c versioned.Interface, queues []schedulingv1beta1.Queue) map[string]counts {
+	out := make(map[string]counts, len(queues))
+	needList := false
+	for i := range queues {
+		q := &queues[i]
+		out[q.Name] = statusCounts(q)
+		if q.Status.State == "" {
+			needList = true
+		}
+	}
+	if !needList {
+		return out
+	}
+	pgs, err := c.SchedulingV1beta1().PodGroups(metav1.NamespaceAll).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return out
+	}
+	fromPG := map[string]counts{}
+	for i := range pgs.Items {
+		pg := &pgs.Items[i]
+		queue := pg.Spec.Queue
+		if queue == "" {
+			queue = keys.DefaultQueue
+		}
+		cnt := fromPG[queue]
+		cnt.Add(pg.Status.Phase)
+		fromPG[queue] = cnt
+	}
+	for i := range queues {
+		if queues[i].Status.State == "" {
+			out[queues[i].Name] = fromPG[queues[i].Name]
+		}
+	}
+	return out
+}

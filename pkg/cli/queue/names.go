@@ -1,0 +1,40 @@
+package queue
+
+import (
+	"github.com/kubectl-vc/kubectl-vc/pkg/cli/util"
+	"github.com/kubectl-vc/kubectl-vc/pkg/rules"
+)
+
+// validateNewName checks the name of a queue to be created
+// (rules.ValidateNewQueueName), as a usage error.
+func validateNewName(name string) error {
+	if err := rules.ValidateNewQueueName(name); err != nil {
+		return util.UsageErrorf("%s", err)
+	}
+	return nil
+}
+
+// validateName checks the name of an existing queue
+// (rules.ValidateQueueName), as a usage error.
+func validateName(name string) error {
+	if err := rules.ValidateQueueName(name); err != nil {
+		return util.UsageErrorf("%s", err)
+	}
+	return nil
+}
+
+// validateNames checks a list of names and refuses duplicates, which would
+// otherwise create two Commands for one queue.
+func validateNames(names []string) error {
+	seen := map[string]bool{}
+	for _, n := range names {
+		if err := validateName(n); err != nil {
+			return err
+		}
+		if seen[n] {
+			return util.UsageErrorf("queue %q is named twice", n)
+		}
+		seen[n] = true
+	}
+	return nil
+}

@@ -10,8 +10,10 @@ import (
 	"strconv"
 
 	appsv1 "k8s.io/api/apps/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/rand"
 
 	slinkyv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/slinky/v1beta1"
@@ -150,4 +152,111 @@ func revisionsToPrune(revs []*appsv1.ControllerRevision, live map[string]bool, l
 
 func revisionName(ns *slinkyv1beta1.NodeSet, hash string) string {
 	return fmt.Sprintf("%s-%s", ns.Name, hash)
+}
+
+// syncRevisions is phase 2 of a sync: it adopts orphan revisions (adopt.go),
+// reads the NodeSet's own and finds or creates the update revision.
+func (s *nodeSetSync) syncRevisions() error {
+	if err := s.adoptOrphanRevisions(); err != nil {
+		return err
+	}
+	revs, err := s.ownedRevisions()
+	if err != nil {
+		return err
+	}
+	s.revisions = revs
+	update, collision, err := s.updateRevision()
+	if err != nil {
+		return err
+	}
+	s.update, s.collision = update, collision
+	return nil
+}
+
+func (s *nodeSetSync) ownedRevisions() ([]*appsv1.ControllerRevision, error) {
+	ns := s.set
+	all, err := s.c.revisions.ControllerRevisions(ns.Namespace).List(selectorOf(ns))
+	if err != nil {
+		return nil, err
+	}
+	var owned []*appsv1.ControllerRevision
+	for _, r := range all {
+		if ref := metav1.GetControllerOf(r); ref != nil && ref.UID == ns.UID {
+			owned = append(owned, r)
+		}
+	}
+	sortRevisions(owned)
+	return owned, nil
+}
+
+// updateRevision finds or creates the revision of the current template and
+// returns it with the collision count to record in status.
+func (s *nodeSetSync) updateRevision() (*appsv1.ControllerRevision, int32, error) {
+	ctx, ns, revs := s.ctx, s.set, s.revisions
+	data, err := revisionData(ns)
+	if err != nil {
+		return nil, 0, err
+	}
+	var collision int32
+	if ns.Status.CollisionCount != nil {
+		collision = *ns.Status.CollisionCount
+	}
+	next := nextRevisionNumber(revs)
+	// An equal revision is reused (a rollback to an old template must not
+	// make a duplicate); if it is not the newest, it is renumbered so the
+	// history shows it as the latest.
+	for i := len(revs) - 1; i >= 0; i-- {
+		if !sameData(revs[i].Data.Raw, data) {
+			continue
+		}
+		if i == len(revs)-1 {
+			return revs[i], collision, nil
+		}
+		patch := fmt.Appendf(nil, `{"revision":%d}`, next)
+		r, err := s.c.kube.AppsV1().ControllerRevisions(ns.Namespace).Patch(ctx, revs[i].Name, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: FieldManager})
+		return r, collision, err
+	}
+	for range 100 {
+		cand := newRevision(ns, data, next, collision)
+		created, err := s.c.kube.AppsV1().ControllerRevisions(ns.Namespace).Create(ctx, cand, metav1.CreateOptions{FieldManager: FieldManager})
+		if err == nil {
+			return created, collision, nil
+		}
+		if !apierrors.IsAlreadyExists(err) {
+			return nil, collision, err
+		}
+		existing, err := s.c.kube.AppsV1().ControllerRevisions(ns.Namespace).Get(ctx, cand.Name, metav1.GetOptions{})
+		if err != nil {
+			return nil, collision, err
+		}
+		if metav1.IsControlledBy(existing, ns) && sameData(existing.Data.Raw, data) {
+			// Ours, just not in the cache yet.
+			return existing, collision, nil
+		}
+		// Same name, different content: a hash collision. Count it, so the
+		// name changes and status remembers how we got there.
+		collision++
+	}
+	return nil, collision, fmt.Errorf("too many revision name collisions for %s/%s", ns.Namespace, ns.Name)
+}
+
+// truncateHistory deletes the oldest revisions beyond revisionHistoryLimit,
+// never the update revision nor one that a pod still runs.
+func (s *nodeSetSync) truncateHistory() error {
+	ns := s.set
+	live := map[string]bool{s.update.Name: true}
+	for _, p := range s.pods {
+		live[p.Labels[slinkyv1beta1.LabelRevisionHash]] = true
+	}
+	var limit int32
+	if ns.Spec.RevisionHistoryLimit != nil {
+		limit = *ns.Spec.RevisionHistoryLimit
+	}
+	for _, r := range revisionsToPrune(s.revisions, live, limit) {
+		err := s.c.kube.AppsV1().ControllerRevisions(r.Namespace).Delete(s.ctx, r.Name, metav1.DeleteOptions{})
+		if err != nil && !apierrors.IsNotFound(err) {
+			return err
+		}
+	}
+	return nil
 }

@@ -80,10 +80,12 @@ func sameStatus(a, b slinkyv1beta1.NodeSetStatus) bool {
 	return ca == cb && equality.Semantic.DeepEqual(a, b)
 }
 
-// syncStatus applies the status with server-side apply, as its own field
-// manager, and only when it changed.
-func (c *Controller) syncStatus(ctx context.Context, ns *slinkyv1beta1.NodeSet, pods []*corev1.Pod, update *appsv1.ControllerRevision, collision int32) error {
-	st := c.computeStatus(ns, pods, update, collision)
+// syncStatus is the last phase of a sync, run even when actions were
+// skipped or failed: it applies the status with server-side apply, as its
+// own field manager, and only when it changed.
+func (s *nodeSetSync) syncStatus() error {
+	ctx, ns, collision := s.ctx, s.set, s.collision
+	st := s.c.computeStatus(ns, s.pods, s.update, collision)
 	if sameStatus(st, ns.Status) {
 		return nil
 	}
@@ -102,7 +104,7 @@ func (c *Controller) syncStatus(ctx context.Context, ns *slinkyv1beta1.NodeSet, 
 		WithNodeSetHash(st.NodeSetHash).
 		WithCollisionCount(collision).
 		WithSelector(st.Selector))
-	_, err := c.vc.SlinkyV1beta1().NodeSets(ns.Namespace).ApplyStatus(ctx, ac, metav1.ApplyOptions{FieldManager: FieldManager, Force: true})
+	_, err := s.c.vc.SlinkyV1beta1().NodeSets(ns.Namespace).ApplyStatus(ctx, ac, metav1.ApplyOptions{FieldManager: FieldManager, Force: true})
 	if apierrors.IsNotFound(err) {
 		return nil
 	}

@@ -1,0 +1,202 @@
+package nodeset
+
+import (
+	"context"
+	"errors"
+	"sort"
+	"sync"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+
+	slinkyv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/slinky/v1beta1"
+)
+
+// sortPods splits the claimed pods into s.active and s.terminating; a
+// finished pod is deleted on the way.
+func (s *nodeSetSync) sortPods() {
+	s.terminating = map[string]bool{}
+	for _, p := range s.pods {
+		switch {
+		case isTerminating(p):
+			s.terminating[p.Name] = true
+		case isFinished(p):
+			// A finished slurmd pod is a dead node: replace it.
+			s.terminating[p.Name] = true
+			if err := s.deletePodExpected(p); err != nil {
+				s.errs = append(s.errs, err)
+			}
+		default:
+			s.active = append(s.active, p)
+		}
+	}
+}
+
+// scaleIn retires the pods beyond the desired count and records them in
+// s.condemned. The pods to remove are, in order, those already cordoned
+// (a drain in progress is never abandoned for another pod), those not
+// ready, those whose Slurm node runs nothing, then the highest ordinals.
+func (s *nodeSetSync) scaleIn() {
+	c, ns := s.c, s.set
+	s.condemned = map[string]bool{}
+	if excess := len(s.active) - s.replicas; excess > 0 {
+		cand := append([]*corev1.Pod(nil), s.active...)
+		sort.SliceStable(cand, func(i, j int) bool {
+			a, b := cand[i], cand[j]
+			if isCordoned(a) != isCordoned(b) {
+				return isCordoned(a)
+			}
+			if isReady(a) != isReady(b) {
+				return !isReady(a)
+			}
+			ba, bb := c.busy(a), c.busy(b)
+			if ba != bb {
+				return !ba
+			}
+			return ordinalOf(ns, a) > ordinalOf(ns, b)
+		})
+		for _, p := range cand[:excess] {
+			s.condemned[p.Name] = true
+		}
+		// Each retirement costs a few Slurm commands; run them side by side
+		// so that a large scale-in is not paced by one command at a time.
+		w, err := parallel(cand[:excess], func(p *corev1.Pod) (bool, error) { return s.retire(p, reasonScaleIn) })
+		if err != nil {
+			s.errs = append(s.errs, err)
+		}
+		s.wait = s.wait || w
+	}
+}
+
+// scaleOut creates the missing pods: lowest free ordinals, in slow-start
+// batches (1, 2, 4, ...) so that a failing template costs one error, not
+// hundreds.
+func (s *nodeSetSync) scaleOut(missing int) {
+	ns := s.set
+	// An ordinal whose old pod is still terminating is waited for, not
+	// skipped: the node keeps its name (and Slurm node) across restarts.
+	// Names held by pods that are not ours (released, or made by
+	// someone else) cannot be created: skip their ordinals.
+	used := append([]*corev1.Pod(nil), s.active...)
+	if all, err := s.c.pods.Pods(ns.Namespace).List(labels.Everything()); err == nil {
+		for _, p := range all {
+			if ref := metav1.GetControllerOf(p); (ref == nil || ref.UID != ns.UID) && ordinalOf(ns, p) >= 0 {
+				used = append(used, p)
+			}
+		}
+	}
+	var ordinals []int
+	for _, o := range lowestFreeOrdinals(ns, used, missing) {
+		if s.terminating[podName(ns, o)] {
+			s.wait = true
+			continue
+		}
+		ordinals = append(ordinals, o)
+	}
+	if err := s.c.createPods(s.ctx, s.key, ns, ordinals, s.update.Name); err != nil {
+		s.errs = append(s.errs, err)
+	}
+}
+
+// createPods creates the pods of the given ordinals on revision, in
+// slow-start batches; the first failing batch stops the rest. It is the one
+// writer that takes its inputs as parameters, not from a nodeSetSync: its
+// test drives it alone.
+func (c *Controller) createPods(ctx context.Context, key string, ns *slinkyv1beta1.NodeSet, ordinals []int, revision string) error {
+	if len(ordinals) == 0 {
+		return nil
+	}
+	c.exp.expect(key, len(ordinals), 0)
+	batch := 1
+	for len(ordinals) > 0 {
+		n := min(batch, len(ordinals))
+		errCh := make(chan error, n)
+		for _, o := range ordinals[:n] {
+			go func(o int) {
+				pod := newPod(ns, o, revision)
+				_, err := c.kube.CoreV1().Pods(ns.Namespace).Create(ctx, pod, metav1.CreateOptions{FieldManager: FieldManager})
+				if err != nil {
+					c.exp.creationObserved(key)
+					if !apierrors.IsAlreadyExists(err) {
+						c.recorder.Eventf(ns, corev1.EventTypeWarning, "FailedCreate", "create pod %s: %v", pod.Name, err)
+						errCh <- err
+						return
+					}
+				} else {
+					c.recorder.Eventf(ns, corev1.EventTypeNormal, "SuccessfulCreate", "created pod %s", pod.Name)
+				}
+				errCh <- nil
+			}(o)
+		}
+		var errs []error
+		for range n {
+			if err := <-errCh; err != nil {
+				errs = append(errs, err)
+			}
+		}
+		ordinals = ordinals[n:]
+		if len(errs) > 0 {
+			// The rest is not attempted: release its expectations.
+			for range ordinals {
+				c.exp.creationObserved(key)
+			}
+			return errors.Join(errs...)
+		}
+		batch *= 2
+	}
+	return nil
+}
+
+// deletePodExpected deletes the pod (UID precondition) and records the
+// deletion in the NodeSet's expectations.
+func (s *nodeSetSync) deletePodExpected(pod *corev1.Pod) error {
+	c, key := s.c, s.key
+	c.exp.expect(key, 0, 1)
+	uid := pod.UID
+	err := c.kube.CoreV1().Pods(pod.Namespace).Delete(s.ctx, pod.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
+	if err != nil {
+		// No delete event will come for a delete that did not happen.
+		c.exp.deletionObserved(key)
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+	}
+	return err
+}
+
+// retireParallelism bounds the Slurm commands and API calls in flight for
+// one NodeSet.
+const retireParallelism = 8
+
+// parallel runs fn for every pod, at most retireParallelism at once, and
+// reports whether any must be waited for, and all errors.
+func parallel(pods []*corev1.Pod, fn func(*corev1.Pod) (bool, error)) (bool, error) {
+	type result struct {
+		wait bool
+		err  error
+	}
+	results := make([]result, len(pods))
+	sem := make(chan struct{}, retireParallelism)
+	var wg sync.WaitGroup
+	for i, p := range pods {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			w, err := fn(p)
+			results[i] = result{w, err}
+		}()
+	}
+	wg.Wait()
+	wait := false
+	var errs []error
+	for _, r := range results {
+		wait = wait || r.wait
+		if r.err != nil {
+			errs = append(errs, r.err)
+		}
+	}
+	return wait, errors.Join(errs...)
+}

@@ -6,6 +6,7 @@
 package nodeset
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"sync"
@@ -217,22 +218,21 @@ func (c *Controller) Run(stopCh <-chan struct{}) {
 	if !cache.WaitForCacheSync(stopCh, c.synced...) {
 		return
 	}
-	framework.RunWorkers(stopCh, c.wq, c.workers, c.process)
-}
-
-// process syncs one NodeSet. Errors are retried rate-limited without a
-// limit: a NodeSet waits on Slurm, which may be away for a while.
-func (c *Controller) process(key string) {
-	requeue, err := c.sync(key)
-	if err != nil {
-		klog.ErrorS(err, "syncing NodeSet", "nodeset", key)
-		c.wq.AddRateLimited(key)
-		return
-	}
-	c.wq.Forget(key)
-	if requeue > 0 {
-		c.wq.AddAfter(key, requeue)
-	}
+	// Errors are retried rate-limited without a limit: a NodeSet waits on
+	// Slurm, which may be away for a while.
+	framework.Loop[string]{
+		Queue: c.wq, Workers: c.workers, MaxRequeue: -1,
+		Sync: func(ctx context.Context, key string) error {
+			requeue, err := c.sync(ctx, key)
+			if err == nil && requeue > 0 {
+				c.wq.AddAfter(key, requeue)
+			}
+			return err
+		},
+		Retrying: func(key string, err error) {
+			klog.ErrorS(err, "syncing NodeSet", "nodeset", key)
+		},
+	}.Run(stopCh)
 }
 
 func (c *Controller) enqueueNodeSet(obj any) {

@@ -57,8 +57,8 @@ type nodeSetSync struct {
 
 // sync runs the phases of one NodeSet sync. It returns how soon to look
 // again when waiting on Slurm (or for the periodic Slurm status refresh).
-func (c *Controller) sync(key string) (time.Duration, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+func (c *Controller) sync(ctx context.Context, key string) (time.Duration, error) {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
 	namespace, name, err := cache.SplitMetaNamespaceKey(key)
 	if err != nil {

@@ -162,25 +162,19 @@ func (c *Controller) Run(stopCh <-chan struct{}) {
 	}
 	klog.InfoS("podgroup controller started", "workers", c.workers, "schedulers", c.schedulers,
 		"inheritOwnerAnnotations", c.inherit, "workLoadSupport", c.workloads)
-	framework.RunWorkers(stopCh, c.wq, c.workers, c.process)
-}
-
-// process syncs one request and applies the retry policy to a failure.
-func (c *Controller) process(req request) {
-	err := c.sync(req)
-	if err == nil {
-		c.wq.Forget(req)
-		return
-	}
-	if !framework.Requeue(c.wq, req, c.maxRequeue) {
-		klog.V(2).InfoS("podgroup sync failed; retrying", "kind", req.kind, "object", klog.KRef(req.namespace, req.name), "err", err)
-		return
-	}
-	klog.ErrorS(err, "podgroup sync failed too often; dropping the request", "kind", req.kind, "object", klog.KRef(req.namespace, req.name))
-	if obj := c.objectOf(req); obj != nil {
-		c.recorder.Eventf(obj, corev1.EventTypeWarning, "PodGroupSyncFailed",
-			"gave up after %d retries: %v", c.maxRequeue, err)
-	}
+	framework.Loop[request]{
+		Queue: c.wq, Workers: c.workers, MaxRequeue: c.maxRequeue, Sync: c.sync,
+		Retrying: func(req request, err error) {
+			klog.V(2).InfoS("podgroup sync failed; retrying", "kind", req.kind, "object", klog.KRef(req.namespace, req.name), "err", err)
+		},
+		Dropped: func(req request, err error) {
+			klog.ErrorS(err, "podgroup sync failed too often; dropping the request", "kind", req.kind, "object", klog.KRef(req.namespace, req.name))
+			if obj := c.objectOf(req); obj != nil {
+				c.recorder.Eventf(obj, corev1.EventTypeWarning, "PodGroupSyncFailed",
+					"gave up after %d retries: %v", c.maxRequeue, err)
+			}
+		},
+	}.Run(stopCh)
 }
 
 // objectOf is the object a dropped request's event is recorded on.

@@ -22,8 +22,7 @@ import (
 // fieldManager names our writes in managedFields.
 const fieldManager = "podgroup-controller"
 
-func (c *Controller) sync(req request) error {
-	ctx := context.Background()
+func (c *Controller) sync(ctx context.Context, req request) error {
 	switch req.kind {
 	case replicaSetKind:
 		return c.syncReplicaSet(ctx, req.namespace, req.name)

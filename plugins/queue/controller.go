@@ -172,26 +172,20 @@ func (c *Controller) Run(stopCh <-chan struct{}) {
 			return true, nil
 		})
 	}
-	framework.RunWorkers(stopCh, c.wq, c.workers, c.process)
-}
-
-// process syncs one queue and applies the retry policy to a failure.
-func (c *Controller) process(key string) {
-	err := c.sync(key)
-	if err == nil {
-		c.wq.Forget(key)
-		return
-	}
-	if !framework.Requeue(c.wq, key, c.maxRequeue) {
-		klog.V(2).InfoS("sync failed, requeued", "queue", key, "err", err)
-		return
-	}
-	// Dropped: the pending Commands stay, visible in 'command list', and a
-	// later event for this queue tries again.
-	klog.ErrorS(err, "dropping queue request after the requeue limit", "queue", key, "retries", c.maxRequeue)
-	if q, gerr := c.queues.Get(key); gerr == nil {
-		c.recorder.Eventf(q, "Warning", "RequestDropped", "dropped after %d retries: %v", c.maxRequeue, err)
-	}
+	framework.Loop[string]{
+		Queue: c.wq, Workers: c.workers, MaxRequeue: c.maxRequeue, Sync: c.sync,
+		Retrying: func(key string, err error) {
+			klog.V(2).InfoS("sync failed, requeued", "queue", key, "err", err)
+		},
+		// Dropped: the pending Commands stay, visible in 'command list', and
+		// a later event for this queue tries again.
+		Dropped: func(key string, err error) {
+			klog.ErrorS(err, "dropping queue request after the requeue limit", "queue", key, "retries", c.maxRequeue)
+			if q, gerr := c.queues.Get(key); gerr == nil {
+				c.recorder.Eventf(q, "Warning", "RequestDropped", "dropped after %d retries: %v", c.maxRequeue, err)
+			}
+		},
+	}.Run(stopCh)
 }
 
 func (c *Controller) enqueueChildren(name string) {

@@ -111,8 +111,7 @@ func (c *Controller) parentClosed(parent string) (v1beta1.QueueState, bool) {
 //
 // A crash anywhere before 6 leaves the Commands in place and the next run
 // applies them again, which is harmless: applying them gives the same state.
-func (c *Controller) sync(name string) error {
-	ctx := context.TODO()
+func (c *Controller) sync(ctx context.Context, name string) error {
 	q, err := c.freshest(name)
 	if apierrors.IsNotFound(err) {
 		// A Command for a queue not (yet) in the cache stays: it is applied

@@ -1,8 +1,10 @@
 package framework
 
 import (
+	"context"
 	"sync"
 
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/util/workqueue"
 )
 
@@ -45,4 +47,50 @@ func Requeue[T comparable](q workqueue.TypedRateLimitingInterface[T], key T, max
 	}
 	q.Forget(key)
 	return true
+}
+
+// Loop is the work loop of every controller: Workers goroutines take keys
+// from Queue and hand each to Sync with a context that ends when the
+// controller stops. A key whose sync succeeds is forgotten by the rate
+// limiter; a failed one is added back rate-limited while fewer than
+// MaxRequeue retries were made (MaxRequeue < 0 retries forever), and is
+// then dropped. A controller supplies only Sync and, to log or record an
+// event, Retrying and Dropped.
+type Loop[T comparable] struct {
+	Queue      workqueue.TypedRateLimitingInterface[T]
+	Workers    int
+	MaxRequeue int
+	// Sync brings the object of key to its desired state.
+	Sync func(ctx context.Context, key T) error
+	// Retrying, when set, is told of a failed sync that will be retried.
+	Retrying func(key T, err error)
+	// Dropped, when set, is told of a key given up after MaxRequeue
+	// retries: the controller records why on the object (a Warning event),
+	// since nothing retries it until the object changes again.
+	Dropped func(key T, err error)
+}
+
+// Run runs the workers until stopCh closes, then shuts the queue down and
+// waits for the keys in hand.
+func (l Loop[T]) Run(stopCh <-chan struct{}) {
+	ctx := wait.ContextForChannel(stopCh)
+	RunWorkers(stopCh, l.Queue, l.Workers, func(key T) { l.process(ctx, key) })
+}
+
+// process syncs one key and applies the retry policy to a failure.
+func (l Loop[T]) process(ctx context.Context, key T) {
+	err := l.Sync(ctx, key)
+	if err == nil {
+		l.Queue.Forget(key)
+		return
+	}
+	if !Requeue(l.Queue, key, l.MaxRequeue) {
+		if l.Retrying != nil {
+			l.Retrying(key, err)
+		}
+		return
+	}
+	if l.Dropped != nil {
+		l.Dropped(key, err)
+	}
 }

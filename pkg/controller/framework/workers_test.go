@@ -1,8 +1,11 @@
 package framework
 
 import (
+	"context"
+	"errors"
 	"sync"
 	"testing"
+	"time"
 
 	"k8s.io/client-go/util/workqueue"
 )
@@ -75,5 +78,64 @@ func TestRunWorkersProcessesEachKeyAndStops(t *testing.T) {
 	<-returned // RunWorkers returns once stopped, with the queue shut down
 	if !q.ShuttingDown() {
 		t.Error("queue still open after stop")
+	}
+}
+
+// TestLoopRetriesThenDrops: a key that keeps failing is synced 1 +
+// MaxRequeue times, reported as retrying each time but the last and then
+// dropped once; a key that succeeds is forgotten; the sync's context ends
+// when the loop stops.
+func TestLoopRetriesThenDrops(t *testing.T) {
+	q := newQueue()
+	stop := make(chan struct{})
+	var mu sync.Mutex
+	syncs := map[string]int{}
+	retries, drops := 0, 0
+	var syncCtx context.Context
+	done := make(chan struct{}, 2)
+	l := Loop[string]{
+		Queue: q, Workers: 2, MaxRequeue: 3,
+		Sync: func(ctx context.Context, key string) error {
+			mu.Lock()
+			defer mu.Unlock()
+			syncs[key]++
+			syncCtx = ctx
+			if key == "bad" {
+				return errors.New("always fails")
+			}
+			done <- struct{}{}
+			return nil
+		},
+		Retrying: func(string, error) { mu.Lock(); retries++; mu.Unlock() },
+		Dropped: func(key string, _ error) {
+			mu.Lock()
+			drops++
+			mu.Unlock()
+			done <- struct{}{}
+		},
+	}
+	ran := make(chan struct{})
+	go func() { l.Run(stop); close(ran) }()
+	q.Add("good")
+	q.Add("bad")
+	for range 2 {
+		select {
+		case <-done:
+		case <-time.After(time.Minute):
+			t.Fatal("the loop did not finish both keys")
+		}
+	}
+	close(stop)
+	<-ran
+	mu.Lock()
+	defer mu.Unlock()
+	if syncs["good"] != 1 || syncs["bad"] != 4 || retries != 3 || drops != 1 {
+		t.Errorf("syncs %v, retries %d, drops %d; want good 1, bad 4, 3 retries, 1 drop", syncs, retries, drops)
+	}
+	if q.NumRequeues("good") != 0 || q.NumRequeues("bad") != 0 {
+		t.Errorf("keys not forgotten: good %d, bad %d", q.NumRequeues("good"), q.NumRequeues("bad"))
+	}
+	if syncCtx.Err() == nil {
+		t.Error("the sync context is still live after the loop stopped")
 	}
 }

@@ -163,9 +163,6 @@ func (o *Options) image() string {
 
 // Run prints or applies the selection.
 func (o *Options) Run(ctx context.Context) error {
-	if ctx == nil {
-		ctx = context.Background()
-	}
 	plan, err := newPlan(o.Selection, o.image())
 	if err != nil {
 		return err

@@ -66,9 +66,6 @@ type target struct {
 
 // Run deletes the installed objects in the reverse order of install.
 func (o *UninstallOptions) Run(ctx context.Context) error {
-	if ctx == nil {
-		ctx = context.Background()
-	}
 	plan, err := NewPlan(Selection{CRDs: true, Policies: true, RBAC: true, Serve: true})
 	if err != nil {
 		return err

@@ -109,7 +109,7 @@ func (o *DescribeOptions) Run(ctx context.Context) error {
 	line(1, "Min Member", pg.Spec.MinMember)
 	minRes := ""
 	if pg.Spec.MinResources != nil {
-		minRes = formatResources(*pg.Spec.MinResources)
+		minRes = vcprinters.Resources(*pg.Spec.MinResources)
 	}
 	line(1, "Min Resources", vcprinters.OrNone(minRes))
 	line(1, "Priority Class", vcprinters.OrNone(pg.Spec.PriorityClassName))

@@ -4,10 +4,8 @@ import (
 	"context"
 	"fmt"
 	"sort"
-	"strings"
 
 	"github.com/spf13/cobra"
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -238,7 +236,7 @@ func (o *ListOptions) print(items []schedulingv1beta1.PodGroup, obj runtime.Obje
 		}
 		minRes := ""
 		if pg.Spec.MinResources != nil {
-			minRes = formatResources(*pg.Spec.MinResources)
+			minRes = vcprinters.Resources(*pg.Spec.MinResources)
 		}
 		row = append(row, pg.Name, phaseOf(pg), pg.Spec.MinMember, pg.Status.Running, queueOf(pg),
 			vcprinters.Age(pg.CreationTimestamp), vcprinters.OrNone(pg.Spec.PriorityClassName), vcprinters.OrNone(minRes))
@@ -261,18 +259,4 @@ func phaseOf(pg *schedulingv1beta1.PodGroup) string {
 		return string(schedulingv1beta1.PodGroupPending)
 	}
 	return string(pg.Status.Phase)
-}
-
-func formatResources(l corev1.ResourceList) string {
-	names := make([]string, 0, len(l))
-	for n := range l {
-		names = append(names, string(n))
-	}
-	sort.Strings(names)
-	parts := make([]string, 0, len(names))
-	for _, n := range names {
-		q := l[corev1.ResourceName(n)]
-		parts = append(parts, n+"="+q.String())
-	}
-	return strings.Join(parts, ",")
 }

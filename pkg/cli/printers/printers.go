@@ -6,10 +6,12 @@ package printers
 import (
 	"fmt"
 	"io"
+	"sort"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -125,6 +127,22 @@ func Age(t metav1.Time) string {
 		return "<unknown>"
 	}
 	return duration.HumanDuration(time.Since(t.Time))
+}
+
+// Resources prints a resource list sorted by name: "cpu=4,memory=8Gi"
+// (empty for an empty list).
+func Resources(l corev1.ResourceList) string {
+	names := make([]string, 0, len(l))
+	for n := range l {
+		names = append(names, string(n))
+	}
+	sort.Strings(names)
+	parts := make([]string, 0, len(names))
+	for _, n := range names {
+		q := l[corev1.ResourceName(n)]
+		parts = append(parts, n+"="+q.String())
+	}
+	return strings.Join(parts, ",")
 }
 
 // OrNone returns s, or "<none>" when it is empty, as kubectl's tables do.

@@ -90,15 +90,15 @@ func (o *DescribeOptions) Run(ctx context.Context) error {
 		reclaimable = fmt.Sprint(*q.Spec.Reclaimable)
 	}
 	line(1, "Reclaimable", reclaimable)
-	line(1, "Capability", vcprinters.OrNone(formatResources(q.Spec.Capability)))
-	line(1, "Deserved", vcprinters.OrNone(formatResources(q.Spec.Deserved)))
-	line(1, "Guarantee", vcprinters.OrNone(formatResources(q.Spec.Guarantee.Resource)))
+	line(1, "Capability", vcprinters.OrNone(vcprinters.Resources(q.Spec.Capability)))
+	line(1, "Deserved", vcprinters.OrNone(vcprinters.Resources(q.Spec.Deserved)))
+	line(1, "Guarantee", vcprinters.OrNone(vcprinters.Resources(q.Spec.Guarantee.Resource)))
 	if q.Spec.DequeueStrategy != "" {
 		line(1, "Dequeue Strategy", q.Spec.DequeueStrategy)
 	}
 	fmt.Fprintln(w, "Status:")
 	line(1, "State", stateOf(q))
-	line(1, "Allocated", vcprinters.OrNone(formatResources(q.Status.Allocated)))
+	line(1, "Allocated", vcprinters.OrNone(vcprinters.Resources(q.Status.Allocated)))
 
 	cnt := queueCounts(ctx, c, []schedulingv1beta1.Queue{*q})[q.Name]
 	source := "status"

@@ -218,9 +218,9 @@ func queueTable(items []schedulingv1beta1.Queue, cnt map[string]counts) *metav1.
 			q.Name, string(stateOf(q)), q.Spec.Weight, parentOf(q),
 			n.Inqueue, n.Pending, n.Running, n.Unknown, n.Completed,
 			vcprinters.Age(q.CreationTimestamp),
-			vcprinters.OrNone(formatResources(q.Spec.Capability)),
-			vcprinters.OrNone(formatResources(q.Spec.Deserved)),
-			vcprinters.OrNone(formatResources(q.Spec.Guarantee.Resource)),
+			vcprinters.OrNone(vcprinters.Resources(q.Spec.Capability)),
+			vcprinters.OrNone(vcprinters.Resources(q.Spec.Deserved)),
+			vcprinters.OrNone(vcprinters.Resources(q.Spec.Guarantee.Resource)),
 		})
 	}
 	return vcprinters.Table(queueColumns, rows)

@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	schedulingv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/scheduling/v1beta1"
+	vcprinters "github.com/kubectl-vc/kubectl-vc/pkg/cli/printers"
 	"github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned/fake"
 )
 
@@ -21,7 +22,7 @@ func TestParseResources(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := formatResources(l); got != "cpu=4,memory=8Gi,nvidia.com/gpu=2" {
+	if got := vcprinters.Resources(l); got != "cpu=4,memory=8Gi,nvidia.com/gpu=2" {
 		t.Errorf("got %s", got)
 	}
 	for in, want := range map[string]string{

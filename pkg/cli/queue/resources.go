@@ -3,7 +3,6 @@ package queue
 import (
 	"fmt"
 	"regexp"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -124,22 +123,4 @@ func validatePriority(p int32) error {
 		return util.UsageErrorf("invalid --priority %d: must not be negative", p)
 	}
 	return nil
-}
-
-// formatResources prints a resource list sorted by name: "cpu=4,memory=8Gi".
-func formatResources(l corev1.ResourceList) string {
-	if len(l) == 0 {
-		return ""
-	}
-	names := make([]string, 0, len(l))
-	for n := range l {
-		names = append(names, string(n))
-	}
-	sort.Strings(names)
-	parts := make([]string, 0, len(names))
-	for _, n := range names {
-		q := l[corev1.ResourceName(n)]
-		parts = append(parts, n+"="+q.String())
-	}
-	return strings.Join(parts, ",")
 }

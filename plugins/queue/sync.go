@@ -131,62 +131,14 @@ func (c *Controller) sync(ctx context.Context, name string) error {
 		c.remember(out)
 		q = out
 	}
-	parent := q.Spec.Parent
 	n := c.countPodGroups(q.Name)
-	state := q.Status.State
 	hadMark := q.Annotations[keys.ClosedByParent] == "true"
-	mark := hadMark
-
-	var done []*busv1alpha1.Command // applied (or refused for good): delete
-	var applyErr error
-	for _, cmd := range c.pendingCommands(q.Name) {
-		if uid := cmd.TargetObject.UID; uid != "" && uid != q.UID {
-			// For an earlier queue of the same name. With no garbage
-			// collector to remove it, we do: it must not act on this queue.
-			c.recorder.Eventf(q, "Warning", "StaleCommand", "deleted Command %s/%s: it targets an earlier queue %s (uid %s)", cmd.Namespace, cmd.Name, q.Name, uid)
-			done = append(done, cmd)
-			continue
-		}
-		if cmd.Action == busv1alpha1.OpenQueueAction {
-			if ps, closed := c.parentClosed(parent); closed && q.Name != keys.RootQueue {
-				// Retried: the parent may be opening right now. The Command
-				// stays until it can be applied.
-				applyErr = fmt.Errorf("cannot open queue %s: its parent %s is %s", q.Name, parent, ps)
-				break
-			}
-		}
-		if cmd.Action == busv1alpha1.CloseQueueAction && q.Name == keys.RootQueue {
-			c.recorder.Eventf(q, "Warning", "CommandRefused", "Command %s/%s refused: the root queue can never be closed", cmd.Namespace, cmd.Name)
-			done = append(done, cmd)
-			continue
-		}
-		next, err := NewState(state, int(n.Total)).Execute(cmd.Action)
-		if err != nil {
-			c.recorder.Eventf(q, "Warning", "CommandRefused", "Command %s/%s refused: %v", cmd.Namespace, cmd.Name, err)
-			done = append(done, cmd)
-			continue
-		}
-		if cmd.Action != busv1alpha1.SyncQueueAction {
-			// An explicit open or close is the user's decision, not the
-			// parent's: the child no longer follows its parent back open.
-			mark = false
-		}
-		state = next
-		done = append(done, cmd)
+	parentState, parentClosed := c.parentClosed(q.Spec.Parent)
+	d := decide(q, c.pendingCommands(q.Name), int(n.Total), parentState, parentClosed)
+	for _, e := range d.events {
+		c.recorder.Eventf(q, "Warning", e.reason, "%s", e.message)
 	}
-
-	if q.Name != keys.RootQueue {
-		_, pClosed := c.parentClosed(parent)
-		switch {
-		case pClosed && (state == "" || state == v1beta1.QueueStateOpen || state == v1beta1.QueueStateUnknown):
-			state, _ = NewState(state, int(n.Total)).Execute(busv1alpha1.CloseQueueAction)
-			mark = true
-		case !pClosed && mark:
-			state = v1beta1.QueueStateOpen
-			mark = false
-		}
-	}
-	state, _ = NewState(state, int(n.Total)).Execute(busv1alpha1.SyncQueueAction)
+	state, mark, done, applyErr := d.state, d.mark, d.done, d.applyErr
 
 	if mark != hadMark {
 		var val any // nil removes the annotation in a merge patch

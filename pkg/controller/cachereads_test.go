@@ -1,6 +1,7 @@
 package controller_test
 
 import (
+	"context"
 	"reflect"
 	"testing"
 
@@ -37,10 +38,9 @@ func TestEveryCachedTypeIsDeclared(t *testing.T) {
 			kube, vc := kubefake.NewClientset(), vcfake.NewClientset()
 			kf := kubeinformers.NewSharedInformerFactory(kube, 0)
 			vf := vcinformers.NewSharedInformerFactory(vc, 0)
-			if err := c.Initialize(&framework.ControllerOption{
+			if err := c.Initialize(context.Background(), &framework.ControllerOption{
 				KubeClient: kube, VolcanoClient: vc, KubeInformerFactory: kf, VolcanoInformerFactory: vf,
 				Recorder: record.NewFakeRecorder(10), FeatureGates: framework.NewFeatureGate(),
-				InheritOwnerAnnotations: true, EnsureDefaultQueues: true,
 			}); err != nil {
 				t.Fatal(err)
 			}

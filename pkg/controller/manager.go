@@ -42,15 +42,12 @@ const Component = "kubectl-vc-serve"
 
 // Options configure one run of the manager.
 type Options struct {
-	// Controllers to run; empty means every registered controller.
-	Controllers             []string
-	Workers                 map[string]int
-	MaxRequeueNum           int
-	FeatureGates            featuregate.FeatureGate
-	SchedulerNames          []string
-	InheritOwnerAnnotations bool
-	CommandNamespace        string
-	EnsureDefaultQueues     bool
+	// Controllers to run, each configured by its own flags (see
+	// framework.Configure); empty means every registered controller with
+	// its defaults.
+	Controllers   []framework.Controller
+	MaxRequeueNum int
+	FeatureGates  featuregate.FeatureGate
 
 	// MetricsAddr and HealthAddr are listen addresses; "" or "0" disables.
 	MetricsAddr string
@@ -68,17 +65,15 @@ type Options struct {
 // Run runs the selected controllers until ctx is cancelled (SIGTERM) or, with
 // leader election, until the lease is lost. It returns nil on a clean stop.
 func Run(ctx context.Context, cfg *rest.Config, o Options) error {
-	names := o.Controllers
-	if len(names) == 0 {
-		names = framework.Names()
-	}
-	ctrls := make([]framework.Controller, 0, len(names))
-	for _, n := range names {
-		c, err := framework.New(n)
-		if err != nil {
-			return err
+	ctrls := o.Controllers
+	if len(ctrls) == 0 {
+		for _, n := range framework.Names() {
+			c, err := framework.New(n)
+			if err != nil {
+				return err
+			}
+			ctrls = append(ctrls, c)
 		}
-		ctrls = append(ctrls, c)
 	}
 	for _, c := range ctrls {
 		if p, ok := c.(framework.Preflighter); ok {
@@ -154,23 +149,18 @@ func runControllers(ctx context.Context, kube kubernetes.Interface, vc versioned
 	defer broadcaster.Shutdown()
 
 	opt := &framework.ControllerOption{
-		KubeClient:              kube,
-		VolcanoClient:           vc,
-		KubeInformerFactory:     kubeFactory,
-		VolcanoInformerFactory:  vcFactory,
-		Recorder:                broadcaster.NewRecorder(scheme, corev1.EventSource{Component: Component}),
-		MetricsRegistry:         reg,
-		WorkqueueMetrics:        newWorkqueueMetrics(reg),
-		Workers:                 o.Workers,
-		MaxRequeueNum:           o.MaxRequeueNum,
-		FeatureGates:            o.FeatureGates,
-		SchedulerNames:          o.SchedulerNames,
-		InheritOwnerAnnotations: o.InheritOwnerAnnotations,
-		CommandNamespace:        o.CommandNamespace,
-		EnsureDefaultQueues:     o.EnsureDefaultQueues,
+		KubeClient:             kube,
+		VolcanoClient:          vc,
+		KubeInformerFactory:    kubeFactory,
+		VolcanoInformerFactory: vcFactory,
+		Recorder:               broadcaster.NewRecorder(scheme, corev1.EventSource{Component: Component}),
+		MetricsRegistry:        reg,
+		WorkqueueMetrics:       newWorkqueueMetrics(reg),
+		MaxRequeueNum:          o.MaxRequeueNum,
+		FeatureGates:           o.FeatureGates,
 	}
 	for _, c := range ctrls {
-		if err := c.Initialize(opt); err != nil {
+		if err := c.Initialize(ctx, opt); err != nil {
 			return fmt.Errorf("initialize controller %s: %w", c.Name(), err)
 		}
 	}
@@ -199,7 +189,7 @@ func runControllers(ctx context.Context, kube kubernetes.Interface, vc versioned
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			c.Run(stop)
+			c.Run(ctx)
 		}()
 	}
 	wg.Wait()

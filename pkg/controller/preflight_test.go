@@ -9,6 +9,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/kubectl-vc/kubectl-vc/pkg/controller"
+	"github.com/kubectl-vc/kubectl-vc/pkg/controller/framework"
 )
 
 // TestNodeSetRefusesToStartWithoutSlurm: the manager asks the controllers
@@ -19,8 +20,16 @@ func TestNodeSetRefusesToStartWithoutSlurm(t *testing.T) {
 	t.Setenv("PATH", t.TempDir())
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
+	var ctrls []framework.Controller
+	for _, n := range []string{"queue", "nodeset"} {
+		c, err := framework.Configure(n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctrls = append(ctrls, c)
+	}
 	err := controller.Run(ctx, &rest.Config{Host: "http://127.0.0.1:1"}, controller.Options{
-		Controllers: []string{"queue", "nodeset"}, MetricsAddr: "0", HealthAddr: "0", LeaderElect: true,
+		Controllers: ctrls, MetricsAddr: "0", HealthAddr: "0", LeaderElect: true,
 		LeaseNamespace: "x", LeaseName: "x", LeaseDuration: 3 * time.Second, RenewDeadline: 2 * time.Second, RetryPeriod: time.Second,
 	})
 	if err == nil || !strings.HasPrefix(err.Error(), "controller nodeset cannot start: the NodeSet controller needs the Slurm client commands and a munge key") {

@@ -9,7 +9,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -22,6 +21,8 @@ import (
 	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
+
+	"github.com/spf13/pflag"
 
 	slinkyv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/slinky/v1beta1"
 	"github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned"
@@ -51,28 +52,8 @@ type Config struct {
 	ExpectationsTimeout time.Duration
 }
 
-// defaultSlurm holds the Slurm settings 'serve' gives the registered
-// controller (see SetSlurmConfig). It is written before the manager starts.
-var defaultSlurm = struct {
-	sync.Mutex
-	cfg slurm.CommandsConfig
-}{cfg: slurm.CommandsConfig{Conf: os.Getenv("SLURM_CONF")}}
-
-// SetSlurmConfig sets how the controller built by 'serve' reaches Slurm
-// (slurm.conf of the cluster, directory of scontrol/sinfo/squeue). The
-// default reads SLURM_CONF from the environment and the commands from PATH.
-func SetSlurmConfig(cfg slurm.CommandsConfig) {
-	defaultSlurm.Lock()
-	defer defaultSlurm.Unlock()
-	defaultSlurm.cfg = cfg
-}
-
 func init() {
-	if err := framework.RegisterController(Name, func() framework.Controller {
-		defaultSlurm.Lock()
-		defer defaultSlurm.Unlock()
-		return New(Config{Slurm: slurm.NewCommands(defaultSlurm.cfg)})
-	}); err != nil {
+	if err := framework.RegisterController(Name, func() framework.Controller { return New(Config{}) }); err != nil {
 		panic(err)
 	}
 }
@@ -95,7 +76,12 @@ type Controller struct {
 
 	wq       workqueue.TypedRateLimitingInterface[string]
 	recorder record.EventRecorder
-	workers  int
+
+	// Set by the controller's flags (AddFlags). The Slurm settings are
+	// used only when Config.Slurm is nil: serve's case.
+	workers     int
+	slurmConf   string
+	slurmBinDir string
 
 	exp *expectations
 }
@@ -111,7 +97,27 @@ func New(cfg Config) *Controller {
 	if cfg.ExpectationsTimeout == 0 {
 		cfg.ExpectationsTimeout = 5 * time.Minute
 	}
-	return &Controller{cfg: cfg, exp: newExpectations(cfg.ExpectationsTimeout)}
+	return &Controller{cfg: cfg, exp: newExpectations(cfg.ExpectationsTimeout),
+		workers: framework.DefaultWorkers, slurmConf: os.Getenv("SLURM_CONF")}
+}
+
+// AddFlags implements framework.Controller.
+func (c *Controller) AddFlags(fs *pflag.FlagSet) {
+	framework.WorkersFlag(fs, &c.workers, Name)
+	fs.StringVar(&c.slurmConf, "slurm-conf", c.slurmConf, "slurm.conf of the Slurm cluster the NodeSet controller drains and resumes nodes in (default: $SLURM_CONF)")
+	fs.StringVar(&c.slurmBinDir, "slurm-bin-dir", c.slurmBinDir, "Directory of scontrol, sinfo and squeue (default: search PATH)")
+}
+
+// Validate implements framework.Controller.
+func (c *Controller) Validate() error { return framework.ValidateWorkers(c.workers, Name) }
+
+// slurm is the controller's Slurm client: the one it was given, or the
+// Slurm client commands its flags point at.
+func (c *Controller) slurm() slurm.Client {
+	if c.cfg.Slurm == nil {
+		c.cfg.Slurm = slurm.NewCommands(slurm.CommandsConfig{Conf: c.slurmConf, BinDir: c.slurmBinDir})
+	}
+	return c.cfg.Slurm
 }
 
 // Name implements framework.Controller.
@@ -128,7 +134,7 @@ func (c *Controller) PendingExpectations(key string) bool { return c.exp.has(key
 // refuses to start the controller without them rather than failing on
 // every NodeSet later. A client other than the commands is not checked.
 func (c *Controller) Preflight() error {
-	ch, ok := c.cfg.Slurm.(interface{ Check() error })
+	ch, ok := c.slurm().(interface{ Check() error })
 	if !ok {
 		return nil
 	}
@@ -141,11 +147,11 @@ func (c *Controller) Preflight() error {
 }
 
 // Initialize implements framework.Controller.
-func (c *Controller) Initialize(opt *framework.ControllerOption) error {
+func (c *Controller) Initialize(_ context.Context, opt *framework.ControllerOption) error {
 	c.kube = opt.KubeClient
 	c.vc = opt.VolcanoClient
 	c.recorder = opt.Recorder
-	c.workers = opt.WorkersFor(Name)
+	c.slurm()
 	c.wq = workqueue.NewTypedRateLimitingQueueWithConfig(
 		workqueue.DefaultTypedControllerRateLimiter[string](),
 		workqueue.TypedRateLimitingQueueConfig[string]{Name: Name, MetricsProvider: opt.WorkqueueMetrics},
@@ -213,7 +219,8 @@ func (c *Controller) Initialize(opt *framework.ControllerOption) error {
 }
 
 // Run implements framework.Controller.
-func (c *Controller) Run(stopCh <-chan struct{}) {
+func (c *Controller) Run(ctx context.Context) {
+	stopCh := ctx.Done()
 	defer c.wq.ShutDown()
 	if !cache.WaitForCacheSync(stopCh, c.synced...) {
 		return

@@ -6,6 +6,8 @@
 package podgroup
 
 import (
+	"context"
+	"fmt"
 	"slices"
 	"time"
 
@@ -21,6 +23,8 @@ import (
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
 
+	"github.com/spf13/pflag"
+
 	"github.com/kubectl-vc/kubectl-vc/pkg/apis/keys"
 	"github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned"
 	schedulinglisters "github.com/kubectl-vc/kubectl-vc/pkg/client/listers/scheduling/v1beta1"
@@ -31,7 +35,7 @@ import (
 const Name = "podgroup"
 
 func init() {
-	if err := framework.RegisterController(Name, func() framework.Controller { return &Controller{} }); err != nil {
+	if err := framework.RegisterController(Name, func() framework.Controller { return New() }); err != nil {
 		panic(err)
 	}
 }
@@ -83,29 +87,48 @@ type Controller struct {
 
 	wq         workqueue.TypedRateLimitingInterface[request]
 	recorder   record.EventRecorder
-	workers    int
 	maxRequeue int
-	schedulers []string
-	inherit    bool
 	workloads  bool
 	now        func() time.Time
+
+	// Set by the controller's flags (AddFlags).
+	workers    int
+	schedulers []string
+	inherit    bool
+}
+
+// New returns a podgroup controller with the defaults of its flags.
+func New() *Controller {
+	return &Controller{workers: framework.DefaultWorkers, schedulers: []string{"volcano"}, inherit: true}
 }
 
 // Name implements framework.Controller.
 func (c *Controller) Name() string { return Name }
 
+// AddFlags implements framework.Controller.
+func (c *Controller) AddFlags(fs *pflag.FlagSet) {
+	framework.WorkersFlag(fs, &c.workers, Name)
+	fs.StringArrayVar(&c.schedulers, "scheduler-name", c.schedulers, "Scheduler whose pods get podgroups (repeatable)")
+	fs.BoolVar(&c.inherit, "inherit-owner-annotations", c.inherit, "PodGroups inherit the volcano.sh/ annotations of the pod's owner")
+}
+
+// Validate implements framework.Controller.
+func (c *Controller) Validate() error {
+	if err := framework.ValidateWorkers(c.workers, Name); err != nil {
+		return err
+	}
+	if len(c.schedulers) == 0 {
+		return fmt.Errorf("--scheduler-name must name at least one scheduler")
+	}
+	return nil
+}
+
 // Initialize implements framework.Controller.
-func (c *Controller) Initialize(opt *framework.ControllerOption) error {
+func (c *Controller) Initialize(_ context.Context, opt *framework.ControllerOption) error {
 	c.kube = opt.KubeClient
 	c.vc = opt.VolcanoClient
 	c.recorder = opt.Recorder
-	c.workers = opt.WorkersFor(Name)
 	c.maxRequeue = opt.MaxRequeueNum
-	c.schedulers = opt.SchedulerNames
-	if len(c.schedulers) == 0 {
-		c.schedulers = []string{"volcano"}
-	}
-	c.inherit = opt.InheritOwnerAnnotations
 	c.workloads = opt.FeatureGates == nil || opt.FeatureGates.Enabled(framework.WorkLoadSupport)
 	c.now = time.Now
 	c.wq = workqueue.NewTypedRateLimitingQueueWithConfig(
@@ -155,7 +178,8 @@ func (c *Controller) Initialize(opt *framework.ControllerOption) error {
 }
 
 // Run implements framework.Controller.
-func (c *Controller) Run(stopCh <-chan struct{}) {
+func (c *Controller) Run(ctx context.Context) {
+	stopCh := ctx.Done()
 	defer c.wq.ShutDown()
 	if !cache.WaitForCacheSync(stopCh, c.synced...) {
 		return

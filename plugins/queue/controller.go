@@ -10,11 +10,14 @@ import (
 	"sync"
 	"time"
 
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
+
+	"github.com/spf13/pflag"
 
 	busv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/bus/v1alpha1"
 	"github.com/kubectl-vc/kubectl-vc/pkg/apis/keys"
@@ -38,7 +41,7 @@ const (
 )
 
 func init() {
-	if err := framework.RegisterController(Name, func() framework.Controller { return &Controller{} }); err != nil {
+	if err := framework.RegisterController(Name, func() framework.Controller { return New() }); err != nil {
 		panic(err)
 	}
 }
@@ -57,12 +60,15 @@ type Controller struct {
 	cmdIndex   cache.Indexer // nil when QueueCommandSync is off
 	synced     []cache.InformerSynced
 
-	wq             workqueue.TypedRateLimitingInterface[string]
-	recorder       record.EventRecorder
-	workers        int
-	maxRequeue     int
-	ensureDefaults bool
-	metrics        *metrics
+	wq         workqueue.TypedRateLimitingInterface[string]
+	recorder   record.EventRecorder
+	maxRequeue int
+	metrics    *metrics
+
+	// Set by the controller's flags (AddFlags).
+	workers          int
+	ensureDefaults   bool
+	commandNamespace string
 
 	// written remembers, per queue, the object the API server returned for
 	// our last write. Until the informer has caught up, it is newer than the
@@ -72,16 +78,39 @@ type Controller struct {
 	written map[string]*v1beta1.Queue
 }
 
+// New returns a queue controller with the defaults of its flags.
+func New() *Controller {
+	return &Controller{workers: framework.DefaultWorkers, ensureDefaults: true}
+}
+
 // Name implements framework.Controller.
 func (c *Controller) Name() string { return Name }
 
+// AddFlags implements framework.Controller.
+func (c *Controller) AddFlags(fs *pflag.FlagSet) {
+	framework.WorkersFlag(fs, &c.workers, Name)
+	fs.StringVar(&c.commandNamespace, "command-namespace", c.commandNamespace, "Take Commands only from this namespace (default: all namespaces)")
+	fs.BoolVar(&c.ensureDefaults, "ensure-default-queues", c.ensureDefaults, "Create the root and default queues at start-up when missing")
+}
+
+// Validate implements framework.Controller.
+func (c *Controller) Validate() error {
+	if err := framework.ValidateWorkers(c.workers, Name); err != nil {
+		return err
+	}
+	if c.commandNamespace != "" {
+		if errs := validation.IsDNS1123Label(c.commandNamespace); len(errs) > 0 {
+			return fmt.Errorf("--command-namespace %q is not a namespace name: %s", c.commandNamespace, errs[0])
+		}
+	}
+	return nil
+}
+
 // Initialize implements framework.Controller.
-func (c *Controller) Initialize(opt *framework.ControllerOption) error {
+func (c *Controller) Initialize(_ context.Context, opt *framework.ControllerOption) error {
 	c.vc = opt.VolcanoClient
 	c.recorder = opt.Recorder
-	c.workers = opt.WorkersFor(Name)
 	c.maxRequeue = opt.MaxRequeueNum
-	c.ensureDefaults = opt.EnsureDefaultQueues
 	c.written = map[string]*v1beta1.Queue{}
 	m, err := newMetrics(opt.MetricsRegistry)
 	if err != nil {
@@ -124,7 +153,7 @@ func (c *Controller) Initialize(opt *framework.ControllerOption) error {
 
 	if opt.FeatureGates == nil || opt.FeatureGates.Enabled(framework.QueueCommandSync) {
 		var cmdInf cache.SharedIndexInformer
-		if ns := opt.CommandNamespace; ns != "" {
+		if ns := c.commandNamespace; ns != "" {
 			// Only one namespace's Commands: a namespaced watch, so the
 			// controller needs no cluster-wide read of Commands.
 			cmdInf = opt.VolcanoInformerFactory.InformerFor(&busv1alpha1.Command{}, func(cl versioned.Interface, resync time.Duration) cache.SharedIndexInformer {
@@ -156,7 +185,8 @@ func (c *Controller) Initialize(opt *framework.ControllerOption) error {
 }
 
 // Run implements framework.Controller.
-func (c *Controller) Run(stopCh <-chan struct{}) {
+func (c *Controller) Run(ctx context.Context) {
+	stopCh := ctx.Done()
 	defer c.wq.ShutDown()
 	if !cache.WaitForCacheSync(stopCh, c.synced...) {
 		return
@@ -164,7 +194,7 @@ func (c *Controller) Run(stopCh <-chan struct{}) {
 	if c.ensureDefaults {
 		// Retried until it works or we stop: without root nothing else in
 		// the hierarchy makes sense.
-		_ = wait.PollUntilContextCancel(wait.ContextForChannel(stopCh), time.Second, true, func(ctx context.Context) (bool, error) {
+		_ = wait.PollUntilContextCancel(ctx, time.Second, true, func(ctx context.Context) (bool, error) {
 			if err := c.ensureDefaultQueues(ctx); err != nil {
 				klog.ErrorS(err, "cannot ensure the root and default queues; retrying")
 				return false, nil

@@ -25,6 +25,7 @@ import (
 	"github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned"
 	vcinformers "github.com/kubectl-vc/kubectl-vc/pkg/client/informers/externalversions"
 	"github.com/kubectl-vc/kubectl-vc/pkg/controller"
+	"github.com/kubectl-vc/kubectl-vc/pkg/controller/framework"
 	"github.com/kubectl-vc/kubectl-vc/pkg/controlplane/cptest"
 
 	_ "github.com/kubectl-vc/kubectl-vc/plugins/queue"
@@ -39,12 +40,15 @@ func BenchmarkCloseLatency(b *testing.B) {
 	vc := versioned.NewForConfigOrDie(cfg)
 
 	metricsAddr := freeAddr(b)
+	q, err := framework.Configure("queue", "--workers-queue=5", "--ensure-default-queues=true")
+	if err != nil {
+		b.Fatal(err)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
 		done <- controller.Run(ctx, cfg, controller.Options{
-			Controllers: []string{"queue"}, Workers: map[string]int{"queue": 5}, MaxRequeueNum: 15,
-			EnsureDefaultQueues: true, MetricsAddr: metricsAddr, HealthAddr: "0",
+			Controllers: []framework.Controller{q}, MaxRequeueNum: 15, MetricsAddr: metricsAddr, HealthAddr: "0",
 		})
 	}()
 	b.Cleanup(func() {

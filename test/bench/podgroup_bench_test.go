@@ -22,6 +22,7 @@ import (
 	"github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned"
 	vcinformers "github.com/kubectl-vc/kubectl-vc/pkg/client/informers/externalversions"
 	"github.com/kubectl-vc/kubectl-vc/pkg/controller"
+	"github.com/kubectl-vc/kubectl-vc/pkg/controller/framework"
 	"github.com/kubectl-vc/kubectl-vc/pkg/controlplane/cptest"
 
 	_ "github.com/kubectl-vc/kubectl-vc/plugins/podgroup"
@@ -69,12 +70,16 @@ func BenchmarkPodGroupThroughput(b *testing.B) {
 		workers int
 		sizes   []int
 	}{{5, []int{1000, 5000}}, {20, []int{5000}}} {
+		pg, err := framework.Configure("podgroup", fmt.Sprintf("--workers-podgroup=%d", run.workers),
+			"--scheduler-name=volcano", "--inherit-owner-annotations=true")
+		if err != nil {
+			b.Fatal(err)
+		}
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan error, 1)
 		go func() {
 			done <- controller.Run(ctx, ctrlCfg, controller.Options{
-				Controllers: []string{"podgroup"}, Workers: map[string]int{"podgroup": run.workers}, MaxRequeueNum: 15,
-				SchedulerNames: []string{"volcano"}, InheritOwnerAnnotations: true, HealthAddr: "0", MetricsAddr: "0",
+				Controllers: []framework.Controller{pg}, MaxRequeueNum: 15, HealthAddr: "0", MetricsAddr: "0",
 			})
 		}()
 		for _, n := range run.sizes {

@@ -85,17 +85,18 @@ func (e *env) runController() {
 	vf := vcinformers.NewSharedInformerFactoryWithOptions(e.vc, 0, vcinformers.WithTransform(trim))
 	opt := &framework.ControllerOption{KubeClient: e.kube, VolcanoClient: e.vc,
 		KubeInformerFactory: kf, VolcanoInformerFactory: vf, Recorder: &record.FakeRecorder{}}
-	if err := e.ctrl.Initialize(opt); err != nil {
+	if err := e.ctrl.Initialize(context.Background(), opt); err != nil {
 		t.Fatal(err)
 	}
-	stop := make(chan struct{})
+	ctx, cancel := context.WithCancel(context.Background())
+	stop := ctx.Done()
 	kf.Start(stop)
 	vf.Start(stop)
 	var wg sync.WaitGroup
 	wg.Add(1)
-	go func() { defer wg.Done(); e.ctrl.Run(stop) }()
+	go func() { defer wg.Done(); e.ctrl.Run(ctx) }()
 	t.Cleanup(func() {
-		close(stop)
+		cancel()
 		wg.Wait()
 		kf.Shutdown()
 		vf.Shutdown()

@@ -6,22 +6,23 @@ import (
 	"testing"
 
 	"github.com/kubectl-vc/kubectl-vc/pkg/controller"
-	"github.com/kubectl-vc/kubectl-vc/pkg/slurm"
-	"github.com/kubectl-vc/kubectl-vc/plugins/nodeset"
+	"github.com/kubectl-vc/kubectl-vc/pkg/controller/framework"
 )
 
 // TestServeRunsNodeSetController: the controller registered with the
 // framework runs under the manager ('serve' with --controllers=nodeset),
-// reaching Slurm as SetSlurmConfig says.
+// reaching Slurm as its --slurm-conf flag says.
 func TestServeRunsNodeSetController(t *testing.T) {
 	// No test controller: whatever happens below is the manager's doing.
 	e := startWithoutController(t, "served", 1)
-	nodeset.SetSlurmConfig(slurm.CommandsConfig{Conf: e.slurm.Conf})
-	t.Cleanup(func() { nodeset.SetSlurmConfig(slurm.CommandsConfig{}) })
+	ns, err := framework.Configure("nodeset", "--slurm-conf="+e.slurm.Conf)
+	if err != nil {
+		t.Fatal(err)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
-		done <- controller.Run(ctx, cp.AdminConfig(), controller.Options{Controllers: []string{"nodeset"}})
+		done <- controller.Run(ctx, cp.AdminConfig(), controller.Options{Controllers: []framework.Controller{ns}})
 	}()
 	t.Cleanup(func() {
 		cancel()

@@ -89,16 +89,19 @@ func run(m *testing.M) int {
 		return 1
 	}
 
+	pg, err := framework.Configure("podgroup", "--scheduler-name=volcano", "--scheduler-name=volcano-two",
+		"--inherit-owner-annotations=true", "--workers-podgroup=2")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
 		done <- controller.Run(ctx, cfg, controller.Options{
-			Controllers:             []string{"podgroup"},
-			SchedulerNames:          []string{"volcano", "volcano-two"},
-			InheritOwnerAnnotations: true,
-			MaxRequeueNum:           maxRequeue,
-			Workers:                 map[string]int{"podgroup": 2},
-			FeatureGates:            framework.NewFeatureGate(),
+			Controllers:   []framework.Controller{pg},
+			MaxRequeueNum: maxRequeue,
+			FeatureGates:  framework.NewFeatureGate(),
 		})
 	}()
 	code := m.Run()

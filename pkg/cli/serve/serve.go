@@ -12,7 +12,6 @@ import (
 
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/util/sets"
-	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/component-base/featuregate"
 	"k8s.io/kubectl/pkg/util/templates"
@@ -22,8 +21,7 @@ import (
 	"github.com/kubectl-vc/kubectl-vc/pkg/controller/framework"
 
 	// The controllers register themselves with the framework.
-	"github.com/kubectl-vc/kubectl-vc/pkg/slurm"
-	"github.com/kubectl-vc/kubectl-vc/plugins/nodeset"
+	_ "github.com/kubectl-vc/kubectl-vc/plugins/nodeset"
 	_ "github.com/kubectl-vc/kubectl-vc/plugins/podgroup"
 	_ "github.com/kubectl-vc/kubectl-vc/plugins/queue"
 )
@@ -33,19 +31,12 @@ type Options struct {
 	genericiooptions.IOStreams
 	Factory util.Factory
 
-	Controllers             []string
-	WorkersQueue            int
-	WorkersPodGroup         int
-	WorkersNodeSet          int
-	MaxRequeueNum           int
-	KubeAPIQPS              float32
-	KubeAPIBurst            int
-	SchedulerNames          []string
-	InheritOwnerAnnotations bool
-	CommandNamespace        string
-	EnsureDefaultQueues     bool
-	MetricsBindAddress      string
-	HealthProbeBindAddress  string
+	Controllers            []string
+	MaxRequeueNum          int
+	KubeAPIQPS             float32
+	KubeAPIBurst           int
+	MetricsBindAddress     string
+	HealthProbeBindAddress string
 
 	LeaderElect         bool
 	LeaseNamespace      string
@@ -55,11 +46,11 @@ type Options struct {
 	RenewDeadline       time.Duration
 	RetryPeriod         time.Duration
 	FeatureGates        featuregate.MutableFeatureGate
-	// SlurmConf and SlurmBinDir tell the NodeSet controller how to reach
-	// Slurm: the cluster's slurm.conf and where scontrol/sinfo/squeue are.
-	SlurmConf           string
-	SlurmBinDir         string
-	selectedControllers []string
+
+	// all holds one instance of every registered controller; each declared
+	// its own flags on the command, so serve knows none of them.
+	all      []framework.Controller
+	selected []framework.Controller
 }
 
 // NewCmd returns the 'serve' command.
@@ -110,16 +101,9 @@ func NewCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Command {
 	}
 	fl := cmd.Flags()
 	fl.StringSliceVar(&o.Controllers, "controllers", nil, fmt.Sprintf("Controllers to run (default: all of %s)", strings.Join(framework.Names(), ",")))
-	fl.IntVar(&o.WorkersQueue, "workers-queue", 5, "Workers of the queue controller")
-	fl.IntVar(&o.WorkersPodGroup, "workers-podgroup", 5, "Workers of the podgroup controller")
-	fl.IntVar(&o.WorkersNodeSet, "workers-nodeset", 5, "Workers of the nodeset controller")
 	fl.IntVar(&o.MaxRequeueNum, "max-requeue-num", 15, "Retries of a failing request before it is dropped with a Warning event (-1: forever)")
 	fl.Float32Var(&o.KubeAPIQPS, "kube-api-qps", -1, "Client-side QPS limit towards the API server; negative disables it and leaves flow control to the server's API Priority and Fairness")
 	fl.IntVar(&o.KubeAPIBurst, "kube-api-burst", 0, "Client-side burst; used only with a positive --kube-api-qps")
-	fl.StringArrayVar(&o.SchedulerNames, "scheduler-name", []string{"volcano"}, "Scheduler whose pods get podgroups (repeatable)")
-	fl.BoolVar(&o.InheritOwnerAnnotations, "inherit-owner-annotations", true, "PodGroups inherit the volcano.sh/ annotations of the pod's owner")
-	fl.StringVar(&o.CommandNamespace, "command-namespace", "", "Take Commands only from this namespace (default: all namespaces)")
-	fl.BoolVar(&o.EnsureDefaultQueues, "ensure-default-queues", true, "Create the root and default queues at start-up when missing")
 	fl.StringVar(&o.MetricsBindAddress, "metrics-bind-address", ":8080", "Address of the Prometheus /metrics endpoint (0 disables it)")
 	fl.StringVar(&o.HealthProbeBindAddress, "health-probe-bind-address", ":8081", "Address of /healthz and /readyz (0 disables them)")
 	fl.BoolVar(&o.LeaderElect, "leader-elect", false, "Act only while holding a Lease, so that several replicas never act at once")
@@ -129,17 +113,26 @@ func NewCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Command {
 	fl.DurationVar(&o.LeaseDuration, "leader-elect-lease-duration", 15*time.Second, "How long a standby waits after the last renewal before taking the lease")
 	fl.DurationVar(&o.RenewDeadline, "leader-elect-renew-deadline", 10*time.Second, "How long the leader retries renewing before it gives up leadership")
 	fl.DurationVar(&o.RetryPeriod, "leader-elect-retry-period", 2*time.Second, "Interval between attempts to acquire or renew the lease")
-	fl.StringVar(&o.SlurmConf, "slurm-conf", os.Getenv("SLURM_CONF"), "slurm.conf of the Slurm cluster the NodeSet controller drains and resumes nodes in (default: $SLURM_CONF)")
-	fl.StringVar(&o.SlurmBinDir, "slurm-bin-dir", "", "Directory of scontrol, sinfo and squeue (default: search PATH)")
 	o.FeatureGates.AddFlag(fl)
+	for _, n := range framework.Names() {
+		c, err := framework.New(n)
+		if err != nil {
+			panic(err) // a registered name always makes a controller
+		}
+		c.AddFlags(fl)
+		o.all = append(o.all, c)
+	}
 	return cmd
 }
 
-// Complete fills in the controller selection.
+// Complete picks the controllers --controllers names (all by default).
 func (o *Options) Complete() error {
-	o.selectedControllers = o.Controllers
-	if len(o.selectedControllers) == 0 {
-		o.selectedControllers = framework.Names()
+	want := sets.New(o.Controllers...)
+	o.selected = nil
+	for _, c := range o.all {
+		if len(want) == 0 || want.Has(c.Name()) {
+			o.selected = append(o.selected, c)
+		}
 	}
 	return nil
 }
@@ -147,14 +140,16 @@ func (o *Options) Complete() error {
 // Validate checks the flags before anything starts.
 func (o *Options) Validate() error {
 	known := sets.New(framework.Names()...)
-	for _, c := range o.selectedControllers {
+	for _, c := range o.Controllers {
 		if !known.Has(c) {
 			return util.UsageErrorf("unknown controller %q in --controllers: known are %s", c, strings.Join(sets.List(known), ","))
 		}
 	}
-	for name, n := range map[string]int{"--workers-queue": o.WorkersQueue, "--workers-podgroup": o.WorkersPodGroup, "--workers-nodeset": o.WorkersNodeSet} {
-		if n < 1 {
-			return util.UsageErrorf("%s must be at least 1, got %d", name, n)
+	// Every controller's flags are checked, selected or not: a bad value
+	// is a mistake whichever controllers run.
+	for _, c := range o.all {
+		if err := c.Validate(); err != nil {
+			return util.UsageErrorf("%s", err)
 		}
 	}
 	if o.MaxRequeueNum < -1 {
@@ -162,11 +157,6 @@ func (o *Options) Validate() error {
 	}
 	if o.KubeAPIQPS > 0 && o.KubeAPIBurst < 1 {
 		return util.UsageErrorf("--kube-api-burst must be at least 1 with --kube-api-qps=%g", o.KubeAPIQPS)
-	}
-	if o.CommandNamespace != "" {
-		if errs := validation.IsDNS1123Label(o.CommandNamespace); len(errs) > 0 {
-			return util.UsageErrorf("--command-namespace %q is not a namespace name: %s", o.CommandNamespace, errs[0])
-		}
 	}
 	if o.LeaderElect {
 		if o.LeaseNamespace == "" || o.LeaseName == "" {
@@ -188,27 +178,19 @@ func (o *Options) Run(ctx context.Context) error {
 	cfg.QPS = o.KubeAPIQPS
 	cfg.Burst = o.KubeAPIBurst
 	cfg.UserAgent = controller.Component
-	nodeset.SetSlurmConfig(slurm.CommandsConfig{Conf: o.SlurmConf, BinDir: o.SlurmBinDir})
 	err = controller.Run(ctx, cfg, controller.Options{
-		Controllers: o.selectedControllers,
-		Workers: map[string]int{
-			"queue": o.WorkersQueue, "podgroup": o.WorkersPodGroup, "nodeset": o.WorkersNodeSet,
-		},
-		MaxRequeueNum:           o.MaxRequeueNum,
-		FeatureGates:            o.FeatureGates,
-		SchedulerNames:          o.SchedulerNames,
-		InheritOwnerAnnotations: o.InheritOwnerAnnotations,
-		CommandNamespace:        o.CommandNamespace,
-		EnsureDefaultQueues:     o.EnsureDefaultQueues,
-		MetricsAddr:             o.MetricsBindAddress,
-		HealthAddr:              o.HealthProbeBindAddress,
-		LeaderElect:             o.LeaderElect,
-		LeaseNamespace:          o.LeaseNamespace,
-		LeaseName:               o.LeaseName,
-		Identity:                o.LeaderElectIdentity,
-		LeaseDuration:           o.LeaseDuration,
-		RenewDeadline:           o.RenewDeadline,
-		RetryPeriod:             o.RetryPeriod,
+		Controllers:    o.selected,
+		MaxRequeueNum:  o.MaxRequeueNum,
+		FeatureGates:   o.FeatureGates,
+		MetricsAddr:    o.MetricsBindAddress,
+		HealthAddr:     o.HealthProbeBindAddress,
+		LeaderElect:    o.LeaderElect,
+		LeaseNamespace: o.LeaseNamespace,
+		LeaseName:      o.LeaseName,
+		Identity:       o.LeaderElectIdentity,
+		LeaseDuration:  o.LeaseDuration,
+		RenewDeadline:  o.RenewDeadline,
+		RetryPeriod:    o.RetryPeriod,
 	})
 	if err == nil {
 		fmt.Fprintln(o.ErrOut, "serve: stopped")

@@ -5,11 +5,13 @@
 package framework
 
 import (
+	"context"
 	"fmt"
 	"sort"
 	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/spf13/pflag"
 	kubeinformers "k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/record"
@@ -20,16 +22,24 @@ import (
 	vcinformers "github.com/kubectl-vc/kubectl-vc/pkg/client/informers/externalversions"
 )
 
-// Controller is one controller of the manager.
+// Controller is one controller of the manager. Its settings are its own:
+// it declares them as flags (AddFlags), so that a new setting is added in one
+// place, the controller, and 'serve' shows it without knowing it.
 type Controller interface {
 	// Name is the name used by --controllers.
 	Name() string
+	// AddFlags declares the controller's own flags (its workers included)
+	// with their defaults, which a freshly registered instance already has.
+	AddFlags(fs *pflag.FlagSet)
+	// Validate checks the values of the controller's flags before anything
+	// starts; the error is one line for the user.
+	Validate() error
 	// Initialize registers informers, indexers and event handlers. It must
 	// not start anything: the manager starts the shared factories once every
 	// controller has asked for the informers it needs.
-	Initialize(opt *ControllerOption) error
-	// Run starts the workers and blocks until stopCh is closed.
-	Run(stopCh <-chan struct{})
+	Initialize(ctx context.Context, deps *ControllerOption) error
+	// Run starts the workers and blocks until ctx is done.
+	Run(ctx context.Context)
 	// CacheReads declares, for every type of object the controller
 	// caches, what it reads of it (see CacheRead). The shared caches keep
 	// only the union of what the running controllers read.
@@ -46,7 +56,9 @@ type Preflighter interface {
 	Preflight() error
 }
 
-// ControllerOption is what the manager hands every controller. The informer
+// ControllerOption is what the manager shares with every controller:
+// clients, informer factories, events, metrics and the settings common to
+// all (retries, feature gates). The informer
 // factories are shared: a controller asks for an informer, the manager starts
 // the factory once, so each resource is listed and watched once per process.
 type ControllerOption struct {
@@ -66,27 +78,46 @@ type ControllerOption struct {
 	// latency and retries show on /metrics.
 	WorkqueueMetrics workqueue.MetricsProvider
 
-	// Workers per controller name; a controller missing here runs 1 worker.
-	Workers map[string]int
 	// MaxRequeueNum bounds the retries of one request; -1 retries forever.
 	MaxRequeueNum int
 	FeatureGates  featuregate.FeatureGate
-	// SchedulerNames are the schedulers whose pods the podgroup controller handles.
-	SchedulerNames          []string
-	InheritOwnerAnnotations bool
-	// CommandNamespace limits the Commands taken; empty means all namespaces.
-	CommandNamespace string
-	// EnsureDefaultQueues makes the queue controller create root and default.
-	EnsureDefaultQueues bool
 }
 
-// WorkersFor returns the worker count of a controller (at least 1).
-func (o *ControllerOption) WorkersFor(name string) int {
-	if n := o.Workers[name]; n > 0 {
-		return n
+// Configure returns a fresh instance of the named controller with its
+// flags set from args ("--workers-queue=2"), as 'serve' would set them,
+// and validated. Tests and benchmarks use it to run a configured controller.
+func Configure(name string, args ...string) (Controller, error) {
+	c, err := New(name)
+	if err != nil {
+		return nil, err
 	}
-	return 1
+	fs := pflag.NewFlagSet(name, pflag.ContinueOnError)
+	c.AddFlags(fs)
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	if err := c.Validate(); err != nil {
+		return nil, err
+	}
+	return c, nil
 }
+
+// WorkersFlag declares --workers-<name> for a controller's worker count.
+func WorkersFlag(fs *pflag.FlagSet, p *int, name string) {
+	fs.IntVar(p, "workers-"+name, *p, "Workers of the "+name+" controller")
+}
+
+// ValidateWorkers refuses a worker count below one.
+func ValidateWorkers(n int, name string) error {
+	if n < 1 {
+		return fmt.Errorf("--workers-%s must be at least 1, got %d", name, n)
+	}
+	return nil
+}
+
+// DefaultWorkers is every controller's worker count unless its flag says
+// otherwise.
+const DefaultWorkers = 5
 
 // registry holds the controllers registered from init functions. It is the
 // one piece of package state, written only during program initialisation.

@@ -28,7 +28,7 @@ ldflags="-s -w -X $pkg.gitVersion=$kube_version -X $pkg.gitMajor=$major -X $pkg.
 ldflags+=" -X $pkg.gitTreeState=clean -X $pkg.gitCommit=0000000000000000000000000000000000000000"
 ldflags+=" -X $pkg.buildDate=1970-01-01T00:00:00Z"
 
-echo "control plane: building etcd and ${components[*]} $kube_version into $bin (cold: ~20 min on 2 cores)"
+echo "control plane: building etcd and ${components[*]} $kube_version into $bin (cold: about 30 min on 2 cores)"
 cd "$here"
 CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$bin/etcd" go.etcd.io/etcd/server/v3
 for c in "${components[@]}"; do

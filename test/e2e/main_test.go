@@ -13,6 +13,7 @@ import (
 	"strings"
 	"testing"
 
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned"
@@ -155,4 +156,9 @@ func mustVC(t *testing.T, args ...string) result {
 		t.Fatalf("kubectl-vc %s failed:\n%s", strings.Join(args, " "), r)
 	}
 	return r
+}
+
+func kube(t *testing.T) kubernetes.Interface {
+	t.Helper()
+	return kubernetes.NewForConfigOrDie(env.cp.AdminConfig())
 }

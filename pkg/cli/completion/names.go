@@ -27,7 +27,7 @@ func QueueNames(f util.Factory) func(*cobra.Command, []string, string) ([]string
 		for i := range list.Items {
 			names = append(names, list.Items[i].Name)
 		}
-		return filter(names, args, toComplete), cobra.ShellCompDirectiveNoFileComp
+		return Filter(names, args, toComplete), cobra.ShellCompDirectiveNoFileComp
 	}
 }
 
@@ -51,7 +51,7 @@ func PodGroupNames(f util.Factory) func(*cobra.Command, []string, string) ([]str
 		for i := range list.Items {
 			names = append(names, list.Items[i].Name)
 		}
-		return filter(names, args, toComplete), cobra.ShellCompDirectiveNoFileComp
+		return Filter(names, args, toComplete), cobra.ShellCompDirectiveNoFileComp
 	}
 }
 
@@ -64,7 +64,9 @@ func FlagQueueNames(f util.Factory) func(*cobra.Command, []string, string) ([]st
 	}
 }
 
-func filter(names, given []string, prefix string) []string {
+// Filter keeps the names that start with prefix and are not already given
+// on the command line: what a shell offers next.
+func Filter(names, given []string, prefix string) []string {
 	skip := map[string]bool{}
 	for _, g := range given {
 		skip[g] = true

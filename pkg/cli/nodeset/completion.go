@@ -1,12 +1,11 @@
 package nodeset
 
 import (
-	"strings"
-
 	"github.com/spf13/cobra"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	slinkyv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/slinky/v1beta1"
+	"github.com/kubectl-vc/kubectl-vc/pkg/cli/completion"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/util"
 )
 
@@ -35,7 +34,7 @@ func nodeSetNames(f util.Factory, single bool) completeFunc {
 		for i := range list.Items {
 			names = append(names, list.Items[i].Name)
 		}
-		return filterNames(names, args, toComplete), cobra.ShellCompDirectiveNoFileComp
+		return completion.Filter(names, args, toComplete), cobra.ShellCompDirectiveNoFileComp
 	}
 }
 
@@ -59,20 +58,6 @@ func nodeSetPodNames(f util.Factory) completeFunc {
 		for i := range list.Items {
 			names = append(names, list.Items[i].Name)
 		}
-		return filterNames(names, args, toComplete), cobra.ShellCompDirectiveNoFileComp
+		return completion.Filter(names, args, toComplete), cobra.ShellCompDirectiveNoFileComp
 	}
-}
-
-func filterNames(names, given []string, prefix string) []string {
-	skip := map[string]bool{}
-	for _, g := range given {
-		skip[g] = true
-	}
-	var out []string
-	for _, n := range names {
-		if !skip[n] && strings.HasPrefix(n, prefix) {
-			out = append(out, n)
-		}
-	}
-	return out
 }

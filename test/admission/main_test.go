@@ -59,8 +59,13 @@ func run(m *testing.M) int {
 // factory returns a Factory like the one the CLI builds from its flags.
 func factory(t *testing.T) util.Factory {
 	t.Helper()
+	return factoryFor(kubeconfig)
+}
+
+// factoryFor is factory for the admin context of another kubeconfig.
+func factoryFor(path string) util.Factory {
 	flags := genericclioptions.NewConfigFlags(false)
-	flags.KubeConfig = &kubeconfig
+	flags.KubeConfig = &path
 	ctxName := "admin"
 	flags.Context = &ctxName
 	return util.NewFactory(flags)
@@ -81,9 +86,14 @@ func kube(t *testing.T) kubernetes.Interface {
 // runInstall runs 'install' with the given selection and returns its output.
 func runInstall(t *testing.T, o *install.Options) (string, error) {
 	t.Helper()
+	return runInstallWith(factory(t), o)
+}
+
+// runInstallWith is runInstall against the cluster of another factory.
+func runInstallWith(f util.Factory, o *install.Options) (string, error) {
 	var out, errOut bytes.Buffer
 	o.IOStreams = genericiooptions.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut}
-	o.Factory = factory(t)
+	o.Factory = f
 	if o.Timeout == 0 {
 		o.Timeout = time.Minute
 	}

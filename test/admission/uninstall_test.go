@@ -3,6 +3,7 @@ package admission
 import (
 	"bytes"
 	"context"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -10,36 +11,58 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
 
+	schedulingv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/scheduling/v1beta1"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/install"
+	"github.com/kubectl-vc/kubectl-vc/pkg/cli/util"
+	"github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned"
+	"github.com/kubectl-vc/kubectl-vc/pkg/controlplane"
+	"github.com/kubectl-vc/kubectl-vc/pkg/controlplane/cptest"
 )
 
-func runUninstall(t *testing.T, in string, yes, force bool) (string, error) {
+func runUninstall(f util.Factory, in string, yes, force bool) (string, error) {
 	var out bytes.Buffer
 	o := &install.UninstallOptions{
 		IOStreams: genericiooptions.IOStreams{In: strings.NewReader(in), Out: &out, ErrOut: &out},
-		Factory:   factory(t), Yes: yes, Force: force,
+		Factory:   f, Yes: yes, Force: force,
 	}
 	err := o.Run(context.Background())
 	return out.String(), err
 }
 
-// Runs last in the package: it removes what the other tests rely on.
+// TestUninstall runs on a control plane of its own: what it removes (the
+// CRDs and the policies) must not be pulled from under the package's other
+// tests, whatever order they run in.
 func TestUninstall(t *testing.T) {
-	setup(t)
+	own := cptest.Start(t)
+	kc := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := own.WriteKubeconfig(kc, controlplane.AdminUser); err != nil {
+		t.Fatal(err)
+	}
+	f := factoryFor(kc)
+	if out, err := runInstallWith(f, &install.Options{}); err != nil {
+		t.Fatalf("install: %v\n%s", err, out)
+	}
 	ctx := context.Background()
-	k := kube(t)
+	k := kubernetes.NewForConfigOrDie(own.AdminConfig())
+	d := dynamic.NewForConfigOrDie(own.AdminConfig())
 	policyExists := func() bool {
 		_, err := k.AdmissionregistrationV1().ValidatingAdmissionPolicies().Get(ctx, "vc-queue-delete", metav1.GetOptions{})
 		return err == nil
 	}
 	queuesCRDExists := func() bool {
-		_, err := dyn(t).Resource(crdGVR).Get(ctx, "queues.scheduling.volcano.sh", metav1.GetOptions{})
+		_, err := d.Resource(crdGVR).Get(ctx, "queues.scheduling.volcano.sh", metav1.GetOptions{})
 		return !apierrors.IsNotFound(err)
 	}
+	left := &schedulingv1beta1.Queue{ObjectMeta: metav1.ObjectMeta{Name: "left-behind"}, Spec: schedulingv1beta1.QueueSpec{Weight: 1}}
+	if _, err := versioned.NewForConfigOrDie(own.AdminConfig()).SchedulingV1beta1().Queues().Create(ctx, left, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
 
-	// Queues exist (the other tests made some): refused before anything goes.
-	_, err := runUninstall(t, "", true, false)
+	// A queue exists: refused before anything goes.
+	_, err := runUninstall(f, "", true, false)
 	if err == nil || !strings.Contains(err.Error(), "still holds objects") || !strings.Contains(err.Error(), "--force") {
 		t.Fatalf("uninstall with queues left: %v", err)
 	}
@@ -48,7 +71,7 @@ func TestUninstall(t *testing.T) {
 	}
 
 	// Not confirming deletes nothing.
-	out, err := runUninstall(t, "n\n", false, true)
+	out, err := runUninstall(f, "n\n", false, true)
 	if err == nil || !strings.Contains(err.Error(), "aborted") {
 		t.Fatalf("unconfirmed uninstall: %v", err)
 	}
@@ -57,7 +80,7 @@ func TestUninstall(t *testing.T) {
 	}
 
 	// Confirmed with --force: policies, bindings and CRDs go.
-	out, err = runUninstall(t, "y\n", false, true)
+	out, err = runUninstall(f, "y\n", false, true)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/google/go-containerregistry/pkg/name"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
 )
 
@@ -49,18 +50,7 @@ func TestWriteReadBack(t *testing.T) {
 		t.Fatalf("manifest.json: %+v", mf)
 	}
 
-	tag, err := name.NewTag(o.Tag)
-	if err != nil {
-		t.Fatal(err)
-	}
-	img, err := tarball.ImageFromPath(o.Out, &tag)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cf, err := img.ConfigFile()
-	if err != nil {
-		t.Fatal(err)
-	}
+	cf, headers, contents := readBack(t, o)
 	if cf.OS != "linux" || cf.Architecture != "arm64" {
 		t.Errorf("platform %s/%s, want linux/arm64", cf.OS, cf.Architecture)
 	}
@@ -89,29 +79,9 @@ func TestWriteReadBack(t *testing.T) {
 		t.Fatalf("%d layers in rootfs, want 1", n)
 	}
 
-	layers, err := img.Layers()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(layers) != 1 {
-		t.Fatalf("%d layers, want 1", len(layers))
-	}
-	rc, err := layers[0].Uncompressed()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rc.Close()
-	tr := tar.NewReader(rc)
 	var names []string
 	found := false
-	for {
-		h, err := tr.Next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
+	for _, h := range headers {
 		names = append(names, h.Name)
 		if h.Uid != 0 || h.Gid != 0 || !h.ModTime.Equal(created) {
 			t.Errorf("%s: owner %d:%d mtime %v, want 0:0 %v", h.Name, h.Uid, h.Gid, h.ModTime, created)
@@ -126,11 +96,7 @@ func TestWriteReadBack(t *testing.T) {
 		if h.Typeflag != tar.TypeReg || h.Mode != 0o755 {
 			t.Errorf("binary: type %c mode %o, want a 755 regular file", h.Typeflag, h.Mode)
 		}
-		got, err := io.ReadAll(tr)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !bytes.Equal(got, content) {
+		if got := contents[h.Name]; !bytes.Equal(got, content) {
 			t.Errorf("binary content %q, want %q", got, content)
 		}
 	}
@@ -179,6 +145,24 @@ func TestPathMovesBinaryAndEntrypoint(t *testing.T) {
 	if err := Write(o); err != nil {
 		t.Fatal(err)
 	}
+	cf, headers, _ := readBack(t, o)
+	if !slices.Equal(cf.Config.Entrypoint, []string{"/pause"}) {
+		t.Errorf("entrypoint %q, want [/pause]", cf.Config.Entrypoint)
+	}
+	var names []string
+	for _, h := range headers {
+		names = append(names, h.Name)
+	}
+	if !slices.Equal(names, []string{"pause"}) {
+		t.Errorf("layer entries %q, want [pause]", names)
+	}
+}
+
+// readBack reads the tarball o.Out as 'ctr images import' would: the image
+// named by o.Tag, its config, and its one layer's entries in order with the
+// content of each regular file.
+func readBack(t *testing.T, o Options) (*v1.ConfigFile, []*tar.Header, map[string][]byte) {
+	t.Helper()
 	tag, err := name.NewTag(o.Tag)
 	if err != nil {
 		t.Fatal(err)
@@ -191,12 +175,12 @@ func TestPathMovesBinaryAndEntrypoint(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !slices.Equal(cf.Config.Entrypoint, []string{"/pause"}) {
-		t.Errorf("entrypoint %q, want [/pause]", cf.Config.Entrypoint)
-	}
 	layers, err := img.Layers()
-	if err != nil || len(layers) != 1 {
-		t.Fatalf("layers: %d %v", len(layers), err)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(layers) != 1 {
+		t.Fatalf("%d layers, want 1", len(layers))
 	}
 	rc, err := layers[0].Uncompressed()
 	if err != nil {
@@ -204,7 +188,8 @@ func TestPathMovesBinaryAndEntrypoint(t *testing.T) {
 	}
 	defer rc.Close()
 	tr := tar.NewReader(rc)
-	var names []string
+	var headers []*tar.Header
+	contents := map[string][]byte{}
 	for {
 		h, err := tr.Next()
 		if err == io.EOF {
@@ -213,9 +198,12 @@ func TestPathMovesBinaryAndEntrypoint(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		names = append(names, h.Name)
+		headers = append(headers, h)
+		if h.Typeflag == tar.TypeReg {
+			if contents[h.Name], err = io.ReadAll(tr); err != nil {
+				t.Fatal(err)
+			}
+		}
 	}
-	if !slices.Equal(names, []string{"pause"}) {
-		t.Errorf("layer entries %q, want [pause]", names)
-	}
+	return cf, headers, contents
 }

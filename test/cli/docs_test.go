@@ -1,4 +1,4 @@
-package e2e
+package cli
 
 import (
 	"fmt"
@@ -13,7 +13,7 @@ import (
 // TestCaptureDocs records real output for docs/*.md. It runs only when
 // KUBECTL_VC_DOCS_OUT names a directory:
 //
-//	KUBECTL_VC_DOCS_OUT=/tmp/docs go test ./test/e2e -run TestCaptureDocs
+//	KUBECTL_VC_DOCS_OUT=/tmp/docs go test ./test/cli -run TestCaptureDocs
 func TestCaptureDocs(t *testing.T) {
 	out := os.Getenv("KUBECTL_VC_DOCS_OUT")
 	if out == "" {

@@ -1,7 +1,7 @@
 // Package e2e runs the built kubectl-vc binary as a user would, against the
 // real local control plane: directly, and as 'kubectl vc' through kubectl's
 // plugin discovery.
-package e2e
+package cli
 
 import (
 	"bytes"

@@ -1,6 +1,6 @@
 // Package serve holds the integration tests of 'kubectl vc serve': real
 // serve processes (the built binary) against the real local API server.
-package serve
+package queue
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-package serve
+package queue
 
 import (
 	"encoding/json"

@@ -1,7 +1,7 @@
 // Package integration proves the foundation against a real kube-apiserver:
 // our types, generated clients and CRDs, and their compatibility with the
 // upstream Volcano CRDs.
-package integration
+package compat
 
 import (
 	"os"

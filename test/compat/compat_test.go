@@ -1,4 +1,4 @@
-package integration
+package compat
 
 import (
 	"encoding/json"

@@ -19,6 +19,7 @@ import (
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/completion"
 	vcprinters "github.com/kubectl-vc/kubectl-vc/pkg/cli/printers"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/util"
+	"github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned"
 	"github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned/scheme"
 )
 
@@ -43,6 +44,7 @@ type CreateOptions struct {
 	dryClient, dryServer bool
 	queue                *schedulingv1beta1.Queue
 	printer              printers.ResourcePrinter
+	client               versioned.Interface // nil for --dry-run=client
 }
 
 func newCreateCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Command {
@@ -90,14 +92,24 @@ func newCreateCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Com
 	return cmd
 }
 
-// Complete builds the queue from the flags.
+// Complete records the name and resolves the dry-run mode, the printer and
+// (unless nothing is sent) the client.
 func (o *CreateOptions) Complete(args []string) error {
 	if len(args) == 0 {
 		return util.UsageErrorf("name the queue to create, e.g. 'queue create team-a'")
 	}
 	o.Name = args[0]
 	var err error
-	o.dryClient, o.dryServer, err = completeDryRun(o.DryRun, o.PrintFlags)
+	if o.dryClient, o.dryServer, err = completeDryRun(o.DryRun, o.PrintFlags); err != nil {
+		return err
+	}
+	if o.printer, err = o.PrintFlags.ToPrinter(); err != nil {
+		return outputError(o.PrintFlags)
+	}
+	if o.dryClient {
+		return nil // prints the queue only: works without a cluster
+	}
+	o.client, err = o.Factory.VolcanoClient()
 	return err
 }
 
@@ -134,11 +146,6 @@ func (o *CreateOptions) Validate() error {
 	if err := checkGuarantee(lists["deserved"], lists["guarantee"]); err != nil {
 		return err
 	}
-	p, err := o.PrintFlags.ToPrinter()
-	if err != nil {
-		return outputError(o.PrintFlags)
-	}
-	o.printer = p
 	q := &schedulingv1beta1.Queue{
 		ObjectMeta: metav1.ObjectMeta{Name: o.Name},
 		Spec: schedulingv1beta1.QueueSpec{
@@ -162,10 +169,7 @@ func (o *CreateOptions) Run(ctx context.Context) error {
 	if o.dryClient {
 		return vcprinters.Print(o.printer, o.queue, o.Out)
 	}
-	c, err := o.Factory.VolcanoClient()
-	if err != nil {
-		return err
-	}
+	c := o.client
 	if o.Parent != "" {
 		// A queue under a missing parent would never be scheduled; say so now.
 		if _, err := c.SchedulingV1beta1().Queues().Get(ctx, o.Parent, metav1.GetOptions{}); err != nil {

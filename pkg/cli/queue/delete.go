@@ -15,6 +15,7 @@ import (
 	schedulingv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/scheduling/v1beta1"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/completion"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/util"
+	"github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned"
 )
 
 // DeleteOptions holds the input of 'queue delete'.
@@ -30,6 +31,7 @@ type DeleteOptions struct {
 	DryRun           string
 
 	dryClient, dryServer bool
+	client               versioned.Interface
 }
 
 func newDeleteCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Command {
@@ -67,11 +69,15 @@ func newDeleteCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Com
 	return cmd
 }
 
-// Complete records names and the dry-run mode.
+// Complete records names and resolves the dry-run mode and the client (a
+// client dry run still looks the queues up).
 func (o *DeleteOptions) Complete(args []string) error {
 	o.Names = args
 	var err error
-	o.dryClient, o.dryServer, err = dryRunStrategy(o.DryRun)
+	if o.dryClient, o.dryServer, err = dryRunStrategy(o.DryRun); err != nil {
+		return err
+	}
+	o.client, err = o.Factory.VolcanoClient()
 	return err
 }
 
@@ -99,10 +105,7 @@ func (o *DeleteOptions) Validate() error {
 
 // Run checks that every queue exists, closes them if asked, and deletes.
 func (o *DeleteOptions) Run(ctx context.Context) error {
-	c, err := o.Factory.VolcanoClient()
-	if err != nil {
-		return err
-	}
+	c := o.client
 	queues, err := getQueues(ctx, c, o.Names)
 	if err != nil {
 		return err

@@ -10,12 +10,14 @@ import (
 	"github.com/spf13/cobra"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/kubectl/pkg/util/templates"
 
 	schedulingv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/scheduling/v1beta1"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/completion"
 	vcprinters "github.com/kubectl-vc/kubectl-vc/pkg/cli/printers"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/util"
+	"github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned"
 )
 
 // DescribeOptions holds the input of 'queue describe'.
@@ -23,6 +25,9 @@ type DescribeOptions struct {
 	genericiooptions.IOStreams
 	Factory util.Factory
 	Name    string
+
+	client versioned.Interface
+	kube   kubernetes.Interface
 }
 
 func newDescribeCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Command {
@@ -49,13 +54,19 @@ func newDescribeCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.C
 	}
 }
 
-// Complete records the name.
+// Complete records the name and resolves the clients (Volcano's for the
+// queue, Kubernetes' for its events).
 func (o *DescribeOptions) Complete(args []string) error {
 	if len(args) == 0 {
 		return util.UsageErrorf("name the queue to describe, e.g. 'queue describe team-a'")
 	}
 	o.Name = args[0]
-	return nil
+	var err error
+	if o.client, err = o.Factory.VolcanoClient(); err != nil {
+		return err
+	}
+	o.kube, err = o.Factory.KubeClient()
+	return err
 }
 
 // Validate checks the name.
@@ -64,10 +75,7 @@ func (o *DescribeOptions) Validate() error { return validateName(o.Name) }
 // Run prints the description. Only the queue itself must be readable;
 // related objects that cannot be listed are reported in place.
 func (o *DescribeOptions) Run(ctx context.Context) error {
-	c, err := o.Factory.VolcanoClient()
-	if err != nil {
-		return err
-	}
+	c := o.client
 	q, err := c.SchedulingV1beta1().Queues().Get(ctx, o.Name, metav1.GetOptions{})
 	if err != nil {
 		return err
@@ -145,10 +153,6 @@ func (o *DescribeOptions) Run(ctx context.Context) error {
 			}
 		}
 	}
-	kc, err := o.Factory.KubeClient()
-	if err != nil {
-		return err
-	}
-	vcprinters.WriteEvents(ctx, w, kc, metav1.NamespaceAll, "Queue", q.Name, q.UID)
+	vcprinters.WriteEvents(ctx, w, o.kube, metav1.NamespaceAll, "Queue", q.Name, q.UID)
 	return nil
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/completion"
 	vcprinters "github.com/kubectl-vc/kubectl-vc/pkg/cli/printers"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/util"
+	"github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned"
 )
 
 // ListOptions holds the input of 'queue list'.
@@ -31,6 +32,7 @@ type ListOptions struct {
 	Watch    bool
 
 	printer printers.ResourcePrinter
+	client  versioned.Interface
 }
 
 func newListCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Command {
@@ -71,10 +73,15 @@ func newListCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Comma
 	return cmd
 }
 
-// Complete records the names.
+// Complete records the names and resolves the printer and the client.
 func (o *ListOptions) Complete(args []string) error {
 	o.Names = args
-	return nil
+	var err error
+	if o.printer, err = o.PrintFlags.ToPrinter(); err != nil {
+		return err
+	}
+	o.client, err = o.Factory.VolcanoClient()
+	return err
 }
 
 // Validate checks names, selector and output format.
@@ -90,20 +97,13 @@ func (o *ListOptions) Validate() error {
 	if len(o.Names) > 0 && o.Selector != "" {
 		return util.UsageErrorf("give queue names or --selector, not both")
 	}
-	p, err := o.PrintFlags.ToPrinter()
-	if err != nil {
-		return err
-	}
-	o.printer = p
 	return nil
 }
 
 // Run lists (and optionally watches) queues.
 func (o *ListOptions) Run(ctx context.Context) error {
-	c, err := o.Factory.VolcanoClient()
-	if err != nil {
-		return err
-	}
+	c := o.client
+	var err error
 	list := &schedulingv1beta1.QueueList{}
 	if len(o.Names) > 0 && o.Watch {
 		// One list gives a resourceVersion to watch from, so the watch
@@ -152,26 +152,18 @@ func (o *ListOptions) print(ctx context.Context, list *schedulingv1beta1.QueueLi
 	if !o.PrintFlags.HumanReadable() {
 		return vcprinters.Print(o.printer, list, o.Out)
 	}
-	c, err := o.Factory.VolcanoClient()
-	if err != nil {
-		return err
-	}
 	if len(list.Items) == 0 && !o.Watch {
 		fmt.Fprintln(o.ErrOut, "No queues found.")
 		return nil
 	}
-	return o.printer.PrintObj(queueTable(list.Items, queueCounts(ctx, c, list.Items)), o.Out)
+	return o.printer.PrintObj(queueTable(list.Items, queueCounts(ctx, o.client, list.Items)), o.Out)
 }
 
 // watch prints every later change. Counts come from status only, to keep
 // one request per event out of the loop.
 func (o *ListOptions) watch(ctx context.Context, rv string) error {
-	c, err := o.Factory.VolcanoClient()
-	if err != nil {
-		return err
-	}
 	opts := metav1.ListOptions{LabelSelector: o.Selector, ResourceVersion: rv}
-	w, err := c.SchedulingV1beta1().Queues().Watch(ctx, opts)
+	w, err := o.client.SchedulingV1beta1().Queues().Watch(ctx, opts)
 	if err != nil {
 		return err
 	}

@@ -76,11 +76,18 @@ func newOperateCmd(f util.Factory, streams genericiooptions.IOStreams, verb, act
 	return cmd
 }
 
-// Complete fills the options from the arguments.
+// Complete records the names and resolves the dry-run mode, the printer
+// and the client (a client dry run still looks the queues up).
 func (o *OperateOptions) Complete(args []string) error {
 	o.Names = args
 	var err error
-	o.dryClient, o.dryServer, err = completeDryRun(o.DryRun, o.PrintFlags)
+	if o.dryClient, o.dryServer, err = completeDryRun(o.DryRun, o.PrintFlags); err != nil {
+		return err
+	}
+	if o.printer, err = o.PrintFlags.ToPrinter(); err != nil {
+		return outputError(o.PrintFlags)
+	}
+	o.client, err = o.Factory.VolcanoClient()
 	return err
 }
 
@@ -104,22 +111,13 @@ func (o *OperateOptions) Validate() error {
 	if o.Wait && (o.dryClient || o.dryServer) {
 		return util.UsageErrorf("--wait cannot be combined with --dry-run: nothing would change")
 	}
-	p, err := o.PrintFlags.ToPrinter()
-	if err != nil {
-		return outputError(o.PrintFlags)
-	}
-	o.printer = p
 	return nil
 }
 
 // Run looks up every queue first (a missing one fails the command before
 // any Command exists), creates the Commands and optionally waits.
 func (o *OperateOptions) Run(ctx context.Context) error {
-	c, err := o.Factory.VolcanoClient()
-	if err != nil {
-		return err
-	}
-	o.client = c
+	c := o.client
 	queues, err := getQueues(ctx, c, o.Names)
 	if err != nil {
 		return err

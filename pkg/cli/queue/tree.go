@@ -20,12 +20,15 @@ import (
 	"github.com/kubectl-vc/kubectl-vc/pkg/apis/keys"
 	schedulingv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/scheduling/v1beta1"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/util"
+	"github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned"
 )
 
 // TreeOptions holds the input of 'queue tree'.
 type TreeOptions struct {
 	genericiooptions.IOStreams
 	Factory util.Factory
+
+	client versioned.Interface
 }
 
 func newTreeCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Command {
@@ -40,17 +43,24 @@ func newTreeCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Comma
 			kubectl vc queue tree`),
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := o.Complete(); err != nil {
+				return err
+			}
 			return o.Run(cmd.Context())
 		},
 	}
 }
 
+// Complete resolves the client.
+func (o *TreeOptions) Complete() error {
+	var err error
+	o.client, err = o.Factory.VolcanoClient()
+	return err
+}
+
 // Run lists queues (and, where needed, podgroups) once and prints the tree.
 func (o *TreeOptions) Run(ctx context.Context) error {
-	c, err := o.Factory.VolcanoClient()
-	if err != nil {
-		return err
-	}
+	c := o.client
 	list, err := c.SchedulingV1beta1().Queues().List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return err

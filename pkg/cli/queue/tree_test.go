@@ -27,6 +27,9 @@ func runTree(t *testing.T, objs ...runtime.Object) (stdout, stderr string) {
 	t.Helper()
 	streams, _, out, errOut := genericiooptions.NewTestIOStreams()
 	o := &TreeOptions{IOStreams: streams, Factory: fakeFactory{vc: fake.NewSimpleClientset(objs...)}}
+	if err := o.Complete(); err != nil {
+		t.Fatal(err)
+	}
 	if err := o.Run(context.Background()); err != nil {
 		t.Fatal(err)
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/completion"
 	vcprinters "github.com/kubectl-vc/kubectl-vc/pkg/cli/printers"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/util"
+	"github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned"
 	"github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned/scheme"
 )
 
@@ -43,6 +44,7 @@ type UpdateOptions struct {
 	lists                map[string]corev1.ResourceList
 	dryClient, dryServer bool
 	printer              printers.ResourcePrinter
+	client               versioned.Interface
 }
 
 func newUpdateCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Command {
@@ -92,14 +94,21 @@ func newUpdateCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Com
 	return cmd
 }
 
-// Complete records the name and dry-run mode.
+// Complete records the name and resolves the dry-run mode, the printer and
+// the client (a client dry run still reads the queue).
 func (o *UpdateOptions) Complete(args []string) error {
 	if len(args) == 0 {
 		return util.UsageErrorf("name the queue to update, e.g. 'queue update team-a --weight 2'")
 	}
 	o.Name = args[0]
 	var err error
-	o.dryClient, o.dryServer, err = completeDryRun(o.DryRun, o.PrintFlags)
+	if o.dryClient, o.dryServer, err = completeDryRun(o.DryRun, o.PrintFlags); err != nil {
+		return err
+	}
+	if o.printer, err = o.PrintFlags.ToPrinter(); err != nil {
+		return outputError(o.PrintFlags)
+	}
+	o.client, err = o.Factory.VolcanoClient()
 	return err
 }
 
@@ -147,21 +156,13 @@ func (o *UpdateOptions) Validate() error {
 		}
 		o.lists[flag] = l
 	}
-	p, err := o.PrintFlags.ToPrinter()
-	if err != nil {
-		return outputError(o.PrintFlags)
-	}
-	o.printer = p
 	return nil
 }
 
 // Run reads the queue, checks the rules that need its current values
 // (deserved >= guarantee, no parent cycle) and sends one merge patch.
 func (o *UpdateOptions) Run(ctx context.Context) error {
-	c, err := o.Factory.VolcanoClient()
-	if err != nil {
-		return err
-	}
+	c := o.client
 	q, err := c.SchedulingV1beta1().Queues().Get(ctx, o.Name, metav1.GetOptions{})
 	if err != nil {
 		return err

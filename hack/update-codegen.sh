@@ -11,7 +11,7 @@ tools="$root/bin/tools"
 
 mod=github.com/kubectl-vc/kubectl-vc
 header=hack/boilerplate.go.txt
-groups=(scheduling/v1beta1 bus/v1alpha1 slinky/v1beta1)
+groups=(scheduling/v1beta1 bus/v1alpha1 batch/v1alpha1 slinky/v1beta1)
 # Only the groups that exist (a group is added by creating its package).
 inputs=()
 present=()
@@ -24,7 +24,9 @@ done
 
 "$tools/controller-gen" object:headerFile="$header" paths=./pkg/apis/...
 rm -f pkg/crds/bases/*.yaml
-"$tools/controller-gen" crd paths=./pkg/apis/... output:crd:artifacts:config=pkg/crds/bases
+# generateEmbeddedObjectMeta: the pod templates of a Volcano Job carry their
+# metadata's schema (labels, annotations, ...), as in Volcano's own CRD.
+"$tools/controller-gen" crd:generateEmbeddedObjectMeta=true paths=./pkg/apis/... output:crd:artifacts:config=pkg/crds/bases
 
 rm -rf pkg/client
 "$tools/applyconfiguration-gen" --go-header-file "$header" \

@@ -2,6 +2,7 @@ package compat
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -16,6 +17,7 @@ import (
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/yaml"
 
+	batchv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/batch/v1alpha1"
 	busv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/bus/v1alpha1"
 	schedv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/scheduling/v1beta1"
 	"github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned"
@@ -46,8 +48,8 @@ func TestGeneratedCRDsMatchUpstreamSchemas(t *testing.T) {
 	for _, c := range append(upstream, slinky...) {
 		byName[c.Name] = c
 	}
-	if len(ours) != 4 {
-		t.Fatalf("expected 4 generated CRDs (3 Volcano, 1 Slinky NodeSet), got %d", len(ours))
+	if len(ours) != 5 {
+		t.Fatalf("expected 5 generated CRDs (4 Volcano, 1 Slinky NodeSet), got %d", len(ours))
 	}
 	for _, c := range ours {
 		up := byName[c.Name]
@@ -56,6 +58,17 @@ func TestGeneratedCRDsMatchUpstreamSchemas(t *testing.T) {
 			continue
 		}
 		a, b := specWithoutDescriptions(t, c), specWithoutDescriptions(t, up)
+		if c.Name == "jobs.batch.volcano.sh" {
+			// A Job's task templates are core/v1 PodTemplateSpecs, whose
+			// schema is that of the Kubernetes release each side was
+			// generated against: ours must hold every field of upstream's,
+			// the same way, and may hold fields of a newer release. The
+			// rest of the CRD must be identical.
+			oursT, upT := cutTaskPodSpec(t, a), cutTaskPodSpec(t, b)
+			for _, d := range schemaCovers(oursT, upT, "template.spec") {
+				t.Errorf("%s: the task pod template does not cover upstream's: %s", c.Name, d)
+			}
+		}
 		if !reflect.DeepEqual(a, b) {
 			ja, _ := json.MarshalIndent(a, "", " ")
 			jb, _ := json.MarshalIndent(b, "", " ")
@@ -96,6 +109,57 @@ func stripKey(v any, key string) any {
 	return v
 }
 
+// cutTaskPodSpec removes the schema of the pod spec of a Job's task
+// templates from spec (a CRD spec decoded as JSON) and returns it.
+func cutTaskPodSpec(t *testing.T, spec any) any {
+	t.Helper()
+	var node any = spec
+	for _, k := range []string{"versions", "0", "schema", "openAPIV3Schema", "properties", "spec", "properties",
+		"tasks", "items", "properties", "template", "properties"} {
+		switch n := node.(type) {
+		case map[string]any:
+			node = n[k]
+		case []any:
+			node = n[0]
+		}
+	}
+	props, ok := node.(map[string]any)
+	if !ok || props["spec"] == nil {
+		t.Fatalf("no tasks[].template.spec in the Job CRD")
+	}
+	podSpec := props["spec"]
+	delete(props, "spec")
+	return podSpec
+}
+
+// schemaCovers lists where schema ours does not cover schema up: a key of
+// up that ours lacks or gives another value. Extra keys in ours (fields of
+// a newer Kubernetes release) are allowed; lists such as "required" and
+// "enum" must be equal, since they decide what the server accepts.
+func schemaCovers(ours, up any, path string) []string {
+	switch u := up.(type) {
+	case map[string]any:
+		o, ok := ours.(map[string]any)
+		if !ok {
+			return []string{path + ": not an object in ours"}
+		}
+		var out []string
+		for k, uv := range u {
+			ov, has := o[k]
+			if !has {
+				out = append(out, path+"."+k+": missing in ours")
+				continue
+			}
+			out = append(out, schemaCovers(ov, uv, path+"."+k)...)
+		}
+		return out
+	}
+	if !reflect.DeepEqual(ours, up) {
+		return []string{fmt.Sprintf("%s: ours %v, upstream %v", path, ours, up)}
+	}
+	return nil
+}
+
 // roundTripCases are upstream-shaped objects using every modelled field.
 var roundTripCases = []struct {
 	file string
@@ -104,6 +168,7 @@ var roundTripCases = []struct {
 	{"queue-upstream.yaml", func() any { return &schedv1beta1.Queue{} }},
 	{"podgroup-upstream.yaml", func() any { return &schedv1beta1.PodGroup{} }},
 	{"command-upstream.yaml", func() any { return &busv1alpha1.Command{} }},
+	{"job-upstream.yaml", func() any { return &batchv1alpha1.Job{} }},
 }
 
 // TestUpstreamYAMLRoundTrip decodes upstream-shaped YAML strictly (an
@@ -177,7 +242,7 @@ func checkAccepted(t *testing.T, cfg *rest.Config) {
 			t.Fatal(err)
 		}
 		gvk := u.GroupVersionKind()
-		plural := map[string]string{"Queue": "queues", "PodGroup": "podgroups", "Command": "commands"}[gvk.Kind]
+		plural := map[string]string{"Queue": "queues", "PodGroup": "podgroups", "Command": "commands", "Job": "jobs"}[gvk.Kind]
 		res := dyn.Resource(schema.GroupVersionResource{Group: gvk.Group, Version: gvk.Version, Resource: plural})
 		var ri dynamic.ResourceInterface = res
 		if ns := u.GetNamespace(); ns != "" {
@@ -196,6 +261,13 @@ func checkAccepted(t *testing.T, cfg *rest.Config) {
 				t.Fatalf("queue status: %v", err)
 			}
 			typed, err = vc.SchedulingV1beta1().Queues().Get(ctx, created.GetName(), metav1.GetOptions{})
+		case "Job":
+			// Status goes through the status subresource, as upstream.
+			created.Object["status"] = u.Object["status"]
+			if _, err := ri.UpdateStatus(ctx, created, metav1.UpdateOptions{}); err != nil {
+				t.Fatalf("job status: %v", err)
+			}
+			typed, err = vc.BatchV1alpha1().Jobs(created.GetNamespace()).Get(ctx, created.GetName(), metav1.GetOptions{})
 		case "PodGroup":
 			typed, err = vc.SchedulingV1beta1().PodGroups(created.GetNamespace()).Get(ctx, created.GetName(), metav1.GetOptions{})
 		case "Command":

@@ -5,10 +5,12 @@
 package applyconfiguration
 
 import (
-	v1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/bus/v1alpha1"
+	v1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/batch/v1alpha1"
+	busv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/bus/v1alpha1"
 	v1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/scheduling/v1beta1"
 	slinkyv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/slinky/v1beta1"
-	busv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/client/applyconfiguration/bus/v1alpha1"
+	batchv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/client/applyconfiguration/batch/v1alpha1"
+	applyconfigurationbusv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/client/applyconfiguration/bus/v1alpha1"
 	internal "github.com/kubectl-vc/kubectl-vc/pkg/client/applyconfiguration/internal"
 	schedulingv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/client/applyconfiguration/scheduling/v1beta1"
 	applyconfigurationslinkyv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/client/applyconfiguration/slinky/v1beta1"
@@ -21,9 +23,35 @@ import (
 // apply configuration type exists for the given GroupVersionKind.
 func ForKind(kind schema.GroupVersionKind) interface{} {
 	switch kind {
-	// Group=bus.volcano.sh, Version=v1alpha1
-	case v1alpha1.SchemeGroupVersion.WithKind("Command"):
-		return &busv1alpha1.CommandApplyConfiguration{}
+	// Group=batch.volcano.sh, Version=v1alpha1
+	case v1alpha1.SchemeGroupVersion.WithKind("DependsOn"):
+		return &batchv1alpha1.DependsOnApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("Job"):
+		return &batchv1alpha1.JobApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("JobCondition"):
+		return &batchv1alpha1.JobConditionApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("JobSpec"):
+		return &batchv1alpha1.JobSpecApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("JobState"):
+		return &batchv1alpha1.JobStateApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("JobStatus"):
+		return &batchv1alpha1.JobStatusApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("LifecyclePolicy"):
+		return &batchv1alpha1.LifecyclePolicyApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("NetworkTopologySpec"):
+		return &batchv1alpha1.NetworkTopologySpecApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("PartitionPolicySpec"):
+		return &batchv1alpha1.PartitionPolicySpecApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("TaskSpec"):
+		return &batchv1alpha1.TaskSpecApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("TaskState"):
+		return &batchv1alpha1.TaskStateApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("VolumeSpec"):
+		return &batchv1alpha1.VolumeSpecApplyConfiguration{}
+
+		// Group=bus.volcano.sh, Version=v1alpha1
+	case busv1alpha1.SchemeGroupVersion.WithKind("Command"):
+		return &applyconfigurationbusv1alpha1.CommandApplyConfiguration{}
 
 		// Group=scheduling.volcano.sh, Version=v1beta1
 	case v1beta1.SchemeGroupVersion.WithKind("Affinity"):

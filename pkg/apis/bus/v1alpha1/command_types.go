@@ -15,6 +15,26 @@ const (
 	SyncQueueAction = "SyncQueue"
 )
 
+// Actions a Command may carry for a batch.volcano.sh/v1alpha1 Job target.
+// Volcano's job controller applies them; kubectl-vc serve has no job
+// controller, so such a Command waits until Volcano's runs.
+const (
+	// AbortJobAction suspends a job: its pods are released and none are
+	// made until it is resumed (phase Aborting, then Aborted).
+	AbortJobAction = "AbortJob"
+	// ResumeJobAction resumes an aborted job (Restarting, then Pending).
+	ResumeJobAction = "ResumeJob"
+	// RestartJobAction deletes every pod of a job and makes them again
+	// (Restarting, then Pending); it counts as a retry.
+	RestartJobAction = "RestartJob"
+	// RestartTaskAction restarts the pods of one task of a job.
+	RestartTaskAction = "RestartTask"
+	// TerminateJobAction stops a job for good (Terminating, then Terminated).
+	TerminateJobAction = "TerminateJob"
+	// CompleteJobAction ends a job as Completed, killing unfinished pods.
+	CompleteJobAction = "CompleteJob"
+)
+
 // +genclient
 // +genclient:noStatus
 // +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object

@@ -8,6 +8,7 @@ import (
 	fmt "fmt"
 	http "net/http"
 
+	batchv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned/typed/batch/v1alpha1"
 	busv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned/typed/bus/v1alpha1"
 	schedulingv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned/typed/scheduling/v1beta1"
 	slinkyv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned/typed/slinky/v1beta1"
@@ -18,6 +19,7 @@ import (
 
 type Interface interface {
 	Discovery() discovery.DiscoveryInterfaces
+	BatchV1alpha1() batchv1alpha1.BatchV1alpha1Interface
 	BusV1alpha1() busv1alpha1.BusV1alpha1Interface
 	SchedulingV1beta1() schedulingv1beta1.SchedulingV1beta1Interface
 	SlinkyV1beta1() slinkyv1beta1.SlinkyV1beta1Interface
@@ -26,9 +28,15 @@ type Interface interface {
 // Clientset contains the clients for groups.
 type Clientset struct {
 	*discovery.DiscoveryClient
+	batchV1alpha1     *batchv1alpha1.BatchV1alpha1Client
 	busV1alpha1       *busv1alpha1.BusV1alpha1Client
 	schedulingV1beta1 *schedulingv1beta1.SchedulingV1beta1Client
 	slinkyV1beta1     *slinkyv1beta1.SlinkyV1beta1Client
+}
+
+// BatchV1alpha1 retrieves the BatchV1alpha1Client
+func (c *Clientset) BatchV1alpha1() batchv1alpha1.BatchV1alpha1Interface {
+	return c.batchV1alpha1
 }
 
 // BusV1alpha1 retrieves the BusV1alpha1Client
@@ -90,6 +98,10 @@ func NewForConfigAndClient(c *rest.Config, httpClient *http.Client) (*Clientset,
 
 	var cs Clientset
 	var err error
+	cs.batchV1alpha1, err = batchv1alpha1.NewForConfigAndClient(&configShallowCopy, httpClient)
+	if err != nil {
+		return nil, err
+	}
 	cs.busV1alpha1, err = busv1alpha1.NewForConfigAndClient(&configShallowCopy, httpClient)
 	if err != nil {
 		return nil, err
@@ -123,6 +135,7 @@ func NewForConfigOrDie(c *rest.Config) *Clientset {
 // New creates a new Clientset for the given RESTClient.
 func New(c rest.Interface) *Clientset {
 	var cs Clientset
+	cs.batchV1alpha1 = batchv1alpha1.New(c)
 	cs.busV1alpha1 = busv1alpha1.New(c)
 	cs.schedulingV1beta1 = schedulingv1beta1.New(c)
 	cs.slinkyV1beta1 = slinkyv1beta1.New(c)

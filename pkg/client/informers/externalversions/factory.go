@@ -11,6 +11,7 @@ import (
 	time "time"
 
 	versioned "github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned"
+	batch "github.com/kubectl-vc/kubectl-vc/pkg/client/informers/externalversions/batch"
 	bus "github.com/kubectl-vc/kubectl-vc/pkg/client/informers/externalversions/bus"
 	internalinterfaces "github.com/kubectl-vc/kubectl-vc/pkg/client/informers/externalversions/internalinterfaces"
 	scheduling "github.com/kubectl-vc/kubectl-vc/pkg/client/informers/externalversions/scheduling"
@@ -313,9 +314,14 @@ type SharedInformerFactory interface {
 	// client.
 	InformerFor(obj runtime.Object, newFunc internalinterfaces.NewInformerFunc) cache.SharedIndexInformer
 
+	Batch() batch.Interface
 	Bus() bus.Interface
 	Scheduling() scheduling.Interface
 	Slinky() slinky.Interface
+}
+
+func (f *sharedInformerFactory) Batch() batch.Interface {
+	return batch.New(f, f.namespace, f.tweakListOptions)
 }
 
 func (f *sharedInformerFactory) Bus() bus.Interface {

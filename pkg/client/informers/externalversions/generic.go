@@ -7,7 +7,8 @@ package externalversions
 import (
 	fmt "fmt"
 
-	v1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/bus/v1alpha1"
+	v1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/batch/v1alpha1"
+	busv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/bus/v1alpha1"
 	v1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/scheduling/v1beta1"
 	slinkyv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/slinky/v1beta1"
 	schema "k8s.io/apimachinery/pkg/runtime/schema"
@@ -40,8 +41,12 @@ func (f *genericInformer) Lister() cache.GenericLister {
 // TODO extend this to unknown resources with a client pool
 func (f *sharedInformerFactory) ForResource(resource schema.GroupVersionResource) (GenericInformer, error) {
 	switch resource {
-	// Group=bus.volcano.sh, Version=v1alpha1
-	case v1alpha1.SchemeGroupVersion.WithResource("commands"):
+	// Group=batch.volcano.sh, Version=v1alpha1
+	case v1alpha1.SchemeGroupVersion.WithResource("jobs"):
+		return &genericInformer{resource: resource.GroupResource(), informer: f.Batch().V1alpha1().Jobs().Informer()}, nil
+
+		// Group=bus.volcano.sh, Version=v1alpha1
+	case busv1alpha1.SchemeGroupVersion.WithResource("commands"):
 		return &genericInformer{resource: resource.GroupResource(), informer: f.Bus().V1alpha1().Commands().Informer()}, nil
 
 		// Group=scheduling.volcano.sh, Version=v1beta1

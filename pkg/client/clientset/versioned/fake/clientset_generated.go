@@ -7,6 +7,8 @@ package fake
 import (
 	applyconfiguration "github.com/kubectl-vc/kubectl-vc/pkg/client/applyconfiguration"
 	clientset "github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned"
+	batchv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned/typed/batch/v1alpha1"
+	fakebatchv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned/typed/batch/v1alpha1/fake"
 	busv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned/typed/bus/v1alpha1"
 	fakebusv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned/typed/bus/v1alpha1/fake"
 	schedulingv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned/typed/scheduling/v1beta1"
@@ -125,6 +127,11 @@ var (
 	_ clientset.Interface = &Clientset{}
 	_ testing.FakeClient  = &Clientset{}
 )
+
+// BatchV1alpha1 retrieves the BatchV1alpha1Client
+func (c *Clientset) BatchV1alpha1() batchv1alpha1.BatchV1alpha1Interface {
+	return &fakebatchv1alpha1.FakeBatchV1alpha1{Fake: &c.Fake}
+}
 
 // BusV1alpha1 retrieves the BusV1alpha1Client
 func (c *Clientset) BusV1alpha1() busv1alpha1.BusV1alpha1Interface {

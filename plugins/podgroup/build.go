@@ -170,8 +170,10 @@ type Problem struct {
 }
 
 // NetworkTopology reads the topology annotations of a pod. No annotation
-// means no constraint; an unknown mode falls back to hard (the safe reading)
-// and a tier that is not an integer is ignored, each with a Problem.
+// means no constraint; the mode is read without regard to case, as Volcano
+// reads it ("Soft" is soft), and written in its canonical lower case; an
+// unknown mode falls back to hard (the safe reading) and a tier that is not
+// an integer is ignored, each with a Problem.
 func NetworkTopology(pod *corev1.Pod) (*v1beta1.NetworkTopologySpec, []Problem) {
 	mode, hasMode := pod.Annotations[keys.NetworkTopologyMode]
 	tier, hasTier := pod.Annotations[keys.NetworkTopologyHighestTier]
@@ -181,7 +183,7 @@ func NetworkTopology(pod *corev1.Pod) (*v1beta1.NetworkTopologySpec, []Problem) 
 	var problems []Problem
 	spec := &v1beta1.NetworkTopologySpec{Mode: v1beta1.HardNetworkTopologyMode}
 	if hasMode {
-		switch m := v1beta1.NetworkTopologyMode(mode); m {
+		switch m := v1beta1.NetworkTopologyMode(strings.ToLower(mode)); m {
 		case v1beta1.HardNetworkTopologyMode, v1beta1.SoftNetworkTopologyMode:
 			spec.Mode = m
 		default:

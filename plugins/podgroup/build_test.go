@@ -165,6 +165,15 @@ func TestNetworkTopology(t *testing.T) {
 	if nt.Mode != v1beta1.SoftNetworkTopologyMode || nt.HighestTierAllowed != nil || p != nil {
 		t.Errorf("soft: %+v %v", nt, p)
 	}
+	// Volcano reads the mode without regard to case.
+	for mode, want := range map[string]v1beta1.NetworkTopologyMode{
+		"Soft": v1beta1.SoftNetworkTopologyMode, "SOFT": v1beta1.SoftNetworkTopologyMode, "Hard": v1beta1.HardNetworkTopologyMode,
+	} {
+		nt, p = NetworkTopology(pod(map[string]string{keys.NetworkTopologyMode: mode}))
+		if nt.Mode != want || p != nil {
+			t.Errorf("%s: %+v %v, want mode %s and no problem", mode, nt, p, want)
+		}
+	}
 	nt, p = NetworkTopology(pod(map[string]string{keys.NetworkTopologyMode: "strict", keys.NetworkTopologyHighestTier: "x"}))
 	if nt.Mode != v1beta1.HardNetworkTopologyMode || nt.HighestTierAllowed != nil || len(p) != 2 {
 		t.Errorf("invalid: %+v %v", nt, p)

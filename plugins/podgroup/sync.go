@@ -44,7 +44,7 @@ func (c *Controller) syncPod(ctx context.Context, ns, name string) error {
 	if err != nil {
 		return err
 	}
-	if !c.wants(&pod.Spec) || pod.Annotations[keys.KubeGroupName] != "" {
+	if !c.wants(&pod.Spec) || pod.Annotations[keys.KubeGroupName] != "" || !live(pod) {
 		return nil
 	}
 	pgName := GroupName(pod)
@@ -224,6 +224,13 @@ func (c *Controller) syncStatefulSet(ctx context.Context, ns, name string) error
 	return c.syncWorkload(ctx, sts, replicasOf(sts.Spec.Replicas), sel.Add(*rev))
 }
 
+// live says whether a pod still runs or waits to: not being deleted, not
+// Failed (evicted pods linger as Failed) and not Succeeded. Only a live pod
+// is ever the template of a group or given one.
+func live(p *corev1.Pod) bool {
+	return p.DeletionTimestamp == nil && p.Status.Phase != corev1.PodFailed && p.Status.Phase != corev1.PodSucceeded
+}
+
 // replicasOf reads spec.replicas with the API default of 1.
 func replicasOf(r *int32) int32 {
 	if r == nil {
@@ -257,7 +264,10 @@ func (c *Controller) syncWorkload(ctx context.Context, owner metav1.Object, repl
 	var members []*corev1.Pod
 	for _, p := range pods {
 		ref := metav1.GetControllerOf(p)
-		if ref == nil || ref.UID != owner.GetUID() || !c.wants(&p.Spec) || p.DeletionTimestamp != nil {
+		// Only live pods: an evicted (Failed) or finished pod holds no
+		// resources, so as the template it would leave the group without
+		// its cpu, memory and GPUs; it needs no group either.
+		if ref == nil || ref.UID != owner.GetUID() || !c.wants(&p.Spec) || !live(p) {
 			continue
 		}
 		// A pod that already belongs to another group (a LeaderWorkerSet

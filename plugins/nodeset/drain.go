@@ -83,7 +83,7 @@ func (s *nodeSetSync) syncCordonsAndDrain() {
 		st, known := s.c.cfg.Slurm.Node(p.Name)
 		switch {
 		case isCordoned(p) && known && (st.Reason == reasonScaleIn ||
-			st.Reason == reasonUpdate && p.Labels[slinkyv1beta1.LabelRevisionHash] == s.update.Name):
+			st.Reason == reasonUpdate && s.upToDate(p)):
 			// Scale-in called off, or an update reverted before this pod
 			// was replaced: it is wanted as it is.
 			if err := s.setCordon(p, false); err != nil {

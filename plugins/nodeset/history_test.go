@@ -23,13 +23,13 @@ func TestRevisionHashAndData(t *testing.T) {
 	// Replicas is not part of a revision.
 	ns.Spec.Replicas = new(int32)
 	d2, _ := revisionData(ns)
-	if !sameData(d1, d2) || revisionHash(d1, 0) != revisionHash(d2, 0) {
+	if !sameRevision(d1, d2) || revisionHash(d1, 0) != revisionHash(d2, 0) {
 		t.Fatal("replicas changed the revision")
 	}
 	// The template is.
 	ns.Spec.Template.PodMetadata.Labels = map[string]string{"a": "b"}
 	d3, _ := revisionData(ns)
-	if sameData(d1, d3) || revisionHash(d1, 0) == revisionHash(d3, 0) {
+	if sameRevision(d1, d3) || revisionHash(d1, 0) == revisionHash(d3, 0) {
 		t.Fatal("template change not seen")
 	}
 	// The collision count changes the hash, and the revision name with it.
@@ -37,12 +37,44 @@ func TestRevisionHashAndData(t *testing.T) {
 		t.Fatal("collision count ignored")
 	}
 	r := newRevision(ns, d1, 3, 0)
-	if r.Name != "a-"+revisionHash(d1, 0) || r.Labels[revisionHashLabel] != revisionHash(d1, 0) || r.Revision != 3 || !metav1.IsControlledBy(r, ns) {
+	if r.Name != "a-"+revisionHash(d1, 0) || r.Labels[revisionHashLabel] != revisionHash(d1, 0) || r.Revision != 3 ||
+		!metav1.IsControlledBy(r, ns) || r.Labels["a"] != "b" || r.Labels[slinkyv1beta1.LabelAppInstance] != "a" {
 		t.Fatalf("revision: %+v", r.ObjectMeta)
 	}
-	// Equal JSON in another encoding is the same data.
-	if !sameData([]byte(`{"a":1,"b":[1,2]}`), []byte(`{ "b": [1, 2], "a": 1 }`)) {
-		t.Fatal("sameData must compare values")
+	// The hash is the one of the Kubernetes workload controllers
+	// (history.HashControllerRevision): FNV-32 of the data, then the
+	// collision count in decimal, vowel-free encoded.
+	if got := revisionHash([]byte(`{}`), 0); got != "cccc864bc" {
+		t.Fatalf("hash of {} with count 0 = %s", got)
+	}
+}
+
+// TestSameRevision: revision data is compared by what it says, in any of
+// the shapes it has had.
+func TestSameRevision(t *testing.T) {
+	ns := &slinkyv1beta1.NodeSet{ObjectMeta: metav1.ObjectMeta{Name: "a"}}
+	ns.Spec.Template.PodMetadata.Labels = map[string]string{"team": "hpc"}
+	ns.Spec.Slurmd = corev1.Container{Name: "slurmd", Image: "slurmd:25.05"}
+	ours, err := revisionData(ns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, tc := range map[string]struct {
+		data string
+		same bool
+	}{
+		// Slinky's operator: "$patch" keys, nulls kept, keys in any order.
+		"slinky": {`{"spec":{"extraConf":"","oversubscribeNode":false,"ordinalPadding":0,"slurmd":{"$patch":"replace","image":"slurmd:25.05","name":"slurmd","resources":{}},` +
+			`"template":{"$patch":"replace","metadata":{"labels":{"team":"hpc"}},"spec":{"containers":null}}}}`, true},
+		// This controller before: no ordinalPadding nor oversubscribeNode.
+		"earlier": {`{"spec":{"logfile":{"name":"","resources":{}},"slurmd":{"image":"slurmd:25.05","name":"slurmd","resources":{}},"template":{"metadata":{"labels":{"team":"hpc"}},"spec":{}}}}`, true},
+		"other image":   {`{"spec":{"slurmd":{"image":"slurmd:25.11","name":"slurmd"},"template":{"metadata":{"labels":{"team":"hpc"}}}}}`, false},
+		"other padding": {`{"spec":{"ordinalPadding":2,"slurmd":{"image":"slurmd:25.05","name":"slurmd"},"template":{"metadata":{"labels":{"team":"hpc"}}}}}`, false},
+		"unreadable":    {`{"spec":[]}`, false},
+	} {
+		if got := sameRevision(ours, []byte(tc.data)); got != tc.same {
+			t.Errorf("%s: same = %v, want %v", name, got, tc.same)
+		}
 	}
 }
 

@@ -45,8 +45,9 @@ func ordinalOf(ns *slinkyv1beta1.NodeSet, pod *corev1.Pod) int {
 	return n
 }
 
-// newPod builds the pod of ordinal from the NodeSet's template at revision.
-func newPod(ns *slinkyv1beta1.NodeSet, ordinal int, revision string) *corev1.Pod {
+// newPod builds the pod of ordinal from the NodeSet's template, labelled
+// with the hash of its revision.
+func newPod(ns *slinkyv1beta1.NodeSet, ordinal int, revisionHash string) *corev1.Pod {
 	name := podName(ns, ordinal)
 	pod := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{
@@ -70,7 +71,9 @@ func newPod(ns *slinkyv1beta1.NodeSet, ordinal int, revision string) *corev1.Pod
 	pod.Labels[slinkyv1beta1.LabelAppComponent] = slinkyv1beta1.AppComponent
 	pod.Labels[slinkyv1beta1.LabelPodIndex] = strconv.Itoa(ordinal)
 	pod.Labels[slinkyv1beta1.LabelPodHostname] = name
-	pod.Labels[slinkyv1beta1.LabelRevisionHash] = revision
+	pod.Labels[slinkyv1beta1.LabelPodName] = name
+	pod.Labels[slinkyv1beta1.LabelScalingMode] = string(slinkyv1beta1.ScalingModeStatefulSet)
+	pod.Labels[slinkyv1beta1.LabelRevisionHash] = revisionHash
 	// The hostname is the Slurm node name; the subdomain is the headless
 	// Service, so slurmctld can resolve <pod>.<nodeset>.<namespace>.
 	pod.Spec.Hostname = name

@@ -95,12 +95,13 @@ func (s *nodeSetSync) scaleOut(missing int) {
 		}
 		ordinals = append(ordinals, o)
 	}
-	if err := s.c.createPods(s.ctx, s.key, ns, ordinals, s.update.Name); err != nil {
+	if err := s.c.createPods(s.ctx, s.key, ns, ordinals, s.updateHash); err != nil {
 		s.errs = append(s.errs, err)
 	}
 }
 
-// createPods creates the pods of the given ordinals on revision, in
+// createPods creates the pods of the given ordinals from the revision with
+// the given hash, in
 // slow-start batches; the first failing batch stops the rest. It is the one
 // writer that takes its inputs as parameters, not from a nodeSetSync: its
 // test drives it alone.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"time"
 
-	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -19,7 +18,8 @@ import (
 )
 
 // computeStatus counts the NodeSet's pods and their Slurm node states.
-func (c *Controller) computeStatus(ns *slinkyv1beta1.NodeSet, pods []*corev1.Pod, update *appsv1.ControllerRevision, collision int32) slinkyv1beta1.NodeSetStatus {
+func (s *nodeSetSync) computeStatus() slinkyv1beta1.NodeSetStatus {
+	c, ns, pods, collision := s.c, s.set, s.pods, s.collision
 	replicas := int32(1)
 	if ns.Spec.Replicas != nil {
 		replicas = *ns.Spec.Replicas
@@ -28,7 +28,7 @@ func (c *Controller) computeStatus(ns *slinkyv1beta1.NodeSet, pods []*corev1.Pod
 	st := slinkyv1beta1.NodeSetStatus{
 		ObservedGeneration: ns.Generation,
 		Desired:            replicas,
-		NodeSetHash:        update.Labels[revisionHashLabel],
+		NodeSetHash:        s.updateHash,
 		CollisionCount:     &collision,
 		Selector:           selectorOf(ns).String(),
 	}
@@ -43,7 +43,7 @@ func (c *Controller) computeStatus(ns *slinkyv1beta1.NodeSet, pods []*corev1.Pod
 		if isAvailable(p, ns.Spec.MinReadySeconds, now) {
 			st.AvailableReplicas++
 		}
-		if p.Labels[slinkyv1beta1.LabelRevisionHash] == update.Name {
+		if s.upToDate(p) {
 			st.UpdatedReplicas++
 		}
 		node, ok := c.cfg.Slurm.Node(p.Name)
@@ -85,7 +85,7 @@ func sameStatus(a, b slinkyv1beta1.NodeSetStatus) bool {
 // own field manager, and only when it changed.
 func (s *nodeSetSync) syncStatus() error {
 	ctx, ns, collision := s.ctx, s.set, s.collision
-	st := s.c.computeStatus(ns, s.pods, s.update, collision)
+	st := s.computeStatus()
 	if sameStatus(st, ns.Status) {
 		return nil
 	}

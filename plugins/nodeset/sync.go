@@ -29,10 +29,13 @@ type nodeSetSync struct {
 	set *slinkyv1beta1.NodeSet
 
 	// Revisions (phase 2): the NodeSet's own revisions, oldest first, the
-	// revision of its current template and the collision count to record.
-	revisions []*appsv1.ControllerRevision
-	update    *appsv1.ControllerRevision
-	collision int32
+	// revision of its current template, its hash, the hashes of all
+	// revisions equal to it (current) and the collision count to record.
+	revisions  []*appsv1.ControllerRevision
+	update     *appsv1.ControllerRevision
+	updateHash string
+	current    map[string]bool
+	collision  int32
 
 	// pods (phase 3) are the NodeSet's pods, claimed and sorted by ordinal.
 	pods []*corev1.Pod

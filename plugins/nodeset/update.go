@@ -16,7 +16,7 @@ import (
 // cordon-drain-delete as a scale-in (retire, drain.go), so no job is killed
 // by an update. It runs only when the NodeSet neither scales out nor in.
 func (s *nodeSetSync) rollingUpdate() (bool, error) {
-	ns, update, now := s.set, s.update, s.now
+	ns, now := s.set, s.now
 	strategy := ns.Spec.UpdateStrategy.Type
 	if strategy != "" && strategy != slinkyv1beta1.RollingUpdateNodeSetStrategyType {
 		// OnDelete (and ScheduledUpdate, not implemented): only pods that
@@ -36,7 +36,7 @@ func (s *nodeSetSync) rollingUpdate() (bool, error) {
 	var outdated []*corev1.Pod
 	var inProgress []*corev1.Pod
 	for _, p := range s.active {
-		if p.Labels[slinkyv1beta1.LabelRevisionHash] == update.Name {
+		if s.upToDate(p) {
 			if !isAvailable(p, ns.Spec.MinReadySeconds, now) {
 				budget--
 			}

@@ -53,7 +53,7 @@ func TestScaleOutFromZero(t *testing.T) {
 	for i, name := range []string{"compute-0", "compute-1", "compute-2"} {
 		p := e.pods()[name]
 		if p.Labels[slinkyv1beta1.LabelPodIndex] != fmt.Sprint(i) || p.Labels[slinkyv1beta1.LabelPodHostname] != name ||
-			p.Labels["team"] != "hpc" || p.Labels[slinkyv1beta1.LabelRevisionHash] != "compute-"+hash {
+			p.Labels["team"] != "hpc" || p.Labels[slinkyv1beta1.LabelRevisionHash] != hash {
 			t.Errorf("%s labels: %v (hash %s)", name, p.Labels, hash)
 		}
 		if !metav1.IsControlledBy(p, created) {
@@ -232,13 +232,14 @@ func TestRollingUpdateOneAtATime(t *testing.T) {
 	e := start(t, "roll", 3)
 	e.newNodeSet("roll", 3)
 	e.eventually("three ready pods", func() (bool, string) { n := e.markAllReady(); return n == 3, fmt.Sprint(n) })
-	oldHash := strings.TrimPrefix(e.pods()["roll-0"].Labels[slinkyv1beta1.LabelRevisionHash], "roll-")
+	oldHash := e.pods()["roll-0"].Labels[slinkyv1beta1.LabelRevisionHash]
 	e.patchNodeSet("roll", `{"spec":{"template":{"metadata":{"labels":{"team":"hpc2"}}}}}`)
 	e.eventually("new revision", func() (bool, string) {
 		h := e.get("roll").Status.NodeSetHash
 		return h != oldHash && h != "", h
 	})
-	newRev := "roll-" + e.get("roll").Status.NodeSetHash
+	newHash := e.get("roll").Status.NodeSetHash
+	newRev := "roll-" + newHash
 
 	e.eventually("all pods updated", func() (bool, string) {
 		pods := e.pods()
@@ -247,7 +248,7 @@ func TestRollingUpdateOneAtATime(t *testing.T) {
 			if p.Status.Phase == corev1.PodRunning && p.Annotations[slinkyv1beta1.AnnotationPodCordon] == "" {
 				serving++
 			}
-			if p.Labels[slinkyv1beta1.LabelRevisionHash] == newRev {
+			if p.Labels[slinkyv1beta1.LabelRevisionHash] == newHash {
 				updated++
 			}
 		}
@@ -279,21 +280,21 @@ func TestOnDeleteWaitsForDeletes(t *testing.T) {
 	})
 	e.eventually("two ready pods", func() (bool, string) { n := e.markAllReady(); return n == 2, fmt.Sprint(n) })
 	// The revision the pods run (status may not be written yet).
-	oldRev := e.pods()["ondel-0"].Labels[slinkyv1beta1.LabelRevisionHash]
+	oldHash := e.pods()["ondel-0"].Labels[slinkyv1beta1.LabelRevisionHash]
 	e.patchNodeSet("ondel", `{"spec":{"template":{"metadata":{"labels":{"team":"new"}}}}}`)
 	var gen int64
 	e.eventually("new revision observed", func() (bool, string) {
 		ns := e.get("ondel")
 		gen = ns.Generation
-		return ns.Status.ObservedGeneration == gen && "ondel-"+ns.Status.NodeSetHash != oldRev, fmt.Sprintf("%+v", ns.Status)
+		return ns.Status.ObservedGeneration == gen && ns.Status.NodeSetHash != oldHash, fmt.Sprintf("%+v", ns.Status)
 	})
-	newRev := "ondel-" + e.get("ondel").Status.NodeSetHash
+	newHash := e.get("ondel").Status.NodeSetHash
 	for _, p := range e.pods() {
-		if p.Labels[slinkyv1beta1.LabelRevisionHash] != oldRev {
+		if p.Labels[slinkyv1beta1.LabelRevisionHash] != oldHash {
 			t.Fatalf("OnDelete replaced %s", p.Name)
 		}
 	}
-	if r := revisionsOf(e, "ondel"); r[oldRev] == nil || r[newRev] == nil {
+	if r := revisionsOf(e, "ondel"); r["ondel-"+oldHash] == nil || r["ondel-"+newHash] == nil {
 		t.Fatalf("live revision pruned: %v", r)
 	}
 	if err := e.kube.CoreV1().Pods(e.ns).Delete(e.ctx, "ondel-0", metav1.DeleteOptions{}); err != nil {
@@ -301,8 +302,8 @@ func TestOnDeleteWaitsForDeletes(t *testing.T) {
 	}
 	e.eventually("deleted pod back on the new revision", func() (bool, string) {
 		p := e.pods()
-		return len(p) == 2 && p["ondel-0"] != nil && p["ondel-0"].Labels[slinkyv1beta1.LabelRevisionHash] == newRev &&
-			p["ondel-1"].Labels[slinkyv1beta1.LabelRevisionHash] == oldRev, names(p)
+		return len(p) == 2 && p["ondel-0"] != nil && p["ondel-0"].Labels[slinkyv1beta1.LabelRevisionHash] == newHash &&
+			p["ondel-1"].Labels[slinkyv1beta1.LabelRevisionHash] == oldHash, names(p)
 	})
 	e.eventually("updated count", func() (bool, string) {
 		st := e.get("ondel").Status
@@ -425,7 +426,7 @@ func TestUpdateWaitsForDrainAndRevert(t *testing.T) {
 	e.newNodeSet("rev", 1)
 	e.eventually("ready pod", func() (bool, string) { n := e.markAllReady(); return n == 1, fmt.Sprint(n) })
 	uid := e.pods()["rev-0"].UID
-	oldRev := e.pods()["rev-0"].Labels[slinkyv1beta1.LabelRevisionHash]
+	oldHash := e.pods()["rev-0"].Labels[slinkyv1beta1.LabelRevisionHash]
 	if _, err := e.slurm.Allocate(e.ctx, "rev-0", 30); err != nil {
 		t.Fatal(err)
 	}
@@ -443,9 +444,9 @@ func TestUpdateWaitsForDrainAndRevert(t *testing.T) {
 		p := e.pods()["rev-0"]
 		_, cordoned := p.Annotations[slinkyv1beta1.AnnotationPodCordon]
 		st := e.slurmState("rev-0")
-		return !cordoned && st == "ALLOCATED" && e.get("rev").Status.NodeSetHash == strings.TrimPrefix(oldRev, "rev-"), st
+		return !cordoned && st == "ALLOCATED" && e.get("rev").Status.NodeSetHash == oldHash, st
 	})
-	if p := e.pods()["rev-0"]; p.UID != uid || p.Labels[slinkyv1beta1.LabelRevisionHash] != oldRev {
+	if p := e.pods()["rev-0"]; p.UID != uid || p.Labels[slinkyv1beta1.LabelRevisionHash] != oldHash {
 		t.Fatalf("pod replaced or relabelled: %v", p.Labels)
 	}
 }

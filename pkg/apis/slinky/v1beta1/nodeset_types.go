@@ -21,9 +21,28 @@ const (
 	// pod's node is expected to end.
 	AnnotationPodDeadline = "nodeset.slinky.slurm.net/pod-deadline"
 
-	// LabelRevisionHash is the ControllerRevision hash label Kubernetes'
-	// workload controllers use; pods carry the hash of their revision.
-	LabelRevisionHash = "controller-revision-hash"
+	// LabelPodName is the name of a NodeSet pod.
+	LabelPodName = "nodeset.slinky.slurm.net/pod-name"
+	// LabelScalingMode is the scaling mode a NodeSet pod was made for
+	// (StatefulSet or DaemonSet).
+	LabelScalingMode = "nodeset.slinky.slurm.net/scaling-mode"
+	// LabelPodProtect is "true" on a NodeSet pod whose Slurm node runs jobs
+	// while workload disruption protection is on: the NodeSet's
+	// PodDisruptionBudget (maxUnavailable 0) selects these pods only.
+	LabelPodProtect = "nodeset.slinky.slurm.net/pod-protect"
+	// AnnotationPodDeletionCost ranks the pods of a NodeSet for scale-in:
+	// an integer, lower goes first (default 0), best effort.
+	AnnotationPodDeletionCost = "nodeset.slinky.slurm.net/pod-deletion-cost"
+
+	// LabelRevisionHash is the ControllerRevision hash label of the
+	// Kubernetes workload controllers (history.ControllerRevisionHashLabel).
+	// A revision carries its hash; a pod carries the hash (not the name) of
+	// the revision it was made from, as Slinky's operator labels them.
+	LabelRevisionHash = "controller.kubernetes.io/hash"
+	// LabelLegacyRevisionHash is the label earlier versions of this
+	// controller put on pods, with the revision name as value. It is still
+	// read, so pods made by them are not taken for outdated.
+	LabelLegacyRevisionHash = "controller-revision-hash"
 
 	// LabelAppName, LabelAppInstance and LabelAppComponent select the pods,
 	// revisions, Service and PodDisruptionBudget of one NodeSet.
@@ -340,7 +359,8 @@ type NodeSetStatus struct {
 	// The number of running pods whose Slurm node is DRAIN.
 	// +optional
 	SlurmDrain int32 `json:"slurmDrain,omitempty"`
-	// NodeSetHash is the "controller-revision-hash" of the update revision.
+	// NodeSetHash is the hash (label controller.kubernetes.io/hash) of the
+	// update revision; the revision is named "<nodeset>-<hash>".
 	NodeSetHash string `json:"nodeSetHash"`
 	// Count of hash collisions for the NodeSet.
 	// +optional

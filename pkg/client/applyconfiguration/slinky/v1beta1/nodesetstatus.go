@@ -35,7 +35,8 @@ type NodeSetStatusApplyConfiguration struct {
 	SlurmDown *int32 `json:"slurmDown,omitempty"`
 	// The number of running pods whose Slurm node is DRAIN.
 	SlurmDrain *int32 `json:"slurmDrain,omitempty"`
-	// NodeSetHash is the "controller-revision-hash" of the update revision.
+	// NodeSetHash is the hash (label controller.kubernetes.io/hash) of the
+	// update revision; the revision is named "<nodeset>-<hash>".
 	NodeSetHash *string `json:"nodeSetHash,omitempty"`
 	// Count of hash collisions for the NodeSet.
 	CollisionCount *int32 `json:"collisionCount,omitempty"`

@@ -67,7 +67,7 @@ func TestSameRevision(t *testing.T) {
 		"slinky": {`{"spec":{"extraConf":"","oversubscribeNode":false,"ordinalPadding":0,"slurmd":{"$patch":"replace","image":"slurmd:25.05","name":"slurmd","resources":{}},` +
 			`"template":{"$patch":"replace","metadata":{"labels":{"team":"hpc"}},"spec":{"containers":null}}}}`, true},
 		// This controller before: no ordinalPadding nor oversubscribeNode.
-		"earlier": {`{"spec":{"logfile":{"name":"","resources":{}},"slurmd":{"image":"slurmd:25.05","name":"slurmd","resources":{}},"template":{"metadata":{"labels":{"team":"hpc"}},"spec":{}}}}`, true},
+		"earlier":       {`{"spec":{"logfile":{"name":"","resources":{}},"slurmd":{"image":"slurmd:25.05","name":"slurmd","resources":{}},"template":{"metadata":{"labels":{"team":"hpc"}},"spec":{}}}}`, true},
 		"other image":   {`{"spec":{"slurmd":{"image":"slurmd:25.11","name":"slurmd"},"template":{"metadata":{"labels":{"team":"hpc"}}}}}`, false},
 		"other padding": {`{"spec":{"ordinalPadding":2,"slurmd":{"image":"slurmd:25.05","name":"slurmd"},"template":{"metadata":{"labels":{"team":"hpc"}}}}}`, false},
 		"unreadable":    {`{"spec":[]}`, false},

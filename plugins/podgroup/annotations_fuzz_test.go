@@ -89,9 +89,14 @@ func FuzzNetworkTopology(f *testing.F) {
 		if spec.Mode != v1beta1.HardNetworkTopologyMode && spec.Mode != v1beta1.SoftNetworkTopologyMode {
 			t.Fatalf("mode=%q: spec mode %q", mode, spec.Mode)
 		}
-		validMode := !hasMode || mode == "hard" || mode == "soft"
+		// The mode is read without regard to case, as Volcano reads it.
+		lower := strings.ToLower(mode)
+		validMode := !hasMode || lower == "hard" || lower == "soft"
 		if !validMode && spec.Mode != v1beta1.HardNetworkTopologyMode {
 			t.Fatalf("unknown mode %q must fall back to hard, got %q", mode, spec.Mode)
+		}
+		if hasMode && validMode && string(spec.Mode) != lower {
+			t.Fatalf("mode %q read as %q", mode, spec.Mode)
 		}
 		want := 0
 		if !validMode {

@@ -295,6 +295,13 @@ func (c *Controller) updatePod(old, cur any) {
 	if o.ResourceVersion == n.ResourceVersion {
 		return
 	}
+	// A pod that starts terminating counts as deleted for the
+	// expectations (see expectations).
+	if n.DeletionTimestamp != nil && o.DeletionTimestamp == nil && metav1.GetControllerOf(n) != nil {
+		if key := ownerKey(n); key != "" {
+			c.exp.deletionObserved(key, n.UID)
+		}
+	}
 	if ko, kn := ownerKey(o), ownerKey(n); ko != kn && ko != "" {
 		c.wq.Add(ko)
 	}
@@ -308,7 +315,7 @@ func (c *Controller) deletePod(obj any) {
 	}
 	if metav1.GetControllerOf(m) != nil {
 		if key := ownerKey(m); key != "" {
-			c.exp.deletionObserved(key)
+			c.exp.deletionObserved(key, m.GetUID())
 		}
 	}
 	c.enqueueOwner(m)

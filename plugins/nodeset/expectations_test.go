@@ -13,7 +13,8 @@ func TestExpectations(t *testing.T) {
 	if !e.satisfied("a/x") {
 		t.Fatal("no record must be satisfied")
 	}
-	e.expect("a/x", 2, 1)
+	e.expectCreations("a/x", 2)
+	e.expectDeletion("a/x", "uid-1")
 	if e.satisfied("a/x") {
 		t.Fatal("pending creations must block")
 	}
@@ -22,15 +23,27 @@ func TestExpectations(t *testing.T) {
 	if e.satisfied("a/x") {
 		t.Fatal("pending deletion must block")
 	}
-	e.deletionObserved("a/x")
+	// A deletion is seen once per pod: seeing another pod go, or the same
+	// pod twice (terminating, then gone), settles nothing more.
+	e.deletionObserved("a/x", "uid-2")
+	if e.satisfied("a/x") {
+		t.Fatal("another pod's deletion settled ours")
+	}
+	e.deletionObserved("a/x", "uid-1")
 	if !e.satisfied("a/x") {
 		t.Fatal("all observed must be satisfied")
 	}
+	e.expectDeletion("a/x", "uid-3")
+	e.deletionObserved("a/x", "uid-1")
+	if e.satisfied("a/x") {
+		t.Fatal("a pod seen twice settled a later deletion")
+	}
+	e.deletionObserved("a/x", "uid-3")
 	// Extra observations (pods someone else created) never go negative:
 	// a later expectation still blocks.
 	e.creationObserved("a/x")
 	e.creationObserved("a/x")
-	e.expect("a/x", 1, 0)
+	e.expectCreations("a/x", 1)
 	if e.satisfied("a/x") {
 		t.Fatal("surplus observations must not pre-pay later expectations")
 	}
@@ -44,7 +57,7 @@ func TestExpectations(t *testing.T) {
 	if !e.satisfied("a/x") || e.has("a/x") {
 		t.Fatal("expired record must be satisfied and dropped")
 	}
-	e.expect("a/x", 1, 0)
+	e.expectCreations("a/x", 1)
 	e.forget("a/x")
 	if e.has("a/x") || !e.satisfied("a/x") {
 		t.Fatal("forget must drop the record")

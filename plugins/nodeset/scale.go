@@ -109,7 +109,7 @@ func (c *Controller) createPods(ctx context.Context, key string, ns *slinkyv1bet
 	if len(ordinals) == 0 {
 		return nil
 	}
-	c.exp.expect(key, len(ordinals), 0)
+	c.exp.expectCreations(key, len(ordinals))
 	batch := 1
 	for len(ordinals) > 0 {
 		n := min(batch, len(ordinals))
@@ -154,12 +154,12 @@ func (c *Controller) createPods(ctx context.Context, key string, ns *slinkyv1bet
 // deletion in the NodeSet's expectations.
 func (s *nodeSetSync) deletePodExpected(pod *corev1.Pod) error {
 	c, key := s.c, s.key
-	c.exp.expect(key, 0, 1)
 	uid := pod.UID
+	c.exp.expectDeletion(key, uid)
 	err := c.kube.CoreV1().Pods(pod.Namespace).Delete(s.ctx, pod.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
 	if err != nil {
-		// No delete event will come for a delete that did not happen.
-		c.exp.deletionObserved(key)
+		// No event will come for a delete that did not happen.
+		c.exp.deletionObserved(key, uid)
 		if apierrors.IsNotFound(err) {
 			return nil
 		}

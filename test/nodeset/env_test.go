@@ -1,0 +1,120 @@
+package nodeset
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/rand"
+	kubeinformers "k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
+	"k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/tools/record"
+
+	"github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned"
+	vcinformers "github.com/kubectl-vc/kubectl-vc/pkg/client/informers/externalversions"
+	"github.com/kubectl-vc/kubectl-vc/pkg/controller/framework"
+	"github.com/kubectl-vc/kubectl-vc/pkg/controlplane"
+	"github.com/kubectl-vc/kubectl-vc/pkg/slurm"
+	"github.com/kubectl-vc/kubectl-vc/pkg/slurm/slurmtest"
+	"github.com/kubectl-vc/kubectl-vc/plugins/nodeset"
+)
+
+// startOn is startWithoutController on a control plane of the test's own
+// (e.g. one with kube-controller-manager), not the package's.
+func startOn(t testing.TB, plane *controlplane.ControlPlane, prefix string, slurmNodes int) *env {
+	t.Helper()
+	var nodes []string
+	for i := range slurmNodes {
+		nodes = append(nodes, fmt.Sprintf("%s-%d", prefix, i))
+	}
+	cl := slurmtest.StartT(t, nodes...)
+	cfg := plane.AdminConfig()
+	e := &env{t: t, ctx: context.Background(), slurm: cl,
+		kube: kubernetes.NewForConfigOrDie(cfg), vc: versioned.NewForConfigOrDie(cfg)}
+	e.ns = "ns-" + rand.String(6)
+	if _, err := e.kube.CoreV1().Namespaces().Create(e.ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: e.ns}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+// controllerOptions say how runControllerWith runs the controller.
+type controllerOptions struct {
+	// config changes the controller's configuration.
+	config func(*nodeset.Config)
+	// slurm replaces the Slurm client (default: the test cluster's).
+	slurm slurm.Client
+	// events records the controller's events in the API server, as serve
+	// does, where the test can read them as a user would.
+	events bool
+	// metrics receives the controller's metrics.
+	metrics prometheus.Registerer
+}
+
+// runControllerWith is runController with options.
+func (e *env) runControllerWith(o controllerOptions) {
+	t := e.t
+	cfg := nodeset.Config{Slurm: e.slurm.Client(), DrainPoll: 200 * time.Millisecond, Resync: time.Second}
+	if o.slurm != nil {
+		cfg.Slurm = o.slurm
+	}
+	if o.config != nil {
+		o.config(&cfg)
+	}
+	e.ctrl = nodeset.New(cfg)
+	trim := framework.CacheTransform(e.ctrl)
+	kf := kubeinformers.NewSharedInformerFactoryWithOptions(e.kube, 0, kubeinformers.WithTransform(trim))
+	vf := vcinformers.NewSharedInformerFactoryWithOptions(e.vc, 0, vcinformers.WithTransform(trim))
+	var recorder record.EventRecorder = &record.FakeRecorder{}
+	var broadcaster record.EventBroadcaster
+	if o.events {
+		broadcaster = record.NewBroadcaster()
+		broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: e.kube.CoreV1().Events("")})
+		recorder = broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "nodeset-controller"})
+	}
+	opt := &framework.ControllerOption{KubeClient: e.kube, VolcanoClient: e.vc,
+		KubeInformerFactory: kf, VolcanoInformerFactory: vf, Recorder: recorder, MetricsRegistry: o.metrics}
+	if err := e.ctrl.Initialize(context.Background(), opt); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	stop := ctx.Done()
+	kf.Start(stop)
+	vf.Start(stop)
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() { defer wg.Done(); e.ctrl.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		wg.Wait()
+		kf.Shutdown()
+		vf.Shutdown()
+		if broadcaster != nil {
+			broadcaster.Shutdown()
+		}
+	})
+}
+
+// events lists the messages of the events of reason about the object
+// named name.
+func (e *env) events(name, reason string) []string {
+	e.t.Helper()
+	list, err := e.kube.CoreV1().Events(e.ns).List(e.ctx, metav1.ListOptions{})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	var out []string
+	for _, ev := range list.Items {
+		if ev.InvolvedObject.Name == name && ev.Reason == reason {
+			out = append(out, ev.Message)
+		}
+	}
+	return out
+}

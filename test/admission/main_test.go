@@ -3,10 +3,7 @@
 package admission
 
 import (
-	"bytes"
 	"context"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -15,8 +12,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
-	"k8s.io/cli-runtime/pkg/genericclioptions"
-	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 
@@ -37,38 +32,16 @@ var (
 )
 
 func TestMain(m *testing.M) {
-	os.Exit(run(m))
-}
-
-// run is TestMain's body, apart so that its deferred removal runs.
-func run(m *testing.M) int {
-	dir, err := os.MkdirTemp("", "admission-test")
-	if err != nil {
-		panic(err)
-	}
-	defer os.RemoveAll(dir)
-	kubeconfig = filepath.Join(dir, "kubeconfig")
-	return cptest.Run(m, func(c *controlplane.ControlPlane) {
-		cp = c
-		if err := cp.WriteKubeconfig(kubeconfig, controlplane.AdminUser); err != nil {
-			panic(err)
-		}
-	})
+	cptest.Main(m, cptest.Options{Setup: func(e *cptest.Env) error {
+		cp, kubeconfig = e.CP, e.Kubeconfig
+		return nil
+	}})
 }
 
 // factory returns a Factory like the one the CLI builds from its flags.
 func factory(t *testing.T) util.Factory {
 	t.Helper()
-	return factoryFor(kubeconfig)
-}
-
-// factoryFor is factory for the admin context of another kubeconfig.
-func factoryFor(path string) util.Factory {
-	flags := genericclioptions.NewConfigFlags(false)
-	flags.KubeConfig = &path
-	ctxName := "admin"
-	flags.Context = &ctxName
-	return util.NewFactory(flags)
+	return cptest.Factory(kubeconfig)
 }
 
 func vc(t *testing.T) versioned.Interface {
@@ -86,28 +59,7 @@ func kube(t *testing.T) kubernetes.Interface {
 // runInstall runs 'install' with the given selection and returns its output.
 func runInstall(t *testing.T, o *install.Options) (string, error) {
 	t.Helper()
-	return runInstallWith(factory(t), o)
-}
-
-// runInstallWith is runInstall against the cluster of another factory.
-func runInstallWith(f util.Factory, o *install.Options) (string, error) {
-	var out, errOut bytes.Buffer
-	o.IOStreams = genericiooptions.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut}
-	o.Factory = f
-	if o.Timeout == 0 {
-		o.Timeout = time.Minute
-	}
-	if o.DryRun == "" {
-		o.DryRun = "none"
-	}
-	if err := o.Complete(); err != nil {
-		return "", err
-	}
-	if err := o.Validate(); err != nil {
-		return "", err
-	}
-	err := o.Run(context.Background())
-	return out.String(), err
+	return cptest.Install(context.Background(), factory(t), o)
 }
 
 // setup installs the CRDs and policies once per package and waits until the

@@ -1,11 +1,10 @@
-// Package e2e runs the built kubectl-vc binary as a user would, against the
+// Package cli runs the built kubectl-vc binary as a user would, against the
 // real local control plane: directly, and as 'kubectl vc' through kubectl's
 // plugin discovery.
 package cli
 
 import (
 	"bytes"
-	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -35,61 +34,34 @@ var env struct {
 	rootDir string
 }
 
-// TestMain builds the binary once, starts one control plane, and removes
-// both afterwards. It uses cptest.StartWithCRDs rather than cptest.Main so
-// that the temporary directory is removed before the process exits.
+// TestMain builds the binary once and starts one control plane for every
+// test of the package.
 func TestMain(m *testing.M) {
-	os.Exit(run(m))
+	cptest.Main(m, cptest.Options{Binary: true, Setup: setup})
 }
 
-func run(m *testing.M) int {
-	dir, err := os.MkdirTemp("", "kubectl-vc-e2e-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer os.RemoveAll(dir)
+func setup(e *cptest.Env) error {
 	root, err := controlplane.RepoRoot()
 	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
+		return err
 	}
 	env.rootDir = root
-	env.binDir = dir
-	env.bin, err = cptest.BuildBinary(dir)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	cp, err := cptest.StartWithCRDs(context.Background())
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "control plane:", err)
-		return 1
-	}
-	defer func() { _ = cp.Stop() }()
-	env.cp = cp
-	env.admin = filepath.Join(dir, "admin.kubeconfig")
-	env.alice = filepath.Join(dir, "alice.kubeconfig")
-	env.dead = filepath.Join(dir, "dead.kubeconfig")
-	if err := cp.WriteKubeconfig(env.admin, controlplane.AdminUser); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	if err := cp.WriteKubeconfig(env.alice, controlplane.UnprivilegedUser); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
+	env.cp, env.binDir, env.bin, env.admin = e.CP, e.Dir, e.Binary, e.Kubeconfig
+	env.alice = filepath.Join(e.Dir, "alice.kubeconfig")
+	env.dead = filepath.Join(e.Dir, "dead.kubeconfig")
+	if err := e.CP.WriteKubeconfig(env.alice, controlplane.UnprivilegedUser); err != nil {
+		return err
 	}
 	// The same credentials, but a port nothing listens on.
-	dead := cp.Kubeconfig()
+	dead := e.CP.Kubeconfig()
 	for _, c := range dead.Clusters {
 		c.Server = "https://127.0.0.1:1"
 	}
 	if err := clientcmd.WriteToFile(*dead, env.dead); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
+		return err
 	}
-	env.vc = versioned.NewForConfigOrDie(cp.AdminConfig())
-	return m.Run()
+	env.vc = versioned.NewForConfigOrDie(e.CP.AdminConfig())
+	return nil
 }
 
 // result is what one run of the binary produced.

@@ -1,4 +1,4 @@
-// Package integration proves the foundation against a real kube-apiserver:
+// Package compat proves the foundation against a real kube-apiserver:
 // our types, generated clients and CRDs, and their compatibility with the
 // upstream Volcano CRDs.
 package compat
@@ -20,9 +20,9 @@ func TestMain(m *testing.M) {
 		// control plane, not the shared one, which its SIGKILL would leak.
 		orphanChild()
 	}
-	code := cptest.Run(m, func(c *controlplane.ControlPlane) { cp = c })
-	if binDir != "" {
-		_ = os.RemoveAll(binDir) // the binary built by binary()
-	}
-	os.Exit(code)
+	cptest.Main(m, cptest.Options{Setup: func(e *cptest.Env) error {
+		cp = e.CP
+		e.Cleanup(func() error { return os.RemoveAll(binDir) }) // the binary built by binary(), if any
+		return nil
+	}})
 }

@@ -8,7 +8,6 @@ package faults
 import (
 	"context"
 	"fmt"
-	"os"
 	"testing"
 	"time"
 
@@ -34,9 +33,10 @@ var (
 )
 
 func TestMain(m *testing.M) {
-	os.Exit(cptest.RunWithBinary(m, func(c *controlplane.ControlPlane, bin, kc string) {
-		cp, binary, kubeconfig = c, bin, kc
-	}))
+	cptest.Main(m, cptest.Options{Binary: true, Setup: func(e *cptest.Env) error {
+		cp, binary, kubeconfig = e.CP, e.Binary, e.Kubeconfig
+		return nil
+	}})
 }
 
 func clients(t testing.TB) (versioned.Interface, kubernetes.Interface) {

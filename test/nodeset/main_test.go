@@ -34,7 +34,7 @@ import (
 var cp *controlplane.ControlPlane
 
 func TestMain(m *testing.M) {
-	cptest.Main(m, func(c *controlplane.ControlPlane) { cp = c })
+	cptest.Main(m, cptest.Options{Setup: func(e *cptest.Env) error { cp = e.CP; return nil }})
 }
 
 // env is one test's world: a namespace, a Slurm cluster whose nodes are the

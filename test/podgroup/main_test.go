@@ -12,14 +12,13 @@
 // which does not run here.
 //
 // DaemonSets are not covered here: without a node a DaemonSet makes no pod.
-// The node-level suite (test/incluster) covers them.
+// The node-level suite (test/install, TestServeInCluster) covers them.
 package podgroup
 
 import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"regexp"
 	"slices"
 	"sort"
@@ -71,29 +70,22 @@ var env struct {
 // TestMain shares one cluster and one in-process manager running only the
 // podgroup controller; each test works in its own namespace. The manager
 // is stopped, and has returned, before the cluster is.
-func TestMain(m *testing.M) { os.Exit(run(m)) }
+func TestMain(m *testing.M) {
+	cptest.Main(m, cptest.Options{Level: controlplane.Controllers, Setup: setup})
+}
 
-func run(m *testing.M) int {
-	cp, err := cptest.StartWithCRDs(context.Background(), controlplane.Controllers)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "cluster:", err)
-		return 1
-	}
-	defer func() { _ = cp.Stop() }()
-	cfg := cp.AdminConfig()
+func setup(e *cptest.Env) error {
+	cfg := e.CP.AdminConfig()
 	env.kube = kubernetes.NewForConfigOrDie(cfg)
 	env.vc = versioned.NewForConfigOrDie(cfg)
 	if _, err := env.kube.SchedulingV1().PriorityClasses().Create(context.Background(),
 		&schedulingv1.PriorityClass{ObjectMeta: metav1.ObjectMeta{Name: priorityClass}, Value: 1000}, metav1.CreateOptions{}); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
+		return err
 	}
-
 	pg, err := framework.Configure("podgroup", "--scheduler-name=volcano", "--scheduler-name=volcano-two",
 		"--inherit-owner-annotations=true", "--workers-podgroup=2")
 	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
+		return err
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
@@ -104,13 +96,14 @@ func run(m *testing.M) int {
 			FeatureGates:  framework.NewFeatureGate(),
 		})
 	}()
-	code := m.Run()
-	cancel()
-	if err := <-done; err != nil {
-		fmt.Fprintln(os.Stderr, "manager:", err)
-		code = 1
-	}
-	return code
+	e.Cleanup(func() error {
+		cancel()
+		if err := <-done; err != nil {
+			return fmt.Errorf("manager: %w", err)
+		}
+		return nil
+	})
+	return nil
 }
 
 var nonDNS = regexp.MustCompile(`[^a-z0-9-]+`)

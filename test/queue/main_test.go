@@ -1,20 +1,16 @@
-// Package serve holds the integration tests of 'kubectl vc serve': real
-// serve processes (the built binary) against the real local API server.
+// Package queue holds the integration tests of the queue controller: real
+// 'kubectl vc serve' processes (the built binary) against the real local
+// API server, with Commands written as vcctl writes them.
 package queue
 
 import (
 	"context"
-	"fmt"
-	"os"
-	"strings"
 	"testing"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 
 	busv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/bus/v1alpha1"
@@ -22,6 +18,7 @@ import (
 	"github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned"
 	"github.com/kubectl-vc/kubectl-vc/pkg/controlplane"
 	"github.com/kubectl-vc/kubectl-vc/pkg/controlplane/cptest"
+	"github.com/kubectl-vc/kubectl-vc/test/internal/queues"
 )
 
 var (
@@ -31,9 +28,10 @@ var (
 )
 
 func TestMain(m *testing.M) {
-	os.Exit(cptest.RunWithBinary(m, func(c *controlplane.ControlPlane, bin, kc string) {
-		cp, binary, kubeconfig = c, bin, kc
-	}))
+	cptest.Main(m, cptest.Options{Binary: true, Setup: func(e *cptest.Env) error {
+		cp, binary, kubeconfig = e.CP, e.Binary, e.Kubeconfig
+		return nil
+	}})
 }
 
 func clients(t testing.TB) (versioned.Interface, kubernetes.Interface) {
@@ -51,72 +49,35 @@ func startServe(t testing.TB, args ...string) *cptest.Serve {
 
 func eventually(t testing.TB, what string, cond func() (bool, error)) {
 	t.Helper()
-	var last error
-	err := wait.PollUntilContextTimeout(context.Background(), 50*time.Millisecond, 60*time.Second, true, func(context.Context) (bool, error) {
-		ok, err := cond()
-		last = err
-		return ok && err == nil, nil
-	})
-	if err != nil {
-		t.Fatalf("timed out waiting for %s (last error: %v)", what, last)
-	}
+	queues.Eventually(t, what, cond)
 }
 
 var ctx = context.Background()
 
 func createQueue(t testing.TB, vc versioned.Interface, name, parent string) *v1beta1.Queue {
 	t.Helper()
-	q, err := vc.SchedulingV1beta1().Queues().Create(ctx, &v1beta1.Queue{
-		ObjectMeta: metav1.ObjectMeta{Name: name},
-		Spec:       v1beta1.QueueSpec{Weight: 1, Parent: parent},
-	}, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return q
+	return queues.Create(t, vc, name, parent)
 }
 
 // command creates a Command as vcctl and 'kubectl vc queue open|close' do.
 func command(t testing.TB, vc versioned.Interface, q *v1beta1.Queue, action string) *busv1alpha1.Command {
 	t.Helper()
-	ref := metav1.NewControllerRef(q, v1beta1.SchemeGroupVersion.WithKind("Queue"))
-	cmd, err := vc.BusV1alpha1().Commands("default").Create(ctx, &busv1alpha1.Command{
-		ObjectMeta:   metav1.ObjectMeta{GenerateName: q.Name + "-" + strings.ToLower(action) + "-", OwnerReferences: []metav1.OwnerReference{*ref}},
-		Action:       action,
-		TargetObject: ref,
-	}, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return cmd
+	return queues.Command(t, vc, q, action)
 }
 
 func commandGone(t testing.TB, vc versioned.Interface, cmd *busv1alpha1.Command) {
 	t.Helper()
-	eventually(t, "Command "+cmd.Name+" deleted", func() (bool, error) {
-		_, err := vc.BusV1alpha1().Commands(cmd.Namespace).Get(ctx, cmd.Name, metav1.GetOptions{})
-		return apierrors.IsNotFound(err), nil
-	})
+	queues.CommandGone(t, vc, cmd)
 }
 
 func getQueue(t testing.TB, vc versioned.Interface, name string) *v1beta1.Queue {
 	t.Helper()
-	q, err := vc.SchedulingV1beta1().Queues().Get(ctx, name, metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return q
+	return queues.Get(t, vc, name)
 }
 
 func waitState(t testing.TB, vc versioned.Interface, name string, want v1beta1.QueueState) *v1beta1.Queue {
 	t.Helper()
-	var q *v1beta1.Queue
-	eventually(t, fmt.Sprintf("queue %s %s", name, want), func() (bool, error) {
-		var err error
-		q, err = vc.SchedulingV1beta1().Queues().Get(ctx, name, metav1.GetOptions{})
-		return err == nil && q.Status.State == want, err
-	})
-	return q
+	return queues.WaitState(t, vc, name, want)
 }
 
 // setState forces a queue's status.state (as another writer could), for the

@@ -88,61 +88,84 @@ func StartWithCRDs(ctx context.Context, level ...controlplane.Level) (*controlpl
 	return cp, nil
 }
 
-// Main runs a package's tests against one shared control plane, stored by
-// set before the tests run, stops it afterwards whatever the result, and
-// exits with the tests' code.
-func Main(m *testing.M, set func(*controlplane.ControlPlane)) {
-	os.Exit(Run(m, set))
+// Options says what the tests of a package share: one cluster of Level
+// (zero: the API server alone) with our CRDs, the built kubectl-vc when
+// Binary is set, and whatever Setup prepares.
+type Options struct {
+	Level  controlplane.Level
+	Binary bool
+	// Setup prepares the package's state once the cluster runs; when it
+	// fails, no test runs and the package fails.
+	Setup func(*Env) error
 }
 
-// Run is Main without the exit: it returns the tests' code, so a TestMain
-// that made temporary files can remove them with a defer before it calls
-// os.Exit (which runs no deferred calls).
-func Run(m *testing.M, set func(*controlplane.ControlPlane)) int {
-	return run(m, func(cp *controlplane.ControlPlane) error { set(cp); return nil })
+// Env is what Main hands to a package's Setup.
+type Env struct {
+	CP *controlplane.ControlPlane
+	// Dir is a temporary directory removed after the tests.
+	Dir string
+	// Binary is the built kubectl-vc (Options.Binary), in Dir.
+	Binary string
+	// Kubeconfig is an admin kubeconfig for CP, in Dir.
+	Kubeconfig string
+
+	cleanups []func() error
 }
 
-// run starts the shared control plane, lets setup prepare the package's
-// state (the tests do not run when it fails), runs the tests and stops
-// the control plane.
-func run(m *testing.M, setup func(*controlplane.ControlPlane) error) int {
-	cp, err := StartWithCRDs(context.Background())
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "control plane:", err)
+// Cleanup registers f to run after the tests, before the cluster stops
+// (last registered, first run), as testing.T.Cleanup does for one test: a
+// controller started by Setup is stopped while its API server still
+// answers. An error fails the package.
+func (e *Env) Cleanup(f func() error) { e.cleanups = append(e.cleanups, f) }
+
+// Main is every test package's TestMain with a shared cluster: it starts
+// the cluster, runs Setup and the tests, then the cleanups, stops the
+// cluster, removes Dir, and exits with the tests' code (so a TestMain is
+// one call and nothing is left behind whatever the result).
+func Main(m *testing.M, opts Options) {
+	os.Exit(run(m, opts))
+}
+
+func run(m *testing.M, opts Options) (code int) {
+	fail := func(what string, err error) int {
+		fmt.Fprintf(os.Stderr, "%s: %v\n", what, err)
 		return 1
 	}
-	defer func() { _ = cp.Stop() }()
-	if err := setup(cp); err != nil {
-		fmt.Fprintln(os.Stderr, "test setup:", err)
-		return 1
-	}
-	return m.Run()
-}
-
-// RunWithBinary is Run for packages that drive the built kubectl-vc: it
-// builds the binary and writes an admin kubeconfig into one temporary
-// directory, hands both to set with the control plane, and removes the
-// directory once the tests are done.
-func RunWithBinary(m *testing.M, set func(cp *controlplane.ControlPlane, binary, kubeconfig string)) int {
 	dir, err := os.MkdirTemp("", "kubectl-vc-test-")
 	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
+		return fail("temporary directory", err)
 	}
 	defer os.RemoveAll(dir)
-	binary, err := BuildBinary(dir)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	kubeconfig := filepath.Join(dir, "kubeconfig")
-	return run(m, func(cp *controlplane.ControlPlane) error {
-		if err := cp.WriteKubeconfig(kubeconfig, controlplane.AdminUser); err != nil {
-			return err
+	e := &Env{Dir: dir, Kubeconfig: filepath.Join(dir, "kubeconfig")}
+	if opts.Binary {
+		if e.Binary, err = BuildBinary(dir); err != nil {
+			return fail("build", err)
 		}
-		set(cp, binary, kubeconfig)
-		return nil
-	})
+	}
+	if e.CP, err = StartWithCRDs(context.Background(), opts.Level); err != nil {
+		return fail("control plane", err)
+	}
+	defer func() {
+		if err := e.CP.Stop(); err != nil {
+			code = fail("stop the control plane", err)
+		}
+	}()
+	defer func() {
+		for i := len(e.cleanups) - 1; i >= 0; i-- {
+			if err := e.cleanups[i](); err != nil {
+				code = fail("test cleanup", err)
+			}
+		}
+	}()
+	if err := e.CP.WriteKubeconfig(e.Kubeconfig, controlplane.AdminUser); err != nil {
+		return fail("kubeconfig", err)
+	}
+	if opts.Setup != nil {
+		if err := opts.Setup(e); err != nil {
+			return fail("test setup", err)
+		}
+	}
+	return m.Run()
 }
 
 // BuildBinary builds kubectl-vc from the repository into dir and returns

@@ -1,4 +1,4 @@
-package queue
+package install
 
 import (
 	"encoding/json"
@@ -31,6 +31,7 @@ import (
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"k8s.io/utils/ptr"
 
+	busv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/bus/v1alpha1"
 	"github.com/kubectl-vc/kubectl-vc/pkg/apis/keys"
 	"github.com/kubectl-vc/kubectl-vc/pkg/apis/scheduling/v1beta1"
 	slinkyv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/slinky/v1beta1"
@@ -39,6 +40,7 @@ import (
 	"github.com/kubectl-vc/kubectl-vc/pkg/controlplane/cptest"
 	"github.com/kubectl-vc/kubectl-vc/pkg/manifests"
 	"github.com/kubectl-vc/kubectl-vc/pkg/slurm/slurmtest"
+	"github.com/kubectl-vc/kubectl-vc/test/internal/queues"
 )
 
 // TestRBACServiceAccount runs every controller path of serve as the
@@ -139,14 +141,14 @@ func TestRBACServiceAccount(t *testing.T) {
 // the child, reopening it reopens the child and removes the mark; state
 // changes are recorded as events.
 func rbacQueues(t *testing.T, kube kubernetes.Interface, vc versioned.Interface, ns string) {
-	waitState(t, vc, keys.RootQueue, open)
-	if d := waitState(t, vc, keys.DefaultQueue, open); d.Spec.Parent != keys.RootQueue {
+	queues.WaitState(t, vc, keys.RootQueue, v1beta1.QueueStateOpen)
+	if d := queues.WaitState(t, vc, keys.DefaultQueue, v1beta1.QueueStateOpen); d.Spec.Parent != keys.RootQueue {
 		t.Errorf("default's parent %q", d.Spec.Parent)
 	}
-	parent := createQueue(t, vc, "rbac-parent", "")
-	child := createQueue(t, vc, "rbac-child", parent.Name)
+	parent := queues.Create(t, vc, "rbac-parent", "")
+	child := queues.Create(t, vc, "rbac-child", parent.Name)
 	eventually(t, "rbac-parent defaulted under root", func() (bool, error) {
-		return getQueue(t, vc, parent.Name).Spec.Parent == keys.RootQueue, nil
+		return queues.Get(t, vc, parent.Name).Spec.Parent == keys.RootQueue, nil
 	})
 
 	pod, err := kube.CoreV1().Pods(ns).Create(ctx, &corev1.Pod{
@@ -161,27 +163,27 @@ func rbacQueues(t *testing.T, kube kubernetes.Interface, vc versioned.Interface,
 		t.Errorf("bare pod's group: %+v", pg.Spec)
 	}
 	eventually(t, "the bare pod's group counted in rbac-child", func() (bool, error) {
-		s := getQueue(t, vc, child.Name).Status
-		return s.State == open && s.Pending == 1, nil
+		s := queues.Get(t, vc, child.Name).Status
+		return s.State == v1beta1.QueueStateOpen && s.Pending == 1, nil
 	})
 
-	commandGone(t, vc, command(t, vc, child, closeQ))
-	waitState(t, vc, child.Name, closing) // its group keeps it Closing
-	commandGone(t, vc, command(t, vc, child, openQ))
-	waitState(t, vc, child.Name, open)
+	queues.CommandGone(t, vc, queues.Command(t, vc, child, busv1alpha1.CloseQueueAction))
+	queues.WaitState(t, vc, child.Name, v1beta1.QueueStateClosing) // its group keeps it Closing
+	queues.CommandGone(t, vc, queues.Command(t, vc, child, busv1alpha1.OpenQueueAction))
+	queues.WaitState(t, vc, child.Name, v1beta1.QueueStateOpen)
 
-	commandGone(t, vc, command(t, vc, parent, closeQ))
-	waitState(t, vc, parent.Name, closed)
+	queues.CommandGone(t, vc, queues.Command(t, vc, parent, busv1alpha1.CloseQueueAction))
+	queues.WaitState(t, vc, parent.Name, v1beta1.QueueStateClosed)
 	eventually(t, "rbac-child closed and marked by its parent", func() (bool, error) {
-		q := getQueue(t, vc, child.Name)
-		return q.Status.State == closing && q.Annotations[keys.ClosedByParent] == "true", nil
+		q := queues.Get(t, vc, child.Name)
+		return q.Status.State == v1beta1.QueueStateClosing && q.Annotations[keys.ClosedByParent] == "true", nil
 	})
-	commandGone(t, vc, command(t, vc, parent, openQ))
-	waitState(t, vc, parent.Name, open)
+	queues.CommandGone(t, vc, queues.Command(t, vc, parent, busv1alpha1.OpenQueueAction))
+	queues.WaitState(t, vc, parent.Name, v1beta1.QueueStateOpen)
 	eventually(t, "rbac-child reopened with its parent, mark removed", func() (bool, error) {
-		q := getQueue(t, vc, child.Name)
+		q := queues.Get(t, vc, child.Name)
 		_, marked := q.Annotations[keys.ClosedByParent]
-		return q.Status.State == open && !marked, nil
+		return q.Status.State == v1beta1.QueueStateOpen && !marked, nil
 	})
 	eventually(t, "StateChanged events of rbac-child", func() (bool, error) {
 		evs, err := kube.CoreV1().Events("default").List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=" + child.Name})
@@ -541,7 +543,10 @@ func forbiddenLines(t *testing.T, log string) string {
 
 func testNamespace(t *testing.T, kube kubernetes.Interface, name string) string {
 	t.Helper()
-	ensureNamespace(t, kube, name)
+	_, err := kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{})
+	if err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
 	waitDefaultServiceAccount(t, kube, name)
 	return name
 }

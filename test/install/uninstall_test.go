@@ -1,4 +1,4 @@
-package admission
+package install
 
 import (
 	"bytes"
@@ -28,6 +28,9 @@ func runUninstall(f util.Factory, in string, yes, force bool) (string, error) {
 		IOStreams: genericiooptions.IOStreams{In: strings.NewReader(in), Out: &out, ErrOut: &out},
 		Factory:   f, Yes: yes, Force: force,
 	}
+	if err := o.Complete(); err != nil {
+		return "", err
+	}
 	err := o.Run(context.Background())
 	return out.String(), err
 }
@@ -41,8 +44,8 @@ func TestUninstall(t *testing.T) {
 	if err := own.WriteKubeconfig(kc, controlplane.AdminUser); err != nil {
 		t.Fatal(err)
 	}
-	f := factoryFor(kc)
-	if out, err := runInstallWith(f, &install.Options{}); err != nil {
+	f := cptest.Factory(kc)
+	if out, err := cptest.Install(context.Background(), f, &install.Options{}); err != nil {
 		t.Fatalf("install: %v\n%s", err, out)
 	}
 	ctx := context.Background()

@@ -1,4 +1,4 @@
-package admission
+package install
 
 import (
 	"bytes"
@@ -18,7 +18,6 @@ import (
 )
 
 func TestInstallTwiceChangesNothing(t *testing.T) {
-	setup(t)
 	ctx := context.Background()
 	k := kube(t)
 	// Remove one binding and drift one policy, so the first run has work.
@@ -142,8 +141,7 @@ func TestInstallRefusesServerWithoutPolicyAPI(t *testing.T) {
 		t.Fatalf("got %v", err)
 	}
 	// And the real server passes.
-	setup(t)
-	d, err := factory(t).ToDiscoveryClient()
+	d, err := factory().ToDiscoveryClient()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,9 +1,10 @@
-// Package incluster proves serve as users run it: built into the project's
+// TestServeInCluster proves serve as users run it: built into the project's
 // container image, loaded into the local node's containerd, deployed by
 // 'kubectl vc install --serve --image', running as pods with the
 // ServiceAccount token kubelet mounts, next to the real
 // kube-controller-manager.
-package incluster
+
+package install
 
 import (
 	"bytes"

@@ -1,0 +1,56 @@
+// Package install proves what 'kubectl vc install' puts in a cluster: the
+// CRDs, admission policies and serve's RBAC, applied idempotently and
+// removed by uninstall (each against the real API server), the
+// ServiceAccount's role exercised by every controller of serve, and serve
+// deployed from its image on a real node, as users run it.
+package install
+
+import (
+	"context"
+	"testing"
+
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/kubectl-vc/kubectl-vc/pkg/cli/install"
+	"github.com/kubectl-vc/kubectl-vc/pkg/cli/util"
+	"github.com/kubectl-vc/kubectl-vc/pkg/controlplane"
+	"github.com/kubectl-vc/kubectl-vc/pkg/controlplane/cptest"
+	"github.com/kubectl-vc/kubectl-vc/test/internal/queues"
+)
+
+var (
+	// cp is the package's shared control plane, with everything 'install'
+	// applies already applied; the tests that need a cluster of another
+	// level or a clean one start their own.
+	cp         *controlplane.ControlPlane
+	binary     string
+	kubeconfig string
+	ctx        = context.Background()
+)
+
+func TestMain(m *testing.M) {
+	cptest.Main(m, cptest.Options{Binary: true, Setup: func(e *cptest.Env) error {
+		cp, binary, kubeconfig = e.CP, e.Binary, e.Kubeconfig
+		_, err := cptest.Install(ctx, factory(), &install.Options{})
+		return err
+	}})
+}
+
+// factory returns a Factory like the one the CLI builds from its flags.
+func factory() util.Factory { return cptest.Factory(kubeconfig) }
+
+func kube(t *testing.T) kubernetes.Interface {
+	t.Helper()
+	return kubernetes.NewForConfigOrDie(cp.AdminConfig())
+}
+
+// runInstall runs 'install' with the given selection and returns its output.
+func runInstall(t *testing.T, o *install.Options) (string, error) {
+	t.Helper()
+	return cptest.Install(ctx, factory(), o)
+}
+
+func eventually(t testing.TB, what string, cond func() (bool, error)) {
+	t.Helper()
+	queues.Eventually(t, what, cond)
+}

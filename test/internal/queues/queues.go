@@ -1,0 +1,97 @@
+// Package queues holds what the suites that drive a queue controller
+// through the API share: creating queues, asking for a state change with a
+// Command as vcctl does, and waiting for the controller's answer.
+package queues
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+
+	busv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/bus/v1alpha1"
+	"github.com/kubectl-vc/kubectl-vc/pkg/apis/scheduling/v1beta1"
+	"github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned"
+)
+
+// Eventually polls cond until it holds; the minute only bounds a broken
+// run, it is not a measure of speed.
+func Eventually(t testing.TB, what string, cond func() (bool, error)) {
+	t.Helper()
+	var last error
+	err := wait.PollUntilContextTimeout(context.Background(), 50*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
+		ok, err := cond()
+		last = err
+		return ok && err == nil, nil
+	})
+	if err != nil {
+		t.Fatalf("timed out waiting for %s (last error: %v)", what, last)
+	}
+}
+
+// Create creates a queue of weight 1 under parent ("" leaves it to the
+// controller's default).
+func Create(t testing.TB, vc versioned.Interface, name, parent string) *v1beta1.Queue {
+	t.Helper()
+	q, err := vc.SchedulingV1beta1().Queues().Create(context.Background(), &v1beta1.Queue{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec:       v1beta1.QueueSpec{Weight: 1, Parent: parent},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return q
+}
+
+// Get reads a queue, failing the test when it cannot.
+func Get(t testing.TB, vc versioned.Interface, name string) *v1beta1.Queue {
+	t.Helper()
+	q, err := vc.SchedulingV1beta1().Queues().Get(context.Background(), name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return q
+}
+
+// Command creates a Command in namespace default as vcctl and 'kubectl vc
+// queue open|close' write it: generateName from queue and action, and a
+// controller reference to the queue as owner and target.
+func Command(t testing.TB, vc versioned.Interface, q *v1beta1.Queue, action string) *busv1alpha1.Command {
+	t.Helper()
+	ref := metav1.NewControllerRef(q, v1beta1.SchemeGroupVersion.WithKind("Queue"))
+	cmd, err := vc.BusV1alpha1().Commands("default").Create(context.Background(), &busv1alpha1.Command{
+		ObjectMeta:   metav1.ObjectMeta{GenerateName: q.Name + "-" + strings.ToLower(action) + "-", OwnerReferences: []metav1.OwnerReference{*ref}},
+		Action:       action,
+		TargetObject: ref,
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cmd
+}
+
+// CommandGone waits until the controller has consumed (deleted) cmd.
+func CommandGone(t testing.TB, vc versioned.Interface, cmd *busv1alpha1.Command) {
+	t.Helper()
+	Eventually(t, "Command "+cmd.Name+" deleted", func() (bool, error) {
+		_, err := vc.BusV1alpha1().Commands(cmd.Namespace).Get(context.Background(), cmd.Name, metav1.GetOptions{})
+		return apierrors.IsNotFound(err), nil
+	})
+}
+
+// WaitState waits until the queue's status.state is want and returns it.
+func WaitState(t testing.TB, vc versioned.Interface, name string, want v1beta1.QueueState) *v1beta1.Queue {
+	t.Helper()
+	var q *v1beta1.Queue
+	Eventually(t, fmt.Sprintf("queue %s %s", name, want), func() (bool, error) {
+		var err error
+		q, err = vc.SchedulingV1beta1().Queues().Get(context.Background(), name, metav1.GetOptions{})
+		return err == nil && q.Status.State == want, err
+	})
+	return q
+}

@@ -7,6 +7,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
@@ -46,6 +47,9 @@ func (s *nodeSetSync) computeStatus() slinkyv1beta1.NodeSetStatus {
 		if s.upToDate(p) {
 			st.UpdatedReplicas++
 		}
+		if s.slurmErr != nil {
+			continue
+		}
 		node, ok := c.cfg.Slurm.Node(p.Name)
 		if !ok {
 			continue
@@ -63,6 +67,12 @@ func (s *nodeSetSync) computeStatus() slinkyv1beta1.NodeSetStatus {
 		}
 	}
 	st.UnavailableReplicas = max(replicas-st.AvailableReplicas, 0)
+	if s.slurmErr != nil {
+		// Unknown: the counts stay as last read.
+		st.SlurmIdle, st.SlurmAllocated, st.SlurmDown, st.SlurmDrain =
+			ns.Status.SlurmIdle, ns.Status.SlurmAllocated, ns.Status.SlurmDown, ns.Status.SlurmDrain
+	}
+	st.Conditions = s.mergedConditions()
 	return st
 }
 
@@ -75,9 +85,20 @@ func sameStatus(a, b slinkyv1beta1.NodeSetStatus) bool {
 		cb = *b.CollisionCount
 	}
 	a.CollisionCount, b.CollisionCount = nil, nil
-	a.Conditions, b.Conditions = nil, nil
+	a.Conditions, b.Conditions = ownedOnly(a.Conditions), ownedOnly(b.Conditions)
 	a.OrdinalToNode, b.OrdinalToNode = nil, nil
 	return ca == cb && equality.Semantic.DeepEqual(a, b)
+}
+
+// ownedOnly are the conditions of our types, in our order.
+func ownedOnly(conds []metav1.Condition) []metav1.Condition {
+	var out []metav1.Condition
+	for _, typ := range ownedConditions {
+		if c := meta.FindStatusCondition(conds, typ); c != nil {
+			out = append(out, *c)
+		}
+	}
+	return out
 }
 
 // syncStatus is the last phase of a sync, run even when actions were
@@ -89,7 +110,12 @@ func (s *nodeSetSync) syncStatus() error {
 	if sameStatus(st, ns.Status) {
 		return nil
 	}
-	ac := slinkyac.NodeSet(ns.Name, ns.Namespace).WithStatus(slinkyac.NodeSetStatus().
+	status := slinkyac.NodeSetStatus()
+	for _, c := range st.Conditions {
+		status.WithConditions(metav1ac.Condition().WithType(c.Type).WithStatus(c.Status).WithReason(c.Reason).
+			WithMessage(c.Message).WithObservedGeneration(c.ObservedGeneration).WithLastTransitionTime(c.LastTransitionTime))
+	}
+	ac := slinkyac.NodeSet(ns.Name, ns.Namespace).WithStatus(status.
 		WithObservedGeneration(st.ObservedGeneration).
 		WithDesired(st.Desired).
 		WithReplicas(st.Replicas).

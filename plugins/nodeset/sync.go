@@ -3,13 +3,14 @@ package nodeset
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/cache"
-	"k8s.io/klog/v2"
 
 	slinkyv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/slinky/v1beta1"
 )
@@ -56,6 +57,11 @@ type nodeSetSync struct {
 	// collects the pod phases' errors, which do not stop the next phase.
 	wait bool
 	errs []error
+
+	// slurmErr is why Slurm's node states could not be read (nil: read).
+	slurmErr error
+	// conditions are the status conditions this sync evaluated.
+	conditions []metav1.Condition
 }
 
 // sync runs the phases of one NodeSet sync. It returns how soon to look
@@ -90,17 +96,24 @@ func (c *Controller) sync(ctx context.Context, key string) (time.Duration, error
 		return 0, err
 	}
 
-	// Slurm is asked once per sync; its answers feed both actions and status.
-	slurmErr := c.cfg.Slurm.Refresh(ctx)
-	if slurmErr != nil {
-		klog.ErrorS(slurmErr, "cannot read Slurm node states", "nodeset", key)
+	// Slurm is asked once per sync; its answers feed both actions and
+	// status. Without them the sync stops before any action (as Slinky's
+	// operator stops): a stale cache could say a busy node is idle. The
+	// error retries the NodeSet with the queue's backoff; status says why.
+	s.slurmErr = c.cfg.Slurm.Refresh(ctx)
+	if s.slurmErr != nil {
+		s.slurmErr = fmt.Errorf("cannot read Slurm node states: %w", s.slurmErr)
+		c.recorder.Eventf(s.set, corev1.EventTypeWarning, "SlurmUnreachable", "%v", s.slurmErr)
+		s.setCondition(conditionSlurmReachable, false, "RefreshFailed", s.slurmErr.Error())
+	} else {
+		s.setCondition(conditionSlurmReachable, true, "Refreshed", "Slurm node states read")
 	}
 
 	requeue := c.cfg.Resync
-	var syncErr error
+	syncErr := s.slurmErr
 	// Phase 4: expectations gate every action: until the cache shows our
 	// last creations and deletions, its pod count is not to be trusted.
-	if c.exp.satisfied(key) && s.set.DeletionTimestamp == nil {
+	if s.slurmErr == nil && c.exp.satisfied(key) && s.set.DeletionTimestamp == nil {
 		var wait bool
 		wait, syncErr = s.syncPods()
 		if wait {

@@ -236,21 +236,8 @@ func Build(pod *corev1.Pod, upper map[string]string, inherit bool, now time.Time
 				pg.Annotations[k] = v
 			}
 		}
-		// The queue may come from the owner under either spelling.
-		if q, ok := upper[keys.VolcanoQueueName]; ok {
-			pg.Spec.Queue = q
-		}
-		if q, ok := upper[keys.QueueName]; ok {
-			pg.Spec.Queue = q
-		}
 	}
-	// Pod-level settings beat the owner's.
-	if q, ok := pod.Annotations[keys.VolcanoQueueName]; ok {
-		pg.Spec.Queue = q
-	}
-	if q, ok := pod.Annotations[keys.QueueName]; ok {
-		pg.Spec.Queue = q
-	}
+	pg.Spec.Queue = queueAnnotation(pod, upper, inherit)
 	for _, k := range []string{keys.Preemptable, keys.CooldownTime, keys.RevocableZone} {
 		if v, ok := pod.Annotations[k]; ok {
 			pg.Annotations[k] = v
@@ -271,6 +258,36 @@ func Build(pod *corev1.Pod, upper map[string]string, inherit bool, now time.Time
 	nt, problems := NetworkTopology(pod)
 	pg.Spec.NetworkTopology = nt
 	return pg, problems
+}
+
+// queueAnnotation is the queue the annotations name: the owner's under
+// either spelling, beaten by the pod's; empty when none does.
+func queueAnnotation(pod *corev1.Pod, upper map[string]string, inherit bool) string {
+	var queue string
+	if inherit {
+		if q, ok := upper[keys.VolcanoQueueName]; ok {
+			queue = q
+		}
+		if q, ok := upper[keys.QueueName]; ok {
+			queue = q
+		}
+	}
+	if q, ok := pod.Annotations[keys.VolcanoQueueName]; ok {
+		queue = q
+	}
+	if q, ok := pod.Annotations[keys.QueueName]; ok {
+		queue = q
+	}
+	return queue
+}
+
+// QueueOf is the queue of the group Build makes for pod: the queue its
+// annotations name, else the CRD default.
+func QueueOf(pod *corev1.Pod, upper map[string]string, inherit bool) string {
+	if q := queueAnnotation(pod, upper, inherit); q != "" {
+		return q
+	}
+	return keys.DefaultQueue
 }
 
 // managedLabels are the pod labels a group takes over.

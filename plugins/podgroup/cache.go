@@ -16,8 +16,8 @@ import (
 // its scheduler, priority class and what the quota arithmetic of
 // component-helpers reads (KeepPodResources); of a workload its selector,
 // replicas, template scheduler and (StatefulSet) update revision; of a
-// DaemonSet or Job only the annotations, which are metadata; of a group the
-// fields Merge manages. Groups are written with merge patches, never a
+// DaemonSet or Job its selector and template scheduler (annotations are
+// metadata); of a queue its state; of a group the fields Merge manages. Groups are written with merge patches, never a
 // full Update, so what the cache drops of them is never erased.
 func (c *Controller) CacheReads() []framework.CacheRead {
 	return []framework.CacheRead{
@@ -44,8 +44,17 @@ func (c *Controller) CacheReads() []framework.CacheRead {
 			dst.Spec.Template.Spec.SchedulerName = src.Spec.Template.Spec.SchedulerName
 			dst.Status.UpdateRevision = src.Status.UpdateRevision
 		}),
-		framework.ReadsOnly(func(dst, src *appsv1.DaemonSet) {}),
-		framework.ReadsOnly(func(dst, src *batchv1.Job) {}),
+		framework.ReadsOnly(func(dst, src *appsv1.DaemonSet) {
+			dst.Spec.Selector = src.Spec.Selector
+			dst.Spec.Template.Spec.SchedulerName = src.Spec.Template.Spec.SchedulerName
+		}),
+		framework.ReadsOnly(func(dst, src *batchv1.Job) {
+			dst.Spec.Selector = src.Spec.Selector
+			dst.Spec.Template.Spec.SchedulerName = src.Spec.Template.Spec.SchedulerName
+		}),
+		framework.ReadsOnly(func(dst, src *v1beta1.Queue) {
+			dst.Status.State = src.Status.State
+		}),
 	}
 }
 

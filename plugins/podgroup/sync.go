@@ -3,6 +3,7 @@ package podgroup
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -14,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
 
 	"github.com/kubectl-vc/kubectl-vc/pkg/apis/keys"
 	"github.com/kubectl-vc/kubectl-vc/pkg/apis/scheduling/v1beta1"
@@ -23,19 +25,114 @@ import (
 const fieldManager = "podgroup-controller"
 
 func (c *Controller) sync(ctx context.Context, req request) error {
+	var err error
 	switch req.kind {
 	case replicaSetKind:
-		return c.syncReplicaSet(ctx, req.namespace, req.name)
+		err = c.syncReplicaSet(ctx, req.namespace, req.name)
 	case statefulSetKind:
-		return c.syncStatefulSet(ctx, req.namespace, req.name)
+		err = c.syncStatefulSet(ctx, req.namespace, req.name)
+	case jobKind:
+		err = c.syncJob(ctx, req.namespace, req.name)
+	case daemonSetKind:
+		err = c.syncDaemonSet(ctx, req.namespace, req.name)
+	case queueKind:
+		err = c.syncQueue(req.name)
 	default:
-		return c.syncPod(ctx, req.namespace, req.name)
+		err = c.syncPod(ctx, req.namespace, req.name)
 	}
+	var refused *queueRefusedError
+	if errors.As(err, &refused) {
+		return c.waitForQueue(req, refused)
+	}
+	return err
 }
 
-// syncPod is the standalone path: create the pod's group if it does not
-// exist (an existing group is left as it is, as in Volcano; workloads keep
-// theirs up to date through their own path), then annotate the pod.
+// queueRefusedError is a group the API server refused because its queue
+// is not Open (our admission policy, or Volcano's webhook, refuses new
+// groups in a Closed or Closing queue).
+type queueRefusedError struct {
+	queue string
+	err   error
+}
+
+func (e *queueRefusedError) Error() string { return e.err.Error() }
+func (e *queueRefusedError) Unwrap() error { return e.err }
+
+// Refusals that name a queue's state: our vc-workload-open-queue policy
+// (pkg/manifests/policies) and Volcano's podgroup webhook.
+var queueStateRefusals = []string{"accepts no new work", "can only submit PodGroup to queue with state"}
+
+// refusedForQueue says whether the create of a group in queue was refused
+// because of the queue's state: an admission refusal that says so, or any
+// admission refusal while our cache shows the queue not Open.
+func (c *Controller) refusedForQueue(err error, queue string) bool {
+	if !apierrors.IsInvalid(err) && !apierrors.IsForbidden(err) && !apierrors.IsBadRequest(err) {
+		return false
+	}
+	msg := err.Error()
+	for _, r := range queueStateRefusals {
+		if strings.Contains(msg, r) {
+			return true
+		}
+	}
+	open, known := c.queueState(queue)
+	return known && !open
+}
+
+// queueState is what our cache says of a queue: whether it accepts new
+// groups, and whether it is there at all.
+func (c *Controller) queueState(name string) (open, known bool) {
+	q, err := c.queues.Get(name)
+	if err != nil {
+		return false, false
+	}
+	return isOpen(q), true
+}
+
+// waitForQueue parks a request whose group its queue refused. Retrying
+// cannot help until the queue opens, and then the queue's own event brings
+// the queue's ungrouped pods back (syncQueue), so the request neither uses
+// up its retries nor is dropped. When our cache already shows the queue
+// Open (or not at all), the API server's admission has not seen the change
+// yet: the request is tried again shortly.
+func (c *Controller) waitForQueue(req request, refused *queueRefusedError) error {
+	if open, known := c.queueState(refused.queue); open || !known {
+		c.wq.AddAfter(req, queueLagRetry)
+		return nil
+	}
+	if obj := c.objectOf(req); obj != nil {
+		c.recorder.Eventf(obj, corev1.EventTypeWarning, "QueueNotOpen",
+			"podgroup not created: %v; it is created when queue %s opens", refused.err, refused.queue)
+	}
+	return nil
+}
+
+// syncQueue hands the ungrouped pods of a queue that opened (or went away)
+// to the workers. Pods whose group the queue refused were parked by
+// waitForQueue; this is what brings them back.
+func (c *Controller) syncQueue(name string) error {
+	if open, known := c.queueState(name); known && !open {
+		return nil
+	}
+	for _, pod := range c.ungrouped() {
+		upper, _ := c.ownerAnnotations(pod)
+		if QueueOf(pod, upper, c.inherit) == name {
+			c.wq.Add(request{kind: podKind, namespace: pod.Namespace, name: pod.Name})
+		}
+	}
+	return nil
+}
+
+// syncPod is the pod path: create the pod's group if it does not exist (an
+// existing group is left as it is, as in Volcano; the owners' paths keep
+// theirs up to date), then annotate the pod.
+//
+// A pod whose controller (a ReplicaSet, StatefulSet, Job or DaemonSet) is
+// not in our cache yet waits for it: its pods and it come through two
+// watch streams, and a group built without it would miss its min-member
+// and queue, and the scheduler could act on that group before it is
+// corrected. The owner's add event brings its pods (the owner paths);
+// without such a path (WorkLoadSupport off) the request is retried.
 func (c *Controller) syncPod(ctx context.Context, ns, name string) error {
 	pod, err := c.pods.Pods(ns).Get(name)
 	if apierrors.IsNotFound(err) {
@@ -47,25 +144,44 @@ func (c *Controller) syncPod(ctx context.Context, ns, name string) error {
 	if !c.wants(&pod.Spec) || pod.Annotations[keys.KubeGroupName] != "" || !live(pod) {
 		return nil
 	}
+	var upper map[string]string
+	if c.inherit {
+		var seen bool
+		if upper, seen = c.ownerAnnotations(pod); !seen {
+			ref := metav1.GetControllerOf(pod)
+			if c.hasOwnerPath(ownerKind(ref)) {
+				return nil
+			}
+			return fmt.Errorf("waiting for the pod's %s %s to reach the cache", ref.Kind, ref.Name)
+		}
+	}
 	pgName := GroupName(pod)
 	if _, err := c.groups.PodGroups(ns).Get(pgName); err != nil {
 		if !apierrors.IsNotFound(err) {
 			return err
 		}
-		if err := c.create(ctx, pod); err != nil {
+		if err := c.create(ctx, pod, upper); err != nil {
 			return err
 		}
 	}
 	return c.annotate(ctx, pod, pgName)
 }
 
-// build is Build with the owners' annotations read from the listers and the
-// problems found reported as Warning events on the pod.
-func (c *Controller) build(pod *corev1.Pod) *v1beta1.PodGroup {
-	var upper map[string]string
-	if c.inherit {
-		upper = c.ownerAnnotations(pod)
+// hasOwnerPath says whether an owner of this kind has a path of its own
+// that groups its pods when it is added.
+func (c *Controller) hasOwnerPath(k kind) bool {
+	switch k {
+	case replicaSetKind, statefulSetKind:
+		return c.workloads
+	case jobKind, daemonSetKind:
+		return c.inherit
 	}
+	return false
+}
+
+// build is Build with the problems found reported as Warning events on the
+// pod.
+func (c *Controller) build(pod *corev1.Pod, upper map[string]string) *v1beta1.PodGroup {
 	pg, problems := Build(pod, upper, c.inherit, c.now())
 	for _, p := range problems {
 		c.recorder.Event(pod, corev1.EventTypeWarning, p.Reason, p.Message)
@@ -74,28 +190,44 @@ func (c *Controller) build(pod *corev1.Pod) *v1beta1.PodGroup {
 }
 
 // create creates the pod's group. AlreadyExists is success: another worker
-// (or a pod of the same workload) was first, or our cache lagged.
-func (c *Controller) create(ctx context.Context, pod *corev1.Pod) error {
-	pg := c.build(pod)
+// (or a pod of the same workload) was first, or our cache lagged. A refusal
+// because of the queue's state is a *queueRefusedError.
+func (c *Controller) create(ctx context.Context, pod *corev1.Pod, upper map[string]string) error {
+	pg := c.build(pod, upper)
 	_, err := c.vc.SchedulingV1beta1().PodGroups(pod.Namespace).Create(ctx, pg, metav1.CreateOptions{FieldManager: fieldManager})
-	if err != nil && !apierrors.IsAlreadyExists(err) {
-		return fmt.Errorf("create podgroup %s/%s: %w", pod.Namespace, pg.Name, err)
+	switch {
+	case err == nil:
+		c.metrics.created.Inc()
+		return nil
+	case apierrors.IsAlreadyExists(err):
+		return nil
+	case c.refusedForQueue(err, queueName(pg)):
+		return &queueRefusedError{queue: queueName(pg), err: err}
 	}
-	return nil
+	return fmt.Errorf("create podgroup %s/%s: %w", pod.Namespace, pg.Name, err)
 }
 
-// createOrUpdate is the workload path: the group is made to match what the
-// pod (the workload's current template) and its owners say now.
+// queueName is the queue of a group; empty is the CRD default.
+func queueName(pg *v1beta1.PodGroup) string {
+	if pg.Spec.Queue == "" {
+		return keys.DefaultQueue
+	}
+	return pg.Spec.Queue
+}
+
+// createOrUpdate is the owners' path: the group is made to match what the
+// pod (the owner's current template) and its owners say now.
 func (c *Controller) createOrUpdate(ctx context.Context, pod *corev1.Pod) error {
+	upper, _ := c.ownerAnnotations(pod)
 	pgName := GroupName(pod)
 	existing, err := c.groups.PodGroups(pod.Namespace).Get(pgName)
 	if apierrors.IsNotFound(err) {
-		return c.create(ctx, pod)
+		return c.create(ctx, pod, upper)
 	}
 	if err != nil {
 		return err
 	}
-	merged, changed := Merge(existing, c.build(pod))
+	merged, changed := Merge(existing, c.build(pod, upper))
 	if !changed {
 		return nil
 	}
@@ -111,6 +243,7 @@ func (c *Controller) createOrUpdate(ctx context.Context, pod *corev1.Pod) error 
 	if _, err := c.vc.SchedulingV1beta1().PodGroups(pod.Namespace).Patch(ctx, pgName, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: fieldManager}); err != nil {
 		return fmt.Errorf("patch podgroup %s/%s: %w", pod.Namespace, pgName, err)
 	}
+	c.metrics.updated.Inc()
 	c.recorder.Eventf(pod, corev1.EventTypeNormal, "PodGroupUpdated", "updated podgroup %s to match the pod and its owners", pgName)
 	return nil
 }
@@ -144,32 +277,32 @@ func (c *Controller) annotate(ctx context.Context, pod *corev1.Pod, pgName strin
 	if err != nil {
 		return fmt.Errorf("annotate pod %s/%s: %w", pod.Namespace, pod.Name, err)
 	}
+	c.metrics.grouped.Inc()
 	return nil
 }
 
 // ownerAnnotations merges the annotations of the pod's owners that can
 // carry Volcano settings (ReplicaSet, StatefulSet, DaemonSet, batch Job), in
 // owner-reference order; the first owner to set a key wins. Owners are read
-// from the informer caches, never with a GET per pod.
-func (c *Controller) ownerAnnotations(pod *corev1.Pod) map[string]string {
-	out := map[string]string{}
-	for _, ref := range pod.OwnerReferences {
-		group := ref.APIVersion
-		if i := strings.Index(group, "/"); i >= 0 {
-			group = group[:i]
-		}
+// from the informer caches, never with a GET per pod. seen is false when
+// the pod's controller is of one of these kinds but not in the cache (not
+// yet, or only an older object of the same name).
+func (c *Controller) ownerAnnotations(pod *corev1.Pod) (out map[string]string, seen bool) {
+	out, seen = map[string]string{}, true
+	for i := range pod.OwnerReferences {
+		ref := &pod.OwnerReferences[i]
 		var (
 			obj metav1.Object
 			err error
 		)
-		switch {
-		case group == appsv1.GroupName && ref.Kind == "ReplicaSet":
+		switch ownerKind(ref) {
+		case replicaSetKind:
 			obj, err = c.replicaSets.ReplicaSets(pod.Namespace).Get(ref.Name)
-		case group == appsv1.GroupName && ref.Kind == "StatefulSet":
+		case statefulSetKind:
 			obj, err = c.statefulSets.StatefulSets(pod.Namespace).Get(ref.Name)
-		case group == appsv1.GroupName && ref.Kind == "DaemonSet":
+		case daemonSetKind:
 			obj, err = c.daemonSets.DaemonSets(pod.Namespace).Get(ref.Name)
-		case group == "batch" && ref.Kind == "Job":
+		case jobKind:
 			obj, err = c.jobs.Jobs(pod.Namespace).Get(ref.Name)
 		default:
 			continue
@@ -177,15 +310,18 @@ func (c *Controller) ownerAnnotations(pod *corev1.Pod) map[string]string {
 		// A missing owner, or one with the same name but another UID (a
 		// recreated object), has nothing to say about this pod.
 		if err != nil || obj.GetUID() != ref.UID {
+			if ptr.Deref(ref.Controller, false) {
+				seen = false
+			}
 			continue
 		}
 		for k, v := range obj.GetAnnotations() {
-			if _, seen := out[k]; !seen {
+			if _, ok := out[k]; !ok {
 				out[k] = v
 			}
 		}
 	}
-	return out
+	return out, seen
 }
 
 func (c *Controller) syncReplicaSet(ctx context.Context, ns, name string) error {
@@ -196,11 +332,14 @@ func (c *Controller) syncReplicaSet(ctx context.Context, ns, name string) error 
 	if err != nil {
 		return err
 	}
+	if replicasOf(rs.Spec.Replicas) == 0 {
+		return c.deleteGroup(ctx, rs)
+	}
 	sel, err := metav1.LabelSelectorAsSelector(rs.Spec.Selector)
 	if err != nil {
 		return nil // an invalid selector will not heal by retrying
 	}
-	return c.syncWorkload(ctx, rs, replicasOf(rs.Spec.Replicas), sel)
+	return c.syncOwned(ctx, rs, sel)
 }
 
 func (c *Controller) syncStatefulSet(ctx context.Context, ns, name string) error {
@@ -210,6 +349,9 @@ func (c *Controller) syncStatefulSet(ctx context.Context, ns, name string) error
 	}
 	if err != nil {
 		return err
+	}
+	if replicasOf(sts.Spec.Replicas) == 0 {
+		return c.deleteGroup(ctx, sts)
 	}
 	sel, err := metav1.LabelSelectorAsSelector(sts.Spec.Selector)
 	if err != nil {
@@ -221,7 +363,45 @@ func (c *Controller) syncStatefulSet(ctx context.Context, ns, name string) error
 	if err != nil {
 		return nil // not a valid label value yet: nothing can match it
 	}
-	return c.syncWorkload(ctx, sts, replicasOf(sts.Spec.Replicas), sel.Add(*rev))
+	return c.syncOwned(ctx, sts, sel.Add(*rev))
+}
+
+// syncJob and syncDaemonSet bring the group of a Job's or DaemonSet's
+// pods to what the owner says: when it is first seen (its pods may have
+// been waiting for it) and when its annotations change. Unlike the
+// WorkLoadSupport path they never delete the group: a finished Job keeps
+// it, as Volcano's does, until the garbage collector takes both.
+func (c *Controller) syncJob(ctx context.Context, ns, name string) error {
+	j, err := c.jobs.Jobs(ns).Get(name)
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if j.Spec.Selector == nil {
+		return nil // not yet defaulted: nothing to select
+	}
+	sel, err := metav1.LabelSelectorAsSelector(j.Spec.Selector)
+	if err != nil {
+		return nil
+	}
+	return c.syncOwned(ctx, j, sel)
+}
+
+func (c *Controller) syncDaemonSet(ctx context.Context, ns, name string) error {
+	ds, err := c.daemonSets.DaemonSets(ns).Get(name)
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	sel, err := metav1.LabelSelectorAsSelector(ds.Spec.Selector)
+	if err != nil {
+		return nil
+	}
+	return c.syncOwned(ctx, ds, sel)
 }
 
 // live says whether a pod still runs or waits to: not being deleted, not
@@ -239,25 +419,28 @@ func replicasOf(r *int32) int32 {
 	return *r
 }
 
-// syncWorkload is the WorkLoadSupport path of a ReplicaSet or StatefulSet.
-// At zero replicas the workload's group goes; otherwise the group is created
-// or brought up to date from the workload's pods and they are annotated.
-func (c *Controller) syncWorkload(ctx context.Context, owner metav1.Object, replicas int32, sel labels.Selector) error {
+// deleteGroup deletes the group of a workload scaled to zero. The cache
+// says whether there is anything to delete, so a scaled-down ReplicaSet
+// (Deployments keep many) costs no call.
+func (c *Controller) deleteGroup(ctx context.Context, owner metav1.Object) error {
 	pgName := GroupNamePrefix + string(owner.GetUID())
 	ns := owner.GetNamespace()
-	if replicas == 0 {
-		// The cache says whether there is anything to delete, so a
-		// scaled-down ReplicaSet (Deployments keep many) costs no call.
-		if _, err := c.groups.PodGroups(ns).Get(pgName); apierrors.IsNotFound(err) {
-			return nil
-		}
-		err := c.vc.SchedulingV1beta1().PodGroups(ns).Delete(ctx, pgName, metav1.DeleteOptions{})
-		if err != nil && !apierrors.IsNotFound(err) {
-			return fmt.Errorf("delete podgroup %s/%s: %w", ns, pgName, err)
-		}
+	if _, err := c.groups.PodGroups(ns).Get(pgName); apierrors.IsNotFound(err) {
 		return nil
 	}
-	pods, err := c.pods.Pods(ns).List(sel)
+	err := c.vc.SchedulingV1beta1().PodGroups(ns).Delete(ctx, pgName, metav1.DeleteOptions{})
+	if err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("delete podgroup %s/%s: %w", ns, pgName, err)
+	}
+	return nil
+}
+
+// syncOwned is the owners' path: the group of owner is created or brought
+// up to date from the owner's live pods that sel selects, and those pods
+// are annotated.
+func (c *Controller) syncOwned(ctx context.Context, owner metav1.Object, sel labels.Selector) error {
+	pgName := GroupNamePrefix + string(owner.GetUID())
+	pods, err := c.pods.Pods(owner.GetNamespace()).List(sel)
 	if err != nil {
 		return err
 	}

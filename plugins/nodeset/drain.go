@@ -25,17 +25,45 @@ const (
 	reasonCordoned = reasonPrefix + "pod cordoned"
 )
 
+// reasonSlinky prefixes the drain reasons of Slinky's operator: a NodeSet
+// taken over from it may have nodes it drained, which are resumed as ours.
+const reasonSlinky = "slurm-operator:"
+
+// annotationNodeCordon names, on a pod, the Kubernetes node for whose
+// cordon this controller cordoned the pod. It is what tells that cordon
+// from one set by hand (nodeset cordon) when the node is uncordoned, even
+// if a Slurm administrator has since drained the node for a reason of
+// their own.
+const annotationNodeCordon = "kubectl-vc.io/cordoned-for-node"
+
 func reasonNodeCordoned(node string) string {
 	return reasonPrefix + "kubernetes node " + node + " cordoned"
+}
+
+// ourReason says whether a Slurm drain reason was written by a controller
+// (this one, or Slinky's operator), i.e. may be undone by this one. An
+// administrator's reason is anything else.
+func ourReason(reason string) bool {
+	return strings.HasPrefix(reason, reasonPrefix) || strings.HasPrefix(reason, reasonSlinky)
 }
 
 // syncNodeCordons is the first pod phase: Kubernetes node cordon ⇒ pod
 // cordon ⇒ Slurm drain, and back. It records in s.nodeCordoned the pods
 // cordoned for their node.
+//
+// The states of one pod, by its Kubernetes node:
+//   - node cordoned: the pod is cordoned, marked as cordoned for that node,
+//     and its Slurm node drained for it, unless it already is drained (for
+//     any reason: an administrator's drain and reason are kept);
+//   - node schedulable, pod marked as cordoned for a node: the pod is
+//     uncordoned and its Slurm node resumed if the drain was for the node
+//     cordon; a drain an administrator set, before or since, stays until
+//     they resume it, and nothing drains the node again after that;
+//   - otherwise the pod's own cordon rules (syncCordonsAndDrain).
 func (s *nodeSetSync) syncNodeCordons() {
 	c := s.c
 	s.nodeCordoned = map[string]bool{}
-	for _, p := range s.active {
+	for i, p := range s.active {
 		if p.Spec.NodeName == "" {
 			continue
 		}
@@ -44,32 +72,53 @@ func (s *nodeSetSync) syncNodeCordons() {
 			continue
 		}
 		st, known := c.cfg.Slurm.Node(p.Name)
+		forNode := p.Annotations[annotationNodeCordon] != "" ||
+			// Cordoned by an earlier version, which did not mark it.
+			isCordoned(p) && known && st.Drain() && st.Reason == reasonNodeCordoned(node.Name)
 		switch {
 		case node.Spec.Unschedulable:
 			s.nodeCordoned[p.Name] = true
-			if !isCordoned(p) {
-				if err := s.setCordon(p, true); err != nil {
+			if !isCordoned(p) || p.Annotations[annotationNodeCordon] != node.Name {
+				patch := fmt.Appendf(nil, `{"metadata":{"annotations":{%q:"true",%q:%q}}}`,
+					slinkyv1beta1.AnnotationPodCordon, annotationNodeCordon, node.Name)
+				if err := s.patchPod(p, patch); err != nil {
 					s.errs = append(s.errs, err)
 					continue
 				}
-				c.recorder.Eventf(p, corev1.EventTypeNormal, "Cordoned", "Kubernetes node %s is cordoned", node.Name)
+				if !isCordoned(p) {
+					c.recorder.Eventf(p, corev1.EventTypeNormal, "Cordoned", "Kubernetes node %s is cordoned", node.Name)
+				}
 			}
 			if err := s.drain(p, reasonNodeCordoned(node.Name)); err != nil {
 				s.errs = append(s.errs, err)
 			}
-		case isCordoned(p) && known && st.Drain() && st.Reason == reasonNodeCordoned(node.Name):
-			if err := s.setCordon(p, false); err != nil {
+		case forNode:
+			patch := fmt.Appendf(nil, `{"metadata":{"annotations":{%q:null,%q:null,%q:null}}}`,
+				slinkyv1beta1.AnnotationPodCordon, slinkyv1beta1.AnnotationPodDeadline, annotationNodeCordon)
+			if err := s.patchPod(p, patch); err != nil {
 				s.errs = append(s.errs, err)
 				continue
 			}
-			if err := s.undrain(p); err != nil {
-				s.errs = append(s.errs, err)
+			if known && st.Drain() && strings.HasPrefix(st.Reason, reasonPrefix+"kubernetes node ") {
+				if err := s.undrain(p); err != nil {
+					s.errs = append(s.errs, err)
+				}
 			}
-			delete(s.nodeCordoned, p.Name)
-			p.Annotations = withoutCordon(p.Annotations)
+			q := p.DeepCopy()
+			q.Annotations = withoutCordon(q.Annotations)
+			s.active[i] = q
 			c.recorder.Eventf(p, corev1.EventTypeNormal, "Uncordoned", "Kubernetes node %s is schedulable again", node.Name)
 		}
 	}
+}
+
+// patchPod applies a JSON merge patch to the pod; a pod gone is no error.
+func (s *nodeSetSync) patchPod(pod *corev1.Pod, patch []byte) error {
+	_, err := s.c.kube.CoreV1().Pods(pod.Namespace).Patch(s.ctx, pod.Name, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: FieldManager})
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	return err
 }
 
 // syncCordonsAndDrain runs after the scale-in: cordon annotations set by
@@ -110,20 +159,13 @@ func (s *nodeSetSync) syncCordonsAndDrain() {
 }
 
 // setCordon sets the pod's cordon annotation, or removes it together with
-// the drain deadline.
+// the drain deadline and the node-cordon mark.
 func (s *nodeSetSync) setCordon(pod *corev1.Pod, cordon bool) error {
-	var patch []byte
 	if cordon {
-		patch = fmt.Appendf(nil, `{"metadata":{"annotations":{%q:"true"}}}`, slinkyv1beta1.AnnotationPodCordon)
-	} else {
-		patch = fmt.Appendf(nil, `{"metadata":{"annotations":{%q:null,%q:null}}}`,
-			slinkyv1beta1.AnnotationPodCordon, slinkyv1beta1.AnnotationPodDeadline)
+		return s.patchPod(pod, fmt.Appendf(nil, `{"metadata":{"annotations":{%q:"true"}}}`, slinkyv1beta1.AnnotationPodCordon))
 	}
-	_, err := s.c.kube.CoreV1().Pods(pod.Namespace).Patch(s.ctx, pod.Name, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: FieldManager})
-	if apierrors.IsNotFound(err) {
-		return nil
-	}
-	return err
+	return s.patchPod(pod, fmt.Appendf(nil, `{"metadata":{"annotations":{%q:null,%q:null,%q:null}}}`,
+		slinkyv1beta1.AnnotationPodCordon, slinkyv1beta1.AnnotationPodDeadline, annotationNodeCordon))
 }
 
 // drain drains the pod's Slurm node unless it already is; a node Slurm does
@@ -142,7 +184,7 @@ func (s *nodeSetSync) drain(pod *corev1.Pod, reason string) error {
 // undrain resumes the pod's Slurm node if this controller drained it.
 func (s *nodeSetSync) undrain(pod *corev1.Pod) error {
 	st, ok := s.c.cfg.Slurm.Node(pod.Name)
-	if !ok || !st.Drain() || !strings.HasPrefix(st.Reason, reasonPrefix) {
+	if !ok || !st.Drain() || !ourReason(st.Reason) {
 		return nil
 	}
 	err := s.c.cfg.Slurm.Undrain(s.ctx, pod.Name)
@@ -195,7 +237,7 @@ func (s *nodeSetSync) setDeadline(pod *corev1.Pod) {
 func withoutCordon(a map[string]string) map[string]string {
 	out := map[string]string{}
 	for k, v := range a {
-		if k != slinkyv1beta1.AnnotationPodCordon && k != slinkyv1beta1.AnnotationPodDeadline {
+		if k != slinkyv1beta1.AnnotationPodCordon && k != slinkyv1beta1.AnnotationPodDeadline && k != annotationNodeCordon {
 			out[k] = v
 		}
 	}

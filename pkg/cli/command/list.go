@@ -14,6 +14,7 @@ import (
 
 	vcprinters "github.com/kubectl-vc/kubectl-vc/pkg/cli/printers"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/util"
+	"github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned"
 )
 
 // ListOptions holds the input of 'command list'.
@@ -27,6 +28,7 @@ type ListOptions struct {
 	Selector      string
 
 	printer printers.ResourcePrinter
+	client  versioned.Interface
 }
 
 func newListCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Command {
@@ -61,7 +63,7 @@ func newListCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Comma
 	return cmd
 }
 
-// Complete resolves the namespace.
+// Complete resolves the namespace, the printer and the client.
 func (o *ListOptions) Complete() error {
 	ns, _, err := o.Factory.Namespace()
 	if err != nil {
@@ -71,29 +73,24 @@ func (o *ListOptions) Complete() error {
 	if o.AllNamespaces {
 		o.Namespace = metav1.NamespaceAll
 	}
-	return nil
+	if o.printer, err = o.PrintFlags.ToPrinter(); err != nil {
+		return err
+	}
+	o.client, err = o.Factory.VolcanoClient()
+	return err
 }
 
-// Validate checks selector and output.
+// Validate checks the selector.
 func (o *ListOptions) Validate() error {
 	if _, err := labels.Parse(o.Selector); err != nil {
 		return util.UsageErrorf("invalid --selector %q: %s", o.Selector, util.Message(err))
 	}
-	p, err := o.PrintFlags.ToPrinter()
-	if err != nil {
-		return err
-	}
-	o.printer = p
 	return nil
 }
 
 // Run lists the Commands.
 func (o *ListOptions) Run(ctx context.Context) error {
-	c, err := o.Factory.VolcanoClient()
-	if err != nil {
-		return err
-	}
-	list, err := c.BusV1alpha1().Commands(o.Namespace).List(ctx, metav1.ListOptions{LabelSelector: o.Selector})
+	list, err := o.client.BusV1alpha1().Commands(o.Namespace).List(ctx, metav1.ListOptions{LabelSelector: o.Selector})
 	if err != nil {
 		return err
 	}

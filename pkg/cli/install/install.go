@@ -41,6 +41,13 @@ type Options struct {
 	dryServer bool
 	// imageSet records that --image was given, even empty.
 	imageSet bool
+
+	// The clients, resolved by Complete unless --print (which never
+	// contacts the cluster).
+	disc   discovery.DiscoveryInterface
+	dyn    dynamic.Interface
+	ext    apiextensionsclient.Interface
+	mapper meta.RESTMapper
 }
 
 // NewCmd returns the 'install' command.
@@ -110,7 +117,8 @@ func NewCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Command {
 	return cmd
 }
 
-// Complete fills in the default selection.
+// Complete fills in the default selection and, unless --print, resolves
+// the clients.
 func (o *Options) Complete() error {
 	if o.Selection.Empty() {
 		o.CRDs, o.Policies = true, true
@@ -118,7 +126,24 @@ func (o *Options) Complete() error {
 	if o.Serve {
 		o.RBAC = true
 	}
-	return nil
+	if o.Print {
+		return nil
+	}
+	cfg, err := o.Factory.ToRESTConfig()
+	if err != nil {
+		return err
+	}
+	if o.disc, err = o.Factory.ToDiscoveryClient(); err != nil {
+		return err
+	}
+	if o.dyn, err = dynamic.NewForConfig(cfg); err != nil {
+		return err
+	}
+	if o.ext, err = apiextensionsclient.NewForConfig(cfg); err != nil {
+		return err
+	}
+	o.mapper, err = o.Factory.ToRESTMapper()
+	return err
 }
 
 // Validate checks the flags.
@@ -178,45 +203,25 @@ func (o *Options) Run(ctx context.Context) error {
 	if o.Print {
 		return PrintYAML(o.Out, plan.All())
 	}
-	cfg, err := o.Factory.ToRESTConfig()
-	if err != nil {
-		return err
-	}
-	disc, err := o.Factory.ToDiscoveryClient()
-	if err != nil {
-		return err
-	}
 	if o.Policies {
-		if err := CheckPolicyAPI(disc); err != nil {
+		if err := CheckPolicyAPI(o.disc); err != nil {
 			return err
 		}
 	}
-	dyn, err := dynamic.NewForConfig(cfg)
-	if err != nil {
-		return err
-	}
-	mapper, err := o.Factory.ToRESTMapper()
-	if err != nil {
-		return err
-	}
-	a := &applier{dyn: dyn, mapper: mapper, dryRun: o.dryServer}
+	a := &applier{dyn: o.dyn, mapper: o.mapper, dryRun: o.dryServer}
 	for _, u := range plan.CRDs {
 		if err := a.apply(ctx, u, o.Out); err != nil {
 			return err
 		}
 	}
 	if len(plan.CRDs) > 0 && !o.dryServer {
-		ext, err := apiextensionsclient.NewForConfig(cfg)
-		if err != nil {
-			return err
-		}
 		for _, u := range plan.CRDs {
-			if err := crds.WaitEstablished(ctx, ext, u.GetName(), o.Timeout); err != nil {
+			if err := crds.WaitEstablished(ctx, o.ext, u.GetName(), o.Timeout); err != nil {
 				return err
 			}
 		}
 		// The kinds just defined must be found by what follows.
-		meta.MaybeResetRESTMapper(mapper)
+		meta.MaybeResetRESTMapper(o.mapper)
 	}
 	for _, u := range plan.Objects {
 		if err := a.apply(ctx, u, o.Out); err != nil {

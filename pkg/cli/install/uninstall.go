@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -25,6 +26,9 @@ type UninstallOptions struct {
 
 	Yes   bool
 	Force bool
+
+	dyn    dynamic.Interface
+	mapper meta.RESTMapper
 }
 
 // NewUninstallCmd returns the 'uninstall' command.
@@ -51,6 +55,9 @@ func NewUninstallCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.
 			kubectl vc uninstall --yes --force`),
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := o.Complete(); err != nil {
+				return err
+			}
 			return o.Run(cmd.Context())
 		},
 	}
@@ -64,25 +71,27 @@ type target struct {
 	ri  dynamic.ResourceInterface
 }
 
+// Complete resolves the clients. There is nothing to validate: the flags
+// are booleans.
+func (o *UninstallOptions) Complete() error {
+	cfg, err := o.Factory.ToRESTConfig()
+	if err != nil {
+		return err
+	}
+	if o.dyn, err = dynamic.NewForConfig(cfg); err != nil {
+		return err
+	}
+	o.mapper, err = o.Factory.ToRESTMapper()
+	return err
+}
+
 // Run deletes the installed objects in the reverse order of install.
 func (o *UninstallOptions) Run(ctx context.Context) error {
 	plan, err := NewPlan(Selection{CRDs: true, Policies: true, RBAC: true, Serve: true})
 	if err != nil {
 		return err
 	}
-	cfg, err := o.Factory.ToRESTConfig()
-	if err != nil {
-		return err
-	}
-	dyn, err := dynamic.NewForConfig(cfg)
-	if err != nil {
-		return err
-	}
-	mapper, err := o.Factory.ToRESTMapper()
-	if err != nil {
-		return err
-	}
-	a := &applier{dyn: dyn, mapper: mapper}
+	a := &applier{dyn: o.dyn, mapper: o.mapper}
 
 	// Collect what exists, newest layer first: serve, policies, CRDs.
 	objs := plan.All()
@@ -115,7 +124,7 @@ func (o *UninstallOptions) Run(ctx context.Context) error {
 			if t.obj.GetKind() != "CustomResourceDefinition" {
 				continue
 			}
-			example, err := firstObject(ctx, dyn, t.obj)
+			example, err := firstObject(ctx, o.dyn, t.obj)
 			if err != nil {
 				return err
 			}

@@ -8,6 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/kubectl/pkg/util/templates"
 
 	"github.com/kubectl-vc/kubectl-vc/pkg/apis/keys"
@@ -24,6 +25,7 @@ type CordonOptions struct {
 	Cordon bool
 
 	namespace string
+	kc        kubernetes.Interface
 }
 
 func newCordonCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Command {
@@ -55,11 +57,14 @@ func (o *CordonOptions) run(ctx context.Context, args []string) error {
 	return o.Run(ctx)
 }
 
-// Complete records the pods and namespace.
+// Complete records the pods and resolves the namespace and the client.
 func (o *CordonOptions) Complete(args []string) error {
 	o.Pods = args
-	ns, err := namespace(o.Factory)
-	o.namespace = ns
+	var err error
+	if o.namespace, err = namespace(o.Factory); err != nil {
+		return err
+	}
+	o.kc, err = o.Factory.KubeClient()
 	return err
 }
 
@@ -76,12 +81,8 @@ func (o *CordonOptions) Validate() error {
 // Run sets or removes the cordon annotation, refusing pods that no NodeSet
 // manages (nothing would act on the annotation).
 func (o *CordonOptions) Run(ctx context.Context) error {
-	kc, err := o.Factory.KubeClient()
-	if err != nil {
-		return err
-	}
 	for _, name := range o.Pods {
-		pod, err := kc.CoreV1().Pods(o.namespace).Get(ctx, name, metav1.GetOptions{})
+		pod, err := o.kc.CoreV1().Pods(o.namespace).Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
 			return err
 		}
@@ -101,7 +102,7 @@ func (o *CordonOptions) Run(ctx context.Context) error {
 			fmt.Fprintf(o.Out, "pod/%s already %s\n", name, verb)
 			continue
 		}
-		if _, err := kc.CoreV1().Pods(o.namespace).Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: keys.CLIManager}); err != nil {
+		if _, err := o.kc.CoreV1().Pods(o.namespace).Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: keys.CLIManager}); err != nil {
 			return err
 		}
 		fmt.Fprintf(o.Out, "pod/%s %s\n", name, verb)

@@ -12,11 +12,13 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/kubectl/pkg/util/templates"
 
 	slinkyv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/slinky/v1beta1"
 	vcprinters "github.com/kubectl-vc/kubectl-vc/pkg/cli/printers"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/util"
+	"github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned"
 	"github.com/kubectl-vc/kubectl-vc/pkg/slurm"
 )
 
@@ -29,6 +31,8 @@ type DescribeOptions struct {
 	SlurmConf string
 
 	namespace string
+	vc        versioned.Interface
+	kc        kubernetes.Interface
 }
 
 func newDescribeCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Command {
@@ -62,11 +66,17 @@ func newDescribeCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.C
 	return cmd
 }
 
-// Complete records the name and namespace.
+// Complete records the name and resolves the namespace and the clients.
 func (o *DescribeOptions) Complete(args []string) error {
 	o.Name = args[0]
-	ns, err := namespace(o.Factory)
-	o.namespace = ns
+	var err error
+	if o.namespace, err = namespace(o.Factory); err != nil {
+		return err
+	}
+	if o.vc, err = o.Factory.VolcanoClient(); err != nil {
+		return err
+	}
+	o.kc, err = o.Factory.KubeClient()
 	return err
 }
 
@@ -75,19 +85,11 @@ func (o *DescribeOptions) Validate() error { return validateName("NodeSet", o.Na
 
 // Run prints the description.
 func (o *DescribeOptions) Run(ctx context.Context) error {
-	vc, err := o.Factory.VolcanoClient()
+	ns, err := o.vc.SlinkyV1beta1().NodeSets(o.namespace).Get(ctx, o.Name, metav1.GetOptions{})
 	if err != nil {
 		return err
 	}
-	kc, err := o.Factory.KubeClient()
-	if err != nil {
-		return err
-	}
-	ns, err := vc.SlinkyV1beta1().NodeSets(o.namespace).Get(ctx, o.Name, metav1.GetOptions{})
-	if err != nil {
-		return err
-	}
-	pods, err := nodeSetPods(ctx, o.Factory, ns)
+	pods, err := nodeSetPods(ctx, o.kc, ns)
 	if err != nil {
 		return err
 	}
@@ -141,7 +143,7 @@ func (o *DescribeOptions) Run(ctx context.Context) error {
 				cordoned, vcprinters.OrNone(p.Annotations[slinkyv1beta1.AnnotationPodDeadline]), slurmState)
 		}
 	}
-	vcprinters.WriteEvents(ctx, w, kc, ns.Namespace, "NodeSet", ns.Name, ns.UID)
+	vcprinters.WriteEvents(ctx, w, o.kc, ns.Namespace, "NodeSet", ns.Name, ns.UID)
 	return w.Flush()
 }
 

@@ -9,11 +9,13 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/cli-runtime/pkg/printers"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/kubectl/pkg/util/templates"
 
 	slinkyv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/slinky/v1beta1"
 	vcprinters "github.com/kubectl-vc/kubectl-vc/pkg/cli/printers"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/util"
+	"github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned"
 )
 
 // HistoryOptions holds the input of 'nodeset history'.
@@ -26,6 +28,8 @@ type HistoryOptions struct {
 
 	namespace string
 	printer   printers.ResourcePrinter
+	vc        versioned.Interface
+	kc        kubernetes.Interface
 }
 
 func newHistoryCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Command {
@@ -55,40 +59,35 @@ func newHistoryCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Co
 	return cmd
 }
 
-// Complete records the name and namespace.
+// Complete records the name and resolves the namespace, the printer and
+// the clients.
 func (o *HistoryOptions) Complete(args []string) error {
 	o.Name = args[0]
-	ns, err := namespace(o.Factory)
-	o.namespace = ns
+	var err error
+	if o.namespace, err = namespace(o.Factory); err != nil {
+		return err
+	}
+	if o.printer, err = o.PrintFlags.ToPrinter(); err != nil {
+		return err
+	}
+	if o.vc, err = o.Factory.VolcanoClient(); err != nil {
+		return err
+	}
+	o.kc, err = o.Factory.KubeClient()
 	return err
 }
 
-// Validate checks the name and output.
-func (o *HistoryOptions) Validate() error {
-	if err := validateName("NodeSet", o.Name); err != nil {
-		return err
-	}
-	p, err := o.PrintFlags.ToPrinter()
-	o.printer = p
-	return err
-}
+// Validate checks the name.
+func (o *HistoryOptions) Validate() error { return validateName("NodeSet", o.Name) }
 
 // Run prints the revisions.
 func (o *HistoryOptions) Run(ctx context.Context) error {
-	vc, err := o.Factory.VolcanoClient()
-	if err != nil {
-		return err
-	}
-	kc, err := o.Factory.KubeClient()
-	if err != nil {
-		return err
-	}
-	ns, err := vc.SlinkyV1beta1().NodeSets(o.namespace).Get(ctx, o.Name, metav1.GetOptions{})
+	ns, err := o.vc.SlinkyV1beta1().NodeSets(o.namespace).Get(ctx, o.Name, metav1.GetOptions{})
 	if err != nil {
 		return err
 	}
 	sel := fmt.Sprintf("%s=%s,%s=%s", slinkyv1beta1.LabelAppName, slinkyv1beta1.AppName, slinkyv1beta1.LabelAppInstance, ns.Name)
-	list, err := kc.AppsV1().ControllerRevisions(o.namespace).List(ctx, metav1.ListOptions{LabelSelector: sel})
+	list, err := o.kc.AppsV1().ControllerRevisions(o.namespace).List(ctx, metav1.ListOptions{LabelSelector: sel})
 	if err != nil {
 		return err
 	}
@@ -107,7 +106,7 @@ func (o *HistoryOptions) Run(ctx context.Context) error {
 		fmt.Fprintln(o.ErrOut, "No revisions found.")
 		return nil
 	}
-	pods, err := nodeSetPods(ctx, o.Factory, ns)
+	pods, err := nodeSetPods(ctx, o.kc, ns)
 	if err != nil {
 		return err
 	}

@@ -15,6 +15,7 @@ import (
 	slinkyv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/slinky/v1beta1"
 	vcprinters "github.com/kubectl-vc/kubectl-vc/pkg/cli/printers"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/util"
+	"github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned"
 )
 
 // ListOptions holds the input of 'nodeset list'.
@@ -29,6 +30,7 @@ type ListOptions struct {
 
 	namespace string
 	printer   printers.ResourcePrinter
+	client    versioned.Interface
 }
 
 func newListCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Command {
@@ -64,18 +66,25 @@ func newListCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Comma
 	return cmd
 }
 
-// Complete records names and the namespace.
+// Complete records the names and resolves the namespace, the printer and
+// the client.
 func (o *ListOptions) Complete(args []string) error {
 	o.Names = args
-	ns, err := namespace(o.Factory)
-	o.namespace = ns
+	var err error
+	if o.namespace, err = namespace(o.Factory); err != nil {
+		return err
+	}
 	if o.AllNamespaces {
 		o.namespace = ""
 	}
+	if o.printer, err = o.PrintFlags.ToPrinter(); err != nil {
+		return err
+	}
+	o.client, err = o.Factory.VolcanoClient()
 	return err
 }
 
-// Validate checks names, selector and output.
+// Validate checks names and selector.
 func (o *ListOptions) Validate() error {
 	for _, n := range o.Names {
 		if err := validateName("NodeSet", n); err != nil {
@@ -88,28 +97,23 @@ func (o *ListOptions) Validate() error {
 	if len(o.Names) > 0 && o.AllNamespaces {
 		return util.UsageErrorf("NodeSet names need a namespace, not --all-namespaces")
 	}
-	p, err := o.PrintFlags.ToPrinter()
-	o.printer = p
-	return err
+	return nil
 }
 
 // Run lists the NodeSets.
 func (o *ListOptions) Run(ctx context.Context) error {
-	c, err := o.Factory.VolcanoClient()
-	if err != nil {
-		return err
-	}
 	list := &slinkyv1beta1.NodeSetList{}
 	if len(o.Names) > 0 {
 		for _, n := range o.Names {
-			ns, err := c.SlinkyV1beta1().NodeSets(o.namespace).Get(ctx, n, metav1.GetOptions{})
+			ns, err := o.client.SlinkyV1beta1().NodeSets(o.namespace).Get(ctx, n, metav1.GetOptions{})
 			if err != nil {
 				return err
 			}
 			list.Items = append(list.Items, *ns)
 		}
 	} else {
-		list, err = c.SlinkyV1beta1().NodeSets(o.namespace).List(ctx, metav1.ListOptions{LabelSelector: o.Selector})
+		var err error
+		list, err = o.client.SlinkyV1beta1().NodeSets(o.namespace).List(ctx, metav1.ListOptions{LabelSelector: o.Selector})
 		if err != nil {
 			return err
 		}

@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/kubectl/pkg/util/templates"
 
 	slinkyv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/slinky/v1beta1"
@@ -74,11 +75,7 @@ func nodeSetOfPod(pod *corev1.Pod) (string, error) {
 }
 
 // nodeSetPods lists the pods controlled by ns.
-func nodeSetPods(ctx context.Context, f util.Factory, ns *slinkyv1beta1.NodeSet) ([]corev1.Pod, error) {
-	kc, err := f.KubeClient()
-	if err != nil {
-		return nil, err
-	}
+func nodeSetPods(ctx context.Context, kc kubernetes.Interface, ns *slinkyv1beta1.NodeSet) ([]corev1.Pod, error) {
 	sel := fmt.Sprintf("%s=%s,%s=%s", slinkyv1beta1.LabelAppName, slinkyv1beta1.AppName, slinkyv1beta1.LabelAppInstance, ns.Name)
 	list, err := kc.CoreV1().Pods(ns.Namespace).List(ctx, metav1.ListOptions{LabelSelector: sel})
 	if err != nil {

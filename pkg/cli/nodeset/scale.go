@@ -12,6 +12,7 @@ import (
 
 	"github.com/kubectl-vc/kubectl-vc/pkg/apis/keys"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/util"
+	"github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned"
 )
 
 // ScaleOptions holds the input of 'nodeset scale'.
@@ -23,6 +24,7 @@ type ScaleOptions struct {
 	Replicas int32
 
 	namespace string
+	client    versioned.Interface
 }
 
 func newScaleCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Command {
@@ -54,11 +56,14 @@ func newScaleCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Comm
 	return cmd
 }
 
-// Complete records the name and namespace.
+// Complete records the name and resolves the namespace and the client.
 func (o *ScaleOptions) Complete(args []string) error {
 	o.Name = args[0]
-	ns, err := namespace(o.Factory)
-	o.namespace = ns
+	var err error
+	if o.namespace, err = namespace(o.Factory); err != nil {
+		return err
+	}
+	o.client, err = o.Factory.VolcanoClient()
 	return err
 }
 
@@ -76,12 +81,8 @@ func (o *ScaleOptions) Validate() error {
 // Run patches spec.replicas. A merge patch of that one field leaves every
 // other field (including ones this tool does not model) as it is.
 func (o *ScaleOptions) Run(ctx context.Context) error {
-	c, err := o.Factory.VolcanoClient()
-	if err != nil {
-		return err
-	}
 	patch := fmt.Appendf(nil, `{"spec":{"replicas":%d}}`, o.Replicas)
-	ns, err := c.SlinkyV1beta1().NodeSets(o.namespace).Patch(ctx, o.Name, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: keys.CLIManager})
+	ns, err := o.client.SlinkyV1beta1().NodeSets(o.namespace).Patch(ctx, o.Name, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: keys.CLIManager})
 	if err != nil {
 		return err
 	}

@@ -11,12 +11,14 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/kubectl/pkg/util/templates"
 
 	"github.com/kubectl-vc/kubectl-vc/pkg/apis/keys"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/completion"
 	vcprinters "github.com/kubectl-vc/kubectl-vc/pkg/cli/printers"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/util"
+	"github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned"
 )
 
 // DescribeOptions holds the input of 'podgroup describe'.
@@ -25,6 +27,9 @@ type DescribeOptions struct {
 	Factory   util.Factory
 	Name      string
 	Namespace string
+
+	vc versioned.Interface
+	kc kubernetes.Interface
 }
 
 func newDescribeCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Command {
@@ -52,7 +57,7 @@ func newDescribeCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.C
 	}
 }
 
-// Complete records the name and namespace.
+// Complete records the name and resolves the namespace and the clients.
 func (o *DescribeOptions) Complete(args []string) error {
 	if len(args) == 0 {
 		return util.UsageErrorf("name the podgroup to describe, e.g. 'podgroup describe my-job -n batch'")
@@ -63,7 +68,11 @@ func (o *DescribeOptions) Complete(args []string) error {
 		return util.UsageErrorf("cannot read the namespace from the kubeconfig: %s", util.Message(err))
 	}
 	o.Namespace = ns
-	return nil
+	if o.vc, err = o.Factory.VolcanoClient(); err != nil {
+		return err
+	}
+	o.kc, err = o.Factory.KubeClient()
+	return err
 }
 
 // Validate checks the name.
@@ -77,15 +86,7 @@ func (o *DescribeOptions) Validate() error {
 // Run prints the description; member pods and events that cannot be
 // listed are reported in place.
 func (o *DescribeOptions) Run(ctx context.Context) error {
-	c, err := o.Factory.VolcanoClient()
-	if err != nil {
-		return err
-	}
-	pg, err := c.SchedulingV1beta1().PodGroups(o.Namespace).Get(ctx, o.Name, metav1.GetOptions{})
-	if err != nil {
-		return err
-	}
-	kc, err := o.Factory.KubeClient()
+	pg, err := o.vc.SchedulingV1beta1().PodGroups(o.Namespace).Get(ctx, o.Name, metav1.GetOptions{})
 	if err != nil {
 		return err
 	}
@@ -139,7 +140,7 @@ func (o *DescribeOptions) Run(ctx context.Context) error {
 			fmt.Fprintf(w, "    %s\t%s\t%s\t%s\n", cd.Type, cd.Status, cd.Reason, cd.Message)
 		}
 	}
-	pods, err := kc.CoreV1().Pods(pg.Namespace).List(ctx, metav1.ListOptions{})
+	pods, err := o.kc.CoreV1().Pods(pg.Namespace).List(ctx, metav1.ListOptions{})
 	if err != nil {
 		line(0, "Pods", "<cannot list: "+util.Message(err)+">")
 	} else {
@@ -162,6 +163,6 @@ func (o *DescribeOptions) Run(ctx context.Context) error {
 			}
 		}
 	}
-	vcprinters.WriteEvents(ctx, w, kc, pg.Namespace, "PodGroup", pg.Name, pg.UID)
+	vcprinters.WriteEvents(ctx, w, o.kc, pg.Namespace, "PodGroup", pg.Name, pg.UID)
 	return nil
 }

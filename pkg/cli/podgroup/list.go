@@ -19,6 +19,7 @@ import (
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/completion"
 	vcprinters "github.com/kubectl-vc/kubectl-vc/pkg/cli/printers"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/util"
+	"github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned"
 )
 
 var phases = []schedulingv1beta1.PodGroupPhase{
@@ -41,6 +42,7 @@ type ListOptions struct {
 	Watch         bool
 
 	printer printers.ResourcePrinter
+	client  versioned.Interface
 }
 
 func newListCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Command {
@@ -82,7 +84,7 @@ func newListCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Comma
 	return cmd
 }
 
-// Complete resolves the namespace.
+// Complete resolves the namespace, the printer and the client.
 func (o *ListOptions) Complete(args []string) error {
 	o.Names = args
 	ns, _, err := o.Factory.Namespace()
@@ -93,10 +95,14 @@ func (o *ListOptions) Complete(args []string) error {
 	if o.AllNamespaces {
 		o.Namespace = metav1.NamespaceAll
 	}
-	return nil
+	if o.printer, err = o.PrintFlags.ToPrinter(); err != nil {
+		return err
+	}
+	o.client, err = o.Factory.VolcanoClient()
+	return err
 }
 
-// Validate checks filters and output before any request.
+// Validate checks names and filters before any request.
 func (o *ListOptions) Validate() error {
 	if o.AllNamespaces && len(o.Names) > 0 {
 		return util.UsageErrorf("names cannot be combined with --all-namespaces: podgroup names are per namespace")
@@ -117,11 +123,6 @@ func (o *ListOptions) Validate() error {
 	if _, err := labels.Parse(o.Selector); err != nil {
 		return util.UsageErrorf("invalid --selector %q: %s", o.Selector, util.Message(err))
 	}
-	p, err := o.PrintFlags.ToPrinter()
-	if err != nil {
-		return err
-	}
-	o.printer = p
 	return nil
 }
 
@@ -147,11 +148,7 @@ func (o *ListOptions) keep(pg *schedulingv1beta1.PodGroup) bool {
 // Run lists podgroups once (filters on queue and phase are applied here:
 // the API server cannot select custom resources by spec fields).
 func (o *ListOptions) Run(ctx context.Context) error {
-	c, err := o.Factory.VolcanoClient()
-	if err != nil {
-		return err
-	}
-	pgs := c.SchedulingV1beta1().PodGroups(o.Namespace)
+	pgs := o.client.SchedulingV1beta1().PodGroups(o.Namespace)
 	list := &schedulingv1beta1.PodGroupList{}
 	if len(o.Names) > 0 {
 		for _, n := range o.Names {
@@ -162,6 +159,7 @@ func (o *ListOptions) Run(ctx context.Context) error {
 			list.Items = append(list.Items, *pg)
 		}
 	} else {
+		var err error
 		list, err = pgs.List(ctx, metav1.ListOptions{LabelSelector: o.Selector})
 		if err != nil {
 			return err

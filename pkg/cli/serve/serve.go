@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"k8s.io/client-go/rest"
 	"k8s.io/component-base/featuregate"
 	"k8s.io/kubectl/pkg/util/templates"
 
@@ -51,6 +52,9 @@ type Options struct {
 	// its own flags on the command, so serve knows none of them.
 	all      []framework.Controller
 	selected []framework.Controller
+	// config is the client configuration of the manager, with the
+	// client-side rate limits of --kube-api-qps and --kube-api-burst.
+	config *rest.Config
 }
 
 // NewCmd returns the 'serve' command.
@@ -94,7 +98,7 @@ func NewCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Command {
 			if err := o.Validate(); err != nil {
 				return err
 			}
-			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			return o.Run(ctx)
 		},
@@ -125,7 +129,8 @@ func NewCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Command {
 	return cmd
 }
 
-// Complete picks the controllers --controllers names (all by default).
+// Complete picks the controllers --controllers names (all by default) and
+// resolves the client configuration.
 func (o *Options) Complete() error {
 	want := sets.New(o.Controllers...)
 	o.selected = nil
@@ -134,6 +139,15 @@ func (o *Options) Complete() error {
 			o.selected = append(o.selected, c)
 		}
 	}
+	cfg, err := o.Factory.ToRESTConfig()
+	if err != nil {
+		return err
+	}
+	cfg = rest.CopyConfig(cfg)
+	cfg.QPS = o.KubeAPIQPS
+	cfg.Burst = o.KubeAPIBurst
+	cfg.UserAgent = controller.Component
+	o.config = cfg
 	return nil
 }
 
@@ -171,14 +185,7 @@ func (o *Options) Validate() error {
 
 // Run starts the manager and blocks until ctx is cancelled.
 func (o *Options) Run(ctx context.Context) error {
-	cfg, err := o.Factory.ToRESTConfig()
-	if err != nil {
-		return err
-	}
-	cfg.QPS = o.KubeAPIQPS
-	cfg.Burst = o.KubeAPIBurst
-	cfg.UserAgent = controller.Component
-	err = controller.Run(ctx, cfg, controller.Options{
+	err := controller.Run(ctx, o.config, controller.Options{
 		Controllers:    o.selected,
 		MaxRequeueNum:  o.MaxRequeueNum,
 		FeatureGates:   o.FeatureGates,

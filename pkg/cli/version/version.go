@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"k8s.io/client-go/discovery"
 	"k8s.io/kubectl/pkg/util/templates"
 	"sigs.k8s.io/yaml"
 
@@ -21,6 +22,12 @@ type Options struct {
 
 	ClientOnly bool
 	Output     string
+
+	// discovery asks the server for its version; nil with --client.
+	discovery discovery.ServerVersionInterface
+	// clientErr is why no client could be made: reported after the
+	// client version, as an unreachable server is.
+	clientErr error
 }
 
 // Result is what -o json|yaml prints.
@@ -51,6 +58,9 @@ func NewCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Command {
 			kubectl vc version --client -o json`),
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := o.Complete(); err != nil {
+				return err
+			}
 			if err := o.Validate(); err != nil {
 				return err
 			}
@@ -60,6 +70,22 @@ func NewCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Command {
 	cmd.Flags().BoolVar(&o.ClientOnly, "client", false, "Print only the client version")
 	cmd.Flags().StringVarP(&o.Output, "output", "o", "", "Output format: json or yaml")
 	return cmd
+}
+
+// Complete resolves the client that asks the server, unless --client. A
+// client that cannot be made does not stop the command: the client
+// version is still printed, and Run reports the error after it.
+func (o *Options) Complete() error {
+	if o.ClientOnly {
+		return nil
+	}
+	kc, err := o.Factory.KubeClient()
+	if err != nil {
+		o.clientErr = err
+		return nil
+	}
+	o.discovery = kc.Discovery()
+	return nil
 }
 
 // Validate checks the flags.
@@ -74,15 +100,11 @@ func (o *Options) Validate() error {
 // makes the command fail, after the client version has been printed.
 func (o *Options) Run() error {
 	res := Result{ClientVersion: version.Get()}
-	var serverErr error
-	if !o.ClientOnly {
-		kc, err := o.Factory.KubeClient()
+	serverErr := o.clientErr
+	if o.discovery != nil {
+		info, err := o.discovery.ServerVersion()
 		if err == nil {
-			info, verr := kc.Discovery().ServerVersion()
-			if verr == nil {
-				res.ServerVersion = &ServerInfo{GitVersion: info.GitVersion, Platform: info.Platform}
-			}
-			err = verr
+			res.ServerVersion = &ServerInfo{GitVersion: info.GitVersion, Platform: info.Platform}
 		}
 		serverErr = err
 	}

@@ -7,16 +7,26 @@ import (
 )
 
 // metrics are the per-queue podgroup gauges of Volcano's queue controller,
-// with the same names, plus a sync counter that tests and benchmarks use to
-// know when the controller has looked at every queue.
+// under the names and label Volcano exports them with
+// (volcano_queue_pod_group_<phase>_count{queue_name}), so that dashboards
+// and alerts written for Volcano work unchanged; plus a sync counter of our
+// own that tests and benchmarks use to know when the controller has looked
+// at every queue.
 type metrics struct {
 	inqueue, pending, running, unknown, completed *prometheus.GaugeVec
 	syncs                                         prometheus.Counter
 }
 
+// volcanoSubsystem prefixes the metrics Volcano also exports, as Volcano's
+// controllers name theirs; queueLabel is their per-queue label.
+const (
+	volcanoSubsystem = "volcano"
+	queueLabel       = "queue_name"
+)
+
 func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 	gauge := func(name, help string) *prometheus.GaugeVec {
-		return prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: name, Help: help}, []string{"queue_name"})
+		return prometheus.NewGaugeVec(prometheus.GaugeOpts{Subsystem: volcanoSubsystem, Name: name, Help: help}, []string{queueLabel})
 	}
 	m := &metrics{
 		inqueue:   gauge("queue_pod_group_inqueue_count", "Podgroups of the queue in phase Inqueue."),

@@ -129,9 +129,9 @@ func TestQueueController(t *testing.T) {
 			return s.Pending == 1 && s.Running == 4, nil
 		})
 		for name, v := range map[string]float64{"inqueue": 1, "pending": 1, "running": 4, "unknown": 1, "completed": 1} {
-			got, ok := p.Metric(t, "queue_pod_group_"+name+"_count", `queue_name="t-counts"`)
+			got, ok := p.Metric(t, "volcano_queue_pod_group_"+name+"_count", `queue_name="t-counts"`)
 			if !ok || got != v {
-				t.Errorf("queue_pod_group_%s_count = %v (present %t), want %v", name, got, ok, v)
+				t.Errorf("volcano_queue_pod_group_%s_count = %v (present %t), want %v", name, got, ok, v)
 			}
 		}
 		for i := range phases {
@@ -143,7 +143,7 @@ func TestQueueController(t *testing.T) {
 			t.Fatal(err)
 		}
 		eventually(t, "metrics of the deleted queue gone", func() (bool, error) {
-			_, ok := p.Metric(t, "queue_pod_group_running_count", `queue_name="t-counts"`)
+			_, ok := p.Metric(t, "volcano_queue_pod_group_running_count", `queue_name="t-counts"`)
 			return !ok, nil
 		})
 	})

@@ -1,0 +1,328 @@
+package nodeset
+
+import (
+	"context"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	kubeinformers "k8s.io/client-go/informers"
+	kubefake "k8s.io/client-go/kubernetes/fake"
+	clienttesting "k8s.io/client-go/testing"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/utils/ptr"
+
+	slinkyv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/slinky/v1beta1"
+	vcfake "github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned/fake"
+	vcinformers "github.com/kubectl-vc/kubectl-vc/pkg/client/informers/externalversions"
+	"github.com/kubectl-vc/kubectl-vc/pkg/controller/framework"
+	"github.com/kubectl-vc/kubectl-vc/pkg/slurm"
+)
+
+// These tests drive the NodeSet controller's sync, the function the shared
+// work loop calls per key, against informers filled from fake clientsets
+// and a fake Slurm, and assert the pod writes and Slurm calls it makes.
+// The informers are stopped once they have listed: the cache then lags the
+// writes as a real one may, and a test says when it catches up. What the
+// API server and a real slurmctld make of the writes is tested in
+// test/nodeset.
+
+// fakeSlurm is a Slurm whose node states a test sets; it records drains.
+type fakeSlurm struct {
+	mu      sync.Mutex
+	nodes   map[string]slurm.NodeState
+	drained bool // what IsDrained answers
+	drains  []string
+}
+
+func (f *fakeSlurm) Refresh(context.Context) error { return nil }
+func (f *fakeSlurm) Nodes() map[string]slurm.NodeState {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	out := map[string]slurm.NodeState{}
+	for k, v := range f.nodes {
+		out[k] = v
+	}
+	return out
+}
+func (f *fakeSlurm) Node(name string) (slurm.NodeState, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	s, ok := f.nodes[name]
+	return s, ok
+}
+func (f *fakeSlurm) Drain(_ context.Context, name, reason string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.drains = append(f.drains, name+": "+reason)
+	return nil
+}
+func (f *fakeSlurm) Undrain(context.Context, string) error { return nil }
+func (f *fakeSlurm) IsDrained(context.Context, string) (bool, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.drained, nil
+}
+func (f *fakeSlurm) JobEndDeadline(context.Context, string) (time.Time, error) {
+	return time.Time{}, nil
+}
+
+type fakeNodeSetController struct {
+	c     *Controller
+	kube  *kubefake.Clientset
+	slurm *fakeSlurm
+}
+
+const (
+	testNamespace = "slurm"
+	testKey       = testNamespace + "/w"
+)
+
+// testNodeSet is a NodeSet without disruption protection, so that its
+// syncs write only what scaling asks for.
+func testNodeSet(replicas int32) *slinkyv1beta1.NodeSet {
+	ns := &slinkyv1beta1.NodeSet{ObjectMeta: metav1.ObjectMeta{Name: "w", Namespace: testNamespace, UID: "w-uid", Generation: 1}}
+	ns.Spec.Replicas = ptr.To(replicas)
+	ns.Spec.WorkloadDisruptionProtection = ptr.To(false)
+	ns.Spec.Slurmd = corev1.Container{Image: "slurmd:1"}
+	ns.Status.ObservedGeneration = 1
+	return ns
+}
+
+// currentRevision is the revision hash of the NodeSet's template, and the
+// revision a sync would make for it.
+func currentRevision(t *testing.T, ns *slinkyv1beta1.NodeSet) (string, runtime.Object) {
+	t.Helper()
+	data, err := revisionData(ns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := newRevision(ns, data, 1, 0)
+	return hashOf(ns, r), r
+}
+
+// runningPod is the pod of ordinal, made from the current template, running
+// and ready.
+func runningPod(t *testing.T, ns *slinkyv1beta1.NodeSet, ordinal int) *corev1.Pod {
+	t.Helper()
+	hash, _ := currentRevision(t, ns)
+	p := newPod(ns, ordinal, hash)
+	p.UID = types.UID(p.Name + "-uid")
+	p.Status.Phase = corev1.PodRunning
+	p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}
+	return p
+}
+
+func newFakeNodeSetController(t *testing.T, sl *fakeSlurm, ns *slinkyv1beta1.NodeSet, kubeObjs ...runtime.Object) *fakeNodeSetController {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	_, rev := currentRevision(t, ns)
+	kube := kubefake.NewClientset(append(kubeObjs, rev)...)
+	vc := vcfake.NewSimpleClientset(ns)
+	// The status is written with server-side apply, which the fake
+	// tracker does not do for custom resources: answer it with the
+	// NodeSet as stored.
+	vc.PrependReactor("patch", "nodesets", func(a clienttesting.Action) (bool, runtime.Object, error) {
+		p := a.(clienttesting.PatchAction)
+		if p.GetPatchType() != types.ApplyPatchType {
+			return false, nil, nil
+		}
+		obj, err := vc.Tracker().Get(slinkyv1beta1.SchemeGroupVersion.WithResource("nodesets"), p.GetNamespace(), p.GetName())
+		return true, obj, err
+	})
+	kf := kubeinformers.NewSharedInformerFactory(kube, 0)
+	vf := vcinformers.NewSharedInformerFactory(vc, 0)
+	c := New(Config{Slurm: sl})
+	if err := c.Initialize(ctx, &framework.ControllerOption{
+		KubeClient: kube, VolcanoClient: vc,
+		KubeInformerFactory: kf, VolcanoInformerFactory: vf,
+		Recorder: record.NewFakeRecorder(1000), MaxRequeueNum: -1,
+	}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.wq.ShutDown)
+	// The informers list once and stop: the caches then hold what the
+	// fixture holds until a test adds to them.
+	stop := make(chan struct{})
+	kf.Start(stop)
+	vf.Start(stop)
+	for typ, ok := range kf.WaitForCacheSync(ctx.Done()) {
+		if !ok {
+			t.Fatalf("cache of %v not synced", typ)
+		}
+	}
+	for typ, ok := range vf.WaitForCacheSync(ctx.Done()) {
+		if !ok {
+			t.Fatalf("cache of %v not synced", typ)
+		}
+	}
+	close(stop)
+	kf.Shutdown()
+	vf.Shutdown()
+	kube.ClearActions()
+	return &fakeNodeSetController{c: c, kube: kube, slurm: sl}
+}
+
+func (f *fakeNodeSetController) sync(t *testing.T) {
+	t.Helper()
+	if _, err := f.c.sync(context.Background(), testKey); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// podWrites are the sync's pod creations and deletions ("create w-0",
+// "delete w-1") and cordons ("cordon w-1"), sorted, and forgets them.
+func (f *fakeNodeSetController) podWrites() []string {
+	var out []string
+	for _, a := range f.kube.Actions() {
+		if a.GetResource().Resource != "pods" {
+			continue
+		}
+		switch a := a.(type) {
+		case clienttesting.CreateAction:
+			out = append(out, "create "+a.GetObject().(*corev1.Pod).Name)
+		case clienttesting.DeleteAction:
+			out = append(out, "delete "+a.GetName())
+		case clienttesting.PatchAction:
+			if strings.Contains(string(a.GetPatch()), `"`+slinkyv1beta1.AnnotationPodCordon+`":"true"`) {
+				out = append(out, "cordon "+a.GetName())
+			}
+		}
+	}
+	f.kube.ClearActions()
+	sort.Strings(out)
+	return out
+}
+
+// observe puts the pods the fake API server holds into the pod cache and
+// tells the controller, as the informer would once it caught up.
+func (f *fakeNodeSetController) observe(t *testing.T, names ...string) {
+	t.Helper()
+	for _, n := range names {
+		p, err := f.kube.CoreV1().Pods(testNamespace).Get(context.Background(), n, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := f.c.podIndex.Add(p); err != nil {
+			t.Fatal(err)
+		}
+		f.c.addPod(p)
+	}
+	f.kube.ClearActions()
+}
+
+// TestSyncExpectationsBlockDuplicateCreates: a scale-out creates the
+// missing pods once; until the cache shows every one of them, further
+// syncs create nothing, though the cache still counts too few pods.
+func TestSyncExpectationsBlockDuplicateCreates(t *testing.T) {
+	f := newFakeNodeSetController(t, &fakeSlurm{}, testNodeSet(3))
+	f.sync(t)
+	if w, want := f.podWrites(), []string{"create w-0", "create w-1", "create w-2"}; !slices.Equal(w, want) {
+		t.Fatalf("first sync: pod writes %v, want %v", w, want)
+	}
+	f.sync(t)
+	if w := f.podWrites(); len(w) != 0 {
+		t.Fatalf("sync with three creations in flight wrote %v", w)
+	}
+	f.observe(t, "w-0", "w-1")
+	f.sync(t)
+	if w := f.podWrites(); len(w) != 0 {
+		t.Fatalf("sync with one creation in flight wrote %v", w)
+	}
+	if f.c.exp.satisfied(testKey) {
+		t.Fatal("expectations satisfied with one creation unobserved")
+	}
+	f.observe(t, "w-2")
+	f.sync(t)
+	if w := f.podWrites(); len(w) != 0 {
+		t.Fatalf("sync with all pods in the cache wrote %v", w)
+	}
+	if !f.c.exp.satisfied(testKey) {
+		t.Fatal("expectations pending after every creation was observed")
+	}
+}
+
+// TestSyncScaleOutLowestFreeOrdinals: missing pods take the lowest free
+// ordinals; pods already there stay.
+func TestSyncScaleOutLowestFreeOrdinals(t *testing.T) {
+	ns := testNodeSet(4)
+	f := newFakeNodeSetController(t, &fakeSlurm{}, ns, runningPod(t, ns, 1), runningPod(t, ns, 3))
+	f.sync(t)
+	if w, want := f.podWrites(), []string{"create w-0", "create w-2"}; !slices.Equal(w, want) {
+		t.Fatalf("pod writes %v, want %v", w, want)
+	}
+}
+
+// TestSyncScaleInChoice: a scale-in retires, in order of preference, a pod
+// already cordoned, one whose Slurm node runs nothing, then the highest
+// ordinal; it cordons the pod and drains its node, and deletes the pod
+// only once Slurm says the node is drained.
+func TestSyncScaleInChoice(t *testing.T) {
+	idle := slurm.NodeState{Base: "idle"}
+	busy := slurm.NodeState{Base: "allocated"}
+	for _, tc := range []struct {
+		name      string
+		nodes     map[string]slurm.NodeState
+		cordoned  string
+		drained   bool
+		wantWrite []string
+		wantDrain []string
+	}{
+		{name: "all idle: the highest ordinal",
+			nodes:     map[string]slurm.NodeState{"w-0": idle, "w-1": idle, "w-2": idle},
+			wantWrite: []string{"cordon w-2"}, wantDrain: []string{"w-2: " + reasonScaleIn}},
+		{name: "the highest ordinal busy: an idle one",
+			nodes:     map[string]slurm.NodeState{"w-0": busy, "w-1": idle, "w-2": busy},
+			wantWrite: []string{"cordon w-1"}, wantDrain: []string{"w-1: " + reasonScaleIn}},
+		{name: "a cordoned pod first, busy or not",
+			nodes: map[string]slurm.NodeState{"w-0": busy, "w-1": idle, "w-2": idle}, cordoned: "w-0",
+			wantDrain: []string{"w-0: " + reasonScaleIn}},
+		{name: "drained: the pod is deleted",
+			nodes: map[string]slurm.NodeState{"w-0": idle, "w-1": idle, "w-2": idle}, drained: true,
+			wantWrite: []string{"cordon w-2", "delete w-2"}, wantDrain: []string{"w-2: " + reasonScaleIn}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ns := testNodeSet(2)
+			var pods []runtime.Object
+			for i := range 3 {
+				p := runningPod(t, ns, i)
+				if p.Name == tc.cordoned {
+					p.Annotations[slinkyv1beta1.AnnotationPodCordon] = "true"
+				}
+				pods = append(pods, p)
+			}
+			sl := &fakeSlurm{nodes: tc.nodes, drained: tc.drained}
+			f := newFakeNodeSetController(t, sl, ns, pods...)
+			f.sync(t)
+			if w := f.podWrites(); !slices.Equal(w, tc.wantWrite) {
+				t.Errorf("pod writes %v, want %v", w, tc.wantWrite)
+			}
+			if !slices.Equal(sl.drains, tc.wantDrain) {
+				t.Errorf("drains %v, want %v", sl.drains, tc.wantDrain)
+			}
+		})
+	}
+}
+
+// TestSyncNothingToDo: a NodeSet whose pods are all there, current and
+// wanted causes no pod write and no drain.
+func TestSyncNothingToDo(t *testing.T) {
+	ns := testNodeSet(2)
+	sl := &fakeSlurm{nodes: map[string]slurm.NodeState{"w-0": {Base: "idle"}, "w-1": {Base: "allocated"}}}
+	f := newFakeNodeSetController(t, sl, ns, runningPod(t, ns, 0), runningPod(t, ns, 1))
+	f.sync(t)
+	if w := f.podWrites(); len(w) != 0 {
+		t.Errorf("pod writes %v, want none", w)
+	}
+	if len(sl.drains) != 0 {
+		t.Errorf("drains %v, want none", sl.drains)
+	}
+}

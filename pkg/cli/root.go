@@ -3,8 +3,10 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 
@@ -22,15 +24,13 @@ import (
 // (queue, podgroup, serve, ...) are wired in NewRootCmd's list.
 type Subcommand func(f util.Factory, streams genericiooptions.IOStreams) *cobra.Command
 
-// NewRootCmd returns the root command. The binary's name decides how it
-// presents itself: "kubectl vc" when run as a kubectl plugin.
+// NewRootCmd returns the root command. It presents itself as "kubectl vc"
+// in help and usage when kubectl started it as its plugin (see
+// StartedByKubectl), as "kubectl-vc" otherwise. The command's name stays
+// kubectl-vc either way: completion scripts are written for that name.
 func NewRootCmd(streams genericiooptions.IOStreams, extra ...Subcommand) *cobra.Command {
-	name := "kubectl-vc"
-	if isPlugin() {
-		name = "kubectl vc"
-	}
 	cmd := &cobra.Command{
-		Use:   name,
+		Use:   "kubectl-vc",
 		Short: "Manage Volcano queues and podgroups, and run their controllers",
 		Long: templates.LongDesc(`
 			kubectl-vc manages Volcano queues, podgroups and Commands (and Slinky NodeSets)
@@ -42,8 +42,8 @@ func NewRootCmd(streams genericiooptions.IOStreams, extra ...Subcommand) *cobra.
 		// cobra's own default completion command is replaced by ours.
 		CompletionOptions: cobra.CompletionOptions{DisableDefaultCmd: true},
 	}
-	if isPlugin() {
-		// Shown as "kubectl vc" in usage lines.
+	if len(os.Args) > 0 && StartedByKubectl(os.Args[0], exec.LookPath) {
+		// Usage lines, help and error hints say "kubectl vc ...".
 		cmd.Annotations = map[string]string{cobra.CommandDisplayNameAnnotation: "kubectl vc"}
 	}
 	flags := genericclioptions.NewConfigFlags(true).WithDeprecatedPasswordFlag().WithDiscoveryBurst(300).WithDiscoveryQPS(50.0)
@@ -83,7 +83,26 @@ func ExecuteContext(ctx context.Context, streams genericiooptions.IOStreams, arg
 	return 0
 }
 
-// isPlugin reports whether kubectl started us through plugin discovery.
-func isPlugin() bool {
-	return strings.HasPrefix(filepath.Base(os.Args[0]), "kubectl-") && os.Getenv("KUBECTL_PLUGINS_CALLER") != ""
+// StartedByKubectl reports whether argv0 (the process's os.Args[0]) is how
+// kubectl starts its plugin kubectl-vc. kubectl sets no variable for its
+// plugins (KUBECTL_PLUGINS_CALLER went with the old plugin system in 1.12);
+// it looks the plugin up on PATH and starts it with that path as argv[0]
+// (DefaultPluginHandler in k8s.io/kubectl/pkg/cmd). A shell started by hand
+// passes the name as typed: "kubectl-vc" when found on PATH, or a path
+// such as ./bin/kubectl-vc. So the binary is kubectl's plugin when it is
+// named kubectl-vc and argv0 is exactly what a PATH lookup of that name
+// gives. The one run by hand that looks the same is typing the full path
+// PATH would give, which is then shown as "kubectl vc" too.
+func StartedByKubectl(argv0 string, lookPath func(string) (string, error)) bool {
+	base := filepath.Base(argv0)
+	if strings.TrimSuffix(base, ".exe") != "kubectl-vc" || base == argv0 {
+		return false
+	}
+	found, err := lookPath(base)
+	// kubectl takes a path relative to a relative PATH entry (Go's
+	// exec.ErrDot), and so does this.
+	if err != nil && !errors.Is(err, exec.ErrDot) {
+		return false
+	}
+	return found == argv0
 }

@@ -87,7 +87,7 @@ type Job struct {
 	Spec JobSpec `json:"spec,omitempty"`
 	// Status is maintained by the job controller.
 	// +optional
-	Status JobStatus `json:"status,omitempty"`
+	Status JobStatus `json:"status,omitempty,omitzero"`
 }
 
 // JobSpec is the desired shape of a job.
@@ -277,7 +277,7 @@ type JobState struct {
 	Message string `json:"message,omitempty"`
 	// LastTransitionTime is when the phase last changed.
 	// +optional
-	LastTransitionTime metav1.Time `json:"lastTransitionTime,omitempty"`
+	LastTransitionTime metav1.Time `json:"lastTransitionTime,omitempty,omitzero"`
 }
 
 // TaskState counts a task's pods by pod phase.
@@ -291,7 +291,7 @@ type TaskState struct {
 type JobStatus struct {
 	// State is the job's phase.
 	// +optional
-	State JobState `json:"state,omitempty"`
+	State JobState `json:"state,omitempty,omitzero"`
 	// MinAvailable is the minAvailable the controller works with.
 	// +kubebuilder:validation:Minimum=0
 	// +optional

@@ -143,9 +143,6 @@ func (o *CreateOptions) Validate() error {
 		}
 		lists[flag] = l
 	}
-	if err := checkGuarantee(lists["deserved"], lists["guarantee"]); err != nil {
-		return err
-	}
 	q := &schedulingv1beta1.Queue{
 		ObjectMeta: metav1.ObjectMeta{Name: o.Name},
 		Spec: schedulingv1beta1.QueueSpec{
@@ -160,6 +157,9 @@ func (o *CreateOptions) Validate() error {
 	if o.reclaimableSet {
 		q.Spec.Reclaimable = ptr.To(o.Reclaimable)
 	}
+	if err := checkResources(&q.Spec); err != nil {
+		return err
+	}
 	o.queue = q
 	return nil
 }
@@ -170,12 +170,21 @@ func (o *CreateOptions) Run(ctx context.Context) error {
 		return vcprinters.Print(o.printer, o.queue, o.Out)
 	}
 	c := o.client
-	if o.Parent != "" {
-		// A queue under a missing parent would never be scheduled; say so now.
-		if _, err := c.SchedulingV1beta1().Queues().Get(ctx, o.Parent, metav1.GetOptions{}); err != nil {
-			if apierrors.IsNotFound(err) {
-				return util.UsageErrorf("parent queue %q not found: create it first or pick another --parent", o.Parent)
-			}
+	spec := &o.queue.Spec
+	if o.Parent != "" || len(spec.Capability)+len(spec.Deserved)+len(spec.Guarantee.Resource) > 0 {
+		// What needs the other queues, read once: a queue under a missing
+		// parent would never be scheduled, one whose parent is below it
+		// would close a cycle, and its resources must fit its parent's
+		// and its children's (a queue may name it as parent already).
+		all, err := allQueues(ctx, c)
+		if err != nil {
+			return err
+		}
+		check := keepParent
+		if o.Parent != "" {
+			check = newParent
+		}
+		if err := checkPlacement(o.queue, all, check); err != nil {
 			return err
 		}
 	}

@@ -73,16 +73,22 @@ func TestParseResources(t *testing.T) {
 	}
 }
 
-func TestCheckGuarantee(t *testing.T) {
-	d := corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2")}
-	if err := checkGuarantee(d, corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2")}); err != nil {
+func TestCheckResources(t *testing.T) {
+	spec := func(d, g string) *schedulingv1beta1.QueueSpec {
+		return &schedulingv1beta1.QueueSpec{
+			Deserved:  corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(d)},
+			Guarantee: schedulingv1beta1.Guarantee{Resource: corev1.ResourceList{corev1.ResourceName(g[:strings.Index(g, "=")]): resource.MustParse(g[strings.Index(g, "=")+1:])}},
+		}
+	}
+	if err := checkResources(spec("2", "cpu=2")); err != nil {
 		t.Errorf("equal must pass: %v", err)
 	}
-	if err := checkGuarantee(d, corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2001m")}); err == nil {
-		t.Error("guarantee above deserved must fail")
+	err := checkResources(spec("2", "cpu=2001m"))
+	if err == nil || err.Error() != "--guarantee cpu=2001m exceeds --deserved cpu=2: deserved must be at least the guarantee" {
+		t.Errorf("guarantee above deserved: %v", err)
 	}
 	// A resource without a deserved amount is not compared.
-	if err := checkGuarantee(d, corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("1Gi")}); err != nil {
+	if err := checkResources(spec("2", "memory=1Gi")); err != nil {
 		t.Errorf("unrelated resource: %v", err)
 	}
 }

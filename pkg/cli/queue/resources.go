@@ -1,114 +1,20 @@
 package queue
 
 import (
-	"fmt"
-	"regexp"
-	"strconv"
-	"strings"
-
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
-	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/util"
+	"github.com/kubectl-vc/kubectl-vc/pkg/rules"
 )
 
-// parseResources parses "cpu=4,memory=8Gi" for the flag named flag.
+// parseResources parses "cpu=4,memory=8Gi" for the flag named flag
+// (rules.ParseResourceList), as a usage error.
 func parseResources(flag, s string) (corev1.ResourceList, error) {
-	list := corev1.ResourceList{}
-	if strings.TrimSpace(s) == "" {
-		return list, nil
+	l, err := rules.ParseResourceList(flag, s)
+	if err != nil {
+		return nil, util.UsageErrorf("%s", err)
 	}
-	for _, part := range strings.Split(s, ",") {
-		name, value, ok := strings.Cut(strings.TrimSpace(part), "=")
-		if !ok || name == "" || value == "" {
-			return nil, util.UsageErrorf("invalid --%s %q: write NAME=QUANTITY pairs, e.g. cpu=4,memory=8Gi", flag, s)
-		}
-		if errs := validation.IsQualifiedName(name); len(errs) > 0 {
-			return nil, util.UsageErrorf("invalid --%s: resource name %q: %s", flag, name, errs[0])
-		}
-		if _, dup := list[corev1.ResourceName(name)]; dup {
-			return nil, util.UsageErrorf("invalid --%s: %s is given twice", flag, name)
-		}
-		if len(value) > maxQuantityLen {
-			// Not echoed: the point is that it is too long to print.
-			return nil, util.UsageErrorf("invalid --%s: the quantity of %s is %d characters long; at most %d are accepted", flag, name, len(value), maxQuantityLen)
-		}
-		if err := checkExponent(value); err != nil {
-			return nil, util.UsageErrorf("invalid --%s: %s=%s: %s", flag, name, value, err)
-		}
-		q, err := resource.ParseQuantity(value)
-		if err != nil {
-			return nil, util.UsageErrorf("invalid --%s: %s=%s is not a quantity (use e.g. 4, 500m, 8Gi)", flag, name, value)
-		}
-		if q.Sign() < 0 {
-			return nil, util.UsageErrorf("invalid --%s: %s=%s must not be negative", flag, name, value)
-		}
-		// What is sent is q.String(). apimachinery has no suffix above E
-		// and prints 1000E (or 1e21 written out) as "1", so such a value
-		// would be stored as something else entirely (found by
-		// FuzzParseResources). Refuse what does not survive the trip.
-		// The stored form must also pass our own exponent bound: 100e1000
-		// is written within it but stored as 1e1002, which this flag would
-		// then refuse when pasted back from 'queue describe' (also found
-		// by FuzzParseResources).
-		stored := q.String()
-		if len(stored) > maxQuantityLen {
-			return nil, util.UsageErrorf("invalid --%s: %s=%s would be stored in %d characters; at most %d are accepted", flag, name, value, len(stored), maxQuantityLen)
-		}
-		if err := checkExponent(stored); err != nil {
-			return nil, util.UsageErrorf("invalid --%s: %s=%s would be stored as %s: %s", flag, name, value, stored, err)
-		}
-		if back, err := resource.ParseQuantity(stored); err != nil || back.Cmp(q) != 0 {
-			return nil, util.UsageErrorf("invalid --%s: %s=%s cannot be stored as written (Kubernetes would store %s); use a smaller quantity", flag, name, value, stored)
-		}
-		list[corev1.ResourceName(name)] = q
-	}
-	return list, nil
-}
-
-// maxQuantityLen bounds how long a quantity may be written or stored.
-// The longest real one (a 19-digit integer, nine decimals and a suffix)
-// is about 30 characters; without a bound, a value of 100 000 digits took
-// seconds to parse (apimachinery's rounding is quadratic in the digits)
-// and was then echoed whole in the error line.
-const maxQuantityLen = 100
-
-// maxExponent bounds the decimal exponent of a quantity such as 5e3.
-// apimachinery keeps only the low 32 bits of the exponent it parses
-// (1e4294967297 would silently be 10), and rounding a quantity with a large
-// negative exponent up to its smallest unit takes time that grows faster
-// than the exponent (1e-2000000000 did not return; both found by
-// FuzzParseResources). Real resources lie between 1n and a few E, so no
-// real value needs an exponent near this bound; it applies both to what
-// the user writes and to the form the value is stored in.
-const maxExponent = 1000
-
-// exponentSuffix is the exponent form of a quantity's suffix.
-var exponentSuffix = regexp.MustCompile(`[eE]([+-]?[0-9]+)$`)
-
-// checkExponent refuses a quantity written with an exponent beyond
-// ±maxExponent, before apimachinery parses it.
-func checkExponent(value string) error {
-	m := exponentSuffix.FindStringSubmatch(value)
-	if m == nil {
-		return nil
-	}
-	if e, err := strconv.ParseInt(m[1], 10, 64); err != nil || e > maxExponent || e < -maxExponent {
-		return fmt.Errorf("the exponent must be between -%d and %d", maxExponent, maxExponent)
-	}
-	return nil
-}
-
-// checkGuarantee enforces deserved >= guarantee per resource, the rule
-// the admission policy also enforces, so the user learns it before a write.
-func checkGuarantee(deserved, guarantee corev1.ResourceList) error {
-	for name, g := range guarantee {
-		if d, ok := deserved[name]; ok && d.Cmp(g) < 0 {
-			return util.UsageErrorf("--guarantee %s=%s exceeds --deserved %s=%s: deserved must be at least the guarantee", name, g.String(), name, d.String())
-		}
-	}
-	return nil
+	return l, nil
 }
 
 func validateWeight(w int32) error {

@@ -16,7 +16,6 @@ import (
 	"k8s.io/kubectl/pkg/util/templates"
 
 	"github.com/kubectl-vc/kubectl-vc/pkg/apis/keys"
-	schedulingv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/scheduling/v1beta1"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/completion"
 	vcprinters "github.com/kubectl-vc/kubectl-vc/pkg/cli/printers"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/util"
@@ -159,26 +158,44 @@ func (o *UpdateOptions) Validate() error {
 	return nil
 }
 
-// Run reads the queue, checks the rules that need its current values
-// (deserved >= guarantee, no parent cycle) and sends one merge patch.
+// Run reads the queue, checks the rules that need its current values and
+// the other queues (resources, a new parent's existence, no parent cycle)
+// and sends one merge patch.
 func (o *UpdateOptions) Run(ctx context.Context) error {
 	c := o.client
 	q, err := c.SchedulingV1beta1().Queues().Get(ctx, o.Name, metav1.GetOptions{})
 	if err != nil {
 		return err
 	}
-	deserved, guarantee := q.Spec.Deserved, q.Spec.Guarantee.Resource
+	// The queue as it would be after the patch, for the rules.
+	next := q.DeepCopy()
+	if l, ok := o.lists["capability"]; ok {
+		next.Spec.Capability = l
+	}
 	if l, ok := o.lists["deserved"]; ok {
-		deserved = l
+		next.Spec.Deserved = l
 	}
 	if l, ok := o.lists["guarantee"]; ok {
-		guarantee = l
-	}
-	if err := checkGuarantee(deserved, guarantee); err != nil {
-		return err
+		next.Spec.Guarantee.Resource = l
 	}
 	if o.changed["parent"] {
-		if err := o.checkParent(ctx, c.SchedulingV1beta1().Queues().Get); err != nil {
+		next.Spec.Parent = o.Parent
+	}
+	if err := checkResources(&next.Spec); err != nil {
+		return err
+	}
+	if len(o.lists) > 0 || o.changed["parent"] {
+		all, err := allQueues(ctx, c)
+		if err != nil {
+			return err
+		}
+		// A new parent must exist, with every queue above it, and may not
+		// be below this queue.
+		check := keepParent
+		if o.changed["parent"] {
+			check = newParentChain
+		}
+		if err := checkPlacement(next, all, check); err != nil {
 			return err
 		}
 	}
@@ -224,30 +241,6 @@ func (o *UpdateOptions) Run(ctx context.Context) error {
 		return err
 	}
 	return vcprinters.Print(o.printer, updated, o.Out)
-}
-
-// checkParent refuses a missing parent and a parent that is a descendant
-// of the queue (which would make a cycle).
-func (o *UpdateOptions) checkParent(ctx context.Context, get func(context.Context, string, metav1.GetOptions) (*schedulingv1beta1.Queue, error)) error {
-	seen := map[string]bool{}
-	for cur := o.Parent; cur != "" && cur != keys.RootQueue; {
-		if cur == o.Name {
-			return util.UsageErrorf("invalid --parent %q: it is below %q, which would make a cycle", o.Parent, o.Name)
-		}
-		if seen[cur] {
-			break // an existing cycle elsewhere; not ours to report
-		}
-		seen[cur] = true
-		p, err := get(ctx, cur, metav1.GetOptions{})
-		if err != nil {
-			if apierrors.IsNotFound(err) {
-				return util.UsageErrorf("parent queue %q not found: create it first or pick another --parent", cur)
-			}
-			return err
-		}
-		cur = p.Spec.Parent
-	}
-	return nil
 }
 
 // replaceList makes a merge patch that sets the resource map to exactly

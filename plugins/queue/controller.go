@@ -26,6 +26,7 @@ import (
 	businformers "github.com/kubectl-vc/kubectl-vc/pkg/client/informers/externalversions/bus/v1alpha1"
 	schedulinglisters "github.com/kubectl-vc/kubectl-vc/pkg/client/listers/scheduling/v1beta1"
 	"github.com/kubectl-vc/kubectl-vc/pkg/controller/framework"
+	"github.com/kubectl-vc/kubectl-vc/pkg/rules"
 )
 
 // Name is the controller's name for --controllers and --workers-queue.
@@ -194,12 +195,15 @@ func (c *Controller) Run(ctx context.Context) {
 	if c.ensureDefaults {
 		// Retried until it works or we stop: without root nothing else in
 		// the hierarchy makes sense.
-		_ = wait.PollUntilContextCancel(ctx, time.Second, true, func(ctx context.Context) (bool, error) {
+		// Syncs start once the cache shows both, so that no queue is
+		// reported as missing its parent root for the moment it takes the
+		// informer to see the queues just created.
+		_ = wait.PollUntilContextCancel(ctx, 100*time.Millisecond, true, func(ctx context.Context) (bool, error) {
 			if err := c.ensureDefaultQueues(ctx); err != nil {
 				klog.ErrorS(err, "cannot ensure the root and default queues; retrying")
 				return false, nil
 			}
-			return true, nil
+			return c.inCache(keys.RootQueue) && c.inCache(keys.DefaultQueue), nil
 		})
 	}
 	framework.Loop[string]{
@@ -218,6 +222,11 @@ func (c *Controller) Run(ctx context.Context) {
 	}.Run(stopCh)
 }
 
+func (c *Controller) inCache(name string) bool {
+	_, err := c.queues.Get(name)
+	return err == nil
+}
+
 func (c *Controller) enqueueChildren(name string) {
 	objs, err := c.queueIndex.ByIndex(byParentIndex, name)
 	if err != nil {
@@ -228,18 +237,48 @@ func (c *Controller) enqueueChildren(name string) {
 	}
 }
 
+// enqueueAncestors syncs every queue above the named one (following
+// parents through the cache, each queue once): when a parent changes, the
+// queues of a cycle it closes or opens are exactly those.
+func (c *Controller) enqueueAncestors(name string) {
+	a, err := rules.WalkUp(name, func(n string) (*v1beta1.Queue, error) {
+		q, err := c.queues.Get(n)
+		if err != nil {
+			return nil, nil // the walk ends at a queue not in the cache
+		}
+		return q, nil
+	})
+	if err != nil {
+		return
+	}
+	for _, n := range a.Path[1:] {
+		c.wq.Add(n)
+	}
+}
+
+// addQueue syncs a new queue, the queues waiting for it as their parent,
+// and the queues above it (it may close a cycle).
 func (c *Controller) addQueue(obj any) {
-	c.wq.Add(obj.(*v1beta1.Queue).Name)
+	q := obj.(*v1beta1.Queue)
+	c.wq.Add(q.Name)
+	c.enqueueChildren(q.Name)
+	c.enqueueAncestors(q.Name)
 }
 
 // updateQueue re-syncs a queue only when its parent changed, never for its
-// own status writes (that would loop). When its state changed, its children
-// are synced, so that closing and opening propagate down the hierarchy once
-// the cache shows the parent's new state.
+// own status writes (that would loop). A parent change may make or break a
+// cycle: the queues above the old and the new parent are synced too. When
+// its state changed, its children are synced, so that closing and opening
+// propagate down the hierarchy once the cache shows the parent's new state.
 func (c *Controller) updateQueue(oldObj, newObj any) {
 	old, q := oldObj.(*v1beta1.Queue), newObj.(*v1beta1.Queue)
 	if old.Spec.Parent != q.Spec.Parent || old.UID != q.UID {
 		c.wq.Add(q.Name)
+		c.enqueueAncestors(q.Name)
+		if p := rules.EffectiveParent(old); p != "" {
+			c.wq.Add(p)
+			c.enqueueAncestors(p)
+		}
 	}
 	if old.Status.State != q.Status.State {
 		c.enqueueChildren(q.Name)
@@ -258,6 +297,12 @@ func (c *Controller) deleteQueue(obj any) {
 	c.mu.Lock()
 	delete(c.written, q.Name)
 	c.mu.Unlock()
+	// Its children have lost their parent; a cycle through it is broken.
+	c.enqueueChildren(q.Name)
+	if p := rules.EffectiveParent(q); p != "" {
+		c.wq.Add(p)
+		c.enqueueAncestors(p)
+	}
 }
 
 func (c *Controller) addPodGroup(obj any) {

@@ -9,6 +9,7 @@ import (
 	busv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/bus/v1alpha1"
 	"github.com/kubectl-vc/kubectl-vc/pkg/apis/keys"
 	"github.com/kubectl-vc/kubectl-vc/pkg/apis/scheduling/v1beta1"
+	"github.com/kubectl-vc/kubectl-vc/pkg/rules"
 )
 
 func queueIn(name string, state v1beta1.QueueState, marked bool) *v1beta1.Queue {
@@ -21,6 +22,15 @@ func queueIn(name string, state v1beta1.QueueState, marked bool) *v1beta1.Queue 
 	if marked {
 		q.Annotations = map[string]string{keys.ClosedByParent: "true"}
 	}
+	return q
+}
+
+func withProblem(q *v1beta1.Queue, problem string) *v1beta1.Queue {
+	q = q.DeepCopy()
+	if q.Annotations == nil {
+		q.Annotations = map[string]string{}
+	}
+	q.Annotations[rules.HierarchyProblemAnnotation] = problem
 	return q
 }
 
@@ -50,8 +60,11 @@ func TestDecide(t *testing.T) {
 		cmds         func(q *v1beta1.Queue) []*busv1alpha1.Command
 		podGroups    int
 		parent       v1beta1.QueueState
+		missing      bool     // the parent does not exist
+		cycle        []string // the queue is in this parent cycle
 		wantState    v1beta1.QueueState
 		wantMark     bool
+		wantProblem  string
 		wantDone     []string
 		wantEvents   []string
 		wantApplyErr bool
@@ -105,16 +118,61 @@ func TestDecide(t *testing.T) {
 			wantState: closed, wantDone: []string{"c"}},
 		{name: "a child closed by its user stays closed when the parent opens", q: queueIn("a", closed, false), parent: open,
 			wantState: closed},
+
+		// A missing parent is neither Open nor Closed: nothing is followed,
+		// the problem is reported once and the sync is retried.
+		{name: "a missing parent does not reopen a child it closed", q: queueIn("a", closed, true), missing: true,
+			wantState: closed, wantMark: true, wantProblem: "ParentMissing: root", wantEvents: []string{"ParentMissing"}, wantApplyErr: true},
+		{name: "a missing parent does not close an open child", q: a, missing: true,
+			wantState: open, wantProblem: "ParentMissing: root", wantEvents: []string{"ParentMissing"}, wantApplyErr: true},
+		{name: "a new queue under a missing parent is Open, as in Volcano", q: queueIn("a", "", false), missing: true,
+			wantState: open, wantProblem: "ParentMissing: root", wantEvents: []string{"ParentMissing"}, wantApplyErr: true},
+		{name: "opening under a missing parent waits, the Command stays", q: queueIn("a", closed, false), missing: true,
+			cmds: func(q *v1beta1.Queue) []*busv1alpha1.Command {
+				return []*busv1alpha1.Command{cmdFor(q, "o", busv1alpha1.OpenQueueAction, "")}
+			},
+			wantState: closed, wantProblem: "ParentMissing: root", wantEvents: []string{"ParentMissing"}, wantApplyErr: true},
+		{name: "closing under a missing parent applies", q: a, missing: true,
+			cmds: func(q *v1beta1.Queue) []*busv1alpha1.Command {
+				return []*busv1alpha1.Command{cmdFor(q, "c", busv1alpha1.CloseQueueAction, "")}
+			},
+			wantState: closed, wantDone: []string{"c"}, wantProblem: "ParentMissing: root", wantEvents: []string{"ParentMissing"}, wantApplyErr: true},
+		{name: "a reported missing parent is not reported again", q: withProblem(queueIn("a", open, false), "ParentMissing: root"), missing: true,
+			wantState: open, wantProblem: "ParentMissing: root", wantApplyErr: true},
+
+		// A cycle has no top: nothing in it holds a queue closed.
+		{name: "a queue in a cycle with a closed parent stays open", q: a, parent: closed, cycle: []string{"a", "b", "a"},
+			wantState: open, wantProblem: "ParentCycle: a -> b -> a", wantEvents: []string{"ParentCycle"}},
+		{name: "a queue closed by its parent reopens once it is in a cycle", q: queueIn("a", closed, true), parent: closed, cycle: []string{"a", "b", "c", "a"},
+			wantState: open, wantProblem: "ParentCycle: a -> b -> c -> a", wantEvents: []string{"ParentCycle"}},
+		{name: "opening a queue in a cycle under a closed parent applies", q: queueIn("a", closed, false), parent: closed, cycle: []string{"a", "b", "a"},
+			cmds: func(q *v1beta1.Queue) []*busv1alpha1.Command {
+				return []*busv1alpha1.Command{cmdFor(q, "o", busv1alpha1.OpenQueueAction, "")}
+			},
+			wantState: open, wantDone: []string{"o"}, wantProblem: "ParentCycle: a -> b -> a", wantEvents: []string{"ParentCycle"}},
+		{name: "a queue in a cycle closed by its user stays closed", q: withProblem(queueIn("a", closed, false), "ParentCycle: a -> b -> a"), parent: open, cycle: []string{"a", "b", "a"},
+			wantState: closed, wantProblem: "ParentCycle: a -> b -> a"},
+		{name: "a repaired hierarchy clears the problem", q: withProblem(a, "ParentCycle: a -> b -> a"), parent: open,
+			wantState: open},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var cmds []*busv1alpha1.Command
 			if tc.cmds != nil {
 				cmds = tc.cmds(tc.q)
 			}
-			parentClosed := tc.parent == closed || tc.parent == closing
-			d := decide(tc.q, cmds, tc.podGroups, tc.parent, parentClosed)
+			parent := parentView{name: tc.q.Spec.Parent, state: tc.parent, missing: tc.missing, cycle: tc.cycle}
+			if tc.q.Name != keys.RootQueue && parent.name == "" {
+				parent.name = keys.RootQueue
+			}
+			if tc.missing {
+				parent.state = ""
+			}
+			d := decide(tc.q, cmds, tc.podGroups, parent)
 			if d.state != tc.wantState || d.mark != tc.wantMark {
 				t.Errorf("state %q mark %v, want %q %v", d.state, d.mark, tc.wantState, tc.wantMark)
+			}
+			if d.problem != tc.wantProblem {
+				t.Errorf("problem %q, want %q", d.problem, tc.wantProblem)
 			}
 			var done []string
 			for _, c := range d.done {

@@ -85,18 +85,35 @@ func (c *Controller) pendingCommands(queue string) []*busv1alpha1.Command {
 	return cmds
 }
 
-// parentClosed reports whether a queue's parent is Closed or Closing. A
-// parent that does not exist (yet) closes nothing.
-func (c *Controller) parentClosed(parent string) (v1beta1.QueueState, bool) {
-	if parent == "" {
-		return "", false
+// parentOf reads what the sync needs to know of a queue's parent: its
+// state, whether it exists, and whether the queue is in a parent cycle
+// (found by following parents through the cache, each queue at most once).
+func (c *Controller) parentOf(q *v1beta1.Queue) parentView {
+	v := parentView{name: rules.EffectiveParent(q)}
+	if v.name == "" {
+		return v
 	}
-	p, err := c.freshest(parent)
+	a, err := rules.WalkUp(q.Name, func(name string) (*v1beta1.Queue, error) {
+		if name == q.Name {
+			return q, nil
+		}
+		o, err := c.freshest(name)
+		if apierrors.IsNotFound(err) {
+			return nil, nil
+		}
+		return o, err
+	})
+	if err == nil && a.InCycle() {
+		v.cycle = a.Cycle()
+	}
+	p, err := c.freshest(v.name)
 	if err != nil {
-		return "", false
+		// The lister only fails with NotFound.
+		v.missing = true
+		return v
 	}
-	s := p.Status.State
-	return s, s == v1beta1.QueueStateClosed || s == v1beta1.QueueStateClosing
+	v.state = p.Status.State
+	return v
 }
 
 // sync brings one queue to where its Commands, podgroups and parent say it
@@ -104,9 +121,10 @@ func (c *Controller) parentClosed(parent string) (v1beta1.QueueState, bool) {
 //
 //  1. default spec.parent to root;
 //  2. run the pending Commands through the state machine in creation order;
-//  3. repair parent/child consistency (closed-by-parent);
+//  3. repair parent/child consistency (closed-by-parent), and report a
+//     parent cycle or a missing parent (rules.HierarchyProblemAnnotation);
 //  4. a final SyncQueue (Closing becomes Closed once the podgroups are gone);
-//  5. write the annotation and the status, each only if it changed;
+//  5. write the annotations and the status, each only if it changed;
 //  6. only then delete the applied Commands.
 //
 // A crash anywhere before 6 leaves the Commands in place and the next run
@@ -133,22 +151,32 @@ func (c *Controller) sync(ctx context.Context, name string) error {
 	}
 	n := c.countPodGroups(q.Name)
 	hadMark := q.Annotations[keys.ClosedByParent] == "true"
-	parentState, parentClosed := c.parentClosed(q.Spec.Parent)
-	d := decide(q, c.pendingCommands(q.Name), int(n.Total), parentState, parentClosed)
+	hadProblem := q.Annotations[rules.HierarchyProblemAnnotation]
+	d := decide(q, c.pendingCommands(q.Name), int(n.Total), c.parentOf(q))
 	for _, e := range d.events {
 		c.recorder.Eventf(q, "Warning", e.reason, "%s", e.message)
 	}
 	state, mark, done, applyErr := d.state, d.mark, d.done, d.applyErr
 
+	// Both annotations in one merge patch; nil removes one.
+	annotations := map[string]any{}
 	if mark != hadMark {
-		var val any // nil removes the annotation in a merge patch
+		annotations[keys.ClosedByParent] = nil
 		if mark {
-			val = "true"
+			annotations[keys.ClosedByParent] = "true"
 		}
-		patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]any{keys.ClosedByParent: val}}})
+	}
+	if d.problem != hadProblem {
+		annotations[rules.HierarchyProblemAnnotation] = nil
+		if d.problem != "" {
+			annotations[rules.HierarchyProblemAnnotation] = d.problem
+		}
+	}
+	if len(annotations) > 0 {
+		patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": annotations}})
 		out, err := c.vc.SchedulingV1beta1().Queues().Patch(ctx, q.Name, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: controllerName})
 		if err != nil {
-			return fmt.Errorf("mark queue %s closed-by-parent=%t: %w", q.Name, mark, err)
+			return fmt.Errorf("annotate queue %s (closed-by-parent=%t, hierarchy problem %q): %w", q.Name, mark, d.problem, err)
 		}
 		c.remember(out)
 	}

@@ -18,6 +18,7 @@ import (
 	vcprinters "github.com/kubectl-vc/kubectl-vc/pkg/cli/printers"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/util"
 	"github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned"
+	"github.com/kubectl-vc/kubectl-vc/pkg/rules"
 )
 
 // DescribeOptions holds the input of 'queue describe'.
@@ -106,6 +107,9 @@ func (o *DescribeOptions) Run(ctx context.Context) error {
 	}
 	fmt.Fprintln(w, "Status:")
 	line(1, "State", stateOf(q))
+	if problem := q.Annotations[rules.HierarchyProblemAnnotation]; problem != "" {
+		line(1, "Hierarchy", problem)
+	}
 	line(1, "Allocated", vcprinters.OrNone(vcprinters.Resources(q.Status.Allocated)))
 
 	cnt := queueCounts(ctx, c, []schedulingv1beta1.Queue{*q})[q.Name]

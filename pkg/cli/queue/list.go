@@ -19,6 +19,7 @@ import (
 	vcprinters "github.com/kubectl-vc/kubectl-vc/pkg/cli/printers"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/util"
 	"github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned"
+	"github.com/kubectl-vc/kubectl-vc/pkg/rules"
 )
 
 // ListOptions holds the input of 'queue list'.
@@ -207,7 +208,7 @@ func queueTable(items []schedulingv1beta1.Queue, cnt map[string]counts) *metav1.
 		q := &items[i]
 		n := cnt[q.Name]
 		rows = append(rows, []any{
-			q.Name, string(stateOf(q)), q.Spec.Weight, parentOf(q),
+			q.Name, stateColumn(q), q.Spec.Weight, parentOf(q),
 			n.Inqueue, n.Pending, n.Running, n.Unknown, n.Completed,
 			vcprinters.Age(q.CreationTimestamp),
 			vcprinters.OrNone(vcprinters.Resources(q.Spec.Capability)),
@@ -216,6 +217,16 @@ func queueTable(items []schedulingv1beta1.Queue, cnt map[string]counts) *metav1.
 		})
 	}
 	return vcprinters.Table(queueColumns, rows)
+}
+
+// stateColumn is the queue's state, followed by the hierarchy problem the
+// queue controller reports on it, as kubectl shows a node's conditions
+// (Open,ParentCycle).
+func stateColumn(q *schedulingv1beta1.Queue) string {
+	if reason := rules.HierarchyProblemReason(q.Annotations[rules.HierarchyProblemAnnotation]); reason != "" {
+		return string(stateOf(q)) + "," + reason
+	}
+	return string(stateOf(q))
 }
 
 // parentOf shows the effective parent: an empty parent means root.

@@ -21,6 +21,7 @@ import (
 	schedulingv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/scheduling/v1beta1"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/util"
 	"github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned"
+	"github.com/kubectl-vc/kubectl-vc/pkg/rules"
 )
 
 // TreeOptions holds the input of 'queue tree'.
@@ -38,7 +39,9 @@ func newTreeCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Comma
 		Short: "Show the queue hierarchy with states and podgroup counts",
 		Long: templates.LongDesc(`
 			Show queues as a tree under root, with each queue's state, weight and podgroup
-			counts. Queues whose parent does not exist are listed after the tree.`),
+			counts. Queues that cannot hang under root are listed after the tree, each
+			with what is wrong and its own subtree: a queue whose parent does not exist,
+			and every queue of a parent cycle.`),
 		Example: templates.Examples(`
 			kubectl vc queue tree`),
 		Args: cobra.NoArgs,
@@ -67,41 +70,48 @@ func (o *TreeOptions) Run(ctx context.Context) error {
 	}
 	cnt := queueCounts(ctx, c, list.Items)
 	byName := map[string]*schedulingv1beta1.Queue{}
-	children := map[string][]string{}
 	for i := range list.Items {
 		q := &list.Items[i]
 		byName[q.Name] = q
 	}
-	var orphans []string
+	// Queues that cannot hang under root: those whose parent is missing
+	// and those in a parent cycle. Each is shown at the top level with
+	// what is wrong, its subtree below it.
+	cycles := map[string]string{}
+	var orphans, inCycle []string
 	for name, q := range byName {
 		if name == keys.RootQueue {
 			continue
 		}
-		p := parentOf(q)
-		if _, ok := byName[p]; !ok {
-			orphans = append(orphans, name)
+		if a, err := rules.WalkUp(name, rules.MapLookup(byName)); err == nil && a.InCycle() {
+			cycles[name] = rules.FormatCycle(a.Cycle())
+			inCycle = append(inCycle, name)
 			continue
 		}
-		children[p] = append(children[p], name)
+		if _, ok := byName[parentOf(q)]; !ok {
+			orphans = append(orphans, name)
+		}
+	}
+	children := map[string][]string{}
+	for name, q := range byName {
+		if name != keys.RootQueue && cycles[name] == "" {
+			children[parentOf(q)] = append(children[parentOf(q)], name)
+		}
 	}
 	for _, c := range children {
 		sort.Strings(c)
 	}
 	sort.Strings(orphans)
+	sort.Strings(inCycle)
 
 	// Rows are collected first and rendered once, so that columns are as
 	// wide as their widest cell.
 	var rows [][]string
-	seen := map[string]bool{}
-	var walk func(name, prefix, branch string)
-	walk = func(name, prefix, branch string) {
-		if seen[name] {
-			return // a parent cycle: print each queue once
-		}
-		seen[name] = true
+	var walk func(name, label, prefix, branch string)
+	walk = func(name, label, prefix, branch string) {
 		q := byName[name]
 		n := cnt[name]
-		rows = append(rows, []string{prefix + branch + name, string(stateOf(q)), itoa(q.Spec.Weight),
+		rows = append(rows, []string{prefix + branch + name + label, string(stateOf(q)), itoa(q.Spec.Weight),
 			itoa(n.Inqueue), itoa(n.Pending), itoa(n.Running), itoa(n.Unknown), itoa(n.Completed)})
 		kids := children[name]
 		next := prefix
@@ -116,27 +126,17 @@ func (o *TreeOptions) Run(ctx context.Context) error {
 			if i == len(kids)-1 {
 				b = "└── "
 			}
-			walk(k, next, b)
+			walk(k, "", next, b)
 		}
 	}
 	if _, ok := byName[keys.RootQueue]; ok {
-		walk(keys.RootQueue, "", "")
+		walk(keys.RootQueue, "", "", "")
 	}
 	for _, name := range orphans {
-		q := byName[name]
-		rows = append(rows, []string{fmt.Sprintf("%s (parent %q missing)", name, parentOf(q)), string(stateOf(q)), itoa(q.Spec.Weight), "", "", "", "", ""})
-		seen[name] = true
+		walk(name, fmt.Sprintf(" (parent %q missing)", parentOf(byName[name])), "", "")
 	}
-	// Queues only reachable through a cycle.
-	var rest []string
-	for name := range byName {
-		if !seen[name] {
-			rest = append(rest, name)
-		}
-	}
-	sort.Strings(rest)
-	for _, name := range rest {
-		rows = append(rows, []string{name + " (in a parent cycle)", string(stateOf(byName[name])), itoa(byName[name].Spec.Weight), "", "", "", "", ""})
+	for _, name := range inCycle {
+		walk(name, " (parent cycle "+cycles[name]+")", "", "")
 	}
 	if err := printTable(o.Out, []string{"QUEUE", "STATE", "WEIGHT", "INQUEUE", "PENDING", "RUNNING", "UNKNOWN", "COMPLETED"}, rows); err != nil {
 		return err

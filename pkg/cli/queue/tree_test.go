@@ -54,21 +54,28 @@ func TestTreeOutput(t *testing.T) {
 		treeQueue("team-a-batch-nightly", "team-a-batch", 1, open, 12),
 		treeQueue("team-a-dev", "team-a", 1, open, 0),
 		treeQueue("lost", "gone", 1, open, 0),
+		treeQueue("lost-child", "lost", 1, open, 2),
 		treeQueue("loop-a", "loop-b", 1, open, 0),
-		treeQueue("loop-b", "loop-a", 1, open, 0),
+		treeQueue("loop-b", "loop-c", 1, closed, 0),
+		treeQueue("loop-c", "loop-a", 1, open, 0),
+		treeQueue("below-loop", "loop-b", 1, open, 1),
 	)
 	// Columns as wide as their widest cell plus two spaces, as kubectl
-	// prints them; no trailing blanks on the rows without counts.
-	want := `QUEUE                             STATE   WEIGHT  INQUEUE  PENDING  RUNNING  UNKNOWN  COMPLETED
-root                              Open    1       0        0        0        0        0
-├── default                       Open    1       0        0        0        0        0
-└── team-a                        Open    2       0        0        3        0        0
-    ├── team-a-batch              Closed  1       0        0        0        0        0
-    │   └── team-a-batch-nightly  Open    1       0        0        12       0        0
-    └── team-a-dev                Open    1       0        0        0        0        0
-lost (parent "gone" missing)      Open    1
-loop-a (in a parent cycle)        Open    1
-loop-b (in a parent cycle)        Open    1
+	// prints them; no trailing blanks. Queues that cannot hang under root
+	// follow, each with what is wrong and its subtree.
+	want := `QUEUE                                                       STATE   WEIGHT  INQUEUE  PENDING  RUNNING  UNKNOWN  COMPLETED
+root                                                        Open    1       0        0        0        0        0
+├── default                                                 Open    1       0        0        0        0        0
+└── team-a                                                  Open    2       0        0        3        0        0
+    ├── team-a-batch                                        Closed  1       0        0        0        0        0
+    │   └── team-a-batch-nightly                            Open    1       0        0        12       0        0
+    └── team-a-dev                                          Open    1       0        0        0        0        0
+lost (parent "gone" missing)                                Open    1       0        0        0        0        0
+└── lost-child                                              Open    1       0        0        2        0        0
+loop-a (parent cycle loop-a -> loop-b -> loop-c -> loop-a)  Open    1       0        0        0        0        0
+loop-b (parent cycle loop-b -> loop-c -> loop-a -> loop-b)  Closed  1       0        0        0        0        0
+└── below-loop                                              Open    1       0        0        1        0        0
+loop-c (parent cycle loop-c -> loop-a -> loop-b -> loop-c)  Open    1       0        0        0        0        0
 `
 	if stdout != want {
 		t.Errorf("stdout:\n%s\nwant:\n%s", stdout, want)

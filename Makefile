@@ -3,7 +3,14 @@
 SHELL := /usr/bin/env bash
 .SHELLFLAGS := -eu -o pipefail -c
 
-VERSION    ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo v0.0.0-dev)
+# The version is semantic and comes from git tags: v0.1.0 on a tag,
+# v0.1.0-3-gbff520f three commits after it, -dirty with uncommitted changes;
+# before the first tag, v0.0.0-<commits>-g<commit> (git describe alone would
+# give a bare commit). Outside a git checkout, v0.0.0-dev.
+VERSION    ?= $(shell git describe --tags --match 'v[0-9]*' --dirty 2>/dev/null || \
+	{ n=$$(git rev-list --count HEAD 2>/dev/null) && c=$$(git rev-parse --short HEAD) && \
+	  d=$$(git diff --quiet HEAD -- 2>/dev/null || echo -dirty) && echo "v0.0.0-$$n-g$$c$$d"; } || \
+	echo v0.0.0-dev)
 COMMIT     ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
 BUILD_DATE ?= $(shell date -u +%Y-%m-%dT%H:%M:%SZ)
 VERSION_PKG := github.com/kubectl-vc/kubectl-vc/pkg/version
@@ -14,13 +21,18 @@ LDFLAGS := -s -w -X $(VERSION_PKG).gitVersion=$(VERSION) -X $(VERSION_PKG).gitCo
 GO_TEST_FLAGS ?= -race -count=1 -timeout 45m
 BENCH_FLAGS ?= -benchtime 1x
 
-.PHONY: all build image slurm node-deps controlplane generate verify test unit-test integration-test bench fuzz cluster-up cluster-down demo docs release-snapshot clean fmt vet
+.PHONY: all version build image slurm node-deps controlplane generate verify test unit-test integration-test bench fuzz cluster-up cluster-down demo docs release-snapshot clean fmt vet
 
 all: build
 
-## build: build bin/kubectl-vc
+## version: print the version 'make build' and 'make image' stamp
+version:
+	@echo $(VERSION)
+
+## build: build bin/kubectl-vc and bin/kubectl_complete-vc (kubectl's completion helper for the plugin)
 build:
 	CGO_ENABLED=0 go build -trimpath -ldflags "$(LDFLAGS)" -o bin/kubectl-vc ./cmd/kubectl-vc
+	CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o bin/kubectl_complete-vc ./cmd/kubectl_complete-vc
 
 # The image 'kubectl vc install --serve' deploys: IMAGE names it (the
 # binary's own version is the tag install expects), GOARCH (default: this
@@ -114,12 +126,11 @@ docs:
 	rm -rf docs/reference
 	go run ./hack/gendocs docs/reference
 
-## release-snapshot: every release archive, checksums and the rendered krew manifest in dist/
+## release-snapshot: every release archive, checksums and the krew manifest (dist/vc.yaml, checked by hack/krew) in dist/
 release-snapshot:
 	cd hack/release && GOBIN=$(CURDIR)/bin/tools go install tool
 	bin/tools/goreleaser release --snapshot --clean
-	go run ./hack/krew -checksums dist/checksums.txt > dist/krew-vc.yaml
-	@echo "krew manifest: dist/krew-vc.yaml"
+	@echo "krew manifest: dist/vc.yaml"
 
 clean:
-	rm -rf bin/kubectl-vc dist .cluster
+	rm -rf bin/kubectl-vc bin/kubectl_complete-vc dist .cluster

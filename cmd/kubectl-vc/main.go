@@ -6,6 +6,10 @@ import (
 	"os"
 
 	"k8s.io/cli-runtime/pkg/genericiooptions"
+	// The kubeconfig auth providers client-go does not register by itself
+	// (oidc), as krew's plugin guidelines ask: without them a kubeconfig
+	// that uses one fails with "no Auth Provider found".
+	_ "k8s.io/client-go/plugin/pkg/client/auth"
 
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli"
 )

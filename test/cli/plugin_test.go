@@ -52,7 +52,9 @@ type buildError struct {
 	out string
 }
 
-func (e *buildError) Error() string { return "go build kubectl_complete-vc: " + e.err.Error() + "\n" + e.out }
+func (e *buildError) Error() string {
+	return "go build kubectl_complete-vc: " + e.err.Error() + "\n" + e.out
+}
 
 // kubectlPath is the installed kubectl; without one the test is skipped,
 // except under CI=true where the runner must have it.

@@ -1,0 +1,30 @@
+package main
+
+import (
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// TestDependencies: the binary links client-go's auth providers and none
+// of k8s.io/kubernetes (a plugin stays a client: cli-runtime, client-go,
+// kubectl's library).
+func TestDependencies(t *testing.T) {
+	out, err := exec.Command("go", "list", "-deps", ".").Output()
+	if err != nil {
+		t.Fatalf("go list -deps: %v", err)
+	}
+	deps := strings.Fields(string(out))
+	var oidc bool
+	for _, d := range deps {
+		if d == "k8s.io/client-go/plugin/pkg/client/auth/oidc" {
+			oidc = true
+		}
+		if d == "k8s.io/kubernetes" || strings.HasPrefix(d, "k8s.io/kubernetes/") {
+			t.Errorf("kubectl-vc depends on %s", d)
+		}
+	}
+	if !oidc {
+		t.Error("kubectl-vc does not link k8s.io/client-go/plugin/pkg/client/auth (oidc)")
+	}
+}

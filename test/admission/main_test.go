@@ -73,9 +73,17 @@ func setup(t *testing.T) {
 		}
 		ctx := context.Background()
 		c := vc(t)
-		// A queue that is Closed makes the param policy observable.
+		// A queue that is Closed makes the param policy observable. Until
+		// the server has synced its Queue params, the param policies that
+		// match queue creation refuse it ("not yet synced"): retry.
 		probe := &schedulingv1beta1.Queue{ObjectMeta: metav1.ObjectMeta{Name: "probe-closed"}}
-		if setupErr = createQueueWithState(ctx, c, probe, schedulingv1beta1.QueueStateClosed); setupErr != nil {
+		if setupErr = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 90*time.Second, true, func(ctx context.Context) (bool, error) {
+			err := createQueueWithState(ctx, c, probe, schedulingv1beta1.QueueStateClosed)
+			if err != nil && strings.Contains(err.Error(), "not yet synced") {
+				return false, nil
+			}
+			return true, err
+		}); setupErr != nil {
 			return
 		}
 		setupErr = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 90*time.Second, true, func(ctx context.Context) (bool, error) {
@@ -86,7 +94,7 @@ func setup(t *testing.T) {
 			}
 			pg := &schedulingv1beta1.PodGroup{ObjectMeta: metav1.ObjectMeta{Name: "probe", Namespace: "default"}, Spec: schedulingv1beta1.PodGroupSpec{Queue: "probe-closed"}}
 			_, err = c.SchedulingV1beta1().PodGroups("default").Create(ctx, pg, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
-			return err != nil, nil
+			return err != nil && strings.Contains(err.Error(), "accepts no new work"), nil
 		})
 	})
 	if setupErr != nil {

@@ -12,9 +12,10 @@ import (
 // CacheReads implements framework.Controller. NodeSets and revisions are
 // read whole (a revision's data is the template). Of a pod the controller
 // reads its node, phase and Ready condition; of a Node whether it is
-// cordoned; of the Service and PodDisruptionBudget only that they exist.
-// Pods are changed with patches and Services/PDBs with server-side apply,
-// so nothing dropped here is ever written back.
+// cordoned; of the Service and PodDisruptionBudget (besides their owner)
+// the spec fields it sets, to put them right when they drifted. Pods are
+// changed with patches and Services/PDBs created or server-side applied
+// from scratch, so nothing dropped here is ever written back.
 func (c *Controller) CacheReads() []framework.CacheRead {
 	return []framework.CacheRead{
 		framework.ReadsAll[slinkyv1beta1.NodeSet](),
@@ -27,7 +28,16 @@ func (c *Controller) CacheReads() []framework.CacheRead {
 		framework.ReadsOnly(func(dst, src *corev1.Node) {
 			dst.Spec.Unschedulable = src.Spec.Unschedulable
 		}),
-		framework.ReadsOnly(func(dst, src *corev1.Service) {}),
-		framework.ReadsOnly(func(dst, src *policyv1.PodDisruptionBudget) {}),
+		framework.ReadsOnly(func(dst, src *corev1.Service) {
+			dst.Spec.ClusterIP = src.Spec.ClusterIP
+			dst.Spec.Selector = src.Spec.Selector
+			dst.Spec.PublishNotReadyAddresses = src.Spec.PublishNotReadyAddresses
+			dst.Spec.Ports = src.Spec.Ports
+		}),
+		framework.ReadsOnly(func(dst, src *policyv1.PodDisruptionBudget) {
+			dst.Spec.Selector = src.Spec.Selector
+			dst.Spec.MinAvailable = src.Spec.MinAvailable
+			dst.Spec.MaxUnavailable = src.Spec.MaxUnavailable
+		}),
 	}
 }

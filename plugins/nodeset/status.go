@@ -1,18 +1,13 @@
 package nodeset
 
 import (
-	"context"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/intstr"
-	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 	metav1ac "k8s.io/client-go/applyconfigurations/meta/v1"
-	policyv1ac "k8s.io/client-go/applyconfigurations/policy/v1"
 
 	slinkyv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/slinky/v1beta1"
 	slinkyac "github.com/kubectl-vc/kubectl-vc/pkg/client/applyconfiguration/slinky/v1beta1"
@@ -135,57 +130,4 @@ func (s *nodeSetSync) syncStatus() error {
 		return nil
 	}
 	return err
-}
-
-func ownerRefAC(ns *slinkyv1beta1.NodeSet) *metav1ac.OwnerReferenceApplyConfiguration {
-	return metav1ac.OwnerReference().
-		WithAPIVersion(slinkyv1beta1.SchemeGroupVersion.String()).
-		WithKind(slinkyv1beta1.NodeSetKind.Kind).
-		WithName(ns.Name).
-		WithUID(ns.UID).
-		WithController(true).
-		WithBlockOwnerDeletion(true)
-}
-
-// ensureServiceAndPDB applies the worker headless Service (pod DNS names for
-// slurmctld) and the PodDisruptionBudget that keeps evictions (node drains
-// by cluster admins) within the NodeSet's maxUnavailable. Both are applied
-// when missing or when the NodeSet's spec changed.
-func (c *Controller) ensureServiceAndPDB(ctx context.Context, ns *slinkyv1beta1.NodeSet) error {
-	changed := ns.Status.ObservedGeneration != ns.Generation
-	sel := selectorLabels(ns)
-	if _, err := c.services.Services(ns.Namespace).Get(serviceName(ns)); changed || apierrors.IsNotFound(err) {
-		svc := corev1ac.Service(serviceName(ns), ns.Namespace).
-			WithLabels(sel).
-			WithOwnerReferences(ownerRefAC(ns)).
-			WithSpec(corev1ac.ServiceSpec().
-				WithClusterIP(corev1.ClusterIPNone).
-				WithSelector(sel).
-				// slurmctld must resolve a node before it is ready, to hear
-				// it register.
-				WithPublishNotReadyAddresses(true).
-				WithPorts(corev1ac.ServicePort().WithName("slurmd").WithPort(6818).WithTargetPort(intstr.FromInt32(6818))))
-		if _, err := c.kube.CoreV1().Services(ns.Namespace).Apply(ctx, svc, metav1.ApplyOptions{FieldManager: FieldManager, Force: true}); err != nil {
-			return err
-		}
-	}
-	if ns.Spec.WorkloadDisruptionProtection != nil && !*ns.Spec.WorkloadDisruptionProtection {
-		return nil
-	}
-	if _, err := c.pdbs.PodDisruptionBudgets(ns.Namespace).Get(ns.Name); changed || apierrors.IsNotFound(err) {
-		maxUnavailable := intstr.FromInt32(1)
-		if ru := ns.Spec.UpdateStrategy.RollingUpdate; ru != nil && ru.MaxUnavailable != nil {
-			maxUnavailable = *ru.MaxUnavailable
-		}
-		pdb := policyv1ac.PodDisruptionBudget(ns.Name, ns.Namespace).
-			WithLabels(sel).
-			WithOwnerReferences(ownerRefAC(ns)).
-			WithSpec(policyv1ac.PodDisruptionBudgetSpec().
-				WithSelector(metav1ac.LabelSelector().WithMatchLabels(sel)).
-				WithMaxUnavailable(maxUnavailable))
-		if _, err := c.kube.PolicyV1().PodDisruptionBudgets(ns.Namespace).Apply(ctx, pdb, metav1.ApplyOptions{FieldManager: FieldManager, Force: true}); err != nil {
-			return err
-		}
-	}
-	return nil
 }

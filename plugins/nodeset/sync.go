@@ -110,22 +110,30 @@ func (c *Controller) sync(ctx context.Context, key string) (time.Duration, error
 	}
 
 	requeue := c.cfg.Resync
-	syncErr := s.slurmErr
-	// Phase 4: expectations gate every action: until the cache shows our
-	// last creations and deletions, its pod count is not to be trusted.
+	errs := []error{s.slurmErr}
+	if s.set.DeletionTimestamp == nil {
+		// Busy pods are protected from eviction whatever else happens
+		// (protect.go), and the Service and the PodDisruptionBudget are
+		// kept (dependents.go): neither depends on the pod count.
+		if s.slurmErr == nil {
+			errs = append(errs, s.syncProtection())
+		}
+		errs = append(errs, s.syncService(), s.syncDisruptionBudget())
+	}
+	// Phase 4: expectations gate every action on pods: until the cache
+	// shows our last creations and deletions, its pod count is not to be
+	// trusted.
 	if s.slurmErr == nil && c.exp.satisfied(key) && s.set.DeletionTimestamp == nil {
-		var wait bool
-		wait, syncErr = s.syncPods()
+		wait, err := s.syncPods()
 		if wait {
 			requeue = c.cfg.DrainPoll
 		}
-		if syncErr == nil {
-			syncErr = s.truncateHistory()
-		}
-		if syncErr == nil {
-			syncErr = c.ensureServiceAndPDB(ctx, s.set)
+		errs = append(errs, err)
+		if err == nil {
+			errs = append(errs, s.truncateHistory())
 		}
 	}
+	syncErr := errors.Join(errs...)
 	// Phase 7: status, even when actions were skipped or failed (status.go).
 	if err := s.syncStatus(); err != nil {
 		return 0, errors.Join(syncErr, err)

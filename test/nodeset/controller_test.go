@@ -40,7 +40,8 @@ func TestScaleOutFromZero(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if pdb.Spec.MaxUnavailable == nil || pdb.Spec.MaxUnavailable.IntValue() != 1 || !metav1.IsControlledBy(pdb, created) {
+	if pdb.Spec.MaxUnavailable == nil || pdb.Spec.MaxUnavailable.IntValue() != 0 || !metav1.IsControlledBy(pdb, created) ||
+		pdb.Spec.Selector.MatchLabels[slinkyv1beta1.LabelPodProtect] != "true" {
 		t.Fatalf("pdb: %+v", pdb.Spec)
 	}
 

@@ -1,0 +1,136 @@
+package nodeset
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/retry"
+
+	slinkyv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/slinky/v1beta1"
+	"github.com/kubectl-vc/kubectl-vc/pkg/controlplane"
+	"github.com/kubectl-vc/kubectl-vc/pkg/controlplane/cptest"
+)
+
+// markReadyRetry is markReady for a cluster whose scheduler also writes
+// pod status: a conflict is retried on a fresh read.
+func (e *env) markReadyRetry(name string) {
+	e.t.Helper()
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		p, err := e.kube.CoreV1().Pods(e.ns).Get(e.ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		p.Status.Phase = corev1.PodRunning
+		p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue, LastTransitionTime: metav1.Now()}}
+		_, err = e.kube.CoreV1().Pods(e.ns).UpdateStatus(e.ctx, p, metav1.UpdateOptions{})
+		return err
+	})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+func (e *env) evict(pod string) error {
+	return e.kube.PolicyV1().Evictions(e.ns).Evict(e.ctx, &policyv1.Eviction{ObjectMeta: metav1.ObjectMeta{Name: pod, Namespace: e.ns}})
+}
+
+func protected(p *corev1.Pod) bool { return p != nil && p.Labels[slinkyv1beta1.LabelPodProtect] == "true" }
+
+// TestBusyPodsProtected runs against kube-controller-manager, whose
+// disruption controller computes what the Eviction API enforces. A pod
+// whose Slurm node runs a job is labelled pod-protect and selected by the
+// NodeSet's PodDisruptionBudget (maxUnavailable 0): evicting it (what
+// 'kubectl drain' does) is refused; an idle pod is evicted. Once the job
+// ends the pod is evictable too. With workloadDisruptionProtection off the
+// budget and the labels go.
+func TestBusyPodsProtected(t *testing.T) {
+	plane := cptest.StartLevel(t, controlplane.Controllers)
+	e := startOn(t, plane, "prot", 3)
+	e.runController()
+	ns := e.newNodeSet("prot", 3)
+	e.eventually("three pods", func() (bool, string) { return len(e.pods()) == 3, names(e.pods()) })
+	for name := range e.pods() {
+		e.markReadyRetry(name)
+	}
+	// Jobs are started now: slurmctld, with no slurmd to answer its pings,
+	// soon sets idle nodes NOT_RESPONDING, and then allocates them no more.
+	var jobs []string
+	for _, node := range []string{"prot-1", "prot-2"} {
+		job, err := e.slurm.Allocate(e.ctx, node, 30)
+		if err != nil {
+			t.Fatal(err)
+		}
+		jobs = append(jobs, job)
+	}
+	e.eventually("the busy pods protected, the idle one not", func() (bool, string) {
+		p := e.pods()
+		return protected(p["prot-1"]) && protected(p["prot-2"]) && !protected(p["prot-0"]), fmt.Sprint(p["prot-1"].Labels)
+	})
+	pdb, err := e.kube.PolicyV1().PodDisruptionBudgets(e.ns).Get(e.ctx, "prot", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !metav1.IsControlledBy(pdb, ns) || pdb.Spec.MaxUnavailable == nil || pdb.Spec.MaxUnavailable.IntValue() != 0 ||
+		pdb.Spec.Selector.MatchLabels[slinkyv1beta1.LabelPodProtect] != "true" {
+		t.Fatalf("budget: %+v", pdb.Spec)
+	}
+	// The disruption controller finds the NodeSet's scale through a
+	// discovery mapper it refreshes every 30s; the CRDs came after it
+	// started, so until then it fails the budget (refusing everything),
+	// and only looks again when the budget or a pod changes: poke it.
+	pokes, last := 0, time.Now()
+	e.eventually("the disruption controller counts the protected pod", func() (bool, string) {
+		pdb, err := e.kube.PolicyV1().PodDisruptionBudgets(e.ns).Get(e.ctx, "prot", metav1.GetOptions{})
+		if err != nil {
+			return false, err.Error()
+		}
+		if time.Since(last) > 5*time.Second {
+			pokes, last = pokes+1, time.Now()
+			patch := fmt.Sprintf(`{"metadata":{"annotations":{"test.kubectl-vc.io/poke":"%d"}}}`, pokes)
+			_, _ = e.kube.PolicyV1().PodDisruptionBudgets(e.ns).Patch(e.ctx, "prot", types.MergePatchType, []byte(patch), metav1.PatchOptions{})
+		}
+		return pdb.Status.ObservedGeneration == pdb.Generation && pdb.Status.CurrentHealthy == 2 && pdb.Status.ExpectedPods == 3,
+			fmt.Sprintf("%+v", pdb.Status)
+	})
+
+	if err := e.evict("prot-1"); !apierrors.IsTooManyRequests(err) {
+		t.Fatalf("evicting the busy pod: %v, want refused (429)", err)
+	}
+	if err := e.evict("prot-0"); err != nil {
+		t.Fatalf("evicting the idle pod: %v", err)
+	}
+	if got := e.slurmState("prot-1"); got != "ALLOCATED" {
+		t.Fatalf("prot-1 in Slurm: %s", got)
+	}
+	if p := e.pods()["prot-1"]; p == nil || p.DeletionTimestamp != nil {
+		t.Fatal("the busy pod is gone")
+	}
+
+	// The job ends: the pod is no longer protected, and can be evicted.
+	if err := e.slurm.EndJob(e.ctx, jobs[0], "prot-1"); err != nil {
+		t.Fatal(err)
+	}
+	e.eventually("protection lifted", func() (bool, string) {
+		p := e.pods()["prot-1"]
+		return p != nil && !protected(p), fmt.Sprint(p)
+	})
+	uid := e.pods()["prot-1"].UID
+	e.eventually("the idle pod evicted", func() (bool, string) {
+		err := e.evict("prot-1")
+		p := e.pods()["prot-1"]
+		return err == nil || p == nil || p.UID != uid, fmt.Sprint(err)
+	})
+
+	// Protection off: the budget and the labels go; prot-2 still runs its job.
+	e.patchNodeSet("prot", `{"spec":{"workloadDisruptionProtection":false}}`)
+	e.eventually("budget deleted, label removed", func() (bool, string) {
+		_, err := e.kube.PolicyV1().PodDisruptionBudgets(e.ns).Get(e.ctx, "prot", metav1.GetOptions{})
+		return apierrors.IsNotFound(err) && !protected(e.pods()["prot-2"]), fmt.Sprint(err)
+	})
+}

@@ -40,7 +40,9 @@ func (e *env) evict(pod string) error {
 	return e.kube.PolicyV1().Evictions(e.ns).Evict(e.ctx, &policyv1.Eviction{ObjectMeta: metav1.ObjectMeta{Name: pod, Namespace: e.ns}})
 }
 
-func protected(p *corev1.Pod) bool { return p != nil && p.Labels[slinkyv1beta1.LabelPodProtect] == "true" }
+func protected(p *corev1.Pod) bool {
+	return p != nil && p.Labels[slinkyv1beta1.LabelPodProtect] == "true"
+}
 
 // TestBusyPodsProtected runs against kube-controller-manager, whose
 // disruption controller computes what the Eviction API enforces. A pod

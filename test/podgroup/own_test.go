@@ -18,6 +18,8 @@ import (
 	"github.com/kubectl-vc/kubectl-vc/pkg/controller/framework"
 	"github.com/kubectl-vc/kubectl-vc/pkg/controlplane"
 	"github.com/kubectl-vc/kubectl-vc/pkg/controlplane/cptest"
+
+	_ "github.com/kubectl-vc/kubectl-vc/plugins/queue"
 )
 
 // ownCluster starts a cluster for the calling test alone, for tests that
@@ -42,20 +44,39 @@ type manager struct {
 	stop    func()
 }
 
+// managerConfig is what a test's manager runs besides the podgroup
+// controller.
+type managerConfig struct {
+	// wrap, when set, wraps the manager's transport (a watchGate).
+	wrap func(http.RoundTripper) http.RoundTripper
+	// queue runs the queue controller too, with its defaults, as serve
+	// does by default: it makes the root and default queues and carries
+	// out the Commands of 'kubectl vc queue open|close'.
+	queue bool
+}
+
 // startManager runs the podgroup controller, configured by args as serve's
-// flags configure it, against cp, its requests going through wrap (nil:
-// none), with the package's --max-requeue-num. It returns once the
-// controller's caches are synced; the manager stops when the test ends or
-// stop is called, and the test fails if it returns an error.
-func startManager(t *testing.T, cp *controlplane.ControlPlane, wrap func(http.RoundTripper) http.RoundTripper, args ...string) *manager {
+// flags configure it, against cp, with the package's --max-requeue-num and
+// what mc adds. It returns once the caches are synced; the manager stops
+// when the test ends or stop is called, and the test fails if it returns
+// an error.
+func startManager(t *testing.T, cp *controlplane.ControlPlane, mc managerConfig, args ...string) *manager {
 	t.Helper()
 	pg, err := framework.Configure("podgroup", args...)
 	if err != nil {
 		t.Fatal(err)
 	}
+	ctrls := []framework.Controller{pg}
+	if mc.queue {
+		q, err := framework.Configure("queue")
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctrls = append(ctrls, q)
+	}
 	cfg := cp.AdminConfig()
-	if wrap != nil {
-		cfg.Wrap(wrap)
+	if mc.wrap != nil {
+		cfg.Wrap(mc.wrap)
 	}
 	m := &manager{metrics: freeAddr(t)}
 	health := freeAddr(t)
@@ -63,7 +84,7 @@ func startManager(t *testing.T, cp *controlplane.ControlPlane, wrap func(http.Ro
 	done := make(chan error, 1)
 	go func() {
 		done <- controller.Run(ctx, cfg, controller.Options{
-			Controllers:   []framework.Controller{pg},
+			Controllers:   ctrls,
 			MaxRequeueNum: maxRequeue,
 			FeatureGates:  framework.NewFeatureGate(),
 			MetricsAddr:   m.metrics,

@@ -28,7 +28,7 @@ func TestJobSeenAfterItsPods(t *testing.T) {
 	jobs := newWatchGate("jobs")
 	// One worker: requests are handled in the order they came, so the
 	// sentinel below is handled after every pod of the Job.
-	startManager(t, cp, jobs.wrap, "--scheduler-name=volcano", "--workers-podgroup=1")
+	startManager(t, cp, managerConfig{wrap: jobs.wrap}, "--scheduler-name=volcano", "--workers-podgroup=1")
 	ns := namespace(t)
 	ctx := context.Background()
 
@@ -79,7 +79,7 @@ func TestJobSeenAfterItsPods(t *testing.T) {
 func TestStatefulSetGroupFollowsNewTemplate(t *testing.T) {
 	cp := ownCluster(t, controlplane.Controllers)
 	podWatch := newWatchGate("pods")
-	startManager(t, cp, podWatch.wrap, "--scheduler-name=volcano", "--workers-podgroup=1")
+	startManager(t, cp, managerConfig{wrap: podWatch.wrap}, "--scheduler-name=volcano", "--workers-podgroup=1")
 	ns := namespace(t)
 	ctx := context.Background()
 

@@ -15,6 +15,7 @@ import (
 	schedulingv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/scheduling/v1beta1"
 	vcprinters "github.com/kubectl-vc/kubectl-vc/pkg/cli/printers"
 	"github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned/fake"
+	"github.com/kubectl-vc/kubectl-vc/pkg/rules"
 )
 
 func TestParseResources(t *testing.T) {
@@ -149,5 +150,18 @@ func TestQueueCountsOneList(t *testing.T) {
 	}
 	if n := len(c.Actions()); n != 0 {
 		t.Errorf("status present, yet %d requests", n)
+	}
+}
+
+// The STATE column carries the hierarchy problem the controller reports.
+func TestStateColumn(t *testing.T) {
+	q := &schedulingv1beta1.Queue{ObjectMeta: metav1.ObjectMeta{Name: "a"}}
+	if got := stateColumn(q); got != "Open" {
+		t.Errorf("no state, no problem: %q", got)
+	}
+	q.Status.State = schedulingv1beta1.QueueStateClosed
+	q.Annotations = map[string]string{rules.HierarchyProblemAnnotation: rules.HierarchyProblem(rules.ParentCycle, "a -> b -> a")}
+	if got := stateColumn(q); got != "Closed,ParentCycle" {
+		t.Errorf("with a cycle: %q", got)
 	}
 }

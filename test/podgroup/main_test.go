@@ -392,11 +392,10 @@ func groupUntil(t *testing.T, ns, name, what string, cond func(*v1beta1.PodGroup
 // minMemberFromOwner waits until the group has the minMember that its
 // owner's min-member annotation gives, and returns it. A workload's pod may
 // reach the controller's pod cache before its owner reaches the owner's
-// cache (two watch streams): the pod path then builds the group without
-// the owner's annotations, and the owner's own event (the workload path of
-// a ReplicaSet or StatefulSet) corrects it. The correction is what the
-// controller promises, so that is what the tests wait for; the owner's
-// other annotations come with the same read.
+// cache (two watch streams): the pod then waits for its owner, whose own
+// event groups it, and a group made first by the pod path is brought up to
+// date by the owner's path. Either way the tests wait for the owner's
+// min-member; the owner's other annotations come with the same read.
 func minMemberFromOwner(t *testing.T, pg *v1beta1.PodGroup, n int32) *v1beta1.PodGroup {
 	t.Helper()
 	return groupUntil(t, pg.Namespace, pg.Name, fmt.Sprintf("minMember %d from its owner", n), func(pg *v1beta1.PodGroup) bool {

@@ -465,14 +465,11 @@ func TestStatefulSetFollowsUpdateRevision(t *testing.T) {
 		t.Errorf("group re-created on the update")
 	}
 
-	// The group is rebuilt on StatefulSet events only (the pod path never
-	// changes an existing group). With Pending pods the StatefulSet
-	// controller writes its status once after making the new web-1, and
-	// whether our pod cache holds web-1 by the time that update is handled
-	// depends on the order of two watch streams; so the test changes the
-	// StatefulSet once more, now that the controller has annotated web-1
-	// from its cache. The inherited annotation shows that sync happened;
-	// the resources show it was built from web-1, not web-0.
+	// A StatefulSet change is synced from the pods of the update revision:
+	// the inherited annotation shows that sync happened; the resources show
+	// it was built from web-1, not web-0. (That the new web-1 alone brings
+	// the group to the new template, when every StatefulSet event came
+	// before it, is TestStatefulSetGroupFollowsNewTemplate.)
 	patch(t, "StatefulSet", ns, "web", annotationsPatch(keys.RevocableZone, "rz1"))
 	pg = groupUntil(t, ns, want, "re-synced from the StatefulSet", func(pg *v1beta1.PodGroup) bool {
 		return pg.Annotations[keys.RevocableZone] == "rz1"

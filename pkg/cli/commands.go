@@ -3,6 +3,7 @@ package cli
 import (
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/command"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/install"
+	"github.com/kubectl-vc/kubectl-vc/pkg/cli/job"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/nodeset"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/podgroup"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/queue"
@@ -18,6 +19,8 @@ func Commands() []Subcommand {
 		nodeset.NewCmd,
 		queue.NewCmd,
 		podgroup.NewCmd,
+		job.NewCmd,
+		job.NewPodCmd,
 		command.NewCmd,
 		serve.NewCmd,
 	}

@@ -39,7 +39,9 @@ func newListCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Comma
 		Short:   "List Commands not yet applied by a controller",
 		Long: templates.LongDesc(`
 			List Commands of a namespace (-n) or of all namespaces (-A), oldest first,
-			with their action, target and age.`),
+			with their action, target and age. Commands on Volcano Jobs (AbortJob,
+			ResumeJob, RestartJob, TerminateJob) wait for Volcano's job controller, which
+			'kubectl vc serve' does not run: a note on stderr names them.`),
 		Example: templates.Examples(`
 			# Every pending Command
 			kubectl vc command list -A
@@ -129,5 +131,9 @@ func (o *ListOptions) Run(ctx context.Context) error {
 			vcprinters.OrNone(cm.Reason), vcprinters.OrNone(cm.Message))
 		rows = append(rows, row)
 	}
-	return o.printer.PrintObj(vcprinters.Table(cols, rows), o.Out)
+	if err := o.printer.PrintObj(vcprinters.Table(cols, rows), o.Out); err != nil {
+		return err
+	}
+	noteJobCommands(o.ErrOut, list.Items)
+	return nil
 }

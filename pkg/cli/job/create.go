@@ -1,0 +1,436 @@
+package job
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	serializerjson "k8s.io/apimachinery/pkg/runtime/serializer/json"
+	"k8s.io/apimachinery/pkg/util/validation"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"k8s.io/cli-runtime/pkg/printers"
+	"k8s.io/kubectl/pkg/util/templates"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/yaml"
+
+	batchv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/batch/v1alpha1"
+	"github.com/kubectl-vc/kubectl-vc/pkg/apis/keys"
+	schedulingv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/scheduling/v1beta1"
+	"github.com/kubectl-vc/kubectl-vc/pkg/cli/completion"
+	vcprinters "github.com/kubectl-vc/kubectl-vc/pkg/cli/printers"
+	"github.com/kubectl-vc/kubectl-vc/pkg/cli/util"
+	"github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned"
+	"github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned/scheme"
+	"github.com/kubectl-vc/kubectl-vc/pkg/rules"
+)
+
+// DefaultTaskName is the name of the one task of a job made from flags:
+// the name Volcano gives an unnamed first task, as vcctl's 'job run' makes.
+const DefaultTaskName = "default0"
+
+// DefaultScheduler is the scheduler of a job made from flags.
+const DefaultScheduler = "volcano"
+
+// specFlags are the flags that build a job, which -f cannot be combined with.
+var specFlags = []string{"image", "replicas", "min", "queue", "requests", "limits", "scheduler-name"}
+
+// CreateOptions holds the input of 'job create'.
+type CreateOptions struct {
+	genericiooptions.IOStreams
+	Factory    util.Factory
+	PrintFlags *genericclioptions.PrintFlags
+
+	Name          string
+	Filename      string
+	Image         string
+	Replicas      int32
+	Min           int32
+	Queue         string
+	Requests      string
+	Limits        string
+	SchedulerName string
+	Command       []string
+	DryRun        string
+
+	specFlagsSet         []string
+	namespace            string
+	namespaceExplicit    bool
+	dryClient, dryServer bool
+	printer              printers.ResourcePrinter
+	client               versioned.Interface
+	job                  *batchv1alpha1.Job
+}
+
+func newCreateCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Command {
+	o := &CreateOptions{IOStreams: streams, Factory: f, PrintFlags: genericclioptions.NewPrintFlags("created").WithTypeSetter(scheme.Scheme)}
+	cmd := &cobra.Command{
+		Use:   "create NAME --image IMAGE [--replicas N] [--min N] [--queue Q] [--requests R] [--limits L] [-- COMMAND [ARG...]] | create -f FILE",
+		Short: "Create a job from flags or from a file",
+		Long: templates.LongDesc(`
+			Create a Volcano Job, what 'vcctl job run' does, with kubectl's conventions.
+
+			From flags, the job has one task (named default0, as Volcano names an unnamed
+			task) of --replicas pods running --image, of which --min must be able to run
+			together (by default all of them); a command and its arguments follow '--'.
+			--requests and --limits are NAME=QUANTITY pairs for each pod, a request never
+			above its limit. From a file (-f FILE, or -f - for standard input), the file
+			holds one batch.volcano.sh/v1alpha1 Job in YAML or JSON; an unknown field is an
+			error.
+
+			The queue must exist and be Open (Volcano's admission refuses a job in any other
+			queue), and cannot be root. Nothing is created when any of this fails.
+			Volcano's job controller then makes the job's PodGroup and pods; kubectl vc serve
+			has no job controller.`),
+		Example: templates.Examples(`
+			# Four pods of busybox in queue research, at least two running together
+			kubectl vc job create train --image busybox --replicas 4 --min 2 --queue research \
+			  --requests cpu=1,memory=1Gi --limits cpu=2,memory=1Gi -- sleep 3600
+
+			# Create a job from a file
+			kubectl vc job create -f train.yaml
+
+			# Print the job without creating it
+			kubectl vc job create train --image busybox --dry-run=client -o yaml`),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.specFlagsSet = nil
+			for _, name := range specFlags {
+				if cmd.Flags().Changed(name) {
+					o.specFlagsSet = append(o.specFlagsSet, name)
+				}
+			}
+			if err := o.Complete(args, cmd.ArgsLenAtDash()); err != nil {
+				return err
+			}
+			if err := o.Validate(); err != nil {
+				return err
+			}
+			return o.Run(cmd.Context())
+		},
+	}
+	o.PrintFlags.AddFlags(cmd)
+	cmd.Flags().StringVarP(&o.Filename, "filename", "f", "", "File holding the job (YAML or JSON); - reads standard input")
+	cmd.Flags().StringVar(&o.Image, "image", "", "Image of the task's container (required without -f)")
+	cmd.Flags().Int32Var(&o.Replicas, "replicas", 1, "Number of pods of the task")
+	cmd.Flags().Int32Var(&o.Min, "min", 0, "How many pods must be able to run together (minAvailable); 0 means all of them")
+	cmd.Flags().StringVar(&o.Queue, "queue", keys.DefaultQueue, "Queue the job is scheduled from")
+	cmd.Flags().StringVar(&o.Requests, "requests", "", "Resource requests of each pod, e.g. cpu=1,memory=1Gi")
+	cmd.Flags().StringVar(&o.Limits, "limits", "", "Resource limits of each pod, e.g. cpu=2,memory=1Gi")
+	cmd.Flags().StringVar(&o.SchedulerName, "scheduler-name", DefaultScheduler, "Scheduler of the job's pods")
+	addDryRunFlag(cmd, &o.DryRun)
+	_ = cmd.RegisterFlagCompletionFunc("queue", completion.FlagQueueNames(f))
+	_ = cmd.MarkFlagFilename("filename", "yaml", "yml", "json")
+	return cmd
+}
+
+// Complete splits the arguments (NAME before '--', the command after it)
+// and resolves the namespace, dry-run mode, printer and client.
+func (o *CreateOptions) Complete(args []string, argsLenAtDash int) error {
+	names := args
+	if argsLenAtDash >= 0 {
+		names, o.Command = args[:argsLenAtDash], args[argsLenAtDash:]
+	}
+	if len(names) > 1 {
+		return util.UsageErrorf("give one job name, got %d (%s); a command goes after '--'", len(names), strings.Join(names, " "))
+	}
+	if len(names) == 1 {
+		o.Name = names[0]
+	}
+	ns, explicit, err := o.Factory.Namespace()
+	if err != nil {
+		return util.UsageErrorf("cannot read the namespace from the kubeconfig: %s", util.Message(err))
+	}
+	o.namespace, o.namespaceExplicit = ns, explicit
+	if o.dryClient, o.dryServer, err = dryRunStrategy(o.DryRun); err != nil {
+		return err
+	}
+	switch {
+	case o.dryClient:
+		_ = o.PrintFlags.Complete("%s (dry run)")
+	case o.dryServer:
+		_ = o.PrintFlags.Complete("%s (server dry run)")
+	}
+	if o.printer, err = o.PrintFlags.ToPrinter(); err != nil {
+		return util.UsageErrorf("unknown output format %q: use one of %s", *o.PrintFlags.OutputFormat, strings.Join(o.PrintFlags.AllowedFormats(), ", "))
+	}
+	o.client, err = o.Factory.VolcanoClient()
+	return err
+}
+
+// Validate checks every input and builds the job, before any request.
+func (o *CreateOptions) Validate() error {
+	var err error
+	if o.Filename != "" {
+		if o.Name != "" {
+			return util.UsageErrorf("give a job NAME or -f FILE, not both (the file names the job)")
+		}
+		if len(o.specFlagsSet) > 0 {
+			return util.UsageErrorf("--%s cannot be combined with -f: the file describes the whole job", o.specFlagsSet[0])
+		}
+		if len(o.Command) > 0 {
+			return util.UsageErrorf("a command after '--' cannot be combined with -f: the file describes the whole job")
+		}
+		o.job, err = o.readFile()
+	} else {
+		o.job, err = o.fromFlags()
+	}
+	if err != nil {
+		return err
+	}
+	return validateJob(o.job)
+}
+
+// fromFlags builds a one-task job from the flags.
+func (o *CreateOptions) fromFlags() (*batchv1alpha1.Job, error) {
+	if o.Name == "" {
+		return nil, util.UsageErrorf("name the job to create, e.g. 'job create train --image busybox', or give -f FILE")
+	}
+	if errs := validation.IsDNS1123Label(o.Name); len(errs) > 0 {
+		return nil, util.UsageErrorf("invalid job name %q: %s", o.Name, errs[0])
+	}
+	if strings.TrimSpace(o.Image) == "" {
+		return nil, util.UsageErrorf("--image is required, e.g. --image busybox")
+	}
+	if o.Replicas < 1 {
+		return nil, util.UsageErrorf("invalid --replicas %d: must be 1 or more", o.Replicas)
+	}
+	if o.Min < 0 || o.Min > o.Replicas {
+		return nil, util.UsageErrorf("invalid --min %d: must be between 0 (all pods) and --replicas %d", o.Min, o.Replicas)
+	}
+	if err := validateQueueFlag(o.Queue); err != nil {
+		return nil, err
+	}
+	if o.SchedulerName == "" || len(o.SchedulerName) > 63 {
+		return nil, util.UsageErrorf("invalid --scheduler-name %q: give a name of 1 to 63 characters", o.SchedulerName)
+	}
+	requests, err := rules.ParseResourceList("requests", o.Requests)
+	if err != nil {
+		return nil, util.UsageErrorf("%s", err)
+	}
+	limits, err := rules.ParseResourceList("limits", o.Limits)
+	if err != nil {
+		return nil, util.UsageErrorf("%s", err)
+	}
+	for name, r := range requests {
+		if l, ok := limits[name]; ok && r.Cmp(l) > 0 {
+			return nil, util.UsageErrorf("--requests %s=%s exceeds --limits %s=%s: a request cannot be above its limit", name, r.String(), name, l.String())
+		}
+	}
+	return buildJob(o.Name, o.namespace, o.Image, o.Command, o.Replicas, o.Min, o.Queue, o.SchedulerName, requests, limits), nil
+}
+
+// buildJob makes the job 'job create NAME --image ...' sends: one task of
+// replicas pods, minAvailable min (0: all) for the job and the task.
+func buildJob(name, ns, image string, command []string, replicas, min int32, queueName, scheduler string, requests, limits corev1.ResourceList) *batchv1alpha1.Job {
+	if min == 0 {
+		min = replicas
+	}
+	if len(requests) == 0 {
+		requests = nil
+	}
+	if len(limits) == 0 {
+		limits = nil
+	}
+	return &batchv1alpha1.Job{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
+		Spec: batchv1alpha1.JobSpec{
+			SchedulerName: scheduler,
+			MinAvailable:  min,
+			Queue:         queueName,
+			Tasks: []batchv1alpha1.TaskSpec{{
+				Name:         DefaultTaskName,
+				Replicas:     replicas,
+				MinAvailable: ptr.To(min),
+				Template: corev1.PodTemplateSpec{
+					Spec: corev1.PodSpec{
+						RestartPolicy: corev1.RestartPolicyNever,
+						Containers: []corev1.Container{{
+							Name:            name,
+							Image:           image,
+							Command:         command,
+							ImagePullPolicy: corev1.PullIfNotPresent,
+							Resources:       corev1.ResourceRequirements{Requests: requests, Limits: limits},
+						}},
+					},
+				},
+			}},
+		},
+	}
+}
+
+// readFile reads the one Job of -f.
+func (o *CreateOptions) readFile() (*batchv1alpha1.Job, error) {
+	var raw []byte
+	var err error
+	if o.Filename == "-" {
+		raw, err = io.ReadAll(o.In)
+	} else {
+		raw, err = os.ReadFile(o.Filename)
+	}
+	if err != nil {
+		var pe *os.PathError
+		if errors.As(err, &pe) {
+			return nil, util.UsageErrorf("cannot read -f %s: %s", o.Filename, pe.Err)
+		}
+		return nil, util.UsageErrorf("cannot read -f %s: %s", o.Filename, util.Message(err))
+	}
+	docs, err := documents(raw)
+	if err != nil {
+		return nil, util.UsageErrorf("%s: %s", o.Filename, util.Message(err))
+	}
+	if len(docs) != 1 {
+		return nil, util.UsageErrorf("%s holds %d objects: give one Job per file", o.Filename, len(docs))
+	}
+	var tm metav1.TypeMeta
+	if err := yaml.Unmarshal(docs[0], &tm); err != nil {
+		return nil, util.UsageErrorf("%s is not YAML or JSON: %s", o.Filename, util.Message(err))
+	}
+	if tm.Kind != "Job" || tm.APIVersion != batchv1alpha1.SchemeGroupVersion.String() {
+		return nil, util.UsageErrorf("%s holds kind %q of apiVersion %q, not a %s Job", o.Filename, tm.Kind, tm.APIVersion, batchv1alpha1.SchemeGroupVersion)
+	}
+	// Strict: a misspelt field is an error naming its path, not a field
+	// silently dropped.
+	decoder := serializerjson.NewSerializerWithOptions(serializerjson.DefaultMetaFactory, scheme.Scheme, scheme.Scheme,
+		serializerjson.SerializerOptions{Yaml: true, Strict: true})
+	j := &batchv1alpha1.Job{}
+	if _, _, err := decoder.Decode(docs[0], nil, j); err != nil {
+		return nil, util.UsageErrorf("%s: %s", o.Filename, strings.TrimPrefix(util.Message(err), "strict decoding error: "))
+	}
+	switch {
+	case j.Namespace == "":
+		j.Namespace = o.namespace
+	case o.namespaceExplicit && j.Namespace != o.namespace:
+		return nil, util.UsageErrorf("the job in %s is in namespace %q, not %q (-n): drop -n or change the file", o.Filename, j.Namespace, o.namespace)
+	}
+	if j.Name == "" && j.GenerateName == "" {
+		return nil, util.UsageErrorf("the job in %s has no metadata.name", o.Filename)
+	}
+	if j.Name != "" {
+		if errs := validation.IsDNS1123Label(j.Name); len(errs) > 0 {
+			return nil, util.UsageErrorf("invalid job name %q in %s: %s", j.Name, o.Filename, errs[0])
+		}
+	}
+	// Server-set fields of an exported job would be refused or misread.
+	j.ResourceVersion, j.UID, j.CreationTimestamp, j.ManagedFields = "", "", metav1.Time{}, nil
+	j.Status = batchv1alpha1.JobStatus{}
+	return j, nil
+}
+
+// documents splits a YAML stream (or one JSON object) into its non-empty
+// documents.
+func documents(raw []byte) ([][]byte, error) {
+	r := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(raw)))
+	var out [][]byte
+	for {
+		doc, err := r.Read()
+		if err == io.EOF {
+			return out, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		if len(bytes.TrimSpace(stripComments(doc))) > 0 {
+			out = append(out, doc)
+		}
+	}
+}
+
+// stripComments drops YAML comment lines and document markers, so a
+// document of comments only counts as empty.
+func stripComments(doc []byte) []byte {
+	var keep [][]byte
+	for _, l := range bytes.Split(doc, []byte("\n")) {
+		if t := bytes.TrimSpace(l); len(t) > 0 && t[0] != '#' && string(t) != "---" {
+			keep = append(keep, l)
+		}
+	}
+	return bytes.Join(keep, []byte("\n"))
+}
+
+// validateJob applies the rules Volcano's admission applies, so that a job
+// it would refuse is refused here before any request: tasks with unique
+// DNS-1123 names and sane replica counts, minAvailable within the replicas,
+// a queue other than root.
+func validateJob(j *batchv1alpha1.Job) error {
+	if len(j.Spec.Tasks) == 0 {
+		return util.UsageErrorf("job %q has no tasks", j.Name)
+	}
+	seen := map[string]bool{}
+	var total int32
+	for i, t := range j.Spec.Tasks {
+		name := taskName(t, i)
+		if errs := validation.IsDNS1123Label(name); len(errs) > 0 {
+			return util.UsageErrorf("invalid task name %q: %s", name, errs[0])
+		}
+		if seen[name] {
+			return util.UsageErrorf("task %q is named twice", name)
+		}
+		seen[name] = true
+		if t.Replicas < 0 {
+			return util.UsageErrorf("task %q: replicas %d must not be negative", name, t.Replicas)
+		}
+		if t.MinAvailable != nil && (*t.MinAvailable < 0 || *t.MinAvailable > t.Replicas) {
+			return util.UsageErrorf("task %q: minAvailable %d must be between 0 and its replicas %d", name, *t.MinAvailable, t.Replicas)
+		}
+		if len(t.Template.Spec.Containers) == 0 {
+			return util.UsageErrorf("task %q has no containers", name)
+		}
+		total += t.Replicas
+	}
+	if j.Spec.MinAvailable < 0 || j.Spec.MinAvailable > total {
+		return util.UsageErrorf("job %q: minAvailable %d must be between 0 and its %d pods", j.Name, j.Spec.MinAvailable, total)
+	}
+	if queueOf(j) == keys.RootQueue {
+		return util.UsageErrorf("a job cannot be submitted to the root queue: pick a leaf queue with --queue")
+	}
+	if err := validateQueueFlag(queueOf(j)); err != nil {
+		return err
+	}
+	return nil
+}
+
+// Run checks the queue and creates the job (or prints it, for a client
+// dry run, which sends nothing).
+func (o *CreateOptions) Run(ctx context.Context) error {
+	if o.dryClient {
+		return vcprinters.Print(o.printer, o.job, o.Out)
+	}
+	if err := o.checkQueue(ctx, queueOf(o.job)); err != nil {
+		return err
+	}
+	created, err := o.client.BatchV1alpha1().Jobs(o.job.Namespace).Create(ctx, o.job, metav1.CreateOptions{DryRun: dryRunOpts(o.dryServer)})
+	if err != nil {
+		if apierrors.IsAlreadyExists(err) {
+			return util.UsageErrorf("job %q already exists in namespace %q", o.job.Name, o.job.Namespace)
+		}
+		return apiError(err)
+	}
+	return vcprinters.Print(o.printer, created, o.Out)
+}
+
+// checkQueue refuses a queue that is missing or not Open, as Volcano's
+// admission would. A user who may not read queues is left to the server.
+func (o *CreateOptions) checkQueue(ctx context.Context, name string) error {
+	q, err := o.client.SchedulingV1beta1().Queues().Get(ctx, name, metav1.GetOptions{})
+	switch {
+	case apierrors.IsNotFound(err):
+		return util.UsageErrorf("queue %q not found: create it ('kubectl vc queue create %s') or pick another --queue", name, name)
+	case apierrors.IsForbidden(err):
+		return nil
+	case err != nil:
+		return err
+	}
+	if s := q.Status.State; s != "" && s != schedulingv1beta1.QueueStateOpen {
+		return util.UsageErrorf("queue %q is %s: a job can only be created in an Open queue ('kubectl vc queue open %s')", name, s, name)
+	}
+	return nil
+}

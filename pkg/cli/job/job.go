@@ -1,0 +1,241 @@
+// Package job implements 'kubectl vc job' for Volcano batch.volcano.sh
+// Jobs (list, describe, suspend, resume, restart, terminate, delete,
+// create) and 'kubectl vc pod list', the pods of Volcano jobs and queues.
+//
+// Lifecycle changes are requested as vcctl requests them: one
+// bus.volcano.sh Command per job, which Volcano's job controller applies.
+// kubectl-vc serve has no job controller.
+package job
+
+import (
+	"context"
+	"errors"
+	"strings"
+
+	"github.com/spf13/cobra"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"k8s.io/kubectl/pkg/util/templates"
+
+	batchv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/batch/v1alpha1"
+	"github.com/kubectl-vc/kubectl-vc/pkg/apis/keys"
+	"github.com/kubectl-vc/kubectl-vc/pkg/cli/util"
+	"github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned"
+)
+
+// NewCmd returns the 'job' command group.
+func NewCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:     "job",
+		Aliases: []string{"jobs", "vcjob", "vj"},
+		Short:   "Manage Volcano Jobs (batch.volcano.sh)",
+		Long: templates.LongDesc(`
+			List, inspect, create and delete Volcano Jobs, and suspend, resume, restart or
+			terminate them.
+
+			Lifecycle changes are requested the way Volcano's vcctl does it: by creating a
+			bus.volcano.sh Command (AbortJob, ResumeJob, RestartJob, TerminateJob) in the
+			job's namespace, which Volcano's job controller applies. 'kubectl vc serve' has
+			no job controller: where it runs instead of Volcano's controllers, a job Command
+			stays pending ('kubectl vc command list' shows it).`),
+		Example: templates.Examples(`
+			# Jobs of the current namespace with their pod counts
+			kubectl vc job list
+
+			# Suspend a job and wait until its pods are released
+			kubectl vc job suspend train --wait`),
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error { return cmd.Help() },
+	}
+	cmd.AddCommand(
+		newCreateCmd(f, streams),
+		newListCmd(f, streams),
+		newDescribeCmd(f, streams),
+		newSuspendCmd(f, streams),
+		newResumeCmd(f, streams),
+		newRestartCmd(f, streams),
+		newTerminateCmd(f, streams),
+		newDeleteCmd(f, streams),
+	)
+	return cmd
+}
+
+// namespace returns -n or the kubeconfig's namespace.
+func namespace(f util.Factory) (string, error) {
+	ns, _, err := f.Namespace()
+	if err != nil {
+		return "", util.UsageErrorf("cannot read the namespace from the kubeconfig: %s", util.Message(err))
+	}
+	return ns, nil
+}
+
+// phaseOf returns the job's phase; a job the controller has not written
+// yet is Pending, as Volcano's job controller treats it.
+func phaseOf(j *batchv1alpha1.Job) batchv1alpha1.JobPhase {
+	if j.Status.State.Phase == "" {
+		return batchv1alpha1.JobPending
+	}
+	return j.Status.State.Phase
+}
+
+// queueOf returns the job's queue; empty means default.
+func queueOf(j *batchv1alpha1.Job) string {
+	if j.Spec.Queue == "" {
+		return keys.DefaultQueue
+	}
+	return j.Spec.Queue
+}
+
+// replicas is the number of pods the job's tasks ask for.
+func replicas(j *batchv1alpha1.Job) int32 {
+	var n int32
+	for _, t := range j.Spec.Tasks {
+		n += t.Replicas
+	}
+	return n
+}
+
+// minAvailable is how many pods must run together: the spec's, else what
+// the controller recorded, else every pod (Volcano's default).
+func minAvailable(j *batchv1alpha1.Job) int32 {
+	switch {
+	case j.Spec.MinAvailable > 0:
+		return j.Spec.MinAvailable
+	case j.Status.MinAvailable > 0:
+		return j.Status.MinAvailable
+	}
+	return replicas(j)
+}
+
+// phases are every phase a job can be in, in lifecycle order.
+var phases = []batchv1alpha1.JobPhase{
+	batchv1alpha1.JobPending, batchv1alpha1.JobRunning, batchv1alpha1.JobRestarting,
+	batchv1alpha1.JobAborting, batchv1alpha1.JobAborted, batchv1alpha1.JobCompleting,
+	batchv1alpha1.JobCompleted, batchv1alpha1.JobTerminating, batchv1alpha1.JobTerminated,
+	batchv1alpha1.JobFailed,
+}
+
+func phaseNames() []string {
+	out := make([]string, len(phases))
+	for i, p := range phases {
+		out[i] = string(p)
+	}
+	return out
+}
+
+func knownPhase(p string) bool {
+	for _, k := range phases {
+		if string(k) == p {
+			return true
+		}
+	}
+	return false
+}
+
+// validateName checks the name of an existing job (any object name).
+func validateName(name string) error {
+	if errs := validation.IsDNS1123Subdomain(name); len(errs) > 0 {
+		return util.UsageErrorf("invalid job name %q: %s", name, errs[0])
+	}
+	return nil
+}
+
+// validateNames checks names and refuses duplicates, which would write two
+// Commands for one job.
+func validateNames(names []string) error {
+	seen := map[string]bool{}
+	for _, n := range names {
+		if err := validateName(n); err != nil {
+			return err
+		}
+		if seen[n] {
+			return util.UsageErrorf("job %q is named twice", n)
+		}
+		seen[n] = true
+	}
+	return nil
+}
+
+// validateQueueFlag checks a --queue value.
+func validateQueueFlag(q string) error {
+	if errs := validation.IsDNS1123Subdomain(q); len(errs) > 0 {
+		return util.UsageErrorf("invalid --queue %q: %s", q, errs[0])
+	}
+	return nil
+}
+
+// noJobKind says what to do when the server has no Job kind: Jobs are
+// Volcano's, and install does not add their CRD (see 'install --help').
+const noJobKind = "the server has no Volcano Jobs (batch.volcano.sh/v1alpha1): install Volcano, whose job controller runs them; 'kubectl vc install' leaves the Job CRD to Volcano"
+
+// apiError turns an error of a Job request into one line, naming the
+// missing Job kind rather than suggesting 'kubectl vc install'.
+func apiError(err error) error {
+	if err == nil {
+		return nil
+	}
+	var status apierrors.APIStatus
+	if apierrors.IsNotFound(err) && errors.As(err, &status) &&
+		strings.Contains(status.Status().Message, "the server could not find the requested resource") {
+		return util.UsageErrorf("%s", noJobKind)
+	}
+	return err
+}
+
+// getJobs fetches every named job of the namespace before anything is
+// written, so that a missing job fails the whole command.
+func getJobs(ctx context.Context, c versioned.Interface, ns string, names []string) ([]*batchv1alpha1.Job, error) {
+	out := make([]*batchv1alpha1.Job, 0, len(names))
+	for _, n := range names {
+		j, err := c.BatchV1alpha1().Jobs(ns).Get(ctx, n, metav1.GetOptions{})
+		if err != nil {
+			if err = apiError(err); apierrors.IsNotFound(err) {
+				return nil, util.UsageErrorf("job %q not found in namespace %q", n, ns)
+			}
+			return nil, err
+		}
+		out = append(out, j)
+	}
+	return out, nil
+}
+
+// jobRef names a job the way kubectl prints it.
+func jobRef(name string) string { return "job.batch.volcano.sh/" + name }
+
+// dryRunStrategy parses --dry-run, accepting kubectl's values.
+func dryRunStrategy(s string) (client, server bool, err error) {
+	switch s {
+	case "", "none":
+		return false, false, nil
+	case "client":
+		return true, false, nil
+	case "server":
+		return false, true, nil
+	}
+	return false, false, util.UsageErrorf("invalid --dry-run %q: use none, client or server", s)
+}
+
+func addDryRunFlag(cmd *cobra.Command, p *string) {
+	cmd.Flags().StringVar(p, "dry-run", "none", `Must be "none", "server", or "client". With client, only print the object that would be sent; with server, submit it as a dry run so the server validates it without persisting it.`)
+	cmd.Flags().Lookup("dry-run").NoOptDefVal = "client"
+}
+
+func dryRunOpts(server bool) []string {
+	if server {
+		return []string{metav1.DryRunAll}
+	}
+	return nil
+}
+
+// dryRunSuffix is what a dry run adds to "created" or "deleted".
+func dryRunSuffix(client, server bool) string {
+	switch {
+	case client:
+		return " (dry run)"
+	case server:
+		return " (server dry run)"
+	}
+	return ""
+}

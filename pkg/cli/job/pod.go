@@ -1,0 +1,266 @@
+package job
+
+import (
+	"context"
+	"fmt"
+	"sort"
+
+	"github.com/spf13/cobra"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/selection"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"k8s.io/cli-runtime/pkg/printers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/kubectl/pkg/util/templates"
+
+	batchv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/batch/v1alpha1"
+	"github.com/kubectl-vc/kubectl-vc/pkg/apis/keys"
+	schedulingv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/scheduling/v1beta1"
+	"github.com/kubectl-vc/kubectl-vc/pkg/cli/completion"
+	vcprinters "github.com/kubectl-vc/kubectl-vc/pkg/cli/printers"
+	"github.com/kubectl-vc/kubectl-vc/pkg/cli/util"
+	"github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned"
+)
+
+// NewPodCmd returns the 'pod' command group: the pods of Volcano jobs and
+// queues.
+func NewPodCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:     "pod",
+		Aliases: []string{"pods", "po"},
+		Short:   "List the pods of Volcano jobs and queues",
+		Long: templates.LongDesc(`
+			List the pods Volcano schedules, with their job, task and queue.`),
+		Example: templates.Examples(`
+			kubectl vc pod list --job train`),
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error { return cmd.Help() },
+	}
+	cmd.AddCommand(newPodListCmd(f, streams))
+	return cmd
+}
+
+// PodListOptions holds the input of 'pod list'.
+type PodListOptions struct {
+	genericiooptions.IOStreams
+	Factory    util.Factory
+	PrintFlags *vcprinters.PrintFlags
+
+	Job           string
+	Queue         string
+	AllNamespaces bool
+	Selector      string
+
+	namespace string
+	printer   printers.ResourcePrinter
+	client    versioned.Interface
+	kube      kubernetes.Interface
+}
+
+func newPodListCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Command {
+	o := &PodListOptions{IOStreams: streams, Factory: f, PrintFlags: vcprinters.NewPrintFlags()}
+	cmd := &cobra.Command{
+		Use:     "list",
+		Aliases: []string{"get", "ls"},
+		Short:   "List the pods of a job or a queue",
+		Long: templates.LongDesc(`
+			List the pods Volcano schedules in a namespace (-n) or in all (-A): those of
+			Volcano Jobs (labelled volcano.sh/job-name) and those of other workloads that
+			belong to a queue or a PodGroup. --job keeps the pods of one job; --queue keeps
+			the pods of one queue, known by the queue label or annotation
+			(volcano.sh/queue-name, scheduling.volcano.sh/queue-name) or else by the queue of
+			the pod's PodGroup. One list of pods, and one of PodGroups only when a pod's queue
+			is known by its PodGroup alone.`),
+		Example: templates.Examples(`
+			# The pods of job train
+			kubectl vc pod list --job train
+
+			# Every pod of queue research, anywhere, with its PodGroup
+			kubectl vc pod list -A --queue research -o wide`),
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := o.Complete(); err != nil {
+				return err
+			}
+			if err := o.Validate(); err != nil {
+				return err
+			}
+			return o.Run(cmd.Context())
+		},
+	}
+	o.PrintFlags.AddFlags(cmd)
+	cmd.Flags().StringVar(&o.Job, "job", "", "Only the pods of this Volcano Job")
+	cmd.Flags().StringVar(&o.Queue, "queue", "", "Only the pods of this queue")
+	cmd.Flags().BoolVarP(&o.AllNamespaces, "all-namespaces", "A", false, "List pods of every namespace")
+	cmd.Flags().StringVarP(&o.Selector, "selector", "l", "", "Label selector, e.g. -l app=train")
+	_ = cmd.RegisterFlagCompletionFunc("job", flagJobNames(f))
+	_ = cmd.RegisterFlagCompletionFunc("queue", completion.FlagQueueNames(f))
+	return cmd
+}
+
+// Complete resolves the namespace, the printer and the clients.
+func (o *PodListOptions) Complete() error {
+	var err error
+	if o.namespace, err = namespace(o.Factory); err != nil {
+		return err
+	}
+	if o.AllNamespaces {
+		o.namespace = metav1.NamespaceAll
+	}
+	if o.printer, err = o.PrintFlags.ToPrinter(); err != nil {
+		return err
+	}
+	if o.client, err = o.Factory.VolcanoClient(); err != nil {
+		return err
+	}
+	o.kube, err = o.Factory.KubeClient()
+	return err
+}
+
+// Validate checks the filters.
+func (o *PodListOptions) Validate() error {
+	if o.Job != "" {
+		if err := validateName(o.Job); err != nil {
+			return util.UsageErrorf("invalid --job: %s", util.Message(err))
+		}
+		if o.AllNamespaces {
+			return util.UsageErrorf("--job cannot be combined with --all-namespaces: job names are per namespace")
+		}
+	}
+	if o.Queue != "" {
+		if err := validateQueueFlag(o.Queue); err != nil {
+			return err
+		}
+	}
+	if _, err := labels.Parse(o.Selector); err != nil {
+		return util.UsageErrorf("invalid --selector %q: %s", o.Selector, util.Message(err))
+	}
+	return nil
+}
+
+// Run lists the pods once and keeps Volcano's.
+func (o *PodListOptions) Run(ctx context.Context) error {
+	sel, _ := labels.Parse(o.Selector)
+	if o.Job != "" {
+		r, err := labels.NewRequirement(batchv1alpha1.JobNameLabel, selection.Equals, []string{o.Job})
+		if err != nil {
+			return util.UsageErrorf("invalid --job %q: %s", o.Job, util.Message(err))
+		}
+		sel = sel.Add(*r)
+	}
+	pods, err := o.kube.CoreV1().Pods(o.namespace).List(ctx, metav1.ListOptions{LabelSelector: sel.String()})
+	if err != nil {
+		return err
+	}
+	var groups map[string]*schedulingv1beta1.PodGroup // namespace/name, listed only when needed
+	var kept []podRow
+	for i := range pods.Items {
+		p := &pods.Items[i]
+		group := p.Annotations[keys.KubeGroupName]
+		q := queueKey(p)
+		if q == "" && group != "" {
+			if groups == nil {
+				if groups, err = o.podGroups(ctx); err != nil {
+					return err
+				}
+			}
+			if pg := groups[p.Namespace+"/"+group]; pg != nil {
+				q = pg.Spec.Queue
+				if q == "" {
+					q = keys.DefaultQueue
+				}
+			}
+		}
+		if p.Labels[batchv1alpha1.JobNameLabel] == "" && group == "" && q == "" {
+			continue // not a pod Volcano schedules
+		}
+		if o.Queue != "" && q != o.Queue {
+			continue
+		}
+		kept = append(kept, podRow{pod: p, queue: q, group: group})
+	}
+	sort.Slice(kept, func(a, b int) bool {
+		pa, pb := kept[a].pod, kept[b].pod
+		if pa.Namespace != pb.Namespace {
+			return pa.Namespace < pb.Namespace
+		}
+		return pa.Name < pb.Name
+	})
+	if !o.PrintFlags.HumanReadable() {
+		list := &corev1.PodList{}
+		list.ResourceVersion = pods.ResourceVersion
+		for _, r := range kept {
+			list.Items = append(list.Items, *r.pod)
+		}
+		list.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("PodList"))
+		for i := range list.Items {
+			list.Items[i].SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Pod"))
+		}
+		return vcprinters.Print(o.printer, list, o.Out)
+	}
+	if len(kept) == 0 {
+		if o.AllNamespaces {
+			fmt.Fprintln(o.ErrOut, "No Volcano pods found.")
+		} else {
+			fmt.Fprintf(o.ErrOut, "No Volcano pods found in %s namespace.\n", o.namespace)
+		}
+		return nil
+	}
+	return o.printer.PrintObj(podTable(kept, o.AllNamespaces), o.Out)
+}
+
+func (o *PodListOptions) podGroups(ctx context.Context) (map[string]*schedulingv1beta1.PodGroup, error) {
+	list, err := o.client.SchedulingV1beta1().PodGroups(o.namespace).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]*schedulingv1beta1.PodGroup, len(list.Items))
+	for i := range list.Items {
+		pg := &list.Items[i]
+		out[pg.Namespace+"/"+pg.Name] = pg
+	}
+	return out, nil
+}
+
+// queueKey is the queue a pod names itself: the label Volcano's job
+// controller sets, or one of the queue annotations other workloads carry.
+func queueKey(p *corev1.Pod) string {
+	if q := p.Labels[batchv1alpha1.QueueNameLabel]; q != "" {
+		return q
+	}
+	if q := p.Annotations[keys.VolcanoQueueName]; q != "" {
+		return q
+	}
+	return p.Annotations[keys.QueueName]
+}
+
+type podRow struct {
+	pod          *corev1.Pod
+	queue, group string
+}
+
+func podTable(rows []podRow, allNamespaces bool) *metav1.Table {
+	var cols []vcprinters.Column
+	if allNamespaces {
+		cols = append(cols, vcprinters.Column{Name: "NAMESPACE"})
+	}
+	cols = append(cols, []vcprinters.Column{
+		{Name: "NAME"}, {Name: "JOB"}, {Name: "TASK"}, {Name: "QUEUE"}, {Name: "PHASE"}, {Name: "NODE"}, {Name: "AGE"},
+		{Name: "PODGROUP", Wide: true},
+	}...)
+	out := make([][]any, 0, len(rows))
+	for _, r := range rows {
+		p := r.pod
+		var row []any
+		if allNamespaces {
+			row = append(row, p.Namespace)
+		}
+		row = append(row, p.Name, vcprinters.OrNone(p.Labels[batchv1alpha1.JobNameLabel]), vcprinters.OrNone(p.Labels[batchv1alpha1.TaskSpecLabel]),
+			vcprinters.OrNone(r.queue), podPhase(p), vcprinters.OrNone(p.Spec.NodeName), vcprinters.Age(p.CreationTimestamp),
+			vcprinters.OrNone(r.group))
+		out = append(out, row)
+	}
+	return vcprinters.Table(cols, out)
+}

@@ -1,7 +1,10 @@
-// Command krew renders krew-manifest.yaml for a release: the tag and the
-// sha256 of each archive from goreleaser's checksums.txt.
+// Command krew renders krew-manifest.yaml for a release, the tag and the
+// sha256 of each archive from goreleaser's checksums.txt, and refuses to
+// write it unless it passes krew's index rules (rules.go) and every archive
+// it names, read from beside checksums.txt, holds what the manifest
+// installs (archive.go). goreleaser runs it (.goreleaser.yaml, signs):
 //
-//	go run ./hack/krew -tag v0.1.0 -checksums dist/checksums.txt > dist/vc.yaml
+//	go run ./hack/krew -tag v0.1.0 -checksums dist/checksums.txt -o dist/vc.yaml
 package main
 
 import (
@@ -12,6 +15,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"text/template"
 )
@@ -19,34 +23,76 @@ import (
 func main() {
 	tag := flag.String("tag", "", "release tag, e.g. v0.1.0 (default: from -metadata)")
 	metadata := flag.String("metadata", "dist/metadata.json", "goreleaser metadata, read when -tag is empty")
-	sums := flag.String("checksums", "dist/checksums.txt", "goreleaser checksums file")
+	sums := flag.String("checksums", "dist/checksums.txt", "goreleaser checksums file; the archives are beside it")
 	manifest := flag.String("manifest", "krew-manifest.yaml", "the manifest template")
+	out := flag.String("o", "", "write the manifest to this file, named <plugin>.yaml (default: stdout)")
 	flag.Parse()
+	if flag.NArg() > 0 {
+		fail(2, fmt.Errorf("unexpected arguments: %v", flag.Args()))
+	}
 	if *tag == "" {
 		*tag = tagFromMetadata(*metadata)
 	}
 	if *tag == "" {
-		fmt.Fprintln(os.Stderr, "error: -tag is required (no version in "+*metadata+")")
-		os.Exit(2)
+		fail(2, fmt.Errorf("-tag is required (no version in %s)", *metadata))
 	}
-	tmpl, err := os.ReadFile(*manifest)
-	if err == nil {
-		var f *os.File
-		if f, err = os.Open(*sums); err == nil {
-			defer f.Close()
-			var checksums map[string]string
-			if checksums, err = parseChecksums(f); err == nil {
-				var out []byte
-				if out, err = render(string(tmpl), *tag, checksums); err == nil {
-					_, err = os.Stdout.Write(out)
-				}
-			}
-		}
-	}
+	rendered, err := renderFiles(*manifest, *sums, *tag)
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "error:", err)
+		fail(1, err)
+	}
+	// Written to stdout, the manifest has no file name to check yet.
+	if errs := check(rendered, *out, filepath.Dir(*sums)); len(errs) > 0 {
+		for _, e := range errs {
+			fmt.Fprintln(os.Stderr, "error:", e)
+		}
 		os.Exit(1)
 	}
+	if *out == "" {
+		_, err = os.Stdout.Write(rendered)
+	} else {
+		err = os.WriteFile(*out, rendered, 0o644)
+	}
+	if err != nil {
+		fail(1, err)
+	}
+}
+
+func fail(code int, err error) {
+	fmt.Fprintln(os.Stderr, "error:", err)
+	os.Exit(code)
+}
+
+// renderFiles renders the template file with the checksums file.
+func renderFiles(manifest, sums, tag string) ([]byte, error) {
+	tmpl, err := os.ReadFile(manifest)
+	if err != nil {
+		return nil, err
+	}
+	f, err := os.Open(sums)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	checksums, err := parseChecksums(f)
+	if err != nil {
+		return nil, err
+	}
+	return render(string(tmpl), tag, checksums)
+}
+
+// check parses a rendered manifest and applies the index rules (fileName
+// empty: not the file name rule) and, when archiveDir is not empty, the
+// archive checks.
+func check(rendered []byte, fileName, archiveDir string) []error {
+	p, err := parse(rendered)
+	if err != nil {
+		return []error{err}
+	}
+	errs := Validate(p, fileName)
+	if archiveDir != "" {
+		errs = append(errs, CheckArchives(p, archiveDir)...)
+	}
+	return errs
 }
 
 // tagFromMetadata returns "v" + the version goreleaser recorded, or "".

@@ -10,37 +10,20 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-type krewPlugin struct {
-	APIVersion string `json:"apiVersion"`
-	Kind       string `json:"kind"`
-	Metadata   struct {
-		Name string `json:"name"`
-	} `json:"metadata"`
-	Spec struct {
-		Version          string `json:"version"`
-		Homepage         string `json:"homepage"`
-		ShortDescription string `json:"shortDescription"`
-		Description      string `json:"description"`
-		Caveats          string `json:"caveats"`
-		Platforms        []struct {
-			Selector struct {
-				MatchLabels map[string]string `json:"matchLabels"`
-			} `json:"selector"`
-			URI    string `json:"uri"`
-			Sha256 string `json:"sha256"`
-			Bin    string `json:"bin"`
-		} `json:"platforms"`
-	} `json:"spec"`
-}
+func equal(a, b []string) bool { return strings.Join(a, "\x00") == strings.Join(b, "\x00") }
 
 type goreleaser struct {
 	Version int `json:"version"`
 	Builds  []struct {
+		ID     string   `json:"id"`
+		Main   string   `json:"main"`
 		Binary string   `json:"binary"`
 		Goos   []string `json:"goos"`
 		Goarch []string `json:"goarch"`
 	} `json:"builds"`
 	Archives []struct {
+		IDs             []string `json:"ids"`
+		Files           []string `json:"files"`
 		NameTemplate    string   `json:"name_template"`
 		Formats         []string `json:"formats"`
 		FormatOverrides []struct {
@@ -60,10 +43,25 @@ func archivesFromGoreleaser(t *testing.T) map[string][2]string {
 	if err := yaml.Unmarshal(raw, &g); err != nil {
 		t.Fatal(err)
 	}
-	if g.Version != 2 || len(g.Builds) != 1 || len(g.Archives) != 1 {
+	if g.Version != 2 || len(g.Builds) != 2 || len(g.Archives) != 1 {
 		t.Fatalf("unexpected goreleaser config shape: %+v", g)
 	}
+	// Every archive holds the plugin, its completion helper and LICENSE,
+	// each built for every platform.
 	a := g.Archives[0]
+	binaries := map[string]string{}
+	for _, b := range g.Builds {
+		binaries[b.ID] = b.Binary
+		if !equal(b.Goos, g.Builds[0].Goos) || !equal(b.Goarch, g.Builds[0].Goarch) {
+			t.Errorf("build %s is for %v/%v, build %s for %v/%v", b.ID, b.Goos, b.Goarch, g.Builds[0].ID, g.Builds[0].Goos, g.Builds[0].Goarch)
+		}
+	}
+	if binaries["kubectl-vc"] != "kubectl-vc" || binaries["kubectl_complete-vc"] != "kubectl_complete-vc" {
+		t.Errorf("builds: %v", binaries)
+	}
+	if !equal(a.IDs, []string{"kubectl-vc", "kubectl_complete-vc"}) || !equal(a.Files, []string{"LICENSE"}) {
+		t.Errorf("archive holds builds %v and files %v", a.IDs, a.Files)
+	}
 	out := map[string][2]string{}
 	for _, goos := range g.Builds[0].Goos {
 		for _, goarch := range g.Builds[0].Goarch {
@@ -100,15 +98,22 @@ func TestManifestMatchesGoreleaser(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var p krewPlugin
-	if err := yaml.UnmarshalStrict(out, &p); err != nil {
-		t.Fatalf("rendered manifest: %v", err)
+	p, err := parse(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, err := range Validate(p, "vc.yaml") {
+		t.Errorf("index rules: %v", err)
 	}
 	if p.APIVersion != "krew.googlecontainertools.github.com/v1alpha2" || p.Kind != "Plugin" || p.Metadata.Name != "vc" {
 		t.Errorf("header: %s %s %s", p.APIVersion, p.Kind, p.Metadata.Name)
 	}
 	if p.Spec.Version != "v1.2.3" || p.Spec.Homepage == "" || p.Spec.ShortDescription == "" || p.Spec.Description == "" || p.Spec.Caveats == "" {
 		t.Errorf("spec fields missing: %+v", p.Spec)
+	}
+	// The caveats say where krew put the completion helper of this version.
+	if !strings.Contains(p.Spec.Caveats, "/store/vc/v1.2.3/kubectl_complete-vc") {
+		t.Errorf("caveats do not name the helper's path:\n%s", p.Spec.Caveats)
 	}
 	seen := map[string]bool{}
 	for _, pl := range p.Spec.Platforms {
@@ -131,6 +136,11 @@ func TestManifestMatchesGoreleaser(t *testing.T) {
 		}
 		if pl.Bin != wantBin || pl.Sha256 != sums[name] {
 			t.Errorf("%s: bin %q sha %q", name, pl.Bin, pl.Sha256)
+		}
+		ext := strings.TrimPrefix(wantBin, "kubectl-vc")
+		installed := install([]entry{{name: wantBin}, {name: helper + ext}, {name: "LICENSE"}, {name: "README.md"}}, pl.Files)
+		if len(installed) != 3 || installed[helper+ext].name == "" || installed["LICENSE"].name == "" {
+			t.Errorf("%s: files %+v install %v", name, pl.Files, installed)
 		}
 	}
 	var missing []string

@@ -31,7 +31,7 @@ func TestCreateFromFlags(t *testing.T) {
 	ns := namespace(t, "job-create")
 	queue(t, "research", schedulingv1beta1.QueueStateOpen)
 	r := mustVC(t, "job", "create", "train", "-n", ns, "--image", "busybox:1.36", "--replicas", "4", "--min", "2",
-		"--queue", "research", "--requests", "cpu=1,memory=1Gi", "--limits", "cpu=2,memory=1Gi", "--", "sleep", "3600")
+		"--queue", "research", "--requests", "cpu=1,memory=1Gi", "--limits", "cpu=2,memory=1Gi", "--command", "--", "sleep", "3600")
 	if r.stdout != "job.batch.volcano.sh/train created\n" {
 		t.Errorf("stdout %q", r.stdout)
 	}
@@ -60,6 +60,14 @@ func TestCreateFromFlags(t *testing.T) {
 	wantJSON, _ := yaml.Marshal(want)
 	if string(gotJSON) != string(wantJSON) {
 		t.Errorf("created spec:\n%s\nwant:\n%s", gotJSON, wantJSON)
+	}
+	// Without --command the words after '--' are the container's args.
+	mustVC(t, "job", "create", "args", "-n", ns, "--image", "busybox:1.36", "--queue", "research", "--", "sleep", "3600")
+	if j, err = env.vc.BatchV1alpha1().Jobs(ns).Get(context.Background(), "args", metav1.GetOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if c := j.Spec.Tasks[0].Template.Spec.Containers[0]; c.Command != nil || !reflect.DeepEqual(c.Args, []string{"sleep", "3600"}) {
+		t.Errorf("args: command %q args %q", c.Command, c.Args)
 	}
 	mustFail(t, `job "train" already exists in namespace "job-create"`, "job", "create", "train", "-n", ns, "--image", "busybox", "--queue", "research")
 }
@@ -161,6 +169,8 @@ func TestCreateBadInput(t *testing.T) {
 		{"no image", "--image is required", []string{"job", "create", "x", "-n", ns}},
 		{"no name", "name the job to create", []string{"job", "create", "-n", ns, "--image", "busybox"}},
 		{"two names", "give one job name, got 2", []string{"job", "create", "x", "y", "-n", ns, "--image", "busybox"}},
+		{"--command without a command", "--command needs the command after '--'", with("--command")},
+		{"file and args", "arguments after '--' cannot be combined with -f", []string{"job", "create", "-f", write("i.yaml", good), "-n", ns, "--", "sleep", "1"}},
 		{"zero replicas", "invalid --replicas 0", with("--replicas", "0")},
 		{"min above replicas", "invalid --min 3: must be between 0 (all pods) and --replicas 2", with("--replicas", "2", "--min", "3")},
 		{"missing queue", `queue "nope" not found`, with("--queue", "nope")},

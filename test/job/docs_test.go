@@ -40,7 +40,7 @@ func TestCaptureDocs(t *testing.T) {
 	queue(t, "team-b", schedulingv1beta1.QueueStateClosed)
 
 	do("job", "create", "train", "-n", ns, "--image", "busybox:1.36", "--replicas", "4", "--min", "2", "--queue", "team-a",
-		"--requests", "cpu=1,memory=1Gi", "--limits", "cpu=2,memory=1Gi", "--", "sleep", "3600")
+		"--requests", "cpu=1,memory=1Gi", "--limits", "cpu=2,memory=1Gi", "--command", "--", "sleep", "3600")
 	do("job", "create", "eval", "-n", ns, "--image", "busybox:1.36", "--queue", "team-a", "--dry-run=client", "-o", "yaml")
 	do("job", "create", "eval", "-n", ns, "--image", "busybox:1.36", "--queue", "team-b")
 	do("job", "create", "eval", "-n", ns, "--image", "busybox:1.36", "--requests", "cpu=2", "--limits", "cpu=1")

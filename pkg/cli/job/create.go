@@ -42,7 +42,7 @@ const DefaultTaskName = "default0"
 const DefaultScheduler = "volcano"
 
 // specFlags are the flags that build a job, which -f cannot be combined with.
-var specFlags = []string{"image", "replicas", "min", "queue", "requests", "limits", "scheduler-name"}
+var specFlags = []string{"image", "replicas", "min", "queue", "requests", "limits", "scheduler-name", "command"}
 
 // CreateOptions holds the input of 'job create'.
 type CreateOptions struct {
@@ -59,8 +59,11 @@ type CreateOptions struct {
 	Requests      string
 	Limits        string
 	SchedulerName string
-	Command       []string
-	DryRun        string
+	// Args are the words after '--': the container's args, or its command
+	// with --command (as 'kubectl run' takes them).
+	Args    []string
+	Command bool
+	DryRun  string
 
 	specFlagsSet         []string
 	namespace            string
@@ -74,14 +77,15 @@ type CreateOptions struct {
 func newCreateCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Command {
 	o := &CreateOptions{IOStreams: streams, Factory: f, PrintFlags: genericclioptions.NewPrintFlags("created").WithTypeSetter(scheme.Scheme)}
 	cmd := &cobra.Command{
-		Use:   "create NAME --image IMAGE [--replicas N] [--min N] [--queue Q] [--requests R] [--limits L] [-- COMMAND [ARG...]] | create -f FILE",
+		Use:   "create NAME --image IMAGE [--replicas N] [--min N] [--queue Q] [--requests R] [--limits L] [--command] [-- ARG...] | create -f FILE",
 		Short: "Create a job from flags or from a file",
 		Long: templates.LongDesc(`
 			Create a Volcano Job, what 'vcctl job run' does, with kubectl's conventions.
 
 			From flags, the job has one task (named default0, as Volcano names an unnamed
 			task) of --replicas pods running --image, of which --min must be able to run
-			together (by default all of them); a command and its arguments follow '--'.
+			together (by default all of them). Words after '--' are the container's args,
+			or with --command its command, as 'kubectl run' takes them.
 			--requests and --limits are NAME=QUANTITY pairs for each pod, a request never
 			above its limit. From a file (-f FILE, or -f - for standard input), the file
 			holds one batch.volcano.sh/v1alpha1 Job in YAML or JSON; an unknown field is an
@@ -94,7 +98,7 @@ func newCreateCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Com
 		Example: templates.Examples(`
 			# Four pods of busybox in queue research, at least two running together
 			kubectl vc job create train --image busybox --replicas 4 --min 2 --queue research \
-			  --requests cpu=1,memory=1Gi --limits cpu=2,memory=1Gi -- sleep 3600
+			  --requests cpu=1,memory=1Gi --limits cpu=2,memory=1Gi --command -- sleep 3600
 
 			# Create a job from a file
 			kubectl vc job create -f train.yaml
@@ -126,6 +130,7 @@ func newCreateCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Com
 	cmd.Flags().StringVar(&o.Requests, "requests", "", "Resource requests of each pod, e.g. cpu=1,memory=1Gi")
 	cmd.Flags().StringVar(&o.Limits, "limits", "", "Resource limits of each pod, e.g. cpu=2,memory=1Gi")
 	cmd.Flags().StringVar(&o.SchedulerName, "scheduler-name", DefaultScheduler, "Scheduler of the job's pods")
+	cmd.Flags().BoolVar(&o.Command, "command", false, "Use the words after '--' as the container's command instead of its args (as 'kubectl run --command')")
 	addDryRunFlag(cmd, &o.DryRun)
 	_ = cmd.RegisterFlagCompletionFunc("queue", completion.FlagQueueNames(f))
 	_ = cmd.MarkFlagFilename("filename", "yaml", "yml", "json")
@@ -137,10 +142,10 @@ func newCreateCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Com
 func (o *CreateOptions) Complete(args []string, argsLenAtDash int) error {
 	names := args
 	if argsLenAtDash >= 0 {
-		names, o.Command = args[:argsLenAtDash], args[argsLenAtDash:]
+		names, o.Args = args[:argsLenAtDash], args[argsLenAtDash:]
 	}
 	if len(names) > 1 {
-		return util.UsageErrorf("give one job name, got %d (%s); a command goes after '--'", len(names), strings.Join(names, " "))
+		return util.UsageErrorf("give one job name, got %d (%s); the container's args go after '--'", len(names), strings.Join(names, " "))
 	}
 	if len(names) == 1 {
 		o.Name = names[0]
@@ -176,8 +181,8 @@ func (o *CreateOptions) Validate() error {
 		if len(o.specFlagsSet) > 0 {
 			return util.UsageErrorf("--%s cannot be combined with -f: the file describes the whole job", o.specFlagsSet[0])
 		}
-		if len(o.Command) > 0 {
-			return util.UsageErrorf("a command after '--' cannot be combined with -f: the file describes the whole job")
+		if len(o.Args) > 0 {
+			return util.UsageErrorf("arguments after '--' cannot be combined with -f: the file describes the whole job")
 		}
 		o.job, err = o.readFile()
 	} else {
@@ -225,12 +230,21 @@ func (o *CreateOptions) fromFlags() (*batchv1alpha1.Job, error) {
 			return nil, util.UsageErrorf("--requests %s=%s exceeds --limits %s=%s: a request cannot be above its limit", name, r.String(), name, l.String())
 		}
 	}
-	return buildJob(o.Name, o.namespace, o.Image, o.Command, o.Replicas, o.Min, o.Queue, o.SchedulerName, requests, limits), nil
+	if o.Command && len(o.Args) == 0 {
+		return nil, util.UsageErrorf("--command needs the command after '--', e.g. --command -- sleep 3600")
+	}
+	var command, cargs []string
+	if o.Command {
+		command = o.Args
+	} else {
+		cargs = o.Args
+	}
+	return buildJob(o.Name, o.namespace, o.Image, command, cargs, o.Replicas, o.Min, o.Queue, o.SchedulerName, requests, limits), nil
 }
 
 // buildJob makes the job 'job create NAME --image ...' sends: one task of
 // replicas pods, minAvailable min (0: all) for the job and the task.
-func buildJob(name, ns, image string, command []string, replicas, min int32, queueName, scheduler string, requests, limits corev1.ResourceList) *batchv1alpha1.Job {
+func buildJob(name, ns, image string, command, args []string, replicas, min int32, queueName, scheduler string, requests, limits corev1.ResourceList) *batchv1alpha1.Job {
 	if min == 0 {
 		min = replicas
 	}
@@ -257,6 +271,7 @@ func buildJob(name, ns, image string, command []string, replicas, min int32, que
 							Name:            name,
 							Image:           image,
 							Command:         command,
+							Args:            args,
 							ImagePullPolicy: corev1.PullIfNotPresent,
 							Resources:       corev1.ResourceRequirements{Requests: requests, Limits: limits},
 						}},

@@ -149,16 +149,16 @@ func TestNewJobCommand(t *testing.T) {
 
 func TestBuildJob(t *testing.T) {
 	req := corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")}
-	j := buildJob("train", "ns", "busybox", []string{"sleep", "1"}, 4, 0, "research", "volcano", req, corev1.ResourceList{})
+	j := buildJob("train", "ns", "busybox", []string{"sleep", "1"}, []string{"-x"}, 4, 0, "research", "volcano", req, corev1.ResourceList{})
 	if j.Spec.MinAvailable != 4 || *j.Spec.Tasks[0].MinAvailable != 4 {
 		t.Errorf("--min 0 must mean all pods: job %d, task %d", j.Spec.MinAvailable, *j.Spec.Tasks[0].MinAvailable)
 	}
 	c := j.Spec.Tasks[0].Template.Spec.Containers[0]
-	if c.Name != "train" || c.Image != "busybox" || !reflect.DeepEqual(c.Command, []string{"sleep", "1"}) ||
+	if c.Name != "train" || c.Image != "busybox" || !reflect.DeepEqual(c.Command, []string{"sleep", "1"}) || !reflect.DeepEqual(c.Args, []string{"-x"}) ||
 		c.Resources.Limits != nil || !reflect.DeepEqual(c.Resources.Requests, req) || j.Spec.Tasks[0].Name != DefaultTaskName {
 		t.Errorf("container %+v, task %q", c, j.Spec.Tasks[0].Name)
 	}
-	if j = buildJob("t", "ns", "i", nil, 4, 2, "q", "s", nil, nil); j.Spec.MinAvailable != 2 || *j.Spec.Tasks[0].MinAvailable != 2 {
+	if j = buildJob("t", "ns", "i", nil, nil, 4, 2, "q", "s", nil, nil); j.Spec.MinAvailable != 2 || *j.Spec.Tasks[0].MinAvailable != 2 {
 		t.Errorf("--min 2: %d", j.Spec.MinAvailable)
 	}
 	// 'create --dry-run=client -o yaml' shows no empty status.
@@ -208,7 +208,7 @@ func TestDocuments(t *testing.T) {
 
 func TestValidateJob(t *testing.T) {
 	valid := func() *batchv1alpha1.Job {
-		return buildJob("train", "ns", "busybox", nil, 2, 0, "research", "volcano", nil, nil)
+		return buildJob("train", "ns", "busybox", nil, nil, 2, 0, "research", "volcano", nil, nil)
 	}
 	if err := validateJob(valid()); err != nil {
 		t.Fatal(err)

@@ -21,7 +21,7 @@ LDFLAGS := -s -w -X $(VERSION_PKG).gitVersion=$(VERSION) -X $(VERSION_PKG).gitCo
 GO_TEST_FLAGS ?= -race -count=1 -timeout 45m
 BENCH_FLAGS ?= -benchtime 1x
 
-.PHONY: all version build image slurm node-deps controlplane generate verify test unit-test integration-test bench fuzz cluster-up cluster-down demo docs release-snapshot clean fmt vet
+.PHONY: all version build image slurm node-deps controlplane generate verify test unit-test integration-test bench fuzz cluster-up cluster-down demo docs release-check release-snapshot clean fmt vet
 
 all: build
 
@@ -82,6 +82,7 @@ vet:
 test: controlplane slurm node-deps build
 	go test $(GO_TEST_FLAGS) ./...
 	cd hack/image && go test $(GO_TEST_FLAGS) ./...
+	$(MAKE) release-check
 	$(MAKE) verify
 
 ## bench: benchmarks against the real local control plane (see docs/benchmarks.md)
@@ -125,6 +126,13 @@ demo: controlplane node-deps build
 docs:
 	rm -rf docs/reference
 	go run ./hack/gendocs docs/reference
+
+## release-check: goreleaser's snapshot for this machine's platform only, checked by hack/krew (archive contents, krew manifest); part of 'make test'
+release-check:
+	cd hack/release && GOBIN=$(CURDIR)/bin/tools go install tool
+	go run ./hack/krew/hostconfig -in .goreleaser.yaml -out bin/goreleaser-host.yaml
+	bin/tools/goreleaser release --snapshot --clean --config bin/goreleaser-host.yaml
+	go test -count=1 -run '^TestReleaseSnapshot$$' ./hack/krew -args -dist $(CURDIR)/dist -partial
 
 ## release-snapshot: every release archive, checksums and the krew manifest (dist/vc.yaml, checked by hack/krew) in dist/
 release-snapshot:

@@ -18,6 +18,8 @@ import (
 	"path/filepath"
 	"strings"
 	"text/template"
+
+	"sigs.k8s.io/yaml"
 )
 
 func main() {
@@ -26,6 +28,7 @@ func main() {
 	sums := flag.String("checksums", "dist/checksums.txt", "goreleaser checksums file; the archives are beside it")
 	manifest := flag.String("manifest", "krew-manifest.yaml", "the manifest template")
 	out := flag.String("o", "", "write the manifest to this file, named <plugin>.yaml (default: stdout)")
+	partial := flag.Bool("partial", false, "keep only the platforms whose archive is in the checksums (a build for some platforms, e.g. 'make release-check')")
 	flag.Parse()
 	if flag.NArg() > 0 {
 		fail(2, fmt.Errorf("unexpected arguments: %v", flag.Args()))
@@ -36,7 +39,7 @@ func main() {
 	if *tag == "" {
 		fail(2, fmt.Errorf("-tag is required (no version in %s)", *metadata))
 	}
-	rendered, err := renderFiles(*manifest, *sums, *tag)
+	rendered, err := renderFiles(*manifest, *sums, *tag, *partial)
 	if err != nil {
 		fail(1, err)
 	}
@@ -62,8 +65,9 @@ func fail(code int, err error) {
 	os.Exit(code)
 }
 
-// renderFiles renders the template file with the checksums file.
-func renderFiles(manifest, sums, tag string) ([]byte, error) {
+// renderFiles renders the template file with the checksums file; partial
+// drops the platforms whose archive has no checksum.
+func renderFiles(manifest, sums, tag string, partial bool) ([]byte, error) {
 	tmpl, err := os.ReadFile(manifest)
 	if err != nil {
 		return nil, err
@@ -77,7 +81,47 @@ func renderFiles(manifest, sums, tag string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	if partial {
+		return renderPartial(string(tmpl), tag, checksums)
+	}
 	return render(string(tmpl), tag, checksums)
+}
+
+// renderPartial renders the platforms whose archive has a checksum and
+// drops the others, by rendering with an empty checksum for those and
+// removing the platforms left with one. At least one must remain.
+func renderPartial(tmpl, tag string, checksums map[string]string) ([]byte, error) {
+	const absent = "absent"
+	t, err := template.New("krew").Option("missingkey=error").Funcs(template.FuncMap{
+		"sha256": func(archive string) string {
+			if sum, ok := checksums[archive]; ok {
+				return sum
+			}
+			return absent
+		},
+	}).Parse(tmpl)
+	if err != nil {
+		return nil, err
+	}
+	var buf bytes.Buffer
+	if err := t.Execute(&buf, map[string]string{"TagName": tag}); err != nil {
+		return nil, err
+	}
+	p, err := parse(buf.Bytes())
+	if err != nil {
+		return nil, err
+	}
+	kept := p.Spec.Platforms[:0]
+	for _, pl := range p.Spec.Platforms {
+		if pl.Sha256 != absent {
+			kept = append(kept, pl)
+		}
+	}
+	if len(kept) == 0 {
+		return nil, fmt.Errorf("no archive of the manifest has a checksum")
+	}
+	p.Spec.Platforms = kept
+	return yaml.Marshal(p)
 }
 
 // check parses a rendered manifest and applies the index rules (fileName

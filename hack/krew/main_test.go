@@ -170,3 +170,29 @@ func TestRenderRefusesMissingChecksum(t *testing.T) {
 		t.Errorf("parseChecksums: %v %v", sums, err)
 	}
 }
+
+// TestRenderPartial: with only some archives built, the manifest keeps
+// their platforms, still passes the rules, and refuses to be empty.
+func TestRenderPartial(t *testing.T) {
+	tmpl, err := os.ReadFile("../../krew-manifest.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := renderPartial(string(tmpl), "v1.2.3", map[string]string{"kubectl-vc_linux_arm64.tar.gz": strings.Repeat("ab", 32)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := parse(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Spec.Platforms) != 1 || path.Base(p.Spec.Platforms[0].URI) != "kubectl-vc_linux_arm64.tar.gz" || len(p.Spec.Platforms[0].Files) != 3 {
+		t.Errorf("partial manifest: %+v", p.Spec.Platforms)
+	}
+	if errs := Validate(p, "vc.yaml"); len(errs) > 0 {
+		t.Errorf("partial manifest: %v", errs)
+	}
+	if _, err := renderPartial(string(tmpl), "v1.2.3", nil); err == nil {
+		t.Error("a manifest without any archive was rendered")
+	}
+}

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/command"
+	"github.com/kubectl-vc/kubectl-vc/pkg/cli/doctor"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/install"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/job"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/nodeset"
@@ -23,5 +24,6 @@ func Commands() []Subcommand {
 		job.NewPodCmd,
 		command.NewCmd,
 		serve.NewCmd,
+		doctor.NewCmd,
 	}
 }

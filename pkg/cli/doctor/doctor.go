@@ -1,0 +1,237 @@
+// Package doctor implements 'kubectl vc doctor': checks of what kubectl-vc
+// relies on in a cluster, each reported as OK, WARN or FAIL with what to do.
+package doctor
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/kubectl/pkg/util/templates"
+	"sigs.k8s.io/yaml"
+
+	"github.com/kubectl-vc/kubectl-vc/pkg/cli/util"
+	"github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned"
+)
+
+// Status is the verdict of one finding.
+type Status string
+
+const (
+	OK   Status = "OK"
+	Warn Status = "WARN"
+	Fail Status = "FAIL"
+)
+
+// Finding is one line of the report.
+type Finding struct {
+	// Check names the check: crds, admission, controllers, commands,
+	// queues, rbac.
+	Check   string `json:"check"`
+	Status  Status `json:"status"`
+	Message string `json:"message"`
+	// Fix says what to do; empty when there is nothing to do.
+	Fix string `json:"fix,omitempty"`
+	// Objects are all the objects the finding is about (the text line
+	// names only the first few), as namespace/name or name.
+	Objects []string `json:"objects,omitempty"`
+}
+
+// Report is what -o json|yaml prints.
+type Report struct {
+	Checks  []Finding `json:"checks"`
+	Summary Summary   `json:"summary"`
+}
+
+// Summary counts the findings by status.
+type Summary struct {
+	OK   int `json:"ok"`
+	Warn int `json:"warn"`
+	Fail int `json:"fail"`
+}
+
+// Options holds the flags and clients of 'doctor'.
+type Options struct {
+	genericiooptions.IOStreams
+	Factory util.Factory
+
+	Output string
+	// StuckAfter is how long a Command may wait before it counts as one
+	// nobody acts on.
+	StuckAfter time.Duration
+	// ControllersNamespace is where serve's and Volcano's controllers keep
+	// their leader-election Leases and Deployments.
+	ControllersNamespace string
+	// CommandNamespace is where queue open/close write their Commands
+	// (for the RBAC check).
+	CommandNamespace string
+
+	kube  kubernetes.Interface
+	vc    versioned.Interface
+	crds  apiextensionsclient.Interface
+	now   func() time.Time
+	found []Finding
+}
+
+// NewCmd returns the 'doctor' command.
+func NewCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Command {
+	o := &Options{IOStreams: streams, Factory: f}
+	cmd := &cobra.Command{
+		Use:   "doctor",
+		Short: "Check what kubectl vc relies on in the cluster",
+		Long: templates.LongDesc(`
+			Check the cluster for what kubectl vc relies on, and print one line per finding:
+			OK, WARN or FAIL, with what to do.
+
+			* crds: the Volcano and Slinky CRDs are installed, established, and serve the
+			  versions this kubectl-vc uses.
+			* admission: the ValidatingAdmissionPolicy API is served and the queue lifecycle
+			  policies and bindings of 'kubectl vc install --policies' are present.
+			* controllers: who acts on Commands, seen from leader-election Leases and
+			  Deployments in --controllers-namespace: serve (Lease kubectl-vc-serve,
+			  Deployment kubectl-vc-serve), Volcano's controllers (Lease
+			  vc-controller-manager, Deployment volcano-controllers), both (a conflict:
+			  FAIL) or nobody.
+			* commands: a Command waiting longer than --stuck-after is one nobody acts on
+			  (FAIL).
+			* queues: queues in state Unknown, and Closing queues with what holds them.
+			* rbac: what you may do of what kubectl vc does (SelfSubjectAccessReview).
+
+			The exit code is 1 when a check FAILs, for scripts; -o json gives the report
+			to machines. A check that cannot read what it needs (RBAC) says so as WARN.`),
+		Example: templates.Examples(`
+			# Check the cluster of the current context
+			kubectl vc doctor
+
+			# In a script: fail the job when something is broken, keep the report
+			kubectl vc doctor -o json > doctor.json`),
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := o.Complete(); err != nil {
+				return err
+			}
+			if err := o.Validate(); err != nil {
+				return err
+			}
+			return o.Run(cmd.Context())
+		},
+	}
+	cmd.Flags().StringVarP(&o.Output, "output", "o", "", "Output format: json or yaml (default: one line per finding)")
+	cmd.Flags().DurationVar(&o.StuckAfter, "stuck-after", time.Minute, "How long a Command may wait before it counts as stuck")
+	cmd.Flags().StringVar(&o.ControllersNamespace, "controllers-namespace", "volcano-system", "Namespace of the controllers' Leases and Deployments")
+	cmd.Flags().StringVar(&o.CommandNamespace, "command-namespace", "default", "Namespace queue open and close write Commands to (checked for RBAC)")
+	return cmd
+}
+
+// Complete resolves the clients.
+func (o *Options) Complete() error {
+	var err error
+	if o.kube, err = o.Factory.KubeClient(); err != nil {
+		return err
+	}
+	if o.vc, err = o.Factory.VolcanoClient(); err != nil {
+		return err
+	}
+	cfg, err := o.Factory.ToRESTConfig()
+	if err != nil {
+		return err
+	}
+	if o.crds, err = apiextensionsclient.NewForConfig(cfg); err != nil {
+		return err
+	}
+	if o.now == nil {
+		o.now = time.Now
+	}
+	return nil
+}
+
+// Validate checks the flags.
+func (o *Options) Validate() error {
+	if o.Output != "" && o.Output != "json" && o.Output != "yaml" {
+		return util.UsageErrorf("unknown output format %q: use json or yaml", o.Output)
+	}
+	if o.StuckAfter <= 0 {
+		return util.UsageErrorf("--stuck-after must be positive, got %s", o.StuckAfter)
+	}
+	if o.ControllersNamespace == "" || o.CommandNamespace == "" {
+		return util.UsageErrorf("--controllers-namespace and --command-namespace must not be empty")
+	}
+	return nil
+}
+
+// Run runs every check and prints the report. An unreachable cluster is
+// an error of its own (no report); any FAIL makes the command fail after
+// the report is printed.
+func (o *Options) Run(ctx context.Context) error {
+	if _, err := o.kube.Discovery().ServerVersion(); err != nil {
+		return err
+	}
+	o.found = nil
+	o.checkCRDs(ctx)
+	o.checkAdmission(ctx)
+	o.checkCommands(ctx)
+	o.checkQueues(ctx)
+	o.checkRBAC(ctx)
+
+	r := Report{Checks: o.found}
+	for _, f := range o.found {
+		switch f.Status {
+		case OK:
+			r.Summary.OK++
+		case Warn:
+			r.Summary.Warn++
+		case Fail:
+			r.Summary.Fail++
+		}
+	}
+	switch o.Output {
+	case "json":
+		b, _ := json.MarshalIndent(r, "", "  ")
+		fmt.Fprintln(o.Out, string(b))
+	case "yaml":
+		b, _ := yaml.Marshal(r)
+		fmt.Fprint(o.Out, string(b))
+	default:
+		printText(o.Out, r)
+	}
+	if r.Summary.Fail > 0 {
+		return fmt.Errorf("%d of %d checks failed", r.Summary.Fail, len(r.Checks))
+	}
+	return nil
+}
+
+// printText writes one line per finding: status, check, message and fix.
+func printText(w io.Writer, r Report) {
+	for _, f := range r.Checks {
+		line := f.Message
+		if f.Fix != "" {
+			line += "; to fix: " + f.Fix
+		}
+		fmt.Fprintf(w, "%-4s  %-11s  %s\n", f.Status, f.Check, line)
+	}
+	fmt.Fprintf(w, "%d OK, %d WARN, %d FAIL\n", r.Summary.OK, r.Summary.Warn, r.Summary.Fail)
+}
+
+func (o *Options) add(check string, s Status, msg, fix string, objects ...string) {
+	o.found = append(o.found, Finding{Check: check, Status: s, Message: msg, Fix: fix, Objects: objects})
+}
+
+// cannot reports a check that could not read what it needs.
+func (o *Options) cannot(check, what string, err error) {
+	o.add(check, Warn, fmt.Sprintf("cannot check %s: %s", what, util.Message(err)), "")
+}
+
+// some names the first few of a list, and how many more there are.
+func some(list []string, n int) string {
+	if len(list) <= n {
+		return strings.Join(list, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(list[:n], ", "), len(list)-n)
+}

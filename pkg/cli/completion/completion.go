@@ -16,8 +16,12 @@ func NewCmd(streams genericiooptions.IOStreams) *cobra.Command {
 		Use:   "completion bash|zsh|fish|powershell",
 		Short: "Print a shell completion script",
 		Long: templates.LongDesc(`
-			Print a completion script for the given shell. Names of queues, podgroups and
-			nodesets are completed from the cluster.`),
+			Print a completion script for the given shell, for the command kubectl-vc. Names
+			of queues, podgroups and nodesets are completed from the cluster.
+
+			Completing 'kubectl vc ...' needs no script of its own: kubectl (1.26 and later) completes
+			a plugin through the program kubectl_complete-vc on PATH, which every release
+			archive and 'make build' provide beside kubectl-vc.`),
 		Example: templates.Examples(`
 			# Load completion into the current bash session
 			source <(kubectl-vc completion bash)

@@ -25,11 +25,11 @@ func TestResolve(t *testing.T) {
 		v, c     string
 	}{
 		{"v0.1.0-3-gbff520f", "bff520f0", bi("v0.1.0", "other"), "v0.1.0-3-gbff520f", "bff520f0"}, // make build
-		{"", "", bi("v0.2.0", "abc"), "v0.2.0", "abc"},                                           // go install ...@v0.2.0
+		{"", "", bi("v0.2.0", "abc"), "v0.2.0", "abc"},                                            // go install ...@v0.2.0
 		{"", "", bi("v0.2.0-rc.1", ""), "v0.2.0-rc.1", "unknown"},
 		{"", "", bi("v0.0.0-20251123112000-8e44303abcde", "8e44303"), Dev, "8e44303"}, // pseudo-version
-		{"", "", bi("v0.1.1-0.20251123112000-8e44303abcde", ""), Dev, "unknown"},       // pseudo-version after a tag
-		{"", "", bi("v0.1.0+dirty", ""), Dev, "unknown"},                               // go build, dirty tree
+		{"", "", bi("v0.1.1-0.20251123112000-8e44303abcde", ""), Dev, "unknown"},      // pseudo-version after a tag
+		{"", "", bi("v0.1.0+dirty", ""), Dev, "unknown"},                              // go build, dirty tree
 		{"", "", bi("(devel)", ""), Dev, "unknown"},
 		{"", "", nil, Dev, "unknown"},
 	}

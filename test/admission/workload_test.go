@@ -74,7 +74,8 @@ func TestVolcanoJobOnlyInOpenQueue(t *testing.T) {
 	setup(t)
 	ctx := context.Background()
 	c := vc(t)
-	// Volcano's Job CRD is not ours; take the upstream one.
+	// The Job CRD of a cluster where Volcano runs is Volcano's own
+	// (install leaves it to Volcano), so the policy is proven on it.
 	list, err := crds.LoadDir(cptest.UpstreamCRDs(t, "volcano-crds"))
 	if err != nil {
 		t.Fatal(err)

@@ -61,7 +61,9 @@ func NewCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Command {
 
 			Without selection flags it installs the CRDs and the admission policies, which is
 			what the queue and podgroup commands need. --rbac adds the ServiceAccount and RBAC
-			of 'serve'; --serve adds its Deployment too (and implies --rbac).
+			of 'serve'; --serve adds its Deployment too (and implies --rbac). Volcano's Job CRD
+			is left to Volcano, whose job controller alone runs Jobs: install never applies
+			it and uninstall never deletes it.
 
 			The Deployment runs the image of this binary's own version,
 			ghcr.io/kubectl-vc/kubectl-vc:<version> ('kubectl vc version' shows it), never

@@ -75,12 +75,12 @@ func TestAdmissionRejection(t *testing.T) {
 	}
 
 	r := vc(t, "queue", "delete", "e2e-guarded")
-	if r.code == 0 {
+	if r.Code == 0 {
 		t.Fatalf("delete succeeded:\n%s", r)
 	}
 	want := "error: delete queue \"e2e-guarded\": rejected by admission policy: a queue can only be deleted when it is Closed: run 'kubectl vc queue delete --close'"
-	if strings.TrimSpace(r.stderr) != want {
-		t.Errorf("stderr:\n%s\nwant:\n%s", r.stderr, want)
+	if strings.TrimSpace(r.Stderr) != want {
+		t.Errorf("stderr:\n%s\nwant:\n%s", r.Stderr, want)
 	}
 	getQueue(t, "e2e-guarded")
 }

@@ -131,23 +131,23 @@ func TestBadInput(t *testing.T) {
 			before := snapshot(t)
 			r := runCmd(t, command(tc.kubeconfig, tc.args...))
 			after := snapshot(t)
-			if r.code == 0 {
+			if r.Code == 0 {
 				t.Fatalf("%v succeeded:\n%s", tc.args, r)
 			}
-			lines := strings.Split(strings.TrimRight(r.stderr, "\n"), "\n")
+			lines := strings.Split(strings.TrimRight(r.Stderr, "\n"), "\n")
 			if len(lines) != 1 || !strings.HasPrefix(lines[0], "error: ") {
 				t.Errorf("want one 'error:' line on stderr:\n%s", r)
 			}
-			if !strings.Contains(r.stderr, tc.want) {
-				t.Errorf("stderr does not mention %q:\n%s", tc.want, r.stderr)
+			if !strings.Contains(r.Stderr, tc.want) {
+				t.Errorf("stderr does not mention %q:\n%s", tc.want, r.Stderr)
 			}
 			for _, bad := range []string{"goroutine ", "panic", "dial tcp", "Get \"https", "&{", "%!"} {
-				if strings.Contains(r.stderr, bad) {
-					t.Errorf("stderr has %q (a Go error chain or trace):\n%s", bad, r.stderr)
+				if strings.Contains(r.Stderr, bad) {
+					t.Errorf("stderr has %q (a Go error chain or trace):\n%s", bad, r.Stderr)
 				}
 			}
-			if strings.TrimSpace(r.stdout) != "" {
-				t.Errorf("stdout not empty:\n%s", r.stdout)
+			if strings.TrimSpace(r.Stdout) != "" {
+				t.Errorf("stdout not empty:\n%s", r.Stdout)
 			}
 			if before != after {
 				t.Errorf("server changed:\nbefore:\n%s\nafter:\n%s", before, after)

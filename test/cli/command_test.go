@@ -10,18 +10,18 @@ func TestCommandList(t *testing.T) {
 	mustVC(t, "queue", "close", "e2e-cmdlist", "--command-namespace", "kube-public")
 	r := mustVC(t, "command", "list", "-A")
 	found := false
-	for _, l := range strings.Split(r.stdout, "\n") {
+	for _, l := range strings.Split(r.Stdout, "\n") {
 		f := strings.Fields(l)
 		if len(f) == 5 && f[0] == "kube-public" && strings.HasPrefix(f[1], "e2e-cmdlist-closequeue-") && f[2] == "CloseQueue" && f[3] == "Queue/e2e-cmdlist" {
 			found = true
 		}
 	}
 	if !found {
-		t.Errorf("command list -A:\n%s", r.stdout)
+		t.Errorf("command list -A:\n%s", r.Stdout)
 	}
 	r = mustVC(t, "command", "list", "-n", "kube-public", "-o", "name")
-	if !strings.HasPrefix(strings.TrimSpace(r.stdout), "command.bus.volcano.sh/e2e-cmdlist-closequeue-") {
-		t.Errorf("-o name: %q", r.stdout)
+	if !strings.HasPrefix(strings.TrimSpace(r.Stdout), "command.bus.volcano.sh/e2e-cmdlist-closequeue-") {
+		t.Errorf("-o name: %q", r.Stdout)
 	}
 }
 

@@ -9,21 +9,21 @@ func TestCompletion(t *testing.T) {
 	mustVC(t, "queue", "create", "e2e-comp-one")
 	mustVC(t, "queue", "create", "e2e-comp-two")
 	r := mustVC(t, "__complete", "queue", "close", "e2e-comp-one", "e2e-comp")
-	if !strings.Contains(r.stdout, "e2e-comp-two") || strings.Contains(r.stdout, "e2e-comp-one\n") {
-		t.Errorf("positional completion:\n%s", r.stdout)
+	if !strings.Contains(r.Stdout, "e2e-comp-two") || strings.Contains(r.Stdout, "e2e-comp-one\n") {
+		t.Errorf("positional completion:\n%s", r.Stdout)
 	}
 	r = mustVC(t, "__complete", "queue", "create", "x", "--parent", "e2e-comp-")
-	if !strings.Contains(r.stdout, "e2e-comp-one") || !strings.Contains(r.stdout, "e2e-comp-two") {
-		t.Errorf("--parent completion:\n%s", r.stdout)
+	if !strings.Contains(r.Stdout, "e2e-comp-one") || !strings.Contains(r.Stdout, "e2e-comp-two") {
+		t.Errorf("--parent completion:\n%s", r.Stdout)
 	}
 	makePodGroups(t)
 	r = mustVC(t, "__complete", "pg", "describe", "-n", "e2e-pg", "tr")
-	if !strings.HasPrefix(r.stdout, "train\n") || strings.Contains(r.stdout, "eval") {
-		t.Errorf("podgroup completion:\n%s", r.stdout)
+	if !strings.HasPrefix(r.Stdout, "train\n") || strings.Contains(r.Stdout, "eval") {
+		t.Errorf("podgroup completion:\n%s", r.Stdout)
 	}
 	r = mustVC(t, "__complete", "pg", "list", "--queue", "e2e-comp-t")
-	if !strings.HasPrefix(r.stdout, "e2e-comp-two\n") {
-		t.Errorf("--queue completion:\n%s", r.stdout)
+	if !strings.HasPrefix(r.Stdout, "e2e-comp-two\n") {
+		t.Errorf("--queue completion:\n%s", r.Stdout)
 	}
 }
 

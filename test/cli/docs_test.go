@@ -22,9 +22,9 @@ func TestCaptureDocs(t *testing.T) {
 	var b strings.Builder
 	show := func(kubeconfig string, args ...string) {
 		r := runCmd(t, command(kubeconfig, args...))
-		fmt.Fprintf(&b, "$ kubectl vc %s\n%s%s", strings.Join(args, " "), r.stdout, r.stderr)
-		if r.code != 0 {
-			fmt.Fprintf(&b, "(exit %d)\n", r.code)
+		fmt.Fprintf(&b, "$ kubectl vc %s\n%s%s", strings.Join(args, " "), r.Stdout, r.Stderr)
+		if r.Code != 0 {
+			fmt.Fprintf(&b, "(exit %d)\n", r.Code)
 		}
 		b.WriteString("\n")
 	}

@@ -33,7 +33,7 @@ func doctor(t *testing.T, kubeconfig string, args ...string) (doctorReport, resu
 	t.Helper()
 	r := runCmd(t, command(kubeconfig, append([]string{"doctor", "-o", "json"}, args...)...))
 	var rep doctorReport
-	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
+	if err := json.Unmarshal([]byte(r.Stdout), &rep); err != nil {
 		t.Fatalf("doctor -o json: %v\n%s", err, r)
 	}
 	fails := 0
@@ -43,11 +43,11 @@ func doctor(t *testing.T, kubeconfig string, args ...string) (doctorReport, resu
 		}
 	}
 	// Exit code and stderr follow the FAILs: non-zero with one line.
-	if want := fails > 0; (r.code != 0) != want || rep.Summary.Fail != fails {
-		t.Errorf("doctor: %d FAIL findings, summary %d, exit %d\n%s", fails, rep.Summary.Fail, r.code, r)
+	if want := fails > 0; (r.Code != 0) != want || rep.Summary.Fail != fails {
+		t.Errorf("doctor: %d FAIL findings, summary %d, exit %d\n%s", fails, rep.Summary.Fail, r.Code, r)
 	}
-	if fails > 0 && strings.TrimSpace(r.stderr) != fmt.Sprintf("error: %d of %d checks failed", fails, len(rep.Checks)) {
-		t.Errorf("doctor stderr: %q", r.stderr)
+	if fails > 0 && strings.TrimSpace(r.Stderr) != fmt.Sprintf("error: %d of %d checks failed", fails, len(rep.Checks)) {
+		t.Errorf("doctor stderr: %q", r.Stderr)
 	}
 	return rep, r
 }
@@ -112,7 +112,7 @@ func TestDoctorReport(t *testing.T) {
 	ns := controllersNamespace(t, "doctor-report")
 	lease(t, ns, "kubectl-vc-serve", "serve-0_abc", 10*time.Minute) // "renewed 10m ago" in both runs
 	rep, r := doctor(t, env.admin, "--controllers-namespace", ns, "--stuck-after", "24h")
-	if r.code != 0 {
+	if r.Code != 0 {
 		t.Fatalf("doctor:\n%s", r)
 	}
 	crds := rep.findings("crds")
@@ -140,8 +140,8 @@ func TestDoctorReport(t *testing.T) {
 	}
 
 	text := vc(t, "doctor", "--controllers-namespace", ns, "--stuck-after", "24h")
-	lines := strings.Split(strings.TrimSpace(text.stdout), "\n")
-	if text.code != 0 || len(lines) != len(rep.Checks)+1 {
+	lines := strings.Split(strings.TrimSpace(text.Stdout), "\n")
+	if text.Code != 0 || len(lines) != len(rep.Checks)+1 {
 		t.Fatalf("doctor (text): %d lines for %d findings\n%s", len(lines), len(rep.Checks), text)
 	}
 	for i, c := range rep.Checks {
@@ -238,7 +238,7 @@ func TestDoctorFindsStuckCommandsAndQueues(t *testing.T) {
 	}
 
 	rep, r := doctor(t, env.admin, "--controllers-namespace", ns, "--stuck-after", "1s")
-	if r.code == 0 {
+	if r.Code == 0 {
 		t.Fatalf("doctor with a stuck Command succeeded:\n%s", r)
 	}
 	var stuck bool
@@ -288,7 +288,7 @@ func TestDoctorFindsStuckCommandsAndQueues(t *testing.T) {
 // lists what the user may not do.
 func TestDoctorUnprivileged(t *testing.T) {
 	rep, r := doctor(t, env.alice)
-	if r.code != 0 {
+	if r.Code != 0 {
 		t.Fatalf("doctor as alice:\n%s", r)
 	}
 	for _, check := range []string{"crds", "admission", "controllers", "commands", "queues"} {
@@ -325,7 +325,7 @@ func TestDoctorBadInput(t *testing.T) {
 		{env.dead, nil, "error: cannot reach the Kubernetes API server at 127.0.0.1:1"},
 	} {
 		r := runCmd(t, command(c.kubeconfig, append([]string{"doctor"}, c.args...)...))
-		if r.code == 0 || r.stdout != "" || strings.Count(r.stderr, "\n") != 1 || !strings.HasPrefix(r.stderr, c.want) {
+		if r.Code == 0 || r.Stdout != "" || strings.Count(r.Stderr, "\n") != 1 || !strings.HasPrefix(r.Stderr, c.want) {
 			t.Errorf("doctor %v: want one line %q\n%s", c.args, c.want, r)
 		}
 	}

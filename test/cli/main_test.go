@@ -4,9 +4,6 @@
 package cli
 
 import (
-	"bytes"
-	"fmt"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -18,6 +15,7 @@ import (
 	"github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned"
 	"github.com/kubectl-vc/kubectl-vc/pkg/controlplane"
 	"github.com/kubectl-vc/kubectl-vc/pkg/controlplane/cptest"
+	"github.com/kubectl-vc/kubectl-vc/test/internal/binary"
 )
 
 // env is what every test of the package shares: one control plane, one
@@ -65,53 +63,20 @@ func setup(e *cptest.Env) error {
 }
 
 // result is what one run of the binary produced.
-type result struct {
-	stdout, stderr string
-	code           int
-}
+type result = binary.Result
 
-func (r result) String() string {
-	return fmt.Sprintf("exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
-}
-
-// command prepares the binary with the given kubeconfig. The environment
-// is stripped of KUBECONFIG so that nothing outside the test is used.
+// command prepares the binary with the given kubeconfig, in an
+// environment that reads nothing outside the test.
 func command(kubeconfig string, args ...string) *exec.Cmd {
-	cmd := exec.Command(env.bin, append([]string{"--kubeconfig", kubeconfig}, args...)...)
-	cmd.Env = cleanEnv()
-	return cmd
+	return binary.Command(env.bin, env.binDir, kubeconfig, args...)
 }
 
-func cleanEnv() []string {
-	var out []string
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "KUBECONFIG=") {
-			out = append(out, kv)
-		}
-	}
-	return append(out, "HOME="+env.binDir)
-}
-
-func exitCode(err error) int {
-	if err == nil {
-		return 0
-	}
-	if ee, ok := err.(*exec.ExitError); ok {
-		return ee.ExitCode()
-	}
-	return -1
-}
+// cleanEnv is that environment, for commands the test builds itself.
+func cleanEnv() []string { return binary.Env(env.binDir) }
 
 func runCmd(t *testing.T, cmd *exec.Cmd) result {
 	t.Helper()
-	var out, errOut bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errOut
-	err := cmd.Run()
-	r := result{stdout: out.String(), stderr: errOut.String(), code: exitCode(err)}
-	if r.code < 0 {
-		t.Fatalf("run %v: %v", cmd.Args, err)
-	}
-	return r
+	return binary.Run(t, cmd)
 }
 
 // vc runs the binary as the admin.
@@ -124,7 +89,7 @@ func vc(t *testing.T, args ...string) result {
 func mustVC(t *testing.T, args ...string) result {
 	t.Helper()
 	r := vc(t, args...)
-	if r.code != 0 {
+	if r.Code != 0 {
 		t.Fatalf("kubectl-vc %s failed:\n%s", strings.Join(args, " "), r)
 	}
 	return r

@@ -105,10 +105,10 @@ func TestKubectlCompletesPluginArguments(t *testing.T) {
 
 	// What bash runs for 'kubectl vc queue close <TAB>'.
 	r := kubectl(t, dir, "__complete", "vc", "queue", "close", "")
-	if r.code != 0 {
+	if r.Code != 0 {
 		t.Fatalf("kubectl __complete:\n%s", r)
 	}
-	names, directive := completions(r.stdout)
+	names, directive := completions(r.Stdout)
 	if !contains(names, "plugcomp-one") || !contains(names, "plugcomp-two") {
 		t.Errorf("queue names not completed: %v\n%s", names, r)
 	}
@@ -120,13 +120,13 @@ func TestKubectlCompletesPluginArguments(t *testing.T) {
 	// 'kubectl vc queue close plugcomp-one plugcomp<TAB>': a prefix, and a
 	// queue already named is not offered again.
 	r = kubectl(t, dir, "__complete", "vc", "queue", "close", "plugcomp-one", "plugcomp")
-	if names, _ := completions(r.stdout); r.code != 0 || len(names) != 1 || names[0] != "plugcomp-two" {
+	if names, _ := completions(r.Stdout); r.Code != 0 || len(names) != 1 || names[0] != "plugcomp-two" {
 		t.Errorf("prefix completion: %v\n%s", names, r)
 	}
 
 	// Subcommands of the plugin: 'kubectl vc <TAB>'.
 	r = kubectl(t, dir, "__complete", "vc", "")
-	if names, _ := completions(r.stdout); !contains(names, "queue") || !contains(names, "podgroup") {
+	if names, _ := completions(r.Stdout); !contains(names, "queue") || !contains(names, "podgroup") {
 		t.Errorf("subcommands not completed: %v\n%s", names, r)
 	}
 
@@ -137,7 +137,7 @@ func TestKubectlCompletesPluginArguments(t *testing.T) {
 		t.Fatal(err)
 	}
 	r = kubectl(t, bare, "__complete", "vc", "queue", "close", "")
-	if names, _ := completions(r.stdout); contains(names, "plugcomp-one") {
+	if names, _ := completions(r.Stdout); contains(names, "plugcomp-one") {
 		t.Errorf("queue names completed without kubectl_complete-vc: the test does not test the helper\n%s", r)
 	}
 }
@@ -148,15 +148,15 @@ func TestKubectlShowsPluginName(t *testing.T) {
 	dir := pluginDir(t)
 
 	r := kubectl(t, dir, "vc", "queue", "close", "--help")
-	if r.code != 0 || !strings.Contains(r.stdout, "Usage:\n  kubectl vc queue close ") || strings.Contains(r.stdout, "kubectl-vc queue") {
+	if r.Code != 0 || !strings.Contains(r.Stdout, "Usage:\n  kubectl vc queue close ") || strings.Contains(r.Stdout, "kubectl-vc queue") {
 		t.Errorf("kubectl vc queue close --help:\n%s", r)
 	}
 	r = kubectl(t, dir, "vc", "--help")
-	if r.code != 0 || !strings.Contains(r.stdout, "kubectl vc [command]") || !strings.Contains(r.stdout, `Use "kubectl vc [command] --help"`) {
+	if r.Code != 0 || !strings.Contains(r.Stdout, "kubectl vc [command]") || !strings.Contains(r.Stdout, `Use "kubectl vc [command] --help"`) {
 		t.Errorf("kubectl vc --help:\n%s", r)
 	}
 	r = kubectl(t, dir, "vc", "queue", "close", "--bogus")
-	if r.code == 0 || strings.TrimSpace(r.stderr) != "error: unknown flag: --bogus (see 'kubectl vc queue close --help')" {
+	if r.Code == 0 || strings.TrimSpace(r.Stderr) != "error: unknown flag: --bogus (see 'kubectl vc queue close --help')" {
 		t.Errorf("kubectl vc queue close --bogus:\n%s", r)
 	}
 
@@ -165,21 +165,21 @@ func TestKubectlShowsPluginName(t *testing.T) {
 	byHand.Args[0] = "kubectl-vc"
 	byHand.Env = append(cleanEnv(), "PATH="+dir+":/usr/bin:/bin")
 	r = runCmd(t, byHand)
-	if r.code != 0 || !strings.Contains(r.stdout, "Usage:\n  kubectl-vc queue close ") {
+	if r.Code != 0 || !strings.Contains(r.Stdout, "Usage:\n  kubectl-vc queue close ") {
 		t.Errorf("kubectl-vc queue close --help:\n%s", r)
 	}
 	// By a path PATH would not give.
 	byPath := exec.Command(env.bin, "queue", "close", "--bogus")
 	byPath.Env = append(cleanEnv(), "PATH="+dir+":/usr/bin:/bin")
 	r = runCmd(t, byPath)
-	if r.code == 0 || strings.TrimSpace(r.stderr) != "error: unknown flag: --bogus (see 'kubectl-vc queue close --help')" {
+	if r.Code == 0 || strings.TrimSpace(r.Stderr) != "error: unknown flag: --bogus (see 'kubectl-vc queue close --help')" {
 		t.Errorf("%s queue close --bogus:\n%s", env.bin, r)
 	}
 	// The completion script is written for the command's name either
 	// way: 'kubectl vc completion bash' must not take over kubectl's own.
 	r = kubectl(t, dir, "vc", "completion", "bash")
-	if r.code != 0 || !strings.Contains(r.stdout, "complete -o default -F __start_kubectl-vc kubectl-vc") {
-		t.Errorf("kubectl vc completion bash does not complete kubectl-vc:\n%.400s", r.stdout)
+	if r.Code != 0 || !strings.Contains(r.Stdout, "complete -o default -F __start_kubectl-vc kubectl-vc") {
+		t.Errorf("kubectl vc completion bash does not complete kubectl-vc:\n%.400s", r.Stdout)
 	}
 }
 

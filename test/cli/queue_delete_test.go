@@ -18,8 +18,8 @@ func TestQueueDelete(t *testing.T) {
 	mustVC(t, "queue", "delete", "e2e-del", "--dry-run=server")
 	getQueue(t, "e2e-del")
 	r := mustVC(t, "queue", "delete", "e2e-del", "--wait")
-	if strings.TrimSpace(r.stdout) != "queue.scheduling.volcano.sh/e2e-del deleted" {
-		t.Errorf("output: %q", r.stdout)
+	if strings.TrimSpace(r.Stdout) != "queue.scheduling.volcano.sh/e2e-del deleted" {
+		t.Errorf("output: %q", r.Stdout)
 	}
 	if _, err := env.vc.SchedulingV1beta1().Queues().Get(ctx, "e2e-del", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 		t.Fatalf("queue still there: %v", err)

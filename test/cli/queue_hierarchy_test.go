@@ -67,15 +67,15 @@ func TestQueueCreateUpdateHierarchy(t *testing.T) {
 			before := snapshot(t)
 			r := vc(t, tc.args...)
 			after := snapshot(t)
-			if r.code == 0 {
+			if r.Code == 0 {
 				t.Fatalf("%v succeeded:\n%s", tc.args, r)
 			}
-			lines := strings.Split(strings.TrimRight(r.stderr, "\n"), "\n")
+			lines := strings.Split(strings.TrimRight(r.Stderr, "\n"), "\n")
 			if len(lines) != 1 || !strings.HasPrefix(lines[0], "error: ") || !strings.Contains(lines[0], tc.want) {
 				t.Errorf("want one 'error:' line containing %q:\n%s", tc.want, r)
 			}
-			if strings.TrimSpace(r.stdout) != "" {
-				t.Errorf("stdout not empty:\n%s", r.stdout)
+			if strings.TrimSpace(r.Stdout) != "" {
+				t.Errorf("stdout not empty:\n%s", r.Stdout)
 			}
 			if before != after {
 				t.Errorf("server changed:\nbefore:\n%s\nafter:\n%s", before, after)

@@ -58,8 +58,8 @@ func commandsFor(t *testing.T, queue string) []busv1alpha1.Command {
 func TestQueueCreateAndRead(t *testing.T) {
 	r := mustVC(t, "queue", "create", "e2e-read", "--weight", "3", "--capability", "cpu=4,memory=8Gi",
 		"--deserved", "cpu=2", "--guarantee", "cpu=1", "--priority", "5", "--reclaimable=false")
-	if strings.TrimSpace(r.stdout) != "queue.scheduling.volcano.sh/e2e-read created" {
-		t.Errorf("create output: %q", r.stdout)
+	if strings.TrimSpace(r.Stdout) != "queue.scheduling.volcano.sh/e2e-read created" {
+		t.Errorf("create output: %q", r.Stdout)
 	}
 	q := getQueue(t, "e2e-read")
 	if q.Spec.Weight != 3 || q.Spec.Priority != 5 || q.Spec.Reclaimable == nil || *q.Spec.Reclaimable {
@@ -80,9 +80,9 @@ func TestQueueCreateAndRead(t *testing.T) {
 	}
 
 	r = mustVC(t, "queue", "list", "e2e-read")
-	lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
+	lines := strings.Split(strings.TrimSpace(r.Stdout), "\n")
 	if len(lines) != 2 {
-		t.Fatalf("want header and one row:\n%s", r.stdout)
+		t.Fatalf("want header and one row:\n%s", r.Stdout)
 	}
 	if h := strings.Fields(lines[0]); strings.Join(h, " ") != "NAME STATE WEIGHT PARENT INQUEUE PENDING RUNNING UNKNOWN COMPLETED AGE" {
 		t.Errorf("header: %q", lines[0])
@@ -94,8 +94,8 @@ func TestQueueCreateAndRead(t *testing.T) {
 	// Once the controller maintains status, counts come from it.
 	setStatus(t, "e2e-read", schedulingv1beta1.QueueStateOpen, 7)
 	r = mustVC(t, "q", "get", "e2e-read", "--no-headers", "-o", "wide")
-	if f := strings.Fields(r.stdout); len(f) != 13 || f[6] != "7" || f[10] != "cpu=4,memory=8Gi" || f[11] != "cpu=2" || f[12] != "cpu=1" {
-		t.Errorf("wide row: %q", r.stdout)
+	if f := strings.Fields(r.Stdout); len(f) != 13 || f[6] != "7" || f[10] != "cpu=4,memory=8Gi" || f[11] != "cpu=2" || f[12] != "cpu=1" {
+		t.Errorf("wide row: %q", r.Stdout)
 	}
 
 	r = mustVC(t, "queues", "get", "e2e-read", "-o", "json")
@@ -103,30 +103,30 @@ func TestQueueCreateAndRead(t *testing.T) {
 		Kind  string
 		Items []schedulingv1beta1.Queue
 	}
-	if err := json.Unmarshal([]byte(r.stdout), &list); err != nil || list.Kind != "List" || len(list.Items) != 1 || list.Items[0].Kind != "Queue" || list.Items[0].Spec.Weight != 3 {
-		t.Errorf("-o json: %v\n%s", err, r.stdout)
+	if err := json.Unmarshal([]byte(r.Stdout), &list); err != nil || list.Kind != "List" || len(list.Items) != 1 || list.Items[0].Kind != "Queue" || list.Items[0].Spec.Weight != 3 {
+		t.Errorf("-o json: %v\n%s", err, r.Stdout)
 	}
 	r = mustVC(t, "queue", "get", "e2e-read", "-o", "name")
-	if strings.TrimSpace(r.stdout) != "queue.scheduling.volcano.sh/e2e-read" {
-		t.Errorf("-o name: %q", r.stdout)
+	if strings.TrimSpace(r.Stdout) != "queue.scheduling.volcano.sh/e2e-read" {
+		t.Errorf("-o name: %q", r.Stdout)
 	}
 	r = mustVC(t, "queue", "get", "e2e-read", "-o", "jsonpath={.items[0].spec.weight}")
-	if r.stdout != "3" {
-		t.Errorf("-o jsonpath: %q", r.stdout)
+	if r.Stdout != "3" {
+		t.Errorf("-o jsonpath: %q", r.Stdout)
 	}
 	r = mustVC(t, "queue", "get", "e2e-read", "-o", "custom-columns=N:.metadata.name,W:.spec.weight,S:.status.state")
-	if strings.Join(strings.Fields(r.stdout), " ") != "N W S e2e-read 3 Open" {
-		t.Errorf("-o custom-columns: %q", r.stdout)
+	if strings.Join(strings.Fields(r.Stdout), " ") != "N W S e2e-read 3 Open" {
+		t.Errorf("-o custom-columns: %q", r.Stdout)
 	}
 	r = mustVC(t, "queue", "get", "e2e-read", "-o", "go-template={{range .items}}{{.metadata.name}}{{end}}")
-	if r.stdout != "e2e-read" {
-		t.Errorf("-o go-template: %q", r.stdout)
+	if r.Stdout != "e2e-read" {
+		t.Errorf("-o go-template: %q", r.Stdout)
 	}
 
 	r = mustVC(t, "queue", "describe", "e2e-read")
 	for _, want := range []string{"Name:", "e2e-read", "Weight:", "Capability:", "cpu=4,memory=8Gi", "State:", "Running:", "7", "Child Queues:", "Pending Commands:", "Events:"} {
-		if !strings.Contains(r.stdout, want) {
-			t.Errorf("describe lacks %q:\n%s", want, r.stdout)
+		if !strings.Contains(r.Stdout, want) {
+			t.Errorf("describe lacks %q:\n%s", want, r.Stdout)
 		}
 	}
 }
@@ -180,12 +180,12 @@ func TestQueueCommandWireFormat(t *testing.T) {
 
 func TestQueueDryRun(t *testing.T) {
 	r := mustVC(t, "queue", "create", "e2e-dry", "--weight", "2", "--dry-run=client", "-o", "yaml")
-	if !strings.Contains(r.stdout, "kind: Queue") || !strings.Contains(r.stdout, "weight: 2") {
-		t.Errorf("client dry run output:\n%s", r.stdout)
+	if !strings.Contains(r.Stdout, "kind: Queue") || !strings.Contains(r.Stdout, "weight: 2") {
+		t.Errorf("client dry run output:\n%s", r.Stdout)
 	}
 	r = mustVC(t, "queue", "create", "e2e-dry", "--dry-run=server")
-	if !strings.Contains(r.stdout, "(server dry run)") {
-		t.Errorf("server dry run output: %q", r.stdout)
+	if !strings.Contains(r.Stdout, "(server dry run)") {
+		t.Errorf("server dry run output: %q", r.Stdout)
 	}
 	if _, err := env.vc.SchedulingV1beta1().Queues().Get(context.Background(), "e2e-dry", metav1.GetOptions{}); err == nil {
 		t.Fatal("dry run created the queue")
@@ -193,8 +193,8 @@ func TestQueueDryRun(t *testing.T) {
 	mustVC(t, "queue", "create", "e2e-dry2")
 	r = mustVC(t, "queue", "close", "e2e-dry2", "--dry-run=client", "-o", "yaml")
 	for _, want := range []string{"kind: Command", "action: CloseQueue", "generateName: e2e-dry2-closequeue-"} {
-		if !strings.Contains(r.stdout, want) {
-			t.Errorf("close dry run lacks %q:\n%s", want, r.stdout)
+		if !strings.Contains(r.Stdout, want) {
+			t.Errorf("close dry run lacks %q:\n%s", want, r.Stdout)
 		}
 	}
 	mustVC(t, "queue", "close", "e2e-dry2", "--dry-run=server")
@@ -256,16 +256,16 @@ func TestQueueWaitTimeout(t *testing.T) {
 	mustVC(t, "queue", "create", "e2e-timeout")
 	setStatus(t, "e2e-timeout", schedulingv1beta1.QueueStateClosing, 3)
 	r := vc(t, "queue", "close", "e2e-timeout", "--wait", "--timeout", "2s")
-	if r.code == 0 {
+	if r.Code == 0 {
 		t.Fatalf("want failure:\n%s", r)
 	}
-	lines := strings.Split(strings.TrimSpace(r.stderr), "\n")
+	lines := strings.Split(strings.TrimSpace(r.Stderr), "\n")
 	last := lines[len(lines)-1]
 	if !strings.HasPrefix(last, "error: timed out after 2s waiting for queue(s) to be Closed: e2e-timeout is Closing, 3 podgroup(s)") {
 		t.Errorf("timeout message: %q", last)
 	}
-	if !strings.Contains(r.stderr, "queue/e2e-timeout: Closing") {
-		t.Errorf("no progress before the timeout:\n%s", r.stderr)
+	if !strings.Contains(r.Stderr, "queue/e2e-timeout: Closing") {
+		t.Errorf("no progress before the timeout:\n%s", r.Stderr)
 	}
 }
 
@@ -280,13 +280,13 @@ func TestPluginDiscovery(t *testing.T) {
 	cmd := exec.Command(kubectl, "vc", "queue", "list", "e2e-plugin", "--kubeconfig", env.admin)
 	cmd.Env = append(cleanEnv(), "PATH="+env.binDir+":/usr/bin:/bin")
 	r := runCmd(t, cmd)
-	if r.code != 0 || !strings.Contains(r.stdout, "e2e-plugin") {
+	if r.Code != 0 || !strings.Contains(r.Stdout, "e2e-plugin") {
 		t.Fatalf("kubectl vc queue list:\n%s", r)
 	}
 	cmd = exec.Command(kubectl, "vc", "queue", "close", "--help")
 	cmd.Env = append(cleanEnv(), "PATH="+env.binDir+":/usr/bin:/bin")
 	r = runCmd(t, cmd)
-	if r.code != 0 || !strings.Contains(r.stdout, "kubectl vc queue close") {
+	if r.Code != 0 || !strings.Contains(r.Stdout, "kubectl vc queue close") {
 		t.Fatalf("kubectl vc queue close --help:\n%s", r)
 	}
 	_ = time.Second

@@ -24,22 +24,22 @@ func TestQueueTree(t *testing.T) {
 	mustVC(t, "queue", "create", "e2e-tree-a")
 	mustVC(t, "queue", "create", "e2e-tree-b", "--parent", "e2e-tree-a")
 	r := mustVC(t, "queue", "tree")
-	lines := strings.Split(r.stdout, "\n")
+	lines := strings.Split(r.Stdout, "\n")
 	idx := func(prefix string) int {
 		for i, l := range lines {
 			if strings.HasPrefix(strings.TrimLeft(l, "│├└─ "), prefix+" ") {
 				return i
 			}
 		}
-		t.Fatalf("%s not in tree:\n%s", prefix, r.stdout)
+		t.Fatalf("%s not in tree:\n%s", prefix, r.Stdout)
 		return -1
 	}
 	root, a, b := idx("root"), idx("e2e-tree-a"), idx("e2e-tree-b")
 	if !(root < a && a < b) || !strings.HasPrefix(lines[root], "root") {
-		t.Errorf("order wrong:\n%s", r.stdout)
+		t.Errorf("order wrong:\n%s", r.Stdout)
 	}
 	if !strings.Contains(lines[b], "└── e2e-tree-b") || len(lines[b])-len(strings.TrimLeft(lines[b], " │")) <= len(lines[a])-len(strings.TrimLeft(lines[a], " │")) {
-		t.Errorf("child not indented under its parent:\n%s", r.stdout)
+		t.Errorf("child not indented under its parent:\n%s", r.Stdout)
 	}
 }
 

@@ -23,8 +23,8 @@ func TestQueueUpdate(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := mustVC(t, "queue", "update", "e2e-upd", "--weight", "5", "--capability", "cpu=8", "--parent", "e2e-upd-parent", "--priority", "3")
-	if strings.TrimSpace(r.stdout) != "queue.scheduling.volcano.sh/e2e-upd updated" {
-		t.Errorf("output: %q", r.stdout)
+	if strings.TrimSpace(r.Stdout) != "queue.scheduling.volcano.sh/e2e-upd updated" {
+		t.Errorf("output: %q", r.Stdout)
 	}
 	q = getQueue(t, "e2e-upd")
 	if q.Spec.Weight != 5 || q.Spec.Parent != "e2e-upd-parent" || q.Spec.Priority != 3 {

@@ -28,11 +28,11 @@ func TestVersionThroughKubectl(t *testing.T) {
 	dir := pluginDir(t)
 	client := mustVC(t, "version", "--client", "-o", "json")
 	var c versionResult
-	if err := json.Unmarshal([]byte(client.stdout), &c); err != nil {
+	if err := json.Unmarshal([]byte(client.Stdout), &c); err != nil {
 		t.Fatalf("version --client -o json: %v\n%s", err, client)
 	}
 	if c.ServerVersion != nil {
-		t.Errorf("--client asked the server: %s", client.stdout)
+		t.Errorf("--client asked the server: %s", client.Stdout)
 	}
 	v := c.ClientVersion.GitVersion
 	if _, err := utilversion.ParseSemantic(v); err != nil || !strings.HasPrefix(v, "v") {
@@ -41,7 +41,7 @@ func TestVersionThroughKubectl(t *testing.T) {
 
 	r := kubectl(t, dir, "vc", "version", "-o", "json")
 	var j versionResult
-	if err := json.Unmarshal([]byte(r.stdout), &j); r.code != 0 || err != nil {
+	if err := json.Unmarshal([]byte(r.Stdout), &j); r.Code != 0 || err != nil {
 		t.Fatalf("kubectl vc version -o json: %v\n%s", err, r)
 	}
 	if j.ClientVersion != c.ClientVersion || j.ServerVersion == nil || !strings.HasPrefix(j.ServerVersion.GitVersion, "v1.") {
@@ -49,12 +49,12 @@ func TestVersionThroughKubectl(t *testing.T) {
 	}
 	r = kubectl(t, dir, "vc", "version", "-o", "yaml")
 	var y versionResult
-	if err := yaml.Unmarshal([]byte(r.stdout), &y); r.code != 0 || err != nil || y.ServerVersion == nil || *y.ServerVersion != *j.ServerVersion || y.ClientVersion != c.ClientVersion {
+	if err := yaml.Unmarshal([]byte(r.Stdout), &y); r.Code != 0 || err != nil || y.ServerVersion == nil || *y.ServerVersion != *j.ServerVersion || y.ClientVersion != c.ClientVersion {
 		t.Errorf("kubectl vc version -o yaml (%v):\n%s", err, r)
 	}
 	r = kubectl(t, dir, "vc", "version")
 	want := fmt.Sprintf("Client Version: %s\nServer Version: %s\n", v, j.ServerVersion.GitVersion)
-	if r.code != 0 || r.stdout != want {
+	if r.Code != 0 || r.Stdout != want {
 		t.Errorf("kubectl vc version: want\n%s\n%s", want, r)
 	}
 }
@@ -81,7 +81,7 @@ func TestOIDCKubeconfig(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := runCmd(t, command(path, "queue", "list"))
-	if r.code == 0 || strings.Contains(r.stderr, "Auth Provider") || strings.TrimSpace(r.stderr) != "error: unauthorized: your credentials were rejected (check --kubeconfig, --context or --token)" {
+	if r.Code == 0 || strings.Contains(r.Stderr, "Auth Provider") || strings.TrimSpace(r.Stderr) != "error: unauthorized: your credentials were rejected (check --kubeconfig, --context or --token)" {
 		t.Errorf("queue list with an oidc kubeconfig:\n%s", r)
 	}
 }

@@ -32,8 +32,8 @@ func TestCreateFromFlags(t *testing.T) {
 	queue(t, "research", schedulingv1beta1.QueueStateOpen)
 	r := mustVC(t, "job", "create", "train", "-n", ns, "--image", "busybox:1.36", "--replicas", "4", "--min", "2",
 		"--queue", "research", "--requests", "cpu=1,memory=1Gi", "--limits", "cpu=2,memory=1Gi", "--command", "--", "sleep", "3600")
-	if r.stdout != "job.batch.volcano.sh/train created\n" {
-		t.Errorf("stdout %q", r.stdout)
+	if r.Stdout != "job.batch.volcano.sh/train created\n" {
+		t.Errorf("stdout %q", r.Stdout)
 	}
 	j, err := env.vc.BatchV1alpha1().Jobs(ns).Get(context.Background(), "train", metav1.GetOptions{})
 	if err != nil {
@@ -79,28 +79,28 @@ func TestCreateDryRunAndOutput(t *testing.T) {
 	queue(t, "research", schedulingv1beta1.QueueStateOpen)
 	r := mustVC(t, "job", "create", "dry", "-n", ns, "--image", "busybox", "--queue", "research", "--dry-run=client", "-o", "yaml")
 	var j batchv1alpha1.Job
-	if err := yaml.UnmarshalStrict([]byte(r.stdout), &j); err != nil || j.Kind != "Job" || j.APIVersion != "batch.volcano.sh/v1alpha1" ||
+	if err := yaml.UnmarshalStrict([]byte(r.Stdout), &j); err != nil || j.Kind != "Job" || j.APIVersion != "batch.volcano.sh/v1alpha1" ||
 		j.Name != "dry" || j.Namespace != ns || j.Spec.Tasks[0].Template.Spec.Containers[0].Image != "busybox" || j.Spec.MinAvailable != 1 {
-		t.Errorf("client dry run -o yaml (%v):\n%s", err, r.stdout)
+		t.Errorf("client dry run -o yaml (%v):\n%s", err, r.Stdout)
 	}
 	r = mustVC(t, "job", "create", "dry", "-n", ns, "--image", "busybox", "--queue", "research", "--dry-run=client")
-	if r.stdout != "job.batch.volcano.sh/dry created (dry run)\n" {
-		t.Errorf("client dry run: %q", r.stdout)
+	if r.Stdout != "job.batch.volcano.sh/dry created (dry run)\n" {
+		t.Errorf("client dry run: %q", r.Stdout)
 	}
 	r = mustVC(t, "job", "create", "dry", "-n", ns, "--image", "busybox", "--queue", "research", "--dry-run=server")
-	if r.stdout != "job.batch.volcano.sh/dry created (server dry run)\n" {
-		t.Errorf("server dry run: %q", r.stdout)
+	if r.Stdout != "job.batch.volcano.sh/dry created (server dry run)\n" {
+		t.Errorf("server dry run: %q", r.Stdout)
 	}
 	r = mustVC(t, "job", "create", "dry", "-n", ns, "--image", "busybox", "--queue", "research", "--dry-run=server", "-o", "yaml")
-	if !strings.Contains(r.stdout, "maxRetry: 3") || !strings.Contains(r.stdout, "uid: ") {
-		t.Errorf("server dry run -o yaml is not what the server returned (defaults, uid):\n%s", r.stdout)
+	if !strings.Contains(r.Stdout, "maxRetry: 3") || !strings.Contains(r.Stdout, "uid: ") {
+		t.Errorf("server dry run -o yaml is not what the server returned (defaults, uid):\n%s", r.Stdout)
 	}
 	if n := jobCount(t, ns); n != 0 {
 		t.Errorf("a dry run created %d jobs", n)
 	}
 	r = mustVC(t, "job", "create", "real", "-n", ns, "--image", "busybox", "--queue", "research", "-o", "yaml")
-	if err := yaml.Unmarshal([]byte(r.stdout), &j); err != nil || j.Name != "real" || j.UID == "" {
-		t.Errorf("-o yaml (%v):\n%s", err, r.stdout)
+	if err := yaml.Unmarshal([]byte(r.Stdout), &j); err != nil || j.Name != "real" || j.UID == "" {
+		t.Errorf("-o yaml (%v):\n%s", err, r.Stdout)
 	}
 }
 
@@ -120,8 +120,8 @@ func TestCreateFromFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := mustVC(t, "job", "create", "-f", file, "-n", ns)
-	if r.stdout != "job.batch.volcano.sh/from-file created\n" {
-		t.Errorf("stdout %q", r.stdout)
+	if r.Stdout != "job.batch.volcano.sh/from-file created\n" {
+		t.Errorf("stdout %q", r.Stdout)
 	}
 	j, err := env.vc.BatchV1alpha1().Jobs(ns).Get(context.Background(), "from-file", metav1.GetOptions{})
 	if err != nil {
@@ -135,7 +135,7 @@ func TestCreateFromFile(t *testing.T) {
 	b, _ = yaml.Marshal(spec)
 	cmd := command(env.admin, "job", "create", "-f", "-")
 	cmd.Stdin = strings.NewReader(string(b))
-	if r := run(t, cmd); r.code != 0 || r.stdout != "job.batch.volcano.sh/from-stdin created\n" {
+	if r := run(t, cmd); r.Code != 0 || r.Stdout != "job.batch.volcano.sh/from-stdin created\n" {
 		t.Errorf("-f -:\n%s", r)
 	}
 }
@@ -206,15 +206,15 @@ func TestDelete(t *testing.T) {
 	mustFail(t, "--wait cannot be combined with --dry-run", "job", "delete", "a", "-n", ns, "--wait", "--dry-run=server")
 	mustFail(t, "name the job(s) to delete", "job", "delete", "-n", ns)
 	r := mustVC(t, "job", "delete", "a", "b", "-n", ns, "--dry-run=server")
-	if r.stdout != "job.batch.volcano.sh/a deleted (server dry run)\njob.batch.volcano.sh/b deleted (server dry run)\n" {
-		t.Errorf("server dry run: %q", r.stdout)
+	if r.Stdout != "job.batch.volcano.sh/a deleted (server dry run)\njob.batch.volcano.sh/b deleted (server dry run)\n" {
+		t.Errorf("server dry run: %q", r.Stdout)
 	}
 	if n := jobCount(t, ns); n != 2 {
 		t.Fatalf("bad input or a dry run deleted jobs: %d left", n)
 	}
 	r = mustVC(t, "job", "delete", "a", "b", "-n", ns, "--wait")
-	if r.stdout != "job.batch.volcano.sh/a deleted\njob.batch.volcano.sh/b deleted\n" {
-		t.Errorf("delete: %q", r.stdout)
+	if r.Stdout != "job.batch.volcano.sh/a deleted\njob.batch.volcano.sh/b deleted\n" {
+		t.Errorf("delete: %q", r.Stdout)
 	}
 	if n := jobCount(t, ns); n != 0 {
 		t.Errorf("after delete --wait %d jobs are left", n)
@@ -229,23 +229,23 @@ func TestCompletion(t *testing.T) {
 	makeJob(t, ns, "train-b", "research", 1, "")
 	makeJob(t, ns, "eval", "research", 1, "")
 	r := mustVC(t, "__complete", "job", "suspend", "-n", ns, "train-a", "tr")
-	if !strings.HasPrefix(r.stdout, "train-b\n:4\n") {
-		t.Errorf("positional completion:\n%s", r.stdout)
+	if !strings.HasPrefix(r.Stdout, "train-b\n:4\n") {
+		t.Errorf("positional completion:\n%s", r.Stdout)
 	}
 	r = mustVC(t, "__complete", "job", "describe", "-n", ns, "")
-	if !strings.HasPrefix(r.stdout, "eval\ntrain-a\ntrain-b\n:4\n") {
-		t.Errorf("describe completion:\n%s", r.stdout)
+	if !strings.HasPrefix(r.Stdout, "eval\ntrain-a\ntrain-b\n:4\n") {
+		t.Errorf("describe completion:\n%s", r.Stdout)
 	}
 	r = mustVC(t, "__complete", "job", "describe", "-n", ns, "eval", "")
-	if !strings.HasPrefix(r.stdout, ":4\n") {
-		t.Errorf("describe takes one name, completed a second:\n%s", r.stdout)
+	if !strings.HasPrefix(r.Stdout, ":4\n") {
+		t.Errorf("describe takes one name, completed a second:\n%s", r.Stdout)
 	}
 	r = mustVC(t, "__complete", "pod", "list", "-n", ns, "--job", "e")
-	if !strings.HasPrefix(r.stdout, "eval\n:4\n") {
-		t.Errorf("--job completion:\n%s", r.stdout)
+	if !strings.HasPrefix(r.Stdout, "eval\n:4\n") {
+		t.Errorf("--job completion:\n%s", r.Stdout)
 	}
 	r = mustVC(t, "__complete", "job", "list", "--phase", "Ab")
-	if !strings.HasPrefix(r.stdout, "Aborting\nAborted\n:4\n") {
-		t.Errorf("--phase completion:\n%s", r.stdout)
+	if !strings.HasPrefix(r.Stdout, "Aborting\nAborted\n:4\n") {
+		t.Errorf("--phase completion:\n%s", r.Stdout)
 	}
 }

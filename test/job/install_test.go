@@ -35,14 +35,14 @@ func TestInstallLeavesTheJobCRDToVolcano(t *testing.T) {
 
 	want := "error: the server has no Volcano Jobs (batch.volcano.sh/v1alpha1): install Volcano, whose job controller runs them; 'kubectl vc install' leaves the Job CRD to Volcano\n"
 	for _, args := range [][]string{{"job", "list"}, {"job", "suspend", "x"}, {"job", "describe", "x"}} {
-		if r := on(args...); r.code != 1 || r.stderr != want {
+		if r := on(args...); r.Code != 1 || r.Stderr != want {
 			t.Errorf("%v without the Job CRD:\n%s", args, r)
 		}
 	}
 
 	r := on("install", "--crds", "--print")
-	if r.code != 0 || !strings.Contains(r.stdout, "name: queues.scheduling.volcano.sh") || strings.Contains(r.stdout, jobCRD) {
-		t.Errorf("install --print: want the other CRDs and not %s:\n%s", jobCRD, r.stderr)
+	if r.Code != 0 || !strings.Contains(r.Stdout, "name: queues.scheduling.volcano.sh") || strings.Contains(r.Stdout, jobCRD) {
+		t.Errorf("install --print: want the other CRDs and not %s:\n%s", jobCRD, r.Stderr)
 	}
 
 	// Volcano's Job CRD, applied by Volcano's installer (another field manager).
@@ -62,7 +62,7 @@ func TestInstallLeavesTheJobCRDToVolcano(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r := on("install", "--crds"); r.code != 0 || strings.Contains(r.stdout, jobCRD) {
+	if r := on("install", "--crds"); r.Code != 0 || strings.Contains(r.Stdout, jobCRD) {
 		t.Errorf("install --crds:\n%s", r)
 	}
 	after, err := ext.ApiextensionsV1().CustomResourceDefinitions().Get(ctx, jobCRD, metav1.GetOptions{})
@@ -77,13 +77,13 @@ func TestInstallLeavesTheJobCRDToVolcano(t *testing.T) {
 			t.Errorf("install took fields of Volcano's Job CRD as %q", m.Manager)
 		}
 	}
-	if r := on("uninstall", "--yes", "--force"); r.code != 0 {
+	if r := on("uninstall", "--yes", "--force"); r.Code != 0 {
 		t.Fatalf("uninstall:\n%s", r)
 	}
 	if _, err := ext.ApiextensionsV1().CustomResourceDefinitions().Get(ctx, jobCRD, metav1.GetOptions{}); err != nil {
 		t.Errorf("uninstall deleted Volcano's Job CRD: %v", err)
 	}
-	if r := on("job", "list", "-A"); r.code != 0 || r.stderr != "No jobs found.\n" {
+	if r := on("job", "list", "-A"); r.Code != 0 || r.Stderr != "No jobs found.\n" {
 		t.Errorf("job list with Volcano's Job CRD:\n%s", r)
 	}
 }

@@ -49,7 +49,7 @@ func listJobs(t *testing.T, prefix string) (string, string) {
 func TestList(t *testing.T) {
 	a, b := listJobs(t, "job-list")
 	r := mustVC(t, "job", "list", "-n", a)
-	got := rows(r.stdout)
+	got := rows(r.Stdout)
 	want := [][]string{
 		{"NAME", "QUEUE", "PHASE", "MIN", "PENDING", "RUNNING", "SUCCEEDED", "FAILED", "RETRIES", "AGE"},
 		{"eval", "job-list-prod", "Aborted", "1", "0", "0", "0", "0", "0"},
@@ -57,7 +57,7 @@ func TestList(t *testing.T) {
 		{"train", "job-list-research", "Running", "4", "1", "2", "1", "0", "2"},
 	}
 	if len(got) != len(want) {
-		t.Fatalf("job list -n %s:\n%s", a, r.stdout)
+		t.Fatalf("job list -n %s:\n%s", a, r.Stdout)
 	}
 	for i := range want {
 		n := len(want[i])
@@ -76,7 +76,7 @@ func TestList(t *testing.T) {
 		t.Helper()
 		r := mustVC(t, append([]string{"job", "list", "--no-headers"}, args...)...)
 		var names []string
-		for _, row := range rows(r.stdout) {
+		for _, row := range rows(r.Stdout) {
 			if len(row) > 0 && row[0] == "NAME" {
 				t.Errorf("%v: --no-headers printed a header", args)
 			}
@@ -87,7 +87,7 @@ func TestList(t *testing.T) {
 			}
 		}
 		if strings.Join(names, ",") != strings.Join(wantNames, ",") {
-			t.Errorf("job list %v: got %v, want %v\n%s", args, names, wantNames, r.stdout)
+			t.Errorf("job list %v: got %v, want %v\n%s", args, names, wantNames, r.Stdout)
 		}
 	}
 	check([]string{"-n", a, "--queue", "job-list-research"}, "multi", "train")
@@ -99,28 +99,28 @@ func TestList(t *testing.T) {
 	check([]string{"-n", a, "train", "eval"}, "train", "eval")
 
 	r = mustVC(t, "job", "list", "-n", a, "-o", "wide", "--phase", "Pending")
-	if rs := rows(r.stdout); len(rs) != 2 || rs[0][10] != "TASKS" || rs[0][11] != "SCHEDULER" || rs[1][10] != "ps=1,worker=3" || rs[1][11] != "volcano" {
-		t.Errorf("-o wide:\n%s", r.stdout)
+	if rs := rows(r.Stdout); len(rs) != 2 || rs[0][10] != "TASKS" || rs[0][11] != "SCHEDULER" || rs[1][10] != "ps=1,worker=3" || rs[1][11] != "volcano" {
+		t.Errorf("-o wide:\n%s", r.Stdout)
 	}
 	r = mustVC(t, "job", "list", "-n", a, "-o", "name")
-	if r.stdout != "job.batch.volcano.sh/eval\njob.batch.volcano.sh/multi\njob.batch.volcano.sh/train\n" {
-		t.Errorf("-o name:\n%s", r.stdout)
+	if r.Stdout != "job.batch.volcano.sh/eval\njob.batch.volcano.sh/multi\njob.batch.volcano.sh/train\n" {
+		t.Errorf("-o name:\n%s", r.Stdout)
 	}
 	r = mustVC(t, "job", "get", "train", "-n", b, "-o", "json")
 	var l struct {
 		Kind  string
 		Items []batchv1alpha1.Job
 	}
-	if err := json.Unmarshal([]byte(r.stdout), &l); err != nil || l.Kind != "List" || len(l.Items) != 1 ||
+	if err := json.Unmarshal([]byte(r.Stdout), &l); err != nil || l.Kind != "List" || len(l.Items) != 1 ||
 		l.Items[0].Kind != "Job" || l.Items[0].APIVersion != "batch.volcano.sh/v1alpha1" || l.Items[0].Status.State.Phase != batchv1alpha1.JobCompleted {
-		t.Errorf("-o json (%v):\n%s", err, r.stdout)
+		t.Errorf("-o json (%v):\n%s", err, r.Stdout)
 	}
 	r = mustVC(t, "job", "list", "-n", a, "-o", "custom-columns=NAME:.metadata.name,PHASE:.status.state.phase", "--phase", "Aborted")
-	if rows(r.stdout)[1][0] != "eval" || rows(r.stdout)[1][1] != "Aborted" {
-		t.Errorf("custom-columns:\n%s", r.stdout)
+	if rows(r.Stdout)[1][0] != "eval" || rows(r.Stdout)[1][1] != "Aborted" {
+		t.Errorf("custom-columns:\n%s", r.Stdout)
 	}
 	r = mustVC(t, "vj", "ls", "-n", a, "--phase", "Failed")
-	if r.stdout != "" || r.stderr != "No jobs found in "+a+" namespace.\n" {
+	if r.Stdout != "" || r.Stderr != "No jobs found in "+a+" namespace.\n" {
 		t.Errorf("empty list:\n%s", r)
 	}
 }
@@ -202,7 +202,7 @@ func TestDescribe(t *testing.T) {
 	}
 	r := mustVC(t, "job", "describe", "train", "-n", ns)
 	lines := map[string]bool{}
-	for _, l := range strings.Split(r.stdout, "\n") {
+	for _, l := range strings.Split(r.Stdout, "\n") {
 		lines[strings.Join(strings.Fields(l), " ")] = true
 	}
 	for _, want := range []string{
@@ -233,22 +233,22 @@ func TestDescribe(t *testing.T) {
 		"Pending Commands: <none>",
 	} {
 		if !lines[want] {
-			t.Errorf("describe lacks the line %q:\n%s", want, r.stdout)
+			t.Errorf("describe lacks the line %q:\n%s", want, r.Stdout)
 		}
 	}
-	if !strings.Contains(r.stdout, "CommandIssued") || !strings.Contains(r.stdout, "vc-controller-manager  Start to execute command AbortJob") {
-		t.Errorf("describe lacks the job's event:\n%s", r.stdout)
+	if !strings.Contains(r.Stdout, "CommandIssued") || !strings.Contains(r.Stdout, "vc-controller-manager  Start to execute command AbortJob") {
+		t.Errorf("describe lacks the job's event:\n%s", r.Stdout)
 	}
-	if strings.Contains(r.stdout, "other-worker-0") {
-		t.Errorf("describe shows another job's pod:\n%s", r.stdout)
+	if strings.Contains(r.Stdout, "other-worker-0") {
+		t.Errorf("describe shows another job's pod:\n%s", r.Stdout)
 	}
 	// A pod being deleted (no kubelet here confirms it) shows as Terminating.
 	if err := env.kube.CoreV1().Pods(ns).Delete(ctx, "train-worker-0", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	r = mustVC(t, "job", "describe", "train", "-n", ns)
-	if !strings.Contains(strings.Join(strings.Fields(r.stdout), " "), "worker train-worker-0 Terminating node-b") {
-		t.Errorf("a deleted pod is not shown Terminating:\n%s", r.stdout)
+	if !strings.Contains(strings.Join(strings.Fields(r.Stdout), " "), "worker train-worker-0 Terminating node-b") {
+		t.Errorf("a deleted pod is not shown Terminating:\n%s", r.Stdout)
 	}
 	mustFail(t, `job "nope" not found in namespace "job-describe"`, "job", "describe", "nope", "-n", ns)
 	mustFail(t, "name the job to describe", "job", "describe", "-n", ns)

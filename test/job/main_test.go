@@ -9,7 +9,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"sort"
@@ -33,6 +32,7 @@ import (
 	"github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned"
 	"github.com/kubectl-vc/kubectl-vc/pkg/controlplane"
 	"github.com/kubectl-vc/kubectl-vc/pkg/controlplane/cptest"
+	"github.com/kubectl-vc/kubectl-vc/test/internal/binary"
 )
 
 // env is what every test of the package shares: one control plane with
@@ -62,40 +62,17 @@ func TestMain(m *testing.M) {
 }
 
 // result is what one run of the binary produced.
-type result struct {
-	stdout, stderr string
-	code           int
-}
+type result = binary.Result
 
-func (r result) String() string {
-	return fmt.Sprintf("exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
-}
-
-// command prepares the binary as the admin, with an environment stripped
-// of KUBECONFIG so that nothing outside the test is used.
+// command prepares the binary with the given kubeconfig, in an
+// environment that reads nothing outside the test.
 func command(kubeconfig string, args ...string) *exec.Cmd {
-	cmd := exec.Command(env.bin, append([]string{"--kubeconfig", kubeconfig}, args...)...)
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "KUBECONFIG=") && !strings.HasPrefix(kv, "HOME=") {
-			cmd.Env = append(cmd.Env, kv)
-		}
-	}
-	cmd.Env = append(cmd.Env, "HOME="+env.dir)
-	return cmd
+	return binary.Command(env.bin, env.dir, kubeconfig, args...)
 }
 
 func run(t *testing.T, cmd *exec.Cmd) result {
 	t.Helper()
-	var out, errOut bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errOut
-	err := cmd.Run()
-	r := result{stdout: out.String(), stderr: errOut.String()}
-	if ee, ok := err.(*exec.ExitError); ok {
-		r.code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatalf("run %v: %v", cmd.Args, err)
-	}
-	return r
+	return binary.Run(t, cmd)
 }
 
 // vc runs the binary as the admin.
@@ -108,7 +85,7 @@ func vc(t *testing.T, args ...string) result {
 func mustVC(t *testing.T, args ...string) result {
 	t.Helper()
 	r := vc(t, args...)
-	if r.code != 0 {
+	if r.Code != 0 {
 		t.Fatalf("kubectl-vc %s failed:\n%s", strings.Join(args, " "), r)
 	}
 	return r
@@ -119,8 +96,8 @@ func mustVC(t *testing.T, args ...string) result {
 func mustFail(t *testing.T, want string, args ...string) {
 	t.Helper()
 	r := vc(t, args...)
-	lines := strings.Split(strings.TrimRight(r.stderr, "\n"), "\n")
-	if r.code == 0 || r.stdout != "" || len(lines) != 1 || !strings.HasPrefix(lines[0], "error: ") || !strings.Contains(r.stderr, want) {
+	lines := strings.Split(strings.TrimRight(r.Stderr, "\n"), "\n")
+	if r.Code == 0 || r.Stdout != "" || len(lines) != 1 || !strings.HasPrefix(lines[0], "error: ") || !strings.Contains(r.Stderr, want) {
 		t.Errorf("kubectl-vc %s: want exit 1, no output and one error line containing %q; got:\n%s", strings.Join(args, " "), want, r)
 	}
 }
@@ -164,7 +141,7 @@ func (b *background) wait(t *testing.T) result {
 	case <-time.After(2 * time.Minute):
 		t.Fatalf("%v did not end; stderr so far:\n%s", b.cmd.Args, b.err.String())
 	}
-	return result{stdout: b.out.String(), stderr: b.err.String(), code: b.code}
+	return result{Stdout: b.out.String(), Stderr: b.err.String(), Code: b.code}
 }
 
 // waitStderr waits until the run has written want on stderr.

@@ -39,7 +39,7 @@ func TestCommandsAsVcctlWritesThem(t *testing.T) {
 				t.Fatalf("want one Command, got %d", len(cmds))
 			}
 			cm := cmds[0]
-			if got := strings.TrimSpace(r.stdout); got != "command.bus.volcano.sh/"+cm.Name+" created" {
+			if got := strings.TrimSpace(r.Stdout); got != "command.bus.volcano.sh/"+cm.Name+" created" {
 				t.Errorf("stdout %q, want the Command's name", got)
 			}
 			prefix := name + "-" + strings.ToLower(tc.action) + "-"
@@ -80,9 +80,9 @@ func TestSeveralJobsOneCommandEach(t *testing.T) {
 			t.Errorf("job %s: %d Commands, want 1", n, got)
 		}
 	}
-	docs := strings.Split(r.stdout, "\n---\n")
+	docs := strings.Split(r.Stdout, "\n---\n")
 	if len(docs) != 2 {
-		t.Fatalf("-o yaml: want two documents, got:\n%s", r.stdout)
+		t.Fatalf("-o yaml: want two documents, got:\n%s", r.Stdout)
 	}
 	var cm busv1alpha1.Command
 	if err := yaml.Unmarshal([]byte(docs[0]), &cm); err != nil || cm.Kind != "Command" || cm.Action != "AbortJob" || cm.TargetObject.Name != "a" {
@@ -96,16 +96,16 @@ func TestOperateDryRun(t *testing.T) {
 	ns := namespace(t, "job-dry")
 	makeJob(t, ns, "dry", "research", 1, batchv1alpha1.JobRunning)
 	r := mustVC(t, "job", "terminate", "dry", "-n", ns, "--dry-run=client")
-	if got := strings.TrimSpace(r.stdout); got != "command.bus.volcano.sh/dry-terminatejob- created (dry run)" {
+	if got := strings.TrimSpace(r.Stdout); got != "command.bus.volcano.sh/dry-terminatejob- created (dry run)" {
 		t.Errorf("client dry run: %q", got)
 	}
 	r = mustVC(t, "job", "terminate", "dry", "-n", ns, "--dry-run=server")
-	if !strings.HasPrefix(r.stdout, "command.bus.volcano.sh/dry-terminatejob-") || !strings.Contains(r.stdout, "(server dry run)") {
-		t.Errorf("server dry run: %q", r.stdout)
+	if !strings.HasPrefix(r.Stdout, "command.bus.volcano.sh/dry-terminatejob-") || !strings.Contains(r.Stdout, "(server dry run)") {
+		t.Errorf("server dry run: %q", r.Stdout)
 	}
 	r = mustVC(t, "job", "terminate", "dry", "-n", ns, "--dry-run=client", "-o", "yaml")
-	if !strings.Contains(r.stdout, "generateName: dry-terminatejob-") || !strings.Contains(r.stdout, "action: TerminateJob") {
-		t.Errorf("client dry run -o yaml:\n%s", r.stdout)
+	if !strings.Contains(r.Stdout, "generateName: dry-terminatejob-") || !strings.Contains(r.Stdout, "action: TerminateJob") {
+		t.Errorf("client dry run -o yaml:\n%s", r.Stdout)
 	}
 	if n := len(commandsOf(t, ns, "dry")); n != 0 {
 		t.Errorf("a dry run wrote %d Commands", n)
@@ -162,7 +162,7 @@ func TestOperateForbidden(t *testing.T) {
 	ns := namespace(t, "job-forbidden")
 	makeJob(t, ns, "j", "research", 1, batchv1alpha1.JobRunning)
 	r := run(t, command(env.alice, "job", "suspend", "j", "-n", ns))
-	if r.code == 0 || !strings.HasPrefix(r.stderr, "error: forbidden: ") || strings.Count(r.stderr, "\n") != 1 {
+	if r.Code == 0 || !strings.HasPrefix(r.Stderr, "error: forbidden: ") || strings.Count(r.Stderr, "\n") != 1 {
 		t.Errorf("as alice:\n%s", r)
 	}
 	if n := len(commandsOf(t, ns, "j")); n != 0 {

@@ -48,16 +48,16 @@ func TestPodList(t *testing.T) {
 	}
 
 	r := mustVC(t, "pod", "list", "-n", a, "--job", "train")
-	got := rows(r.stdout)
+	got := rows(r.Stdout)
 	if len(got) != 3 || strings.Join(got[0], " ") != "NAME JOB TASK QUEUE PHASE NODE AGE" ||
 		strings.Join(got[1][:6], " ") != "train-worker-0 train worker research Running node-a" ||
 		strings.Join(got[2][:6], " ") != "train-worker-1 train worker research Pending <none>" {
-		t.Errorf("pod list --job train:\n%s", r.stdout)
+		t.Errorf("pod list --job train:\n%s", r.Stdout)
 	}
 	names := func(args ...string) string {
 		t.Helper()
 		r := mustVC(t, append([]string{"pod", "list", "-o", "name"}, args...)...)
-		return strings.TrimSpace(strings.ReplaceAll(r.stdout, "pod/", ""))
+		return strings.TrimSpace(strings.ReplaceAll(r.Stdout, "pod/", ""))
 	}
 	if got := names("-n", a); got != "annotated\ngrouped\nshort-annotated\ntrain-worker-0\ntrain-worker-1" {
 		t.Errorf("pod list -n %s (unrelated left out):\n%s", a, got)
@@ -69,11 +69,11 @@ func TestPodList(t *testing.T) {
 		t.Errorf("pod list -A --queue prod:\n%s", got)
 	}
 	r = mustVC(t, "pod", "list", "-A", "--queue", "prod", "-o", "wide", "--no-headers")
-	if rs := rows(r.stdout); len(rs) != 2 || rs[0][0] != a || rs[1][0] != b || rs[1][8] != "eval-"+string(eval.UID) || rs[0][8] != "<none>" {
-		t.Errorf("pod list -A -o wide:\n%s", r.stdout)
+	if rs := rows(r.Stdout); len(rs) != 2 || rs[0][0] != a || rs[1][0] != b || rs[1][8] != "eval-"+string(eval.UID) || rs[0][8] != "<none>" {
+		t.Errorf("pod list -A -o wide:\n%s", r.Stdout)
 	}
 	r = mustVC(t, "pod", "list", "-n", a, "--job", "nope")
-	if r.stdout != "" || r.stderr != "No Volcano pods found in "+a+" namespace.\n" {
+	if r.Stdout != "" || r.Stderr != "No Volcano pods found in "+a+" namespace.\n" {
 		t.Errorf("no pods:\n%s", r)
 	}
 	mustFail(t, "--job cannot be combined with --all-namespaces", "pod", "list", "-A", "--job", "train")

@@ -23,7 +23,7 @@ func TestWaitSuspend(t *testing.T) {
 		s.State.Phase, s.Terminating = batchv1alpha1.JobAborted, 0
 	})
 	r := b.wait(t)
-	if r.code != 0 || !strings.HasSuffix(r.stderr, "job/train: Aborted\n") || !strings.HasPrefix(r.stdout, "command.bus.volcano.sh/train-abortjob-") {
+	if r.Code != 0 || !strings.HasSuffix(r.Stderr, "job/train: Aborted\n") || !strings.HasPrefix(r.Stdout, "command.bus.volcano.sh/train-abortjob-") {
 		t.Errorf("suspend --wait:\n%s", r)
 	}
 }
@@ -44,7 +44,7 @@ func TestWaitResume(t *testing.T) {
 		s.State.Phase, s.Pending = batchv1alpha1.JobPending, 2
 	})
 	r := b.wait(t)
-	if r.code != 0 || !strings.HasSuffix(r.stderr, "job/train: Pending (2 pending)\n") {
+	if r.Code != 0 || !strings.HasSuffix(r.Stderr, "job/train: Pending (2 pending)\n") {
 		t.Errorf("resume --wait:\n%s", r)
 	}
 }
@@ -66,7 +66,7 @@ func TestWaitRestart(t *testing.T) {
 		s.State.Phase, s.Terminating, s.Running = batchv1alpha1.JobRunning, 0, 2
 	})
 	r := b.wait(t)
-	if r.code != 0 || !strings.HasSuffix(r.stderr, "job/train: Running (2 running)\n") {
+	if r.Code != 0 || !strings.HasSuffix(r.Stderr, "job/train: Running (2 running)\n") {
 		t.Errorf("restart --wait:\n%s", r)
 	}
 }
@@ -90,7 +90,7 @@ func TestWaitTerminate(t *testing.T) {
 	}
 	setStatus(t, ns, "b", func(s *batchv1alpha1.JobStatus) { s.State.Phase = batchv1alpha1.JobTerminated })
 	r := b.wait(t)
-	if r.code != 0 || !strings.Contains(r.stderr, "job/b: Terminated\n") {
+	if r.Code != 0 || !strings.Contains(r.Stderr, "job/b: Terminated\n") {
 		t.Errorf("terminate --wait:\n%s", r)
 	}
 }
@@ -109,7 +109,7 @@ func TestWaitRefused(t *testing.T) {
 	take(t, ns, "train", "AbortJob")
 	r := b.wait(t)
 	want := `error: job "train" is Completed: the job controller took the AbortJob Command without acting on it (only a Pending or Running job can be suspended)`
-	if r.code != 1 || !strings.HasSuffix(r.stderr, want+"\n") {
+	if r.Code != 1 || !strings.HasSuffix(r.Stderr, want+"\n") {
 		t.Errorf("refused suspend, want exit 1 and %q:\n%s", want, r)
 	}
 }
@@ -125,7 +125,7 @@ func TestWaitRestartOutOfRetries(t *testing.T) {
 		s.State.Phase, s.RetryCount = batchv1alpha1.JobFailed, 3
 	})
 	r := b.wait(t)
-	if r.code != 1 || !strings.Contains(r.stderr, `error: job "train" Failed instead of being restarted (Pending or Running again): it ran out of retries (retried 3 times, maxRetry 3)`) {
+	if r.Code != 1 || !strings.Contains(r.Stderr, `error: job "train" Failed instead of being restarted (Pending or Running again): it ran out of retries (retried 3 times, maxRetry 3)`) {
 		t.Errorf("restart into Failed:\n%s", r)
 	}
 }
@@ -137,8 +137,8 @@ func TestWaitWithoutJobController(t *testing.T) {
 	ns := namespace(t, "job-no-controller")
 	makeJob(t, ns, "train", "research", 1, batchv1alpha1.JobRunning)
 	r := vc(t, "job", "suspend", "train", "-n", ns, "--wait", "--timeout", "2s")
-	if r.code != 1 || !strings.Contains(r.stderr, `error: timed out after 2s waiting for job(s) to be Aborted: train is Running (1 running), Command train-abortjob-`) ||
-		!strings.Contains(r.stderr, "is Volcano's job controller running? 'kubectl vc serve' has none") {
+	if r.Code != 1 || !strings.Contains(r.Stderr, `error: timed out after 2s waiting for job(s) to be Aborted: train is Running (1 running), Command train-abortjob-`) ||
+		!strings.Contains(r.Stderr, "is Volcano's job controller running? 'kubectl vc serve' has none") {
 		t.Errorf("suspend --wait without a job controller:\n%s", r)
 	}
 	cmds := commandsOf(t, ns, "train")
@@ -146,13 +146,13 @@ func TestWaitWithoutJobController(t *testing.T) {
 		t.Fatalf("want the Command still there, got %d", len(cmds))
 	}
 	r = mustVC(t, "command", "list", "-n", ns)
-	if !strings.Contains(r.stdout, cmds[0].Name) || !strings.Contains(r.stderr, "waiting for a job controller") || !strings.Contains(r.stderr, ns+"/"+cmds[0].Name) {
+	if !strings.Contains(r.Stdout, cmds[0].Name) || !strings.Contains(r.Stderr, "waiting for a job controller") || !strings.Contains(r.Stderr, ns+"/"+cmds[0].Name) {
 		t.Errorf("command list does not show the job Command waiting for a job controller:\n%s", r)
 	}
 	r = mustVC(t, "job", "describe", "train", "-n", ns)
-	if !strings.Contains(r.stdout, "Pending Commands:\n  "+cmds[0].Name) || !strings.Contains(r.stdout, "AbortJob") ||
-		!strings.Contains(r.stdout, "waiting for a job controller (Volcano's; kubectl vc serve has none)") {
-		t.Errorf("job describe does not show the pending Command:\n%s", r.stdout)
+	if !strings.Contains(r.Stdout, "Pending Commands:\n  "+cmds[0].Name) || !strings.Contains(r.Stdout, "AbortJob") ||
+		!strings.Contains(r.Stdout, "waiting for a job controller (Volcano's; kubectl vc serve has none)") {
+		t.Errorf("job describe does not show the pending Command:\n%s", r.Stdout)
 	}
 }
 
@@ -164,7 +164,7 @@ func TestWaitJobDeleted(t *testing.T) {
 	b.waitStderr(t, "Command train-terminatejob-")
 	mustVC(t, "job", "delete", "train", "-n", ns)
 	r := b.wait(t)
-	if r.code != 1 || !strings.Contains(r.stderr, `error: job "train" was deleted while waiting for it to be Terminated`) {
+	if r.Code != 1 || !strings.Contains(r.Stderr, `error: job "train" was deleted while waiting for it to be Terminated`) {
 		t.Errorf("job deleted during --wait:\n%s", r)
 	}
 }

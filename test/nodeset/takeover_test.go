@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"strconv"
+	"strings"
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -181,6 +182,17 @@ func TestTakeOverKeepsPods(t *testing.T) {
 				if got := e.slurmState(n); got != "IDLE" {
 					t.Fatalf("%s in Slurm: %s", n, got)
 				}
+			}
+
+			// The CLI reads the revision of Slinky's pods: history marks it
+			// current with both pods, describe names it per pod.
+			out := e.mustVC("nodeset", "history", name)
+			if !strings.Contains(strings.Join(strings.Fields(out), " "), rev.Name+"* 2") {
+				t.Errorf("history:\n%s", out)
+			}
+			out = e.mustVC("nodeset", "describe", name)
+			if strings.Count(out, " "+rev.Name+" ") != 2 {
+				t.Errorf("describe does not show %s on both pods:\n%s", rev.Name, out)
 			}
 
 			// A real change is an update: the pods are replaced.

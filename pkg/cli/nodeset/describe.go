@@ -139,7 +139,7 @@ func (o *DescribeOptions) Run(ctx context.Context) error {
 				}
 			}
 			fmt.Fprintf(w, "  %s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", p.Name, p.Labels[slinkyv1beta1.LabelPodIndex],
-				vcprinters.OrNone(p.Labels[slinkyv1beta1.LabelRevisionHash]), podStatus(p), vcprinters.OrNone(p.Spec.NodeName),
+				vcprinters.OrNone(podRevision(ns.Name, p)), podStatus(p), vcprinters.OrNone(p.Spec.NodeName),
 				cordoned, vcprinters.OrNone(p.Annotations[slinkyv1beta1.AnnotationPodDeadline]), slurmState)
 		}
 	}
@@ -185,6 +185,14 @@ func strategyString(ns *slinkyv1beta1.NodeSet) string {
 		s += " (maxUnavailable " + mu + ")"
 	}
 	return s
+}
+
+// podRevision names the revision the pod was made from; empty if unknown.
+func podRevision(nodeSet string, p *corev1.Pod) string {
+	if h := slinkyv1beta1.PodRevisionHash(nodeSet, p.Labels); h != "" {
+		return slinkyv1beta1.RevisionName(nodeSet, h)
+	}
+	return ""
 }
 
 func revisionString(ns *slinkyv1beta1.NodeSet) string {

@@ -86,8 +86,9 @@ func (o *HistoryOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	sel := fmt.Sprintf("%s=%s,%s=%s", slinkyv1beta1.LabelAppName, slinkyv1beta1.AppName, slinkyv1beta1.LabelAppInstance, ns.Name)
-	list, err := o.kc.AppsV1().ControllerRevisions(o.namespace).List(ctx, metav1.ListOptions{LabelSelector: sel})
+	// By owner, not by label: Slinky's operator labels its revisions with
+	// the template's labels only.
+	list, err := o.kc.AppsV1().ControllerRevisions(o.namespace).List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return err
 	}
@@ -113,17 +114,16 @@ func (o *HistoryOptions) Run(ctx context.Context) error {
 	running := map[string]int{}
 	for _, p := range pods {
 		if p.DeletionTimestamp == nil {
-			running[p.Labels[slinkyv1beta1.LabelRevisionHash]]++
+			running[slinkyv1beta1.PodRevisionHash(ns.Name, p.Labels)]++
 		}
 	}
-	current := ns.Name + "-" + ns.Status.NodeSetHash
 	var rows [][]any
 	for _, r := range owned.Items {
-		mark := ""
-		if r.Name == current {
+		hash, mark := slinkyv1beta1.RevisionHash(ns.Name, r.Name, r.Labels), ""
+		if hash == ns.Status.NodeSetHash {
 			mark = "*"
 		}
-		rows = append(rows, []any{r.Revision, r.Name + mark, running[r.Name], vcprinters.Age(r.CreationTimestamp)})
+		rows = append(rows, []any{r.Revision, r.Name + mark, running[hash], vcprinters.Age(r.CreationTimestamp)})
 	}
 	cols := []vcprinters.Column{{Name: "REVISION"}, {Name: "NAME"}, {Name: "PODS"}, {Name: "AGE"}}
 	return o.printer.PrintObj(vcprinters.Table(cols, rows), o.Out)

@@ -16,7 +16,7 @@ const (
 )
 
 // ownedConditions lists the condition types this controller writes.
-var ownedConditions = []string{conditionSlurmReachable, conditionServiceReady, conditionDisruptionBudgetReady}
+var ownedConditions = []string{conditionSpecSupported, conditionSlurmReachable, conditionServiceReady, conditionDisruptionBudgetReady}
 
 // setCondition records a condition this sync evaluated.
 func (s *nodeSetSync) setCondition(typ string, ok bool, reason, message string) {

@@ -2,6 +2,7 @@ package nodeset
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -79,6 +80,19 @@ func newPod(ns *slinkyv1beta1.NodeSet, ordinal int, revisionHash string) *corev1
 	pod.Spec.Hostname = name
 	pod.Spec.Subdomain = serviceName(ns)
 
+	// One slurmd pod per Kubernetes node, unless oversubscribeNode (as
+	// Slinky's operator: a required anti-affinity to every slurmd pod).
+	if !ns.Spec.OversubscribeNode {
+		addSlurmdAntiAffinity(&pod.Spec)
+	}
+	// Each claim template gives the pod a claim of its own, named
+	// <template>-<pod>; its volume replaces a template volume of that name.
+	for _, t := range ns.Spec.VolumeClaimTemplates {
+		v := corev1.Volume{Name: t.Name, VolumeSource: corev1.VolumeSource{
+			PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: claimName(t.Name, name)}}}
+		pod.Spec.Volumes = append(slices.DeleteFunc(pod.Spec.Volumes, func(x corev1.Volume) bool { return x.Name == t.Name }), v)
+	}
+
 	// The slurmd container comes from spec.slurmd and goes first, unless
 	// the template already has a container of that name.
 	slurmd := *ns.Spec.Slurmd.DeepCopy()
@@ -101,6 +115,28 @@ func newPod(ns *slinkyv1beta1.NodeSet, ordinal int, revisionHash string) *corev1
 }
 
 func serviceName(ns *slinkyv1beta1.NodeSet) string { return ns.Name }
+
+// claimName is the name of the claim of a pod made from a claim template,
+// as Slinky's operator names it: <template>-<nodeset>-<ordinal>.
+func claimName(template, pod string) string { return template + "-" + pod }
+
+// addSlurmdAntiAffinity keeps the pod off Kubernetes nodes that run a
+// slurmd pod already.
+func addSlurmdAntiAffinity(spec *corev1.PodSpec) {
+	term := corev1.PodAffinityTerm{
+		TopologyKey: corev1.LabelHostname,
+		LabelSelector: &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{
+			Key: slinkyv1beta1.LabelAppName, Operator: metav1.LabelSelectorOpIn, Values: []string{slinkyv1beta1.AppName}}}},
+	}
+	if spec.Affinity == nil {
+		spec.Affinity = &corev1.Affinity{}
+	}
+	if spec.Affinity.PodAntiAffinity == nil {
+		spec.Affinity.PodAntiAffinity = &corev1.PodAntiAffinity{}
+	}
+	aa := spec.Affinity.PodAntiAffinity
+	aa.RequiredDuringSchedulingIgnoredDuringExecution = append(aa.RequiredDuringSchedulingIgnoredDuringExecution, term)
+}
 
 func isCordoned(pod *corev1.Pod) bool {
 	v, ok := pod.Annotations[slinkyv1beta1.AnnotationPodCordon]

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"sort"
+	"strconv"
 	"sync"
 
 	corev1 "k8s.io/api/core/v1"
@@ -34,14 +35,29 @@ func (s *nodeSetSync) sortPods() {
 	}
 }
 
-// scaleIn retires the pods beyond the desired count and records them in
-// s.condemned. The pods to remove are, in order, those already cordoned
-// (a drain in progress is never abandoned for another pod), those not
-// ready, those whose Slurm node runs nothing, then the highest ordinals.
+// burst caps the pods one sync creates, or starts retiring, as Slinky's
+// operator caps them (burstReplicas): the rest waits for the next sync.
+const burst = 250
+
+// deletionCost is the pod's pod-deletion-cost annotation (0 if absent or
+// not an integer).
+func deletionCost(p *corev1.Pod) int64 {
+	n, err := strconv.ParseInt(p.Annotations[slinkyv1beta1.AnnotationPodDeletionCost], 10, 32)
+	if err != nil {
+		return 0
+	}
+	return n
+}
+
+// scaleIn retires the pods beyond the desired count (at most burst per
+// sync) and records them in s.condemned. The pods to remove are, in order,
+// those already cordoned (a drain in progress is never abandoned for
+// another pod), those not ready, those of lower pod-deletion-cost, those
+// whose Slurm node runs nothing, then the highest ordinals.
 func (s *nodeSetSync) scaleIn() {
 	c, ns := s.c, s.set
 	s.condemned = map[string]bool{}
-	if excess := len(s.active) - s.replicas; excess > 0 {
+	if excess := min(len(s.active)-s.replicas, burst); excess > 0 {
 		cand := append([]*corev1.Pod(nil), s.active...)
 		sort.SliceStable(cand, func(i, j int) bool {
 			a, b := cand[i], cand[j]
@@ -50,6 +66,9 @@ func (s *nodeSetSync) scaleIn() {
 			}
 			if isReady(a) != isReady(b) {
 				return !isReady(a)
+			}
+			if ca, cb := deletionCost(a), deletionCost(b); ca != cb {
+				return ca < cb
 			}
 			ba, bb := c.busy(a), c.busy(b)
 			if ba != bb {
@@ -70,9 +89,9 @@ func (s *nodeSetSync) scaleIn() {
 	}
 }
 
-// scaleOut creates the missing pods: lowest free ordinals, in slow-start
-// batches (1, 2, 4, ...) so that a failing template costs one error, not
-// hundreds.
+// scaleOut creates the missing pods (at most burst per sync): lowest free
+// ordinals, in slow-start batches (1, 2, 4, ...) so that a failing template
+// costs one error, not hundreds.
 func (s *nodeSetSync) scaleOut(missing int) {
 	ns := s.set
 	// An ordinal whose old pod is still terminating is waited for, not
@@ -94,6 +113,12 @@ func (s *nodeSetSync) scaleOut(missing int) {
 			continue
 		}
 		ordinals = append(ordinals, o)
+	}
+	if len(ordinals) > burst {
+		ordinals = ordinals[:burst]
+	}
+	if len(ordinals) > 0 {
+		s.c.recorder.Eventf(ns, corev1.EventTypeNormal, "ScaleUp", "creating %d pod(s) towards %d replicas", len(ordinals), s.replicas)
 	}
 	if err := s.c.createPods(s.ctx, s.key, ns, ordinals, s.updateHash); err != nil {
 		s.errs = append(s.errs, err)
@@ -117,7 +142,15 @@ func (c *Controller) createPods(ctx context.Context, key string, ns *slinkyv1bet
 		for _, o := range ordinals[:n] {
 			go func(o int) {
 				pod := newPod(ns, o, revision)
-				_, err := c.kube.CoreV1().Pods(ns.Namespace).Create(ctx, pod, metav1.CreateOptions{FieldManager: FieldManager})
+				c.pin(ns, pod, o)
+				err := c.createClaims(ctx, ns, pod)
+				if err == nil {
+					_, err = c.kube.CoreV1().Pods(ns.Namespace).Create(ctx, pod, metav1.CreateOptions{FieldManager: FieldManager})
+				}
+				// Successes are not an event each: the sync's ScaleUp event
+				// counts them, and hundreds of events on the NodeSet would
+				// exhaust its event budget (the recorder's spam filter) and
+				// hide the next Warning.
 				if err != nil {
 					c.exp.creationObserved(key)
 					if !apierrors.IsAlreadyExists(err) {
@@ -125,8 +158,6 @@ func (c *Controller) createPods(ctx context.Context, key string, ns *slinkyv1bet
 						errCh <- err
 						return
 					}
-				} else {
-					c.recorder.Eventf(ns, corev1.EventTypeNormal, "SuccessfulCreate", "created pod %s", pod.Name)
 				}
 				errCh <- nil
 			}(o)

@@ -61,7 +61,9 @@ func (s *nodeSetSync) computeStatus() slinkyv1beta1.NodeSetStatus {
 			st.SlurmDrain++
 		}
 	}
-	st.UnavailableReplicas = max(replicas-st.AvailableReplicas, 0)
+	// As Slinky's operator counts it: pods that exist and are not available.
+	st.UnavailableReplicas = max(st.Replicas-st.AvailableReplicas, 0)
+	st.OrdinalToNode = s.ordinalToNode()
 	if s.slurmErr != nil {
 		// Unknown: the counts stay as last read.
 		st.SlurmIdle, st.SlurmAllocated, st.SlurmDown, st.SlurmDrain =
@@ -81,7 +83,6 @@ func sameStatus(a, b slinkyv1beta1.NodeSetStatus) bool {
 	}
 	a.CollisionCount, b.CollisionCount = nil, nil
 	a.Conditions, b.Conditions = ownedOnly(a.Conditions), ownedOnly(b.Conditions)
-	a.OrdinalToNode, b.OrdinalToNode = nil, nil
 	return ca == cb && equality.Semantic.DeepEqual(a, b)
 }
 
@@ -125,6 +126,9 @@ func (s *nodeSetSync) syncStatus() error {
 		WithNodeSetHash(st.NodeSetHash).
 		WithCollisionCount(collision).
 		WithSelector(st.Selector))
+	if len(st.OrdinalToNode) > 0 {
+		ac.Status.WithOrdinalToNode(st.OrdinalToNode)
+	}
 	_, err := s.c.vc.SlinkyV1beta1().NodeSets(ns.Namespace).ApplyStatus(ctx, ac, metav1.ApplyOptions{FieldManager: FieldManager, Force: true})
 	if apierrors.IsNotFound(err) {
 		return nil

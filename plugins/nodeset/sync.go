@@ -85,6 +85,10 @@ func (c *Controller) sync(ctx context.Context, key string) (time.Duration, error
 	}
 	// Never modify the informer's copy.
 	s := &nodeSetSync{c: c, ctx: ctx, key: key, set: cached.DeepCopy()}
+	// Phase 4 is decided now, before the pods are listed: the cache then
+	// holds every pod whose creation was expected. Decided after the list,
+	// an event arriving in between would make a stale list look complete.
+	satisfied := c.exp.satisfied(key)
 
 	// Phase 2: revisions (history.go).
 	if err := s.syncRevisions(); err != nil {
@@ -109,21 +113,25 @@ func (c *Controller) sync(ctx context.Context, key string) (time.Duration, error
 		s.setCondition(conditionSlurmReachable, true, "Refreshed", "Slurm node states read")
 	}
 
+	// What the spec asks for and this controller does not do is said in
+	// status and an event (spec.go); a DaemonSet-mode NodeSet is left alone.
+	refuse := s.checkSpec()
+
 	requeue := c.cfg.Resync
 	errs := []error{s.slurmErr}
-	if s.set.DeletionTimestamp == nil {
+	if s.set.DeletionTimestamp == nil && !refuse {
 		// Busy pods are protected from eviction whatever else happens
 		// (protect.go), and the Service and the PodDisruptionBudget are
 		// kept (dependents.go): neither depends on the pod count.
 		if s.slurmErr == nil {
-			errs = append(errs, s.syncProtection())
+			errs = append(errs, s.syncProtection(), s.syncPodStates())
 		}
 		errs = append(errs, s.syncService(), s.syncDisruptionBudget())
 	}
 	// Phase 4: expectations gate every action on pods: until the cache
 	// shows our last creations and deletions, its pod count is not to be
 	// trusted.
-	if s.slurmErr == nil && c.exp.satisfied(key) && s.set.DeletionTimestamp == nil {
+	if s.slurmErr == nil && satisfied && s.set.DeletionTimestamp == nil && !refuse {
 		wait, err := s.syncPods()
 		if wait {
 			requeue = c.cfg.DrainPoll

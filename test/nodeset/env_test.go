@@ -10,14 +10,16 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/rand"
 	kubeinformers "k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/kubernetes/scheme"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/tools/record"
 
 	"github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned"
+	vcscheme "github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned/scheme"
 	vcinformers "github.com/kubectl-vc/kubectl-vc/pkg/client/informers/externalversions"
 	"github.com/kubectl-vc/kubectl-vc/pkg/controller/framework"
 	"github.com/kubectl-vc/kubectl-vc/pkg/controlplane"
@@ -77,7 +79,15 @@ func (e *env) runControllerWith(o controllerOptions) {
 	if o.events {
 		broadcaster = record.NewBroadcaster()
 		broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: e.kube.CoreV1().Events("")})
-		recorder = broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "nodeset-controller"})
+		// As serve's: our types too, or events about NodeSets are dropped.
+		sch := runtime.NewScheme()
+		if err := clientgoscheme.AddToScheme(sch); err != nil {
+			t.Fatal(err)
+		}
+		if err := vcscheme.AddToScheme(sch); err != nil {
+			t.Fatal(err)
+		}
+		recorder = broadcaster.NewRecorder(sch, corev1.EventSource{Component: "nodeset-controller"})
 	}
 	opt := &framework.ControllerOption{KubeClient: e.kube, VolcanoClient: e.vc,
 		KubeInformerFactory: kf, VolcanoInformerFactory: vf, Recorder: recorder, MetricsRegistry: o.metrics}

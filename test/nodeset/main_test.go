@@ -14,6 +14,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/rand"
 	kubeinformers "k8s.io/client-go/informers"
@@ -175,12 +176,15 @@ func names(pods map[string]*corev1.Pod) string {
 }
 
 // markReady plays kubelet: Running and Ready.
+// It patches the status as a kubelet does, so that conditions others
+// write (the controller's Slurm states, the scheduler's) stay and no write
+// conflicts with theirs.
 func (e *env) markReady(pod *corev1.Pod) {
 	e.t.Helper()
-	p := pod.DeepCopy()
-	p.Status.Phase = corev1.PodRunning
-	p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue, LastTransitionTime: metav1.Now()}}
-	if _, err := e.kube.CoreV1().Pods(e.ns).UpdateStatus(e.ctx, p, metav1.UpdateOptions{}); err != nil && !strings.Contains(err.Error(), "not found") {
+	patch := fmt.Sprintf(`{"status":{"phase":"Running","conditions":[{"type":"Ready","status":"True","lastTransitionTime":%q}]}}`,
+		metav1.Now().UTC().Format(time.RFC3339))
+	_, err := e.kube.CoreV1().Pods(e.ns).Patch(e.ctx, pod.Name, types.StrategicMergePatchType, []byte(patch), metav1.PatchOptions{}, "status")
+	if err != nil && !strings.Contains(err.Error(), "not found") {
 		e.t.Fatal(err)
 	}
 }

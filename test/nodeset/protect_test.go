@@ -10,31 +10,11 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/util/retry"
 
 	slinkyv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/slinky/v1beta1"
 	"github.com/kubectl-vc/kubectl-vc/pkg/controlplane"
 	"github.com/kubectl-vc/kubectl-vc/pkg/controlplane/cptest"
 )
-
-// markReadyRetry is markReady for a cluster whose scheduler also writes
-// pod status: a conflict is retried on a fresh read.
-func (e *env) markReadyRetry(name string) {
-	e.t.Helper()
-	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		p, err := e.kube.CoreV1().Pods(e.ns).Get(e.ctx, name, metav1.GetOptions{})
-		if err != nil {
-			return err
-		}
-		p.Status.Phase = corev1.PodRunning
-		p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue, LastTransitionTime: metav1.Now()}}
-		_, err = e.kube.CoreV1().Pods(e.ns).UpdateStatus(e.ctx, p, metav1.UpdateOptions{})
-		return err
-	})
-	if err != nil {
-		e.t.Fatal(err)
-	}
-}
 
 func (e *env) evict(pod string) error {
 	return e.kube.PolicyV1().Evictions(e.ns).Evict(e.ctx, &policyv1.Eviction{ObjectMeta: metav1.ObjectMeta{Name: pod, Namespace: e.ns}})
@@ -57,9 +37,7 @@ func TestBusyPodsProtected(t *testing.T) {
 	e.runController()
 	ns := e.newNodeSet("prot", 3)
 	e.eventually("three pods", func() (bool, string) { return len(e.pods()) == 3, names(e.pods()) })
-	for name := range e.pods() {
-		e.markReadyRetry(name)
-	}
+	e.markAllReady()
 	// Jobs are started now: slurmctld, with no slurmd to answer its pings,
 	// soon sets idle nodes NOT_RESPONDING, and then allocates them no more.
 	var jobs []string

@@ -1,0 +1,52 @@
+package nodeset
+
+import (
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+
+	slinkyv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/slinky/v1beta1"
+)
+
+// conditionSpecSupported: everything the NodeSet asks for is done. False
+// lists, in its message, what this controller does not do and what it
+// does instead; never a field silently ignored.
+const conditionSpecSupported = "SpecSupported"
+
+// checkSpec finds what the NodeSet asks for that this controller does not
+// implement, records the SpecSupported condition and, when that changes,
+// a Warning event. It returns true when the NodeSet must be left alone
+// entirely (scalingMode DaemonSet: acting on it as a StatefulSet would
+// make pods it does not want).
+func (s *nodeSetSync) checkSpec() (refuse bool) {
+	spec := s.set.Spec
+	var notes []string
+	if spec.ScalingMode == slinkyv1beta1.ScalingModeDaemonSet {
+		refuse = true
+		notes = append(notes, "scalingMode DaemonSet is not implemented: no pod of this NodeSet is created, deleted, drained or updated")
+	}
+	if spec.UpdateStrategy.Type == slinkyv1beta1.ScheduledUpdateNodeSetStrategyType {
+		notes = append(notes, "updateStrategy ScheduledUpdate (a Slurm reservation window) is not implemented: pods are replaced only when deleted, as with OnDelete")
+	}
+	if p := spec.PersistentVolumeClaimRetentionPolicy; p != nil &&
+		(p.WhenDeleted == slinkyv1beta1.DeletePersistentVolumeClaimRetentionPolicyType || p.WhenScaled == slinkyv1beta1.DeletePersistentVolumeClaimRetentionPolicyType) {
+		notes = append(notes, "persistentVolumeClaimRetentionPolicy Delete is not implemented: claims are retained")
+	}
+	if spec.SSH != nil && spec.SSH.Enabled {
+		notes = append(notes, "ssh is not implemented: pods run no sshd")
+	}
+	if spec.LogFile.Image != "" {
+		notes = append(notes, "logfile is not implemented: pods get no logfile sidecar")
+	}
+	if len(notes) == 0 {
+		s.setCondition(conditionSpecSupported, true, "Supported", "every field of the spec is acted on")
+		return false
+	}
+	msg := strings.Join(notes, "; ")
+	if c := meta.FindStatusCondition(s.set.Status.Conditions, conditionSpecSupported); c == nil || c.Message != msg {
+		s.c.recorder.Eventf(s.set, corev1.EventTypeWarning, "UnsupportedSpec", "%s", msg)
+	}
+	s.setCondition(conditionSpecSupported, false, "Unsupported", msg)
+	return refuse
+}

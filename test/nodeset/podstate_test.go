@@ -1,0 +1,74 @@
+package nodeset
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// slurmConditions lists a pod's SlurmNodeState* conditions that are True,
+// as "Type(message)", sorted.
+func slurmConditions(p *corev1.Pod) string {
+	var out []string
+	for _, c := range p.Status.Conditions {
+		if strings.HasPrefix(string(c.Type), "SlurmNodeState") && c.Status == corev1.ConditionTrue {
+			out = append(out, fmt.Sprintf("%s(%s)", c.Type, c.Message))
+		}
+	}
+	sort.Strings(out)
+	return strings.Join(out, ",")
+}
+
+// TestPodSlurmConditions: each pod carries its Slurm node's state as pod
+// conditions, as Slinky's operator writes them (SlurmNodeState<Base> and
+// one per flag, the reason as message), kept in step with Slurm; the
+// kubelet's Ready condition is left alone.
+func TestPodSlurmConditions(t *testing.T) {
+	e := start(t, "pst", 1)
+	e.newNodeSet("pst", 1)
+	e.eventually("ready pod", func() (bool, string) { n := e.markAllReady(); return n == 1, fmt.Sprint(n) })
+	state := func(want string) {
+		t.Helper()
+		e.eventually("pod conditions "+want, func() (bool, string) {
+			p := e.pods()["pst-0"]
+			return p != nil && slurmConditions(p) == want && isReadyPod(p), slurmConditions(p)
+		})
+	}
+	state("SlurmNodeStateIdle()")
+	job, err := e.slurm.Allocate(e.ctx, "pst-0", 30)
+	if err != nil {
+		t.Fatal(err)
+	}
+	state("SlurmNodeStateAllocated()")
+	if _, err := e.slurm.Scontrol(e.ctx, "update", "nodename=pst-0", "state=drain", "reason=bad dimm"); err != nil {
+		t.Fatal(err)
+	}
+	// A busy drained node: allocated and draining, the reason in both.
+	state("SlurmNodeStateAllocated(bad dimm),SlurmNodeStateDrain(bad dimm)")
+	if err := e.slurm.EndJob(e.ctx, job, "pst-0"); err != nil {
+		t.Fatal(err)
+	}
+	state("SlurmNodeStateDown(bad dimm),SlurmNodeStateDrain(bad dimm)")
+	// Ready stays the kubelet's: set it false, the Slurm conditions stay.
+	patch := `{"status":{"conditions":[{"type":"Ready","status":"False"}]}}`
+	if _, err := e.kube.CoreV1().Pods(e.ns).Patch(e.ctx, "pst-0", types.StrategicMergePatchType, []byte(patch), metav1.PatchOptions{}, "status"); err != nil {
+		t.Fatal(err)
+	}
+	if p := e.pods()["pst-0"]; isReadyPod(p) || slurmConditions(p) != "SlurmNodeStateDown(bad dimm),SlurmNodeStateDrain(bad dimm)" {
+		t.Fatalf("conditions: %+v", p.Status.Conditions)
+	}
+}
+
+func isReadyPod(p *corev1.Pod) bool {
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}

@@ -1,0 +1,233 @@
+package nodeset
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+
+	slinkyv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/slinky/v1beta1"
+)
+
+func (e *env) condition(name, typ string) *metav1.Condition {
+	e.t.Helper()
+	return meta.FindStatusCondition(e.get(name).Status.Conditions, typ)
+}
+
+// TestUnsupportedSpecNotIgnored: what the controller does not implement is
+// said, never silently ignored. A DaemonSet-mode NodeSet is refused (no pod
+// is made for it); ScheduledUpdate, claim retention Delete, ssh and logfile
+// are listed in the SpecSupported condition and a Warning event, and
+// ScheduledUpdate replaces no pod by itself (as OnDelete).
+func TestUnsupportedSpecNotIgnored(t *testing.T) {
+	e := startWithoutController(t, "uns", 2)
+	e.runControllerWith(controllerOptions{events: true})
+
+	ds := e.newNodeSet("uns", 2, func(ns *slinkyv1beta1.NodeSet) { ns.Spec.ScalingMode = slinkyv1beta1.ScalingModeDaemonSet })
+	e.eventually("DaemonSet mode refused", func() (bool, string) {
+		c := e.condition("uns", "SpecSupported")
+		return c != nil && c.Status == metav1.ConditionFalse && e.get("uns").Status.ObservedGeneration == ds.Generation, fmt.Sprint(c)
+	})
+	if c := e.condition("uns", "SpecSupported"); !strings.Contains(c.Message, "scalingMode DaemonSet is not implemented") {
+		t.Fatalf("condition: %+v", c)
+	}
+	if n := len(e.pods()); n != 0 {
+		t.Fatalf("%d pods made for a DaemonSet-mode NodeSet", n)
+	}
+	e.eventually("Warning event", func() (bool, string) {
+		ev := e.events("uns", "UnsupportedSpec")
+		return len(ev) > 0 && strings.Contains(ev[0], "DaemonSet"), fmt.Sprint(ev)
+	})
+	e.patchNodeSet("uns", `{"spec":{"scalingMode":"StatefulSet"}}`)
+	e.eventually("StatefulSet mode: pods, spec supported", func() (bool, string) {
+		c := e.condition("uns", "SpecSupported")
+		return len(e.pods()) == 2 && c != nil && c.Status == metav1.ConditionTrue, fmt.Sprint(c)
+	})
+	e.markAllReady()
+
+	e.patchNodeSet("uns", `{"spec":{"updateStrategy":{"type":"ScheduledUpdate","scheduledUpdate":{"startTime":"2030-01-01T00:00:00Z","duration":"1h"}},`+
+		`"persistentVolumeClaimRetentionPolicy":{"whenScaled":"Delete"},"ssh":{"enabled":true,"sssdConfRef":{"name":"sssd","key":"sssd.conf"}},`+
+		`"logfile":{"name":"logfile","image":"alpine"}}}`)
+	e.eventually("each unsupported field listed", func() (bool, string) {
+		c := e.condition("uns", "SpecSupported")
+		if c == nil || c.Status != metav1.ConditionFalse {
+			return false, fmt.Sprint(c)
+		}
+		for _, want := range []string{"ScheduledUpdate", "persistentVolumeClaimRetentionPolicy Delete", "ssh", "logfile"} {
+			if !strings.Contains(c.Message, want) {
+				return false, c.Message
+			}
+		}
+		return true, ""
+	})
+	uids := map[string]types.UID{}
+	for n, p := range e.pods() {
+		uids[n] = p.UID
+	}
+	e.patchNodeSet("uns", `{"spec":{"template":{"metadata":{"labels":{"team":"other"}}}}}`)
+	gen := e.get("uns").Generation
+	e.eventually("template change seen", func() (bool, string) {
+		st := e.get("uns").Status
+		return st.ObservedGeneration == gen && st.UpdatedReplicas == 0, fmt.Sprintf("%+v", st)
+	})
+	for n, p := range e.pods() {
+		if p.UID != uids[n] || p.Annotations[slinkyv1beta1.AnnotationPodCordon] != "" {
+			t.Fatalf("ScheduledUpdate touched %s", n)
+		}
+	}
+}
+
+// TestCreatesCappedPerSync: one sync creates at most 250 pods, as Slinky's
+// operator (burstReplicas); the rest come with the next sync.
+func TestCreatesCappedPerSync(t *testing.T) {
+	e := startWithoutController(t, "burst", 1)
+	e.runControllerWith(controllerOptions{events: true})
+	t.Cleanup(func() {
+		_ = e.vc.SlinkyV1beta1().NodeSets(e.ns).Delete(e.ctx, "burst", metav1.DeleteOptions{})
+		_ = e.kube.CoreV1().Pods(e.ns).DeleteCollection(e.ctx, metav1.DeleteOptions{}, metav1.ListOptions{})
+	})
+	e.newNodeSet("burst", 251)
+	e.eventually("251 pods", func() (bool, string) { n := len(e.pods()); return n == 251, fmt.Sprint(n) })
+	e.eventually("two scale-up events", func() (bool, string) {
+		ev := e.events("burst", "ScaleUp")
+		return len(ev) == 2, fmt.Sprint(ev)
+	})
+	got := strings.Join(e.events("burst", "ScaleUp"), "|")
+	if !strings.Contains(got, "creating 250 pod(s)") || !strings.Contains(got, "creating 1 pod(s)") {
+		t.Fatalf("scale-up events: %s", got)
+	}
+}
+
+// TestUnavailableCountsPods: unavailableReplicas counts the NodeSet's pods
+// that are not available, as Slinky's operator counts them, not the pods
+// missing: with ordinal 2 refused by admission, 2 of 3 pods exist, both
+// available, none unavailable. The refusal is a Warning event.
+func TestUnavailableCountsPods(t *testing.T) {
+	e := startWithoutController(t, "una", 3)
+	name := "refuse-una-2-" + e.ns
+	vap := &admissionregistrationv1.ValidatingAdmissionPolicy{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: admissionregistrationv1.ValidatingAdmissionPolicySpec{
+			FailurePolicy: ptr.To(admissionregistrationv1.Fail),
+			MatchConstraints: &admissionregistrationv1.MatchResources{ResourceRules: []admissionregistrationv1.NamedRuleWithOperations{{
+				RuleWithOperations: admissionregistrationv1.RuleWithOperations{Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create},
+					Rule: admissionregistrationv1.Rule{APIGroups: []string{""}, APIVersions: []string{"v1"}, Resources: []string{"pods"}}}}}},
+			Validations: []admissionregistrationv1.Validation{{Expression: `object.metadata.name != "una-2"`, Message: "no una-2 here"}},
+		},
+	}
+	binding := &admissionregistrationv1.ValidatingAdmissionPolicyBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: admissionregistrationv1.ValidatingAdmissionPolicyBindingSpec{PolicyName: name,
+			ValidationActions: []admissionregistrationv1.ValidationAction{admissionregistrationv1.Deny},
+			MatchResources: &admissionregistrationv1.MatchResources{NamespaceSelector: &metav1.LabelSelector{
+				MatchLabels: map[string]string{corev1.LabelMetadataName: e.ns}}}},
+	}
+	if _, err := e.kube.AdmissionregistrationV1().ValidatingAdmissionPolicies().Create(e.ctx, vap, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = e.kube.AdmissionregistrationV1().ValidatingAdmissionPolicies().Delete(e.ctx, name, metav1.DeleteOptions{})
+	})
+	if _, err := e.kube.AdmissionregistrationV1().ValidatingAdmissionPolicyBindings().Create(e.ctx, binding, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = e.kube.AdmissionregistrationV1().ValidatingAdmissionPolicyBindings().Delete(e.ctx, name, metav1.DeleteOptions{})
+	})
+	// The policy is in force once it refuses a pod of that name.
+	e.eventually("policy in force", func() (bool, string) {
+		p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "una-2", Namespace: e.ns},
+			Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "x"}}}}
+		_, err := e.kube.CoreV1().Pods(e.ns).Create(e.ctx, p, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+		return err != nil && strings.Contains(err.Error(), "no una-2 here"), fmt.Sprint(err)
+	})
+
+	e.runControllerWith(controllerOptions{events: true})
+	e.newNodeSet("una", 3)
+	e.eventually("two available pods, none unavailable", func() (bool, string) {
+		e.markAllReady()
+		st := e.get("una").Status
+		return st.Replicas == 2 && st.AvailableReplicas == 2 && st.UnavailableReplicas == 0 && st.Desired == 3, fmt.Sprintf("%+v", st)
+	})
+	e.eventually("the refused create reported", func() (bool, string) {
+		ev := e.events("una", "FailedCreate")
+		return len(ev) > 0 && strings.Contains(ev[0], "una-2"), fmt.Sprint(ev)
+	})
+}
+
+// TestPodDeletionCost: a scale-in takes the pod of lowest
+// pod-deletion-cost first, as Slinky's operator does, before the highest
+// ordinal.
+func TestPodDeletionCost(t *testing.T) {
+	e := start(t, "cost", 3)
+	e.newNodeSet("cost", 3)
+	e.eventually("three ready pods", func() (bool, string) { n := e.markAllReady(); return n == 3, fmt.Sprint(n) })
+	patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:"-5"}}}`, slinkyv1beta1.AnnotationPodDeletionCost)
+	if _, err := e.kube.CoreV1().Pods(e.ns).Patch(e.ctx, "cost-0", types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	e.patchNodeSet("cost", `{"spec":{"replicas":2}}`)
+	e.eventually("cost-0 removed", func() (bool, string) {
+		p := e.pods()
+		return names(p) == "cost-1,cost-2", names(p)
+	})
+}
+
+// TestPodSpecFromNodeSet: volumeClaimTemplates give each pod a claim of
+// its own, <template>-<pod>, created before it and kept after it (claims
+// are retained); the template's volume mount finds it. Pods keep off nodes
+// that run another slurmd pod (required anti-affinity) unless
+// oversubscribeNode.
+func TestPodSpecFromNodeSet(t *testing.T) {
+	e := start(t, "vct", 1)
+	e.newNodeSet("vct", 1, func(ns *slinkyv1beta1.NodeSet) {
+		ns.Spec.Slurmd.VolumeMounts = []corev1.VolumeMount{{Name: "data", MountPath: "/data"}}
+		ns.Spec.VolumeClaimTemplates = []corev1.PersistentVolumeClaim{{
+			ObjectMeta: metav1.ObjectMeta{Name: "data", Labels: map[string]string{"tier": "scratch"}},
+			Spec: corev1.PersistentVolumeClaimSpec{AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+				Resources: corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}}},
+		}}
+	})
+	e.eventually("pod", func() (bool, string) { return len(e.pods()) == 1, names(e.pods()) })
+	pod := e.pods()["vct-0"]
+	var claim string
+	for _, v := range pod.Spec.Volumes {
+		if v.Name == "data" && v.PersistentVolumeClaim != nil {
+			claim = v.PersistentVolumeClaim.ClaimName
+		}
+	}
+	if claim != "data-vct-0" {
+		t.Fatalf("volumes %+v", pod.Spec.Volumes)
+	}
+	pvc, err := e.kube.CoreV1().PersistentVolumeClaims(e.ns).Get(e.ctx, claim, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pvc.Labels["tier"] != "scratch" || pvc.Labels[slinkyv1beta1.LabelAppInstance] != "vct" || pvc.Spec.Resources.Requests.Storage().String() != "1Gi" {
+		t.Fatalf("claim: %+v", pvc.ObjectMeta)
+	}
+	aa := pod.Spec.Affinity
+	if aa == nil || aa.PodAntiAffinity == nil || len(aa.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution) != 1 ||
+		aa.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution[0].TopologyKey != corev1.LabelHostname {
+		t.Fatalf("anti-affinity: %+v", aa)
+	}
+
+	e.patchNodeSet("vct", `{"spec":{"replicas":0}}`)
+	e.eventually("pod gone", func() (bool, string) { return len(e.pods()) == 0, names(e.pods()) })
+	if _, err := e.kube.CoreV1().PersistentVolumeClaims(e.ns).Get(e.ctx, claim, metav1.GetOptions{}); err != nil {
+		t.Fatalf("claim not retained: %v", err)
+	}
+
+	e.patchNodeSet("vct", `{"spec":{"replicas":1,"oversubscribeNode":true}}`)
+	e.eventually("pod back, without anti-affinity", func() (bool, string) {
+		p := e.pods()["vct-0"]
+		return p != nil && (p.Spec.Affinity == nil || p.Spec.Affinity.PodAntiAffinity == nil), names(e.pods())
+	})
+}

@@ -414,7 +414,7 @@ func rbacNodeSet(t *testing.T, kube kubernetes.Interface, vc versioned.Interface
 		}
 		for _, p := range pods {
 			if len(pods) == 1 && p.Labels["team"] == "hpc2" && len(r) == 1 && r[0].Name != old &&
-				p.Labels[slinkyv1beta1.LabelRevisionHash] == r[0].Name {
+				slinkyv1beta1.PodRevisionHash("rbac", p.Labels) == slinkyv1beta1.RevisionHash("rbac", r[0].Name, r[0].Labels) {
 				return true, nil
 			}
 		}

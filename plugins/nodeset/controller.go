@@ -83,7 +83,8 @@ type Controller struct {
 	slurmConf   string
 	slurmBinDir string
 
-	exp *expectations
+	exp     *expectations
+	metrics *metrics
 }
 
 // New returns a controller; Initialize wires it to the manager's informers.
@@ -97,7 +98,9 @@ func New(cfg Config) *Controller {
 	if cfg.ExpectationsTimeout == 0 {
 		cfg.ExpectationsTimeout = 5 * time.Minute
 	}
-	return &Controller{cfg: cfg, exp: newExpectations(cfg.ExpectationsTimeout),
+	// Unregistered until Initialize registers them with the manager's.
+	m, _ := newMetrics(nil)
+	return &Controller{cfg: cfg, exp: newExpectations(cfg.ExpectationsTimeout), metrics: m,
 		workers: framework.DefaultWorkers, slurmConf: os.Getenv("SLURM_CONF")}
 }
 
@@ -152,6 +155,11 @@ func (c *Controller) Initialize(_ context.Context, opt *framework.ControllerOpti
 	c.vc = opt.VolcanoClient
 	c.recorder = opt.Recorder
 	c.slurm()
+	m, err := newMetrics(opt.MetricsRegistry)
+	if err != nil {
+		return err
+	}
+	c.metrics = m
 	c.wq = workqueue.NewTypedRateLimitingQueueWithConfig(
 		workqueue.DefaultTypedControllerRateLimiter[string](),
 		workqueue.TypedRateLimitingQueueConfig[string]{Name: Name, MetricsProvider: opt.WorkqueueMetrics},

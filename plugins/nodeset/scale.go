@@ -147,6 +147,9 @@ func (c *Controller) createPods(ctx context.Context, key string, ns *slinkyv1bet
 				if err == nil {
 					_, err = c.kube.CoreV1().Pods(ns.Namespace).Create(ctx, pod, metav1.CreateOptions{FieldManager: FieldManager})
 				}
+				if err == nil {
+					c.metrics.created.Inc()
+				}
 				// Successes are not an event each: the sync's ScaleUp event
 				// counts them, and hundreds of events on the NodeSet would
 				// exhaust its event budget (the recorder's spam filter) and
@@ -188,6 +191,9 @@ func (s *nodeSetSync) deletePodExpected(pod *corev1.Pod) error {
 	uid := pod.UID
 	c.exp.expectDeletion(key, uid)
 	err := c.kube.CoreV1().Pods(pod.Namespace).Delete(s.ctx, pod.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
+	if err == nil {
+		c.metrics.deleted.Inc()
+	}
 	if err != nil {
 		// No event will come for a delete that did not happen.
 		c.exp.deletionObserved(key, uid)

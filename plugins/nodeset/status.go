@@ -103,6 +103,7 @@ func ownedOnly(conds []metav1.Condition) []metav1.Condition {
 func (s *nodeSetSync) syncStatus() error {
 	ctx, ns, collision := s.ctx, s.set, s.collision
 	st := s.computeStatus()
+	s.c.metrics.set(ns.Namespace, ns.Name, st)
 	if sameStatus(st, ns.Status) {
 		return nil
 	}

@@ -78,6 +78,7 @@ func (c *Controller) sync(ctx context.Context, key string) (time.Duration, error
 	cached, err := c.nodeSets.NodeSets(namespace).Get(name)
 	if apierrors.IsNotFound(err) {
 		c.exp.forget(key)
+		c.metrics.delete(namespace, name)
 		return 0, nil
 	}
 	if err != nil {
@@ -106,6 +107,7 @@ func (c *Controller) sync(ctx context.Context, key string) (time.Duration, error
 	// error retries the NodeSet with the queue's backoff; status says why.
 	s.slurmErr = c.cfg.Slurm.Refresh(ctx)
 	if s.slurmErr != nil {
+		c.metrics.slurmErrors.Inc()
 		s.slurmErr = fmt.Errorf("cannot read Slurm node states: %w", s.slurmErr)
 		c.recorder.Eventf(s.set, corev1.EventTypeWarning, "SlurmUnreachable", "%v", s.slurmErr)
 		s.setCondition(conditionSlurmReachable, false, "RefreshFailed", s.slurmErr.Error())
@@ -149,6 +151,7 @@ func (c *Controller) sync(ctx context.Context, key string) (time.Duration, error
 	if syncErr != nil {
 		return 0, syncErr
 	}
+	c.metrics.syncs.Inc()
 	return requeue, nil
 }
 

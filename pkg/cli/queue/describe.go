@@ -111,6 +111,17 @@ func (o *DescribeOptions) Run(ctx context.Context) error {
 		line(1, "Hierarchy", problem)
 	}
 	line(1, "Allocated", vcprinters.OrNone(vcprinters.Resources(q.Status.Allocated)))
+	if rows := queueUsage(q); len(rows) == 0 {
+		line(0, "Usage", "<none>")
+	} else {
+		fmt.Fprintln(w, "Usage:")
+		fmt.Fprintln(w, "  Resource\tAllocated\tDeserved\tCapability\t% Deserved\t% Capability")
+		for _, u := range rows {
+			fmt.Fprintf(w, "  %s\t%s\t%s\t%s\t%s\t%s\n", u.Resource, quantity(u.Allocated, "0"),
+				quantity(u.Deserved, "-"), quantity(u.Capability, "-"),
+				percent(u.Allocated, u.Deserved), percent(u.Allocated, u.Capability))
+		}
+	}
 
 	cnt := queueCounts(ctx, c, []schedulingv1beta1.Queue{*q})[q.Name]
 	source := "status"

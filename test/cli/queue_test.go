@@ -94,7 +94,7 @@ func TestQueueCreateAndRead(t *testing.T) {
 	// Once the controller maintains status, counts come from it.
 	setStatus(t, "e2e-read", schedulingv1beta1.QueueStateOpen, 7)
 	r = mustVC(t, "q", "get", "e2e-read", "--no-headers", "-o", "wide")
-	if f := strings.Fields(r.Stdout); len(f) != 13 || f[6] != "7" || f[10] != "cpu=4,memory=8Gi" || f[11] != "cpu=2" || f[12] != "cpu=1" {
+	if f := strings.Fields(r.Stdout); len(f) != 14 || f[6] != "7" || f[10] != "cpu=4,memory=8Gi" || f[11] != "cpu=2" || f[12] != "cpu=1" || f[13] != "cpu=0/2(0%)" {
 		t.Errorf("wide row: %q", r.Stdout)
 	}
 

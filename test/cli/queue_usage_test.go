@@ -67,6 +67,20 @@ func TestQueueDescribeUsage(t *testing.T) {
 	if !equalRows(rows, want) {
 		t.Errorf("usage after allocation = %q, want %q\n%s", rows, want, r.Stdout)
 	}
+
+	r = mustVC(t, "queue", "list", "e2e-usage", "-o", "wide")
+	lines := strings.Split(strings.TrimSpace(r.Stdout), "\n")
+	if len(lines) != 2 {
+		t.Fatalf("want header and one row:\n%s", r.Stdout)
+	}
+	h, f := strings.Fields(lines[0]), strings.Fields(lines[1])
+	if len(h) != 14 || h[13] != "USAGE" || len(f) != 14 || f[13] != "cpu=12/16(75%),memory=40Gi/32Gi(125%),pods=3/-" {
+		t.Errorf("wide usage column:\n%s", r.Stdout)
+	}
+	r = mustVC(t, "queue", "list", "e2e-usage")
+	if strings.Contains(r.Stdout, "USAGE") {
+		t.Errorf("usage shown without -o wide:\n%s", r.Stdout)
+	}
 }
 
 func equalRows(a, b [][]string) bool {

@@ -200,6 +200,7 @@ var queueColumns = []vcprinters.Column{
 	{Name: "INQUEUE"}, {Name: "PENDING"}, {Name: "RUNNING"}, {Name: "UNKNOWN"}, {Name: "COMPLETED"},
 	{Name: "AGE"},
 	{Name: "CAPABILITY", Wide: true}, {Name: "DESERVED", Wide: true}, {Name: "GUARANTEE", Wide: true},
+	{Name: "USAGE", Wide: true},
 }
 
 func queueTable(items []schedulingv1beta1.Queue, cnt map[string]counts) *metav1.Table {
@@ -214,6 +215,7 @@ func queueTable(items []schedulingv1beta1.Queue, cnt map[string]counts) *metav1.
 			vcprinters.OrNone(vcprinters.Resources(q.Spec.Capability)),
 			vcprinters.OrNone(vcprinters.Resources(q.Spec.Deserved)),
 			vcprinters.OrNone(vcprinters.Resources(q.Spec.Guarantee.Resource)),
+			usageCompact(queueUsage(q)),
 		})
 	}
 	return vcprinters.Table(queueColumns, rows)

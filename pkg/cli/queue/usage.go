@@ -88,3 +88,28 @@ func usageCell(u usageRow) string {
 	}
 	return s
 }
+
+// usageCompact renders a queue's use of its deserved share in one table
+// cell without spaces, as the other resource columns are written:
+// "cpu=12/16(75%),pods=3/-". Resources the queue only caps are left out
+// (the CAPABILITY column shows them); "<none>" when nothing is allocated
+// or deserved.
+func usageCompact(rows []usageRow) string {
+	var s string
+	for _, u := range rows {
+		if u.Allocated == nil && u.Deserved == nil {
+			continue
+		}
+		if s != "" {
+			s += ","
+		}
+		s += fmt.Sprintf("%s=%s/%s", u.Resource, quantity(u.Allocated, "0"), quantity(u.Deserved, "-"))
+		if p := percent(u.Allocated, u.Deserved); p != "-" {
+			s += "(" + p + ")"
+		}
+	}
+	if s == "" {
+		return "<none>"
+	}
+	return s
+}

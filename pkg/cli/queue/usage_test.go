@@ -54,3 +54,19 @@ func TestPercent(t *testing.T) {
 		}
 	}
 }
+
+func TestUsageCompact(t *testing.T) {
+	q := &schedulingv1beta1.Queue{
+		Spec: schedulingv1beta1.QueueSpec{
+			Deserved:   corev1.ResourceList{"cpu": resource.MustParse("16")},
+			Capability: corev1.ResourceList{"nvidia.com/gpu": resource.MustParse("2")},
+		},
+		Status: schedulingv1beta1.QueueStatus{Allocated: corev1.ResourceList{"cpu": resource.MustParse("12"), "pods": resource.MustParse("3")}},
+	}
+	if got := usageCompact(queueUsage(q)); got != "cpu=12/16(75%),pods=3/-" {
+		t.Errorf("usageCompact = %q", got)
+	}
+	if got := usageCompact(queueUsage(&schedulingv1beta1.Queue{})); got != "<none>" {
+		t.Errorf("usageCompact of empty queue = %q", got)
+	}
+}

@@ -40,6 +40,7 @@ import (
 	"github.com/kubectl-vc/kubectl-vc/pkg/controlplane/cptest"
 	"github.com/kubectl-vc/kubectl-vc/pkg/manifests"
 	"github.com/kubectl-vc/kubectl-vc/pkg/slurm/slurmtest"
+	livepods "github.com/kubectl-vc/kubectl-vc/test/internal/pods"
 	"github.com/kubectl-vc/kubectl-vc/test/internal/queues"
 )
 
@@ -382,9 +383,9 @@ func rbacNodeSet(t *testing.T, kube kubernetes.Interface, vc versioned.Interface
 
 	patchNodeSet(`{"spec":{"replicas":1}}`)
 	eventually(t, "idle rbac-0 deleted, busy rbac-2 cordoned with its job's deadline", func() (bool, error) {
-		pods := livePods(t, kube, ns)
+		pods := livepods.Live(t, kube, ns)
 		b := pods["rbac-2"]
-		return namesOf(pods) == "rbac-1,rbac-2" && b.Annotations[slinkyv1beta1.AnnotationPodCordon] == "true" &&
+		return livepods.Names(pods) == "rbac-1,rbac-2" && b.Annotations[slinkyv1beta1.AnnotationPodCordon] == "true" &&
 			b.Annotations[slinkyv1beta1.AnnotationPodDeadline] != "", nil
 	})
 	if st := slurmState(t, cluster, "rbac-2"); st != "DRAINING (kubectl-vc: scale-in)" {
@@ -407,7 +408,7 @@ func rbacNodeSet(t *testing.T, kube kubernetes.Interface, vc versioned.Interface
 	// lowest free ordinal, rbac-0.
 	eventually(t, "the pod replaced on the new revision, the old revision pruned", func() (bool, error) {
 		markAllReady(t, kube, ns)
-		pods, r := livePods(t, kube, ns), revisionsOf(t, kube, ns)
+		pods, r := livepods.Live(t, kube, ns), revisionsOf(t, kube, ns)
 		var revs []string
 		for _, x := range r {
 			revs = append(revs, x.Name)
@@ -418,7 +419,7 @@ func rbacNodeSet(t *testing.T, kube kubernetes.Interface, vc versioned.Interface
 				return true, nil
 			}
 		}
-		return false, fmt.Errorf("pods %s, revisions %v (old %s)", namesOf(pods), revs, old)
+		return false, fmt.Errorf("pods %s, revisions %v (old %s)", livepods.Names(pods), revs, old)
 	})
 }
 
@@ -675,32 +676,8 @@ func strategicPatch(t *testing.T, client rest.Interface, ns, resource, name stri
 }
 
 // livePods are the namespace's pods not being deleted, by name.
-func livePods(t *testing.T, kube kubernetes.Interface, ns string) map[string]*corev1.Pod {
-	t.Helper()
-	list, err := kube.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := map[string]*corev1.Pod{}
-	for i := range list.Items {
-		if list.Items[i].DeletionTimestamp == nil {
-			out[list.Items[i].Name] = &list.Items[i]
-		}
-	}
-	return out
-}
-
-func namesOf(pods map[string]*corev1.Pod) string {
-	var n []string
-	for k := range pods {
-		n = append(n, k)
-	}
-	sort.Strings(n)
-	return strings.Join(n, ",")
-}
-
 func livePodNames(t *testing.T, kube kubernetes.Interface, ns string) string {
-	return namesOf(livePods(t, kube, ns))
+	return livepods.Names(livepods.Live(t, kube, ns))
 }
 
 // markAllReady plays kubelet for every pod not yet Running: Running and
@@ -710,7 +687,7 @@ func markAllReady(t *testing.T, kube kubernetes.Interface, ns string) {
 	t.Helper()
 	patch := fmt.Appendf(nil, `{"status":{"phase":"Running","conditions":[{"type":"Ready","status":"True","lastTransitionTime":%q}]}}`,
 		time.Now().UTC().Format(time.RFC3339))
-	for name, p := range livePods(t, kube, ns) {
+	for name, p := range livepods.Live(t, kube, ns) {
 		if p.Status.Phase == corev1.PodRunning {
 			continue
 		}

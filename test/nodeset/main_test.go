@@ -6,7 +6,6 @@ package nodeset
 import (
 	"context"
 	"fmt"
-	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -30,6 +29,7 @@ import (
 	"github.com/kubectl-vc/kubectl-vc/pkg/controlplane/cptest"
 	"github.com/kubectl-vc/kubectl-vc/pkg/slurm/slurmtest"
 	"github.com/kubectl-vc/kubectl-vc/plugins/nodeset"
+	"github.com/kubectl-vc/kubectl-vc/test/internal/pods"
 )
 
 var cp *controlplane.ControlPlane
@@ -153,27 +153,10 @@ func (e *env) get(name string) *slinkyv1beta1.NodeSet {
 // pods lists the namespace's pods that are not being deleted, by name.
 func (e *env) pods() map[string]*corev1.Pod {
 	e.t.Helper()
-	list, err := e.kube.CoreV1().Pods(e.ns).List(e.ctx, metav1.ListOptions{})
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	out := map[string]*corev1.Pod{}
-	for i := range list.Items {
-		if list.Items[i].DeletionTimestamp == nil {
-			out[list.Items[i].Name] = &list.Items[i]
-		}
-	}
-	return out
+	return pods.Live(e.t, e.kube, e.ns)
 }
 
-func names(pods map[string]*corev1.Pod) string {
-	var n []string
-	for k := range pods {
-		n = append(n, k)
-	}
-	sort.Strings(n)
-	return strings.Join(n, ",")
-}
+func names(p map[string]*corev1.Pod) string { return pods.Names(p) }
 
 // markReady plays kubelet: Running and Ready.
 // It patches the status as a kubelet does, so that conditions others

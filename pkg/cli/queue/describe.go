@@ -37,8 +37,10 @@ func newDescribeCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.C
 		Use:   "describe NAME",
 		Short: "Show a queue in detail",
 		Long: templates.LongDesc(`
-			Show a queue's spec and status, its child queues, its podgroups by phase,
-			Commands still waiting for the controller, and its events.`),
+			Show a queue's spec and status, what the scheduler has allocated to it
+			against its deserved share and capability per resource, its child queues,
+			its podgroups by phase, Commands still waiting for the controller, and its
+			events.`),
 		Example: templates.Examples(`
 			kubectl vc queue describe team-a`),
 		Args:              cobra.MaximumNArgs(1),

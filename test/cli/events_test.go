@@ -44,7 +44,7 @@ func TestDescribeFoldsRepeatedEvents(t *testing.T) {
 		// Seen once: no folding.
 		ObjectMeta:     metav1.ObjectMeta{Name: "e2e-events.once"},
 		InvolvedObject: ref, Type: corev1.EventTypeNormal, Reason: "Opened", Message: "opened", Count: 1,
-		Source: corev1.EventSource{Component: "kubectl-vc"},
+		Source:         corev1.EventSource{Component: "kubectl-vc"},
 		FirstTimestamp: metav1.NewTime(ago(4 * day)), LastTimestamp: metav1.NewTime(ago(4 * day)),
 	}, {
 		// Same name, earlier queue.

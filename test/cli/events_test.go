@@ -69,6 +69,7 @@ func TestDescribeFoldsRepeatedEvents(t *testing.T) {
 	if !ok {
 		t.Fatalf("no Events section:\n%s", r.Stdout)
 	}
+	t.Logf("Events:%s", table)
 	for _, want := range []string{
 		`(?m)^\s+Warning\s+Unschedulable\s+3d \(x12 over 5d\)\s+volcano-scheduler\s+queue is full$`,
 		`(?m)^\s+Normal\s+Reconciled\s+2d \(x4 over 6d\)\s+volcano-controllers\s+state Open$`,

@@ -60,9 +60,16 @@ func TestUninstall(t *testing.T) {
 		return !apierrors.IsNotFound(err)
 	}
 	left := &schedulingv1beta1.Queue{ObjectMeta: metav1.ObjectMeta{Name: "left-behind"}, Spec: schedulingv1beta1.QueueSpec{Weight: 1}}
-	if _, err := versioned.NewForConfigOrDie(own.AdminConfig()).SchedulingV1beta1().Queues().Create(ctx, left, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	// Right after install the API server may not have synced the Queue
+	// params of vc-queue-children yet and refuses queue creation with "not
+	// yet synced" (docs/admission.md): retry through that window only.
+	eventually(t, "queue left-behind created", func() (bool, error) {
+		_, err := versioned.NewForConfigOrDie(own.AdminConfig()).SchedulingV1beta1().Queues().Create(ctx, left, metav1.CreateOptions{})
+		if err != nil && strings.Contains(err.Error(), "not yet synced") {
+			return false, nil
+		}
+		return true, err
+	})
 
 	// A queue exists: refused before anything goes.
 	_, err := runUninstall(f, "", true, false)

@@ -153,7 +153,8 @@ func TestListWatch(t *testing.T) {
 	setStatus(t, ns, "train", func(s *batchv1alpha1.JobStatus) { s.State.Phase, s.Running = batchv1alpha1.JobRunning, 1 })
 	poll(t, "a row for the change", func() (bool, error) {
 		rs := rows(b.out.String())
-		return len(rs) == 2 && rs[1][2] == "Running" && rs[1][5] == "1", nil
+		// The second row may be read half written: wait for all of it.
+		return len(rs) == 2 && len(rs[1]) > 5 && rs[1][2] == "Running" && rs[1][5] == "1", nil
 	})
 }
 

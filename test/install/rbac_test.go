@@ -421,6 +421,13 @@ func rbacNodeSet(t *testing.T, kube kubernetes.Interface, vc versioned.Interface
 		}
 		return false, fmt.Errorf("pods %s, revisions %v (old %s)", livepods.Names(pods), revs, old)
 	})
+
+	// Protection turned off: the controller deletes its budget.
+	patchNodeSet(`{"spec":{"workloadDisruptionProtection":false}}`)
+	eventually(t, "the PodDisruptionBudget deleted with protection off", func() (bool, error) {
+		_, err := kube.PolicyV1().PodDisruptionBudgets(ns).Get(ctx, "rbac", metav1.GetOptions{})
+		return apierrors.IsNotFound(err), nil
+	})
 }
 
 // serviceAccountKubeconfig applies the serve manifests but the Deployment

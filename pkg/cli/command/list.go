@@ -6,12 +6,17 @@ import (
 	"sort"
 
 	"github.com/spf13/cobra"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/cli-runtime/pkg/printers"
 	"k8s.io/kubectl/pkg/util/templates"
 
+	busv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/bus/v1alpha1"
+	"github.com/kubectl-vc/kubectl-vc/pkg/cli/chunk"
 	vcprinters "github.com/kubectl-vc/kubectl-vc/pkg/cli/printers"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/util"
 	"github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned"
@@ -26,6 +31,8 @@ type ListOptions struct {
 	Namespace     string
 	AllNamespaces bool
 	Selector      string
+	Watch         bool
+	ChunkSize     int64
 
 	printer printers.ResourcePrinter
 	client  versioned.Interface
@@ -47,7 +54,13 @@ func newListCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Comma
 			kubectl vc command list -A
 
 			# As YAML, for a bug report
-			kubectl vc command list -n default -o yaml`),
+			kubectl vc command list -n default -o yaml
+
+			# Watch Commands arrive (and change) in every namespace
+			kubectl vc command list -A --watch
+
+			# 100 Commands per list request (0: all in one request)
+			kubectl vc command list -A --chunk-size 100`),
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := o.Complete(); err != nil {
@@ -62,6 +75,8 @@ func newListCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Comma
 	o.PrintFlags.AddFlags(cmd)
 	cmd.Flags().BoolVarP(&o.AllNamespaces, "all-namespaces", "A", false, "List Commands of every namespace")
 	cmd.Flags().StringVarP(&o.Selector, "selector", "l", "", "Label selector")
+	cmd.Flags().BoolVarP(&o.Watch, "watch", "w", false, "After listing, watch for changes")
+	chunk.AddFlag(cmd, &o.ChunkSize)
 	return cmd
 }
 
@@ -82,27 +97,76 @@ func (o *ListOptions) Complete() error {
 	return err
 }
 
-// Validate checks the selector.
+// Validate checks the selector and the chunk size.
 func (o *ListOptions) Validate() error {
+	if err := chunk.Validate(o.ChunkSize); err != nil {
+		return err
+	}
 	if _, err := labels.Parse(o.Selector); err != nil {
 		return util.UsageErrorf("invalid --selector %q: %s", o.Selector, util.Message(err))
 	}
 	return nil
 }
 
-// Run lists the Commands.
+// Run lists the Commands, --chunk-size at a time, then optionally watches
+// from the list's resourceVersion.
 func (o *ListOptions) Run(ctx context.Context) error {
-	list, err := o.client.BusV1alpha1().Commands(o.Namespace).List(ctx, metav1.ListOptions{LabelSelector: o.Selector})
+	list := &busv1alpha1.CommandList{}
+	var err error
+	list.Items, list.ResourceVersion, err = chunk.List[busv1alpha1.Command](ctx, o.ChunkSize,
+		metav1.ListOptions{LabelSelector: o.Selector}, o.client.BusV1alpha1().Commands(o.Namespace).List)
 	if err != nil {
 		return err
 	}
 	sort.SliceStable(list.Items, func(i, j int) bool {
 		return list.Items[i].CreationTimestamp.Before(&list.Items[j].CreationTimestamp)
 	})
-	if !o.PrintFlags.HumanReadable() {
-		return vcprinters.Print(o.printer, list, o.Out)
+	if err := o.print(list.Items, list); err != nil {
+		return err
 	}
-	if len(list.Items) == 0 {
+	if o.PrintFlags.HumanReadable() {
+		noteJobCommands(o.ErrOut, list.Items)
+	}
+	if !o.Watch {
+		return nil
+	}
+	return o.watch(ctx, list.ResourceVersion)
+}
+
+// watch prints every later change of the Commands, one row (or object)
+// per change, until ctx ends.
+func (o *ListOptions) watch(ctx context.Context, rv string) error {
+	w, err := o.client.BusV1alpha1().Commands(o.Namespace).Watch(ctx, metav1.ListOptions{LabelSelector: o.Selector, ResourceVersion: rv})
+	if err != nil {
+		return err
+	}
+	defer w.Stop()
+	for ev := range w.ResultChan() {
+		if ev.Type == watch.Error {
+			return fmt.Errorf("watch ended: %s", util.Message(apierrors.FromObject(ev.Object)))
+		}
+		cm, ok := ev.Object.(*busv1alpha1.Command)
+		if !ok {
+			continue
+		}
+		if err := o.print([]busv1alpha1.Command{*cm}, cm); err != nil {
+			return err
+		}
+		if ev.Type == watch.Added && o.PrintFlags.HumanReadable() {
+			noteJobCommands(o.ErrOut, []busv1alpha1.Command{*cm})
+		}
+	}
+	return nil
+}
+
+func (o *ListOptions) print(items []busv1alpha1.Command, obj runtime.Object) error {
+	if !o.PrintFlags.HumanReadable() {
+		return vcprinters.Print(o.printer, obj, o.Out)
+	}
+	if len(items) == 0 {
+		if o.Watch {
+			return nil
+		}
 		if o.AllNamespaces {
 			fmt.Fprintln(o.ErrOut, "No pending commands.")
 		} else {
@@ -110,30 +174,31 @@ func (o *ListOptions) Run(ctx context.Context) error {
 		}
 		return nil
 	}
+	return o.printer.PrintObj(commandTable(items, o.AllNamespaces), o.Out)
+}
+
+// commandTable is the table of 'command list'; allNamespaces adds NAMESPACE first.
+func commandTable(items []busv1alpha1.Command, allNamespaces bool) *metav1.Table {
 	var cols []vcprinters.Column
-	if o.AllNamespaces {
+	if allNamespaces {
 		cols = append(cols, vcprinters.Column{Name: "NAMESPACE"})
 	}
 	cols = append(cols, vcprinters.Column{Name: "NAME"}, vcprinters.Column{Name: "ACTION"}, vcprinters.Column{Name: "TARGET"},
 		vcprinters.Column{Name: "AGE"}, vcprinters.Column{Name: "REASON", Wide: true}, vcprinters.Column{Name: "MESSAGE", Wide: true})
-	rows := make([][]any, 0, len(list.Items))
-	for i := range list.Items {
-		cm := &list.Items[i]
+	rows := make([][]any, 0, len(items))
+	for i := range items {
+		cm := &items[i]
 		target := "<none>"
 		if t := cm.TargetObject; t != nil {
 			target = t.Kind + "/" + t.Name
 		}
 		var row []any
-		if o.AllNamespaces {
+		if allNamespaces {
 			row = append(row, cm.Namespace)
 		}
 		row = append(row, cm.Name, cm.Action, target, vcprinters.Age(cm.CreationTimestamp),
 			vcprinters.OrNone(cm.Reason), vcprinters.OrNone(cm.Message))
 		rows = append(rows, row)
 	}
-	if err := o.printer.PrintObj(vcprinters.Table(cols, rows), o.Out); err != nil {
-		return err
-	}
-	noteJobCommands(o.ErrOut, list.Items)
-	return nil
+	return vcprinters.Table(cols, rows)
 }

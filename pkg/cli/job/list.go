@@ -16,6 +16,7 @@ import (
 	"k8s.io/kubectl/pkg/util/templates"
 
 	batchv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/batch/v1alpha1"
+	"github.com/kubectl-vc/kubectl-vc/pkg/cli/chunk"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/completion"
 	vcprinters "github.com/kubectl-vc/kubectl-vc/pkg/cli/printers"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/util"
@@ -34,6 +35,7 @@ type ListOptions struct {
 	Phase         string
 	Selector      string
 	Watch         bool
+	ChunkSize     int64
 
 	namespace string
 	printer   printers.ResourcePrinter
@@ -49,8 +51,8 @@ func newListCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Comma
 		Long: templates.LongDesc(`
 			List Volcano Jobs of a namespace (-n) or of all namespaces (-A), optionally only
 			those of one queue or phase, with the pod counts the job controller keeps in each
-			job's status. One list request, whatever the number of jobs. -o wide adds each
-			job's tasks (name=replicas) and scheduler.`),
+			job's status. Jobs are listed --chunk-size at a time (500 by default; 0 lists
+			them in one request). -o wide adds each job's tasks (name=replicas) and scheduler.`),
 		Example: templates.Examples(`
 			# Jobs of the current namespace
 			kubectl vc job list
@@ -62,7 +64,10 @@ func newListCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Comma
 			kubectl vc job get train eval -o wide
 
 			# Names only, for scripts
-			kubectl vc job list -l team=nlp -o name`),
+			kubectl vc job list -l team=nlp -o name
+
+			# Every job of every namespace in one list request
+			kubectl vc job list -A --chunk-size 0`),
 		ValidArgsFunction: jobNames(f, false),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := o.Complete(args); err != nil {
@@ -80,6 +85,7 @@ func newListCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Comma
 	cmd.Flags().StringVar(&o.Phase, "phase", "", "Only jobs in this phase: "+strings.Join(phaseNames(), ", "))
 	cmd.Flags().StringVarP(&o.Selector, "selector", "l", "", "Label selector, e.g. -l team=nlp")
 	cmd.Flags().BoolVarP(&o.Watch, "watch", "w", false, "After listing, watch for changes")
+	chunk.AddFlag(cmd, &o.ChunkSize)
 	_ = cmd.RegisterFlagCompletionFunc("queue", completion.FlagQueueNames(f))
 	_ = cmd.RegisterFlagCompletionFunc("phase", phaseCompletion())
 	return cmd
@@ -104,6 +110,9 @@ func (o *ListOptions) Complete(args []string) error {
 
 // Validate checks names and filters before any request.
 func (o *ListOptions) Validate() error {
+	if err := chunk.Validate(o.ChunkSize); err != nil {
+		return err
+	}
 	if o.AllNamespaces && len(o.Names) > 0 {
 		return util.UsageErrorf("names cannot be combined with --all-namespaces: job names are per namespace")
 	}
@@ -139,11 +148,15 @@ func (o *ListOptions) keep(j *batchv1alpha1.Job) bool {
 	return true
 }
 
-// Run lists the jobs with one request (named jobs are picked from it, so
-// that a missing one is reported by name), then optionally watches.
+// Run lists the jobs, --chunk-size at a time (named jobs are picked from
+// the list, so that a missing one is reported by name), then optionally
+// watches from the list's resourceVersion.
 func (o *ListOptions) Run(ctx context.Context) error {
 	jobs := o.client.BatchV1alpha1().Jobs(o.namespace)
-	list, err := jobs.List(ctx, metav1.ListOptions{LabelSelector: o.Selector})
+	list := &batchv1alpha1.JobList{}
+	var err error
+	list.Items, list.ResourceVersion, err = chunk.List[batchv1alpha1.Job](ctx, o.ChunkSize,
+		metav1.ListOptions{LabelSelector: o.Selector}, jobs.List)
 	if err != nil {
 		return apiError(err)
 	}

@@ -6,13 +6,17 @@ import (
 	"sort"
 
 	"github.com/spf13/cobra"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/cli-runtime/pkg/printers"
 	"k8s.io/kubectl/pkg/util/templates"
 
 	slinkyv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/slinky/v1beta1"
+	"github.com/kubectl-vc/kubectl-vc/pkg/cli/chunk"
 	vcprinters "github.com/kubectl-vc/kubectl-vc/pkg/cli/printers"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/util"
 	"github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned"
@@ -27,6 +31,8 @@ type ListOptions struct {
 	Names         []string
 	Selector      string
 	AllNamespaces bool
+	Watch         bool
+	ChunkSize     int64
 
 	namespace string
 	printer   printers.ResourcePrinter
@@ -48,7 +54,13 @@ func newListCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Comma
 			kubectl vc nodeset list
 
 			# Every namespace, as YAML
-			kubectl vc nodeset list -A -o yaml`),
+			kubectl vc nodeset list -A -o yaml
+
+			# Watch two NodeSets scale and drain
+			kubectl vc nodeset list slurm-a slurm-b --watch
+
+			# 100 NodeSets per list request (0: all in one request)
+			kubectl vc nodeset list -A --chunk-size 100`),
 		ValidArgsFunction: nodeSetNames(f, false),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := o.Complete(args); err != nil {
@@ -63,6 +75,8 @@ func newListCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Comma
 	o.PrintFlags.AddFlags(cmd)
 	cmd.Flags().StringVarP(&o.Selector, "selector", "l", "", "Label selector")
 	cmd.Flags().BoolVarP(&o.AllNamespaces, "all-namespaces", "A", false, "List NodeSets of every namespace")
+	cmd.Flags().BoolVarP(&o.Watch, "watch", "w", false, "After listing, watch for changes")
+	chunk.AddFlag(cmd, &o.ChunkSize)
 	return cmd
 }
 
@@ -84,8 +98,11 @@ func (o *ListOptions) Complete(args []string) error {
 	return err
 }
 
-// Validate checks names and selector.
+// Validate checks names, selector and chunk size.
 func (o *ListOptions) Validate() error {
+	if err := chunk.Validate(o.ChunkSize); err != nil {
+		return err
+	}
 	for _, n := range o.Names {
 		if err := validateName("NodeSet", n); err != nil {
 			return err
@@ -100,36 +117,94 @@ func (o *ListOptions) Validate() error {
 	return nil
 }
 
-// Run lists the NodeSets.
+// Run lists the NodeSets (named ones by name; all of them --chunk-size at
+// a time), then optionally watches from the list's resourceVersion.
 func (o *ListOptions) Run(ctx context.Context) error {
+	c := o.client.SlinkyV1beta1().NodeSets(o.namespace)
 	list := &slinkyv1beta1.NodeSetList{}
-	if len(o.Names) > 0 {
+	if len(o.Names) > 0 && !o.Watch {
 		for _, n := range o.Names {
-			ns, err := o.client.SlinkyV1beta1().NodeSets(o.namespace).Get(ctx, n, metav1.GetOptions{})
+			ns, err := c.Get(ctx, n, metav1.GetOptions{})
 			if err != nil {
 				return err
 			}
 			list.Items = append(list.Items, *ns)
 		}
 	} else {
-		var err error
-		list, err = o.client.SlinkyV1beta1().NodeSets(o.namespace).List(ctx, metav1.ListOptions{LabelSelector: o.Selector})
+		// Named NodeSets to watch are picked from one list, whose
+		// resourceVersion the watch starts from.
+		items, rv, err := chunk.List[slinkyv1beta1.NodeSet](ctx, o.ChunkSize, metav1.ListOptions{LabelSelector: o.Selector}, c.List)
 		if err != nil {
 			return err
 		}
-		sort.Slice(list.Items, func(i, j int) bool {
-			a, b := list.Items[i], list.Items[j]
-			return a.Namespace+"/"+a.Name < b.Namespace+"/"+b.Name
-		})
+		list.ResourceVersion = rv
+		if len(o.Names) > 0 {
+			byName := map[string]slinkyv1beta1.NodeSet{}
+			for _, ns := range items {
+				byName[ns.Name] = ns
+			}
+			for _, n := range o.Names {
+				ns, ok := byName[n]
+				if !ok {
+					return util.UsageErrorf("NodeSet %q not found in namespace %q", n, o.namespace)
+				}
+				list.Items = append(list.Items, ns)
+			}
+		} else {
+			list.Items = items
+			sort.Slice(list.Items, func(i, j int) bool {
+				a, b := list.Items[i], list.Items[j]
+				return a.Namespace+"/"+a.Name < b.Namespace+"/"+b.Name
+			})
+		}
 	}
-	if !o.PrintFlags.HumanReadable() {
-		return vcprinters.Print(o.printer, list, o.Out)
+	if err := o.print(list.Items, list); err != nil {
+		return err
 	}
-	if len(list.Items) == 0 {
-		fmt.Fprintln(o.ErrOut, "No NodeSets found.")
+	if !o.Watch {
 		return nil
 	}
-	return o.printer.PrintObj(nodeSetTable(list.Items, o.AllNamespaces), o.Out)
+	return o.watch(ctx, list.ResourceVersion)
+}
+
+// watch prints every later change of the NodeSets listed (all, or the
+// named ones), one row (or object) per change, until ctx ends.
+func (o *ListOptions) watch(ctx context.Context, rv string) error {
+	w, err := o.client.SlinkyV1beta1().NodeSets(o.namespace).Watch(ctx, metav1.ListOptions{LabelSelector: o.Selector, ResourceVersion: rv})
+	if err != nil {
+		return err
+	}
+	defer w.Stop()
+	want := map[string]bool{}
+	for _, n := range o.Names {
+		want[n] = true
+	}
+	for ev := range w.ResultChan() {
+		if ev.Type == watch.Error {
+			return fmt.Errorf("watch ended: %s", util.Message(apierrors.FromObject(ev.Object)))
+		}
+		ns, ok := ev.Object.(*slinkyv1beta1.NodeSet)
+		if !ok || (len(want) > 0 && !want[ns.Name]) {
+			continue
+		}
+		if err := o.print([]slinkyv1beta1.NodeSet{*ns}, ns); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (o *ListOptions) print(items []slinkyv1beta1.NodeSet, obj runtime.Object) error {
+	if !o.PrintFlags.HumanReadable() {
+		return vcprinters.Print(o.printer, obj, o.Out)
+	}
+	if len(items) == 0 {
+		if !o.Watch {
+			fmt.Fprintln(o.ErrOut, "No NodeSets found.")
+		}
+		return nil
+	}
+	return o.printer.PrintObj(nodeSetTable(items, o.AllNamespaces), o.Out)
 }
 
 func nodeSetTable(items []slinkyv1beta1.NodeSet, withNamespace bool) *metav1.Table {

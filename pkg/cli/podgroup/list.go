@@ -16,6 +16,7 @@ import (
 	"k8s.io/kubectl/pkg/util/templates"
 
 	schedulingv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/scheduling/v1beta1"
+	"github.com/kubectl-vc/kubectl-vc/pkg/cli/chunk"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/completion"
 	vcprinters "github.com/kubectl-vc/kubectl-vc/pkg/cli/printers"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/util"
@@ -40,6 +41,7 @@ type ListOptions struct {
 	Phase         string
 	Selector      string
 	Watch         bool
+	ChunkSize     int64
 
 	printer printers.ResourcePrinter
 	client  versioned.Interface
@@ -61,7 +63,10 @@ func newListCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Comma
 			kubectl vc pg get -A --queue team-a --phase Pending
 
 			# Names only, for scripts
-			kubectl vc pg list -n batch -o name`),
+			kubectl vc pg list -n batch -o name
+
+			# Every podgroup in one list request rather than 500 per request
+			kubectl vc pg list -A --chunk-size 0`),
 		ValidArgsFunction: completion.PodGroupNames(f),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := o.Complete(args); err != nil {
@@ -79,6 +84,7 @@ func newListCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Comma
 	cmd.Flags().StringVar(&o.Phase, "phase", "", "Only podgroups in this phase: Pending, Running, Unknown, Inqueue or Completed")
 	cmd.Flags().StringVarP(&o.Selector, "selector", "l", "", "Label selector, e.g. -l app=train")
 	cmd.Flags().BoolVarP(&o.Watch, "watch", "w", false, "After listing, watch for changes")
+	chunk.AddFlag(cmd, &o.ChunkSize)
 	_ = cmd.RegisterFlagCompletionFunc("queue", completion.FlagQueueNames(f))
 	_ = cmd.RegisterFlagCompletionFunc("phase", cobra.FixedCompletions([]string{"Pending", "Running", "Unknown", "Inqueue", "Completed"}, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
@@ -104,6 +110,9 @@ func (o *ListOptions) Complete(args []string) error {
 
 // Validate checks names and filters before any request.
 func (o *ListOptions) Validate() error {
+	if err := chunk.Validate(o.ChunkSize); err != nil {
+		return err
+	}
 	if o.AllNamespaces && len(o.Names) > 0 {
 		return util.UsageErrorf("names cannot be combined with --all-namespaces: podgroup names are per namespace")
 	}
@@ -160,7 +169,8 @@ func (o *ListOptions) Run(ctx context.Context) error {
 		}
 	} else {
 		var err error
-		list, err = pgs.List(ctx, metav1.ListOptions{LabelSelector: o.Selector})
+		list.Items, list.ResourceVersion, err = chunk.List[schedulingv1beta1.PodGroup](ctx, o.ChunkSize,
+			metav1.ListOptions{LabelSelector: o.Selector}, pgs.List)
 		if err != nil {
 			return err
 		}

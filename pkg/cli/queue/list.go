@@ -15,6 +15,7 @@ import (
 
 	"github.com/kubectl-vc/kubectl-vc/pkg/apis/keys"
 	schedulingv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/scheduling/v1beta1"
+	"github.com/kubectl-vc/kubectl-vc/pkg/cli/chunk"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/completion"
 	vcprinters "github.com/kubectl-vc/kubectl-vc/pkg/cli/printers"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/util"
@@ -28,9 +29,10 @@ type ListOptions struct {
 	Factory    util.Factory
 	PrintFlags *vcprinters.PrintFlags
 
-	Names    []string
-	Selector string
-	Watch    bool
+	Names     []string
+	Selector  string
+	Watch     bool
+	ChunkSize int64
 
 	printer printers.ResourcePrinter
 	client  versioned.Interface
@@ -56,7 +58,10 @@ func newListCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Comma
 			kubectl vc queue list -o custom-columns=NAME:.metadata.name,STATE:.status.state
 
 			# Watch queues change state
-			kubectl vc queue list --watch`),
+			kubectl vc queue list --watch
+
+			# 5 000 queues, 100 per request (0: all in one request)
+			kubectl vc queue list --chunk-size 100`),
 		ValidArgsFunction: completion.QueueNames(f),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := o.Complete(args); err != nil {
@@ -71,6 +76,7 @@ func newListCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Comma
 	o.PrintFlags.AddFlags(cmd)
 	cmd.Flags().StringVarP(&o.Selector, "selector", "l", "", "Label selector, e.g. -l team=a")
 	cmd.Flags().BoolVarP(&o.Watch, "watch", "w", false, "After listing, watch for changes")
+	chunk.AddFlag(cmd, &o.ChunkSize)
 	return cmd
 }
 
@@ -85,8 +91,11 @@ func (o *ListOptions) Complete(args []string) error {
 	return err
 }
 
-// Validate checks names, selector and output format.
+// Validate checks names, selector, chunk size and output format.
 func (o *ListOptions) Validate() error {
+	if err := chunk.Validate(o.ChunkSize); err != nil {
+		return err
+	}
 	for _, n := range o.Names {
 		if err := validateName(n); err != nil {
 			return err
@@ -109,15 +118,15 @@ func (o *ListOptions) Run(ctx context.Context) error {
 	if len(o.Names) > 0 && o.Watch {
 		// One list gives a resourceVersion to watch from, so the watch
 		// reports only what changed after the rows were printed.
-		all, err := c.SchedulingV1beta1().Queues().List(ctx, metav1.ListOptions{})
+		all, rv, err := chunk.List[schedulingv1beta1.Queue](ctx, o.ChunkSize, metav1.ListOptions{}, c.SchedulingV1beta1().Queues().List)
 		if err != nil {
 			return err
 		}
 		byName := map[string]schedulingv1beta1.Queue{}
-		for _, q := range all.Items {
+		for _, q := range all {
 			byName[q.Name] = q
 		}
-		list.ResourceVersion = all.ResourceVersion
+		list.ResourceVersion = rv
 		for _, n := range o.Names {
 			q, ok := byName[n]
 			if !ok {
@@ -134,7 +143,8 @@ func (o *ListOptions) Run(ctx context.Context) error {
 			list.Items = append(list.Items, *q)
 		}
 	} else {
-		list, err = c.SchedulingV1beta1().Queues().List(ctx, metav1.ListOptions{LabelSelector: o.Selector})
+		list.Items, list.ResourceVersion, err = chunk.List[schedulingv1beta1.Queue](ctx, o.ChunkSize,
+			metav1.ListOptions{LabelSelector: o.Selector}, c.SchedulingV1beta1().Queues().List)
 		if err != nil {
 			return err
 		}

@@ -1,5 +1,5 @@
 // Package queue implements 'kubectl vc queue': create, list, describe, open,
-// close, update, delete and tree for Volcano queues.
+// close, update, delete, tree and top for Volcano queues.
 package queue
 
 import (
@@ -29,6 +29,9 @@ func NewCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Command {
 			# List queues with their podgroup counts
 			kubectl vc queue list
 
+			# How much of its deserved share each queue uses
+			kubectl vc queue top
+
 			# Close a queue and wait until it holds no more podgroups
 			kubectl vc queue close team-a --wait --timeout 5m`),
 		Args: cobra.NoArgs,
@@ -43,6 +46,7 @@ func NewCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Command {
 		newUpdateCmd(f, streams),
 		newDeleteCmd(f, streams),
 		newTreeCmd(f, streams),
+		newTopCmd(f, streams),
 	)
 	return cmd
 }

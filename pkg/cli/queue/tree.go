@@ -3,8 +3,10 @@ package queue
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -13,12 +15,19 @@ import (
 	"github.com/olekukonko/tablewriter/renderer"
 	"github.com/olekukonko/tablewriter/tw"
 	"github.com/spf13/cobra"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"k8s.io/client-go/tools/cache"
+	watchtools "k8s.io/client-go/tools/watch"
 	"k8s.io/kubectl/pkg/util/templates"
+	"sigs.k8s.io/yaml"
 
 	"github.com/kubectl-vc/kubectl-vc/pkg/apis/keys"
 	schedulingv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/scheduling/v1beta1"
+	vcprinters "github.com/kubectl-vc/kubectl-vc/pkg/cli/printers"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/util"
 	"github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned"
 	"github.com/kubectl-vc/kubectl-vc/pkg/rules"
@@ -29,29 +38,57 @@ type TreeOptions struct {
 	genericiooptions.IOStreams
 	Factory util.Factory
 
+	// Output is "", wide, json or yaml.
+	Output string
+	Watch  bool
+
 	client versioned.Interface
 }
 
+// treeOutputs are the -o values of 'queue tree'.
+var treeOutputs = []string{"wide", "json", "yaml"}
+
 func newTreeCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Command {
 	o := &TreeOptions{IOStreams: streams, Factory: f}
-	return &cobra.Command{
+	cmd := &cobra.Command{
 		Use:   "tree",
 		Short: "Show the queue hierarchy with states and podgroup counts",
 		Long: templates.LongDesc(`
 			Show queues as a tree under root, with each queue's state, weight and podgroup
 			counts. Queues that cannot hang under root are listed after the tree, each
 			with what is wrong and its own subtree: a queue whose parent does not exist,
-			and every queue of a parent cycle.`),
+			and every queue of a parent cycle.
+
+			-o wide adds each queue's deserved, capability and allocated resources; -o json
+			and -o yaml print the same tree nested, children inside their parent. With
+			--watch the whole tree is printed again whenever a queue changes.`),
 		Example: templates.Examples(`
-			kubectl vc queue tree`),
+			# The hierarchy
+			kubectl vc queue tree
+
+			# With deserved, capability and allocated resources
+			kubectl vc queue tree -o wide
+
+			# The nested tree for scripts
+			kubectl vc queue tree -o json
+
+			# Print the tree again on every change
+			kubectl vc queue tree --watch`),
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := o.Complete(); err != nil {
 				return err
 			}
+			if err := o.Validate(); err != nil {
+				return err
+			}
 			return o.Run(cmd.Context())
 		},
 	}
+	cmd.Flags().StringVarP(&o.Output, "output", "o", "", "Output format. One of: ("+strings.Join(treeOutputs, ", ")+").")
+	cmd.Flags().BoolVarP(&o.Watch, "watch", "w", false, "After printing the tree, print it again whenever a queue changes")
+	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions(treeOutputs, cobra.ShellCompDirectiveNoFileComp))
+	return cmd
 }
 
 // Complete resolves the client.
@@ -61,59 +98,246 @@ func (o *TreeOptions) Complete() error {
 	return err
 }
 
-// Run lists queues (and, where needed, podgroups) once and prints the tree.
+// Validate checks -o.
+func (o *TreeOptions) Validate() error { return validateOutput(o.Output, treeOutputs) }
+
+// validateOutput refuses an -o value outside allowed ("" is the table).
+func validateOutput(output string, allowed []string) error {
+	if output == "" || slices.Contains(allowed, output) {
+		return nil
+	}
+	return util.UsageErrorf("unknown output format %q: use one of %s", output, strings.Join(allowed, ", "))
+}
+
+// Run lists queues (and, where needed, podgroups) and prints the tree;
+// with --watch it then watches queues from the list's resourceVersion and
+// prints the tree again after each change, until ctx ends.
 func (o *TreeOptions) Run(ctx context.Context) error {
-	c := o.client
-	list, err := c.SchedulingV1beta1().Queues().List(ctx, metav1.ListOptions{})
+	list, err := o.client.SchedulingV1beta1().Queues().List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return err
 	}
-	cnt := queueCounts(ctx, c, list.Items)
-	byName := map[string]*schedulingv1beta1.Queue{}
-	for i := range list.Items {
-		q := &list.Items[i]
+	byName := make(map[string]schedulingv1beta1.Queue, len(list.Items))
+	for _, q := range list.Items {
 		byName[q.Name] = q
 	}
-	// Queues that cannot hang under root: those whose parent is missing
-	// and those in a parent cycle. Each is shown at the top level with
-	// what is wrong, its subtree below it.
-	cycles := map[string]string{}
-	var orphans, inCycle []string
-	for name, q := range byName {
-		if name == keys.RootQueue {
-			continue
-		}
-		if a, err := rules.WalkUp(name, rules.MapLookup(byName)); err == nil && a.InCycle() {
-			cycles[name] = rules.FormatCycle(a.Cycle())
-			inCycle = append(inCycle, name)
-			continue
-		}
-		if _, ok := byName[parentOf(q)]; !ok {
-			orphans = append(orphans, name)
-		}
+	if err := o.print(ctx, byName, true); err != nil {
+		return err
 	}
-	children := map[string][]string{}
-	for name, q := range byName {
-		if name != keys.RootQueue && cycles[name] == "" {
-			children[parentOf(q)] = append(children[parentOf(q)], name)
-		}
+	if !o.Watch {
+		return nil
 	}
-	for _, c := range children {
-		sort.Strings(c)
-	}
-	sort.Strings(orphans)
-	sort.Strings(inCycle)
+	return o.watch(ctx, list.ResourceVersion, byName)
+}
 
-	// Rows are collected first and rendered once, so that columns are as
-	// wide as their widest cell.
+// watch keeps byName up to date from a watch that client-go's
+// RetryWatcher resumes across server timeouts, and prints the tree once
+// per batch of changes (events already waiting are applied first).
+func (o *TreeOptions) watch(ctx context.Context, rv string, byName map[string]schedulingv1beta1.Queue) error {
+	queues := o.client.SchedulingV1beta1().Queues()
+	rw, err := watchtools.NewRetryWatcherWithContext(ctx, rv, &cache.ListWatch{
+		WatchFuncWithContext: func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
+			return queues.Watch(ctx, opts)
+		},
+	})
+	if err != nil {
+		return fmt.Errorf("watch: %s", util.Message(err))
+	}
+	defer rw.Stop()
+	apply := func(ev watch.Event, ok bool) error {
+		if !ok {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			return fmt.Errorf("watch ended")
+		}
+		switch ev.Type {
+		case watch.Error:
+			return fmt.Errorf("watch ended: %s", util.Message(apierrors.FromObject(ev.Object)))
+		case watch.Added, watch.Modified:
+			if q, ok := ev.Object.(*schedulingv1beta1.Queue); ok {
+				byName[q.Name] = *q
+			}
+		case watch.Deleted:
+			if q, ok := ev.Object.(*schedulingv1beta1.Queue); ok {
+				delete(byName, q.Name)
+			}
+		}
+		return nil
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case ev, ok := <-rw.ResultChan():
+			if err := apply(ev, ok); err != nil {
+				if ctx.Err() != nil {
+					return nil
+				}
+				return err
+			}
+		}
+	drain:
+		for {
+			select {
+			case ev, ok := <-rw.ResultChan():
+				if err := apply(ev, ok); err != nil {
+					if ctx.Err() != nil {
+						return nil
+					}
+					return err
+				}
+			default:
+				break drain
+			}
+		}
+		if err := o.print(ctx, byName, false); err != nil {
+			return err
+		}
+	}
+}
+
+// print writes the tree once. Later prints of a watch are set apart: a
+// blank line before a table, "---" before a YAML document.
+func (o *TreeOptions) print(ctx context.Context, byName map[string]schedulingv1beta1.Queue, first bool) error {
+	items := make([]schedulingv1beta1.Queue, 0, len(byName))
+	for _, q := range byName {
+		items = append(items, q)
+	}
+	cnt := queueCounts(ctx, o.client, items)
+	f := newForest(items)
+	f.sort(func(a, b string) bool { return a < b })
+	switch o.Output {
+	case "json", "yaml":
+		doc := treeDocument(f, cnt)
+		var out []byte
+		var err error
+		if o.Output == "json" {
+			out, err = json.MarshalIndent(doc, "", "    ")
+			out = append(out, '\n')
+		} else {
+			out, err = yaml.Marshal(doc)
+			if !first {
+				out = append([]byte("---\n"), out...)
+			}
+		}
+		if err != nil {
+			return err
+		}
+		_, err = o.Out.Write(out)
+		return err
+	}
+	if !first {
+		fmt.Fprintln(o.Out)
+	}
+	wide := o.Output == "wide"
+	header := []string{"QUEUE", "STATE", "WEIGHT", "INQUEUE", "PENDING", "RUNNING", "UNKNOWN", "COMPLETED"}
+	if wide {
+		header = append(header, "DESERVED", "CAPABILITY", "ALLOCATED")
+	}
 	var rows [][]string
-	var walk func(name, label, prefix, branch string)
-	walk = func(name, label, prefix, branch string) {
-		q := byName[name]
+	f.walk(func(name, label, indent string) {
+		q := f.byName[name]
 		n := cnt[name]
-		rows = append(rows, []string{prefix + branch + name + label, string(stateOf(q)), itoa(q.Spec.Weight),
-			itoa(n.Inqueue), itoa(n.Pending), itoa(n.Running), itoa(n.Unknown), itoa(n.Completed)})
-		kids := children[name]
+		row := []string{indent + name + label, string(stateOf(q)), itoa(q.Spec.Weight),
+			itoa(n.Inqueue), itoa(n.Pending), itoa(n.Running), itoa(n.Unknown), itoa(n.Completed)}
+		if wide {
+			row = append(row, vcprinters.OrNone(vcprinters.Resources(q.Spec.Deserved)),
+				vcprinters.OrNone(vcprinters.Resources(q.Spec.Capability)),
+				vcprinters.OrNone(vcprinters.Resources(q.Status.Allocated)))
+		}
+		rows = append(rows, row)
+	})
+	if err := printTable(o.Out, header, rows); err != nil {
+		return err
+	}
+	if len(items) == 0 && first {
+		fmt.Fprintln(o.ErrOut, "No queues found.")
+	}
+	return nil
+}
+
+// forest is the queue hierarchy as 'queue tree' and 'queue top' show it:
+// the tree under root, then the queues that cannot hang under root, each
+// with its own subtree — those whose parent is missing, then every queue
+// of a parent cycle.
+type forest struct {
+	byName   map[string]*schedulingv1beta1.Queue
+	children map[string][]string
+	// tops are the top-level groups in order: root (when it exists),
+	// queues whose parent is missing, queues in a parent cycle.
+	tops [3][]string
+	// problem says, for a top-level queue other than root, what is wrong.
+	problem map[string]string
+}
+
+func newForest(items []schedulingv1beta1.Queue) *forest {
+	f := &forest{
+		byName:   make(map[string]*schedulingv1beta1.Queue, len(items)),
+		children: map[string][]string{},
+		problem:  map[string]string{},
+	}
+	for i := range items {
+		f.byName[items[i].Name] = &items[i]
+	}
+	inCycle := map[string]bool{}
+	for name, q := range f.byName {
+		if name == keys.RootQueue {
+			f.tops[0] = append(f.tops[0], name)
+			continue
+		}
+		if a, err := rules.WalkUp(name, rules.MapLookup(f.byName)); err == nil && a.InCycle() {
+			f.problem[name] = "parent cycle " + rules.FormatCycle(a.Cycle())
+			f.tops[2] = append(f.tops[2], name)
+			inCycle[name] = true
+			continue
+		}
+		if _, ok := f.byName[parentOf(q)]; !ok {
+			f.problem[name] = fmt.Sprintf("parent %q missing", parentOf(q))
+			f.tops[1] = append(f.tops[1], name)
+		}
+	}
+	for name, q := range f.byName {
+		if name != keys.RootQueue && !inCycle[name] {
+			f.children[parentOf(q)] = append(f.children[parentOf(q)], name)
+		}
+	}
+	return f
+}
+
+// sort orders siblings, and the queues of each top-level group, by less.
+func (f *forest) sort(less func(a, b string) bool) {
+	order := func(s []string) { sort.SliceStable(s, func(i, j int) bool { return less(s[i], s[j]) }) }
+	for _, c := range f.children {
+		sort.Strings(c)
+		order(c)
+	}
+	for _, t := range f.tops {
+		sort.Strings(t)
+		order(t)
+	}
+}
+
+// parent is the queue a row hangs under in the forest: "" for a
+// top-level queue.
+func (f *forest) parent(name string) string {
+	if name == keys.RootQueue || f.problem[name] != "" {
+		return ""
+	}
+	return parentOf(f.byName[name])
+}
+
+// walk visits every queue depth first in order, with the label of what
+// is wrong (top-level queues only) and the indent drawn before its name
+// ("│   ├── ").
+func (f *forest) walk(visit func(name, label, indent string)) {
+	var rec func(name, prefix, branch string)
+	rec = func(name, prefix, branch string) {
+		label := ""
+		if p := f.problem[name]; p != "" {
+			label = " (" + p + ")"
+		}
+		visit(name, label, prefix+branch)
 		next := prefix
 		switch branch {
 		case "├── ":
@@ -121,30 +345,83 @@ func (o *TreeOptions) Run(ctx context.Context) error {
 		case "└── ":
 			next += "    "
 		}
+		kids := f.children[name]
 		for i, k := range kids {
 			b := "├── "
 			if i == len(kids)-1 {
 				b = "└── "
 			}
-			walk(k, "", next, b)
+			rec(k, next, b)
 		}
 	}
-	if _, ok := byName[keys.RootQueue]; ok {
-		walk(keys.RootQueue, "", "", "")
+	for _, group := range f.tops {
+		for _, name := range group {
+			rec(name, "", "")
+		}
 	}
-	for _, name := range orphans {
-		walk(name, fmt.Sprintf(" (parent %q missing)", parentOf(byName[name])), "", "")
+}
+
+// treeNode is one queue of 'queue tree -o json|yaml', with its children
+// nested inside it.
+type treeNode struct {
+	Name string `json:"name"`
+	// Parent is the effective parent (root for an empty spec.parent);
+	// absent for root.
+	Parent string `json:"parent,omitempty"`
+	// Problem says why a top-level queue other than root cannot hang under
+	// root: `parent "x" missing` or `parent cycle a -> b -> a`.
+	Problem    string              `json:"problem,omitempty"`
+	State      string              `json:"state"`
+	Weight     int32               `json:"weight"`
+	PodGroups  treeCounts          `json:"podGroups"`
+	Deserved   corev1.ResourceList `json:"deserved,omitempty"`
+	Capability corev1.ResourceList `json:"capability,omitempty"`
+	Allocated  corev1.ResourceList `json:"allocated,omitempty"`
+	Children   []*treeNode         `json:"children"`
+}
+
+type treeCounts struct {
+	Inqueue   int32 `json:"inqueue"`
+	Pending   int32 `json:"pending"`
+	Running   int32 `json:"running"`
+	Unknown   int32 `json:"unknown"`
+	Completed int32 `json:"completed"`
+}
+
+// treeDoc is the document of 'queue tree -o json|yaml': the top-level
+// queues in the order of the table, root first.
+type treeDoc struct {
+	Queues []*treeNode `json:"queues"`
+}
+
+func treeDocument(f *forest, cnt map[string]counts) treeDoc {
+	var node func(name string) *treeNode
+	node = func(name string) *treeNode {
+		q := f.byName[name]
+		n := cnt[name]
+		out := &treeNode{
+			Name: name, Problem: f.problem[name], State: string(stateOf(q)), Weight: q.Spec.Weight,
+			PodGroups:  treeCounts{Inqueue: n.Inqueue, Pending: n.Pending, Running: n.Running, Unknown: n.Unknown, Completed: n.Completed},
+			Deserved:   q.Spec.Deserved,
+			Capability: q.Spec.Capability,
+			Allocated:  q.Status.Allocated,
+			Children:   []*treeNode{},
+		}
+		if name != keys.RootQueue {
+			out.Parent = parentOf(q)
+		}
+		for _, k := range f.children[name] {
+			out.Children = append(out.Children, node(k))
+		}
+		return out
 	}
-	for _, name := range inCycle {
-		walk(name, " (parent cycle "+cycles[name]+")", "", "")
+	doc := treeDoc{Queues: []*treeNode{}}
+	for _, group := range f.tops {
+		for _, name := range group {
+			doc.Queues = append(doc.Queues, node(name))
+		}
 	}
-	if err := printTable(o.Out, []string{"QUEUE", "STATE", "WEIGHT", "INQUEUE", "PENDING", "RUNNING", "UNKNOWN", "COMPLETED"}, rows); err != nil {
-		return err
-	}
-	if len(list.Items) == 0 {
-		fmt.Fprintln(o.ErrOut, "No queues found.")
-	}
-	return nil
+	return doc
 }
 
 func itoa(i int32) string { return strconv.FormatInt(int64(i), 10) }
@@ -172,7 +449,9 @@ func printTable(out io.Writer, header []string, rows [][]string) error {
 		tablewriter.WithTrimSpace(tw.Off),
 		tablewriter.WithEastAsian(tw.Off),
 	)
-	table.Header(header)
+	if header != nil {
+		table.Header(header)
+	}
 	for _, r := range rows {
 		if err := table.Append(r); err != nil {
 			return err

@@ -2,11 +2,16 @@ package queue
 
 import (
 	"context"
+	"encoding/json"
+	"strings"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"sigs.k8s.io/yaml"
 
 	schedulingv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/scheduling/v1beta1"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/util"
@@ -93,5 +98,131 @@ func TestTreeEmpty(t *testing.T) {
 	}
 	if stderr != "No queues found.\n" {
 		t.Errorf("stderr: %q", stderr)
+	}
+}
+
+func runTreeOutput(t *testing.T, output string, objs ...runtime.Object) string {
+	t.Helper()
+	streams, _, out, _ := genericiooptions.NewTestIOStreams()
+	o := &TreeOptions{IOStreams: streams, Factory: fakeFactory{vc: fake.NewSimpleClientset(objs...)}, Output: output}
+	if err := o.Complete(); err != nil {
+		t.Fatal(err)
+	}
+	if err := o.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	if err := o.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	return out.String()
+}
+
+func withResources(q *schedulingv1beta1.Queue, deserved, capability, allocated string) *schedulingv1beta1.Queue {
+	parse := func(s string) corev1.ResourceList {
+		if s == "" {
+			return nil
+		}
+		l := corev1.ResourceList{}
+		for _, kv := range strings.Split(s, ",") {
+			k, v, _ := strings.Cut(kv, "=")
+			l[corev1.ResourceName(k)] = resource.MustParse(v)
+		}
+		return l
+	}
+	q.Spec.Deserved, q.Spec.Capability, q.Status.Allocated = parse(deserved), parse(capability), parse(allocated)
+	return q
+}
+
+func TestTreeWide(t *testing.T) {
+	open := schedulingv1beta1.QueueStateOpen
+	got := runTreeOutput(t, "wide",
+		treeQueue("root", "", 1, open, 0),
+		withResources(treeQueue("team-a", "", 2, open, 1), "cpu=16", "cpu=20,memory=64Gi", "cpu=12,memory=40Gi"),
+		withResources(treeQueue("team-a-dev", "team-a", 1, open, 0), "cpu=4", "", ""),
+	)
+	want := `QUEUE             STATE  WEIGHT  INQUEUE  PENDING  RUNNING  UNKNOWN  COMPLETED  DESERVED  CAPABILITY          ALLOCATED
+root              Open   1       0        0        0        0        0          <none>    <none>              <none>
+└── team-a        Open   2       0        0        1        0        0          cpu=16    cpu=20,memory=64Gi  cpu=12,memory=40Gi
+    └── team-a-dev  Open   1       0        0        0        0        0          cpu=4     <none>              <none>
+`
+	// Compare fields, not padding: the widths are printTable's, tested above.
+	gl, wl := strings.Split(got, "\n"), strings.Split(want, "\n")
+	if len(gl) != len(wl) {
+		t.Fatalf("got:\n%s\nwant:\n%s", got, want)
+	}
+	for i := range wl {
+		if strings.Join(strings.Fields(gl[i]), " ") != strings.Join(strings.Fields(wl[i]), " ") {
+			t.Errorf("line %d = %q, want %q", i, gl[i], wl[i])
+		}
+	}
+}
+
+// The JSON and YAML documents nest children inside their parent, in the
+// order of the table, with the problem of a queue that cannot hang under
+// root.
+func TestTreeDocument(t *testing.T) {
+	open := schedulingv1beta1.QueueStateOpen
+	objs := []runtime.Object{
+		treeQueue("root", "", 1, open, 0),
+		withResources(treeQueue("team-b", "", 1, open, 0), "", "", ""),
+		withResources(treeQueue("team-a", "", 2, open, 3), "cpu=16", "", "cpu=12"),
+		treeQueue("team-a-dev", "team-a", 1, open, 0),
+		treeQueue("lost", "gone", 1, open, 0),
+	}
+	want := treeDoc{Queues: []*treeNode{
+		{Name: "root", State: "Open", Weight: 1, Children: []*treeNode{
+			{Name: "team-a", Parent: "root", State: "Open", Weight: 2, PodGroups: treeCounts{Running: 3},
+				Deserved: corev1.ResourceList{"cpu": resource.MustParse("16")}, Allocated: corev1.ResourceList{"cpu": resource.MustParse("12")},
+				Children: []*treeNode{{Name: "team-a-dev", Parent: "team-a", State: "Open", Weight: 1, Children: []*treeNode{}}}},
+			{Name: "team-b", Parent: "root", State: "Open", Weight: 1, Children: []*treeNode{}},
+		}},
+		{Name: "lost", Parent: "gone", Problem: `parent "gone" missing`, State: "Open", Weight: 1, Children: []*treeNode{}},
+	}}
+	wantJSON, err := json.Marshal(want)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, output := range []string{"json", "yaml"} {
+		got := runTreeOutput(t, output, objs...)
+		var doc treeDoc
+		var err error
+		if output == "json" {
+			err = json.Unmarshal([]byte(got), &doc)
+		} else {
+			err = yaml.UnmarshalStrict([]byte(got), &doc)
+		}
+		if err != nil {
+			t.Fatalf("-o %s: %v\n%s", output, err, got)
+		}
+		gotJSON, _ := json.Marshal(doc)
+		if string(gotJSON) != string(wantJSON) {
+			t.Errorf("-o %s:\n%s\nwant:\n%s", output, gotJSON, wantJSON)
+		}
+	}
+	// The wire names are part of the documented shape.
+	got := runTreeOutput(t, "json", objs...)
+	for _, key := range []string{`"queues":`, `"name": "team-a-dev"`, `"parent": "team-a"`, `"podGroups":`, `"running": 3`,
+		`"deserved":`, `"allocated":`, `"children": []`, `"problem": "parent \"gone\" missing"`} {
+		if !strings.Contains(got, key) {
+			t.Errorf("-o json lacks %s:\n%s", key, got)
+		}
+	}
+	// Empty: an empty list, not null.
+	if got := runTreeOutput(t, "json"); strings.Join(strings.Fields(got), "") != `{"queues":[]}` {
+		t.Errorf("-o json of no queues = %q", got)
+	}
+}
+
+func TestTreeValidate(t *testing.T) {
+	for _, output := range []string{"", "wide", "json", "yaml"} {
+		if err := (&TreeOptions{Output: output}).Validate(); err != nil {
+			t.Errorf("-o %q: %v", output, err)
+		}
+	}
+	for _, output := range []string{"name", "jsonpath={.x}", "JSON"} {
+		err := (&TreeOptions{Output: output}).Validate()
+		if err == nil || strings.Contains(err.Error(), "\n") {
+			t.Errorf("-o %q: want one-line error, got %v", output, err)
+		}
 	}
 }

@@ -2,8 +2,11 @@ package queue
 
 import (
 	"fmt"
+	"math"
 	"sort"
+	"strconv"
 
+	"gopkg.in/inf.v0"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 
@@ -62,13 +65,38 @@ func share(allocated, of *resource.Quantity) (float64, bool) {
 	return allocated.AsApproximateFloat64() / of.AsApproximateFloat64(), true
 }
 
-// percent renders a share as a whole percentage, "-" when there is none.
+// percentOf is allocated as a whole percentage of of, rounded down as
+// kubectl top rounds its CPU% and MEMORY% (62.5% is 62%, 99.9% is 99%, so
+// 100% means all of it), but computed exactly in decimal: 290m of 1 is 29%,
+// where floating point would make it 28. ok is false when of is unset or
+// zero; an unset allocation counts as zero.
+func percentOf(allocated, of *resource.Quantity) (p int64, ok bool) {
+	if of == nil || of.IsZero() {
+		return 0, false
+	}
+	if allocated == nil {
+		return 0, true
+	}
+	a, b := allocated.DeepCopy(), of.DeepCopy()
+	num := new(inf.Dec).Mul(a.AsDec(), inf.NewDec(100, 0))
+	q := new(inf.Dec).QuoRound(num, b.AsDec(), 0, inf.RoundDown)
+	if u := q.UnscaledBig(); u.IsInt64() {
+		return u.Int64(), true
+	}
+	if q.Sign() < 0 {
+		return math.MinInt64, true
+	}
+	return math.MaxInt64, true
+}
+
+// percent renders a share as a whole percentage (percentOf), "-" when
+// there is none.
 func percent(allocated, of *resource.Quantity) string {
-	f, ok := share(allocated, of)
+	p, ok := percentOf(allocated, of)
 	if !ok {
 		return "-"
 	}
-	return fmt.Sprintf("%.0f%%", f*100)
+	return strconv.FormatInt(p, 10) + "%"
 }
 
 // quantity renders a quantity, "0" when unset for allocated and "-" otherwise.

@@ -48,6 +48,15 @@ func TestPercent(t *testing.T) {
 		{nil, q("2"), "0%"},
 		{q("1"), nil, "-"},
 		{q("1"), q("0"), "-"},
+		// Rounded down, as kubectl top does, and exactly: 290m/1 is 28.999…
+		// in floating point.
+		{q("40Gi"), q("64Gi"), "62%"},
+		{q("999m"), q("1"), "99%"},
+		{q("290m"), q("1"), "29%"},
+		{q("1"), q("3"), "33%"},
+		{q("2"), q("3"), "66%"},
+		// Beyond int64 the percentage is capped.
+		{q("1Ei"), q("1m"), "9223372036854775807%"},
 	} {
 		if got := percent(c.alloc, c.of); got != c.want {
 			t.Errorf("percent(%v, %v) = %s, want %s", c.alloc, c.of, got, c.want)

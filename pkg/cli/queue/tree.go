@@ -432,6 +432,7 @@ func itoa(i int32) string { return strconv.FormatInt(int64(i), 10) }
 // not trimmed, so the tree prefixes of the first column keep their
 // leading spaces, and widths are counted per character whatever the
 // locale, so the tree glyphs stay aligned. Trailing blanks are dropped.
+// A nil header prints the rows alone (--no-headers).
 func printTable(out io.Writer, header []string, rows [][]string) error {
 	var buf bytes.Buffer
 	table := tablewriter.NewTable(&buf,

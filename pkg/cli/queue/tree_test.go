@@ -1,16 +1,21 @@
 package queue
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
+	k8stesting "k8s.io/client-go/testing"
 	"sigs.k8s.io/yaml"
 
 	schedulingv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/scheduling/v1beta1"
@@ -224,5 +229,114 @@ func TestTreeValidate(t *testing.T) {
 		if err == nil || strings.Contains(err.Error(), "\n") {
 			t.Errorf("-o %q: want one-line error, got %v", output, err)
 		}
+	}
+}
+
+// lockedBuffer is an output a running Run writes while the test reads it.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// --watch applies each change to the tree it printed and prints the whole
+// tree again; an error event that ends the watch (an expired
+// resourceVersion) ends Run with one line.
+func TestTreeWatch(t *testing.T) {
+	open := schedulingv1beta1.QueueStateOpen
+	c := fake.NewSimpleClientset(treeQueue("root", "", 1, open, 0), treeQueue("team-a", "", 1, open, 0))
+	// The fake lists without a resourceVersion; the watch starts from one.
+	c.PrependReactor("list", "queues", func(action k8stesting.Action) (bool, runtime.Object, error) {
+		return true, &schedulingv1beta1.QueueList{ListMeta: metav1.ListMeta{ResourceVersion: "10"},
+			Items: []schedulingv1beta1.Queue{*treeQueue("root", "", 1, open, 0), *treeQueue("team-a", "", 1, open, 0)}}, nil
+	})
+	fw := watch.NewFake()
+	var watchedFrom string
+	c.PrependWatchReactor("queues", func(action k8stesting.Action) (bool, watch.Interface, error) {
+		watchedFrom = action.(k8stesting.WatchActionImpl).WatchRestrictions.ResourceVersion
+		return true, fw, nil
+	})
+	var out, errOut lockedBuffer
+	o := &TreeOptions{IOStreams: genericiooptions.IOStreams{Out: &out, ErrOut: &errOut}, Factory: fakeFactory{vc: c}, Watch: true}
+	if err := o.Complete(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- o.Run(context.Background()) }()
+	poll := func(what string, cond func(string) bool) {
+		t.Helper()
+		deadline := time.Now().Add(30 * time.Second)
+		for !cond(out.String()) {
+			if time.Now().After(deadline) {
+				t.Fatalf("no %s:\n%s", what, out.String())
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	poll("first tree", func(s string) bool { return strings.Contains(s, "team-a") })
+	q := treeQueue("team-a-dev", "team-a", 1, open, 0)
+	q.ResourceVersion = "11"
+	fw.Add(q)
+	poll("second tree", func(s string) bool {
+		return strings.Contains(s, "\n\nQUEUE") && strings.Contains(s, "└── team-a-dev")
+	})
+	gone := treeQueue("team-a", "", 1, open, 0)
+	gone.ResourceVersion = "12"
+	fw.Delete(gone)
+	poll("third tree", func(s string) bool { return strings.Count(s, "COMPLETED\n") == 3 })
+	trees := strings.Split(out.String(), "\n\n")
+	if last := trees[len(trees)-1]; !strings.Contains(last, `team-a-dev (parent "team-a" missing)`) {
+		t.Errorf("after team-a was deleted:\n%s", last)
+	}
+	if watchedFrom != "10" {
+		t.Errorf("watch from resourceVersion %q, want the list's 10", watchedFrom)
+	}
+	fw.Error(&metav1.Status{Status: metav1.StatusFailure, Code: 410, Reason: metav1.StatusReasonExpired, Message: "too old resource version: 10 (20)"})
+	select {
+	case err := <-done:
+		if err == nil || strings.Contains(err.Error(), "\n") || !strings.Contains(err.Error(), "too old resource version") {
+			t.Errorf("Run = %v, want one line about the expired watch", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("Run did not end on the watch error")
+	}
+}
+
+// Run ends without an error when its context ends.
+func TestTreeWatchCancel(t *testing.T) {
+	c := fake.NewSimpleClientset()
+	c.PrependReactor("list", "queues", func(action k8stesting.Action) (bool, runtime.Object, error) {
+		return true, &schedulingv1beta1.QueueList{ListMeta: metav1.ListMeta{ResourceVersion: "10"}}, nil
+	})
+	c.PrependWatchReactor("queues", func(action k8stesting.Action) (bool, watch.Interface, error) {
+		return true, watch.NewFake(), nil
+	})
+	var out, errOut lockedBuffer
+	o := &TreeOptions{IOStreams: genericiooptions.IOStreams{Out: &out, ErrOut: &errOut}, Factory: fakeFactory{vc: c}, Watch: true}
+	if err := o.Complete(); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- o.Run(ctx) }()
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("Run = %v after cancel", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("Run did not end on cancel")
 	}
 }

@@ -381,3 +381,24 @@ func TestQueueTopDocs(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// --sort-by completes with name and the resources the queues use; -o with
+// the formats top and tree know.
+func TestQueueTopCompletion(t *testing.T) {
+	makeTopQueues(t)
+	r := mustVC(t, "__complete", "queue", "top", "--sort-by", "")
+	got := strings.Split(strings.TrimSpace(r.Stdout), "\n")
+	for _, want := range []string{"name", "cpu", "memory"} {
+		if !slices.Contains(got, want) {
+			t.Errorf("--sort-by completions %q lack %s", got, want)
+		}
+	}
+	r = mustVC(t, "__complete", "queue", "top", "--sort-by", "me")
+	if got := strings.Split(strings.TrimSpace(r.Stdout), "\n"); len(got) < 2 || got[0] != "memory" || !strings.HasPrefix(got[1], ":") {
+		t.Errorf("--sort-by me: %q", got)
+	}
+	r = mustVC(t, "__complete", "queue", "tree", "-o", "")
+	if got := strings.Split(strings.TrimSpace(r.Stdout), "\n"); !slices.Equal(got[:len(got)-1], []string{"wide", "json", "yaml"}) {
+		t.Errorf("tree -o completions %q", got)
+	}
+}

@@ -402,3 +402,43 @@ func TestQueueTopCompletion(t *testing.T) {
 		t.Errorf("tree -o completions %q", got)
 	}
 }
+
+// top and tree read queues in pages of --chunk-size (kubectl's default
+// 500), in one request with 0.
+func TestQueueTopTreeChunkSize(t *testing.T) {
+	makeTopQueues(t)
+	proxy := newRecordingProxy(t, env.cp.AdminConfig())
+	kc := proxy.kubeconfig(t)
+	const path = "/apis/scheduling.volcano.sh/v1beta1/queues"
+	for _, verb := range []string{"top", "tree"} {
+		for _, c := range []struct {
+			flag  []string
+			limit string
+			many  bool
+		}{
+			{[]string{"--chunk-size", "2"}, "2", true},
+			{[]string{"--chunk-size=0"}, "", false},
+			{nil, "500", false},
+		} {
+			proxy.reset()
+			args := append([]string{"queue", verb, "-o", "json"}, c.flag...)
+			r := runCmd(t, command(kc, args...))
+			if r.Code != 0 || !strings.Contains(r.Stdout, `"e2e-top-a-y"`) || !strings.Contains(r.Stdout, `"e2e-top-b"`) {
+				t.Fatalf("%v:\n%s", args, r)
+			}
+			lists := proxy.lists(path)
+			if len(lists) == 0 || (c.many && len(lists) < 3) || (!c.many && len(lists) != 1) {
+				t.Errorf("%v: %d list requests", args, len(lists))
+			}
+			for _, q := range lists {
+				if q.Get("limit") != c.limit {
+					t.Errorf("%v: limit %q, want %q", args, q.Get("limit"), c.limit)
+				}
+			}
+		}
+	}
+	r := vc(t, "queue", "top", "--chunk-size", "-1")
+	if r.Code == 0 || r.Stdout != "" || strings.Count(r.Stderr, "\n") != 1 {
+		t.Errorf("negative --chunk-size:\n%s", r)
+	}
+}

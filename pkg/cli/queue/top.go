@@ -18,6 +18,7 @@ import (
 
 	"github.com/kubectl-vc/kubectl-vc/pkg/apis/keys"
 	schedulingv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/scheduling/v1beta1"
+	"github.com/kubectl-vc/kubectl-vc/pkg/cli/chunk"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/completion"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/util"
 	"github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned"
@@ -39,6 +40,9 @@ type TopOptions struct {
 	SortBy    string
 	Output    string
 	NoHeaders bool
+
+	// ChunkSize is how many queues one list request reads (0: all).
+	ChunkSize int64
 
 	client versioned.Interface
 }
@@ -85,6 +89,7 @@ func newTopCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Comman
 	cmd.Flags().StringVarP(&o.Output, "output", "o", "", "Output format. One of: ("+strings.Join(topOutputs, ", ")+").")
 	cmd.Flags().BoolVar(&o.NoHeaders, "no-headers", false, "Don't print the table's header")
 	_ = cmd.RegisterFlagCompletionFunc("sort-by", sortByCompletion(f))
+	chunk.AddFlag(cmd, &o.ChunkSize)
 	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions(topOutputs, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
 }
@@ -110,9 +115,12 @@ func (o *TopOptions) Complete() error {
 	return err
 }
 
-// Validate checks -o and the form of --sort-by; whether some queue has the
+// Validate checks -o, --chunk-size and the form of --sort-by; whether some queue has the
 // resource is checked once queues are read.
 func (o *TopOptions) Validate() error {
+	if err := chunk.Validate(o.ChunkSize); err != nil {
+		return err
+	}
 	if err := validateOutput(o.Output, topOutputs); err != nil {
 		return err
 	}
@@ -127,11 +135,11 @@ func (o *TopOptions) Validate() error {
 
 // Run lists queues once and prints their use.
 func (o *TopOptions) Run(ctx context.Context) error {
-	list, err := o.client.SchedulingV1beta1().Queues().List(ctx, metav1.ListOptions{})
+	items, _, err := chunk.List[schedulingv1beta1.Queue](ctx, o.ChunkSize, metav1.ListOptions{}, o.client.SchedulingV1beta1().Queues().List)
 	if err != nil {
 		return err
 	}
-	rows, err := topRows(list.Items, o.SortBy)
+	rows, err := topRows(items, o.SortBy)
 	if err != nil {
 		return err
 	}

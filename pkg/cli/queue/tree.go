@@ -27,6 +27,7 @@ import (
 
 	"github.com/kubectl-vc/kubectl-vc/pkg/apis/keys"
 	schedulingv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/scheduling/v1beta1"
+	"github.com/kubectl-vc/kubectl-vc/pkg/cli/chunk"
 	vcprinters "github.com/kubectl-vc/kubectl-vc/pkg/cli/printers"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/util"
 	"github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned"
@@ -41,6 +42,9 @@ type TreeOptions struct {
 	// Output is "", wide, json or yaml.
 	Output string
 	Watch  bool
+
+	// ChunkSize is how many queues one list request reads (0: all).
+	ChunkSize int64
 
 	client versioned.Interface
 }
@@ -87,6 +91,7 @@ func newTreeCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Comma
 	}
 	cmd.Flags().StringVarP(&o.Output, "output", "o", "", "Output format. One of: ("+strings.Join(treeOutputs, ", ")+").")
 	cmd.Flags().BoolVarP(&o.Watch, "watch", "w", false, "After printing the tree, print it again whenever a queue changes")
+	chunk.AddFlag(cmd, &o.ChunkSize)
 	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions(treeOutputs, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
 }
@@ -98,8 +103,13 @@ func (o *TreeOptions) Complete() error {
 	return err
 }
 
-// Validate checks -o.
-func (o *TreeOptions) Validate() error { return validateOutput(o.Output, treeOutputs) }
+// Validate checks -o and --chunk-size.
+func (o *TreeOptions) Validate() error {
+	if err := chunk.Validate(o.ChunkSize); err != nil {
+		return err
+	}
+	return validateOutput(o.Output, treeOutputs)
+}
 
 // validateOutput refuses an -o value outside allowed ("" is the table).
 func validateOutput(output string, allowed []string) error {
@@ -113,12 +123,12 @@ func validateOutput(output string, allowed []string) error {
 // with --watch it then watches queues from the list's resourceVersion and
 // prints the tree again after each change, until ctx ends.
 func (o *TreeOptions) Run(ctx context.Context) error {
-	list, err := o.client.SchedulingV1beta1().Queues().List(ctx, metav1.ListOptions{})
+	items, rv, err := chunk.List[schedulingv1beta1.Queue](ctx, o.ChunkSize, metav1.ListOptions{}, o.client.SchedulingV1beta1().Queues().List)
 	if err != nil {
 		return err
 	}
-	byName := make(map[string]schedulingv1beta1.Queue, len(list.Items))
-	for _, q := range list.Items {
+	byName := make(map[string]schedulingv1beta1.Queue, len(items))
+	for _, q := range items {
 		byName[q.Name] = q
 	}
 	if err := o.print(ctx, byName, true); err != nil {
@@ -127,7 +137,7 @@ func (o *TreeOptions) Run(ctx context.Context) error {
 	if !o.Watch {
 		return nil
 	}
-	return o.watch(ctx, list.ResourceVersion, byName)
+	return o.watch(ctx, rv, byName)
 }
 
 // watch keeps byName up to date from a watch that client-go's

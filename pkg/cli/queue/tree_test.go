@@ -330,6 +330,11 @@ func TestTreeWatchCancel(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- o.Run(ctx) }()
+	// Once the (empty) tree is printed, Run is watching.
+	deadline := time.Now().Add(30 * time.Second)
+	for !strings.HasPrefix(out.String(), "QUEUE") && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
 	cancel()
 	select {
 	case err := <-done:

@@ -26,11 +26,13 @@ func (c *Controller) CacheReads() []framework.CacheRead {
 			dst.Spec.PriorityClassName = src.Spec.PriorityClassName
 			KeepPodResources(dst, src)
 		}),
-		framework.ReadsOnly(func(dst, src *v1beta1.PodGroup) {
+		// Groups made from one template have equal minResources: stored
+		// once (framework.Interner).
+		framework.ReadsOnlyShared(func(dst, src *v1beta1.PodGroup, in *framework.Interner) {
 			dst.Spec.MinMember = src.Spec.MinMember
 			dst.Spec.Queue = src.Spec.Queue
 			dst.Spec.PriorityClassName = src.Spec.PriorityClassName
-			dst.Spec.MinResources = src.Spec.MinResources
+			dst.Spec.MinResources = in.ResourceList(src.Spec.MinResources)
 			dst.Spec.NetworkTopology = src.Spec.NetworkTopology
 		}),
 		framework.ReadsOnly(func(dst, src *appsv1.ReplicaSet) {

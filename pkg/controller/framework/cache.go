@@ -27,7 +27,7 @@ import (
 type CacheRead struct {
 	typ    reflect.Type
 	newObj func() any
-	keep   func(dst, src any) // nil: the whole object is read
+	keep   func(dst, src any, in *Interner) // nil: the whole object is read
 }
 
 // objectPointer is a pointer to a Kubernetes object type with ObjectMeta.
@@ -51,7 +51,18 @@ func ReadsOnly[T any, P objectPointer[T]](keep func(dst, src P)) CacheRead {
 	return CacheRead{
 		typ:    reflect.TypeFor[P](),
 		newObj: func() any { return P(new(T)) },
-		keep:   func(dst, src any) { keep(dst.(P), src.(P)) },
+		keep:   func(dst, src any, _ *Interner) { keep(dst.(P), src.(P)) },
+	}
+}
+
+// ReadsOnlyShared is ReadsOnly for a controller whose kept fields are
+// often equal across objects: keep may hand them to the Interner (e.g.
+// in.ResourceList) so that equal values are stored once.
+func ReadsOnlyShared[T any, P objectPointer[T]](keep func(dst, src P, in *Interner)) CacheRead {
+	return CacheRead{
+		typ:    reflect.TypeFor[P](),
+		newObj: func() any { return P(new(T)) },
+		keep:   func(dst, src any, in *Interner) { keep(dst.(P), src.(P), in) },
 	}
 }
 
@@ -59,13 +70,14 @@ func ReadsOnly[T any, P objectPointer[T]](keep func(dst, src P)) CacheRead {
 // controller that caches it.
 type trim struct {
 	newObj func() any
-	keeps  []func(dst, src any)
+	keeps  []func(dst, src any, in *Interner)
 }
 
 // CacheTransform is the informer transform for a process running ctrls:
 // managedFields are dropped from every object, and each type every
 // reader of which declared ReadsOnly is cut down to the union of what
-// they read. It is idempotent, as informer transforms must be.
+// they read, its labels and annotations shared with equal ones of other
+// objects (Interner). It is idempotent, as informer transforms must be.
 func CacheTransform(ctrls ...Controller) cache.TransformFunc {
 	plans := map[reflect.Type]*trim{}
 	whole := map[reflect.Type]bool{}
@@ -86,6 +98,7 @@ func CacheTransform(ctrls ...Controller) cache.TransformFunc {
 	for t := range whole {
 		delete(plans, t)
 	}
+	in := NewInterner()
 	return func(obj any) (any, error) {
 		src, ok := obj.(metav1.ObjectMetaAccessor)
 		if !ok {
@@ -107,12 +120,15 @@ func CacheTransform(ctrls ...Controller) cache.TransformFunc {
 			delete(meta.Annotations, corev1.LastAppliedConfigAnnotation)
 		}
 		dst := p.newObj()
-		*dst.(metav1.ObjectMetaAccessor).GetObjectMeta().(*metav1.ObjectMeta) = *meta
+		dstMeta := dst.(metav1.ObjectMetaAccessor).GetObjectMeta().(*metav1.ObjectMeta)
+		*dstMeta = *meta
+		dstMeta.Labels = in.StringMap(meta.Labels)
+		dstMeta.Annotations = in.StringMap(meta.Annotations)
 		if ro, ok := obj.(runtime.Object); ok {
 			dst.(runtime.Object).GetObjectKind().SetGroupVersionKind(ro.GetObjectKind().GroupVersionKind())
 		}
 		for _, keep := range p.keeps {
-			keep(dst, obj)
+			keep(dst, obj, in)
 		}
 		return dst, nil
 	}

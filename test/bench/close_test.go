@@ -16,68 +16,111 @@ import (
 	"testing"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 
 	busv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/bus/v1alpha1"
+	"github.com/kubectl-vc/kubectl-vc/pkg/apis/keys"
 	"github.com/kubectl-vc/kubectl-vc/pkg/apis/scheduling/v1beta1"
+	schedulingac "github.com/kubectl-vc/kubectl-vc/pkg/client/applyconfiguration/scheduling/v1beta1"
 	"github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned"
 	vcinformers "github.com/kubectl-vc/kubectl-vc/pkg/client/informers/externalversions"
-	"github.com/kubectl-vc/kubectl-vc/pkg/controller"
-	"github.com/kubectl-vc/kubectl-vc/pkg/controller/framework"
 	"github.com/kubectl-vc/kubectl-vc/pkg/controlplane/cptest"
 
 	_ "github.com/kubectl-vc/kubectl-vc/plugins/queue"
 )
 
 // BenchmarkCloseLatency measures Command created -> status Closed for 1,
-// 200 and 1000 empty queues closed at once, and the API writes the
-// controller makes per close (counted by its own request counter).
+// 200 and 1000 empty queues closed at once, handled by serve's queue
+// controller at its default settings and, in the same run, by the floor (a
+// bare client making only the two required writes per close, 32 at once);
+// it reports both, their ratio, and the API writes per close.
 func BenchmarkCloseLatency(b *testing.B) {
 	cp := cptest.Start(b)
 	cfg := cp.AdminConfig() // QPS -1: no client-side throttle, same for every size
 	vc := versioned.NewForConfigOrDie(cfg)
-
-	metricsAddr := freeAddr(b)
-	q, err := framework.Configure("queue", "--workers-queue=5", "--ensure-default-queues=true")
-	if err != nil {
-		b.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() {
-		done <- controller.Run(ctx, cfg, controller.Options{
-			Controllers: []framework.Controller{q}, MaxRequeueNum: 15, MetricsAddr: metricsAddr, HealthAddr: "0",
-		})
-	}()
-	b.Cleanup(func() {
-		cancel()
-		<-done
-	})
+	// serve once, to create root and default as it does on every start.
+	startController(b, cfg, "queue", "--ensure-default-queues=true")()
+	serveFlags := closeServeFlags()
 
 	for _, n := range benchSizes {
 		b.Run(fmt.Sprintf("queues=%d", n), func(b *testing.B) {
 			for i := range b.N {
-				runClose(b, vc, metricsAddr, fmt.Sprintf("b%d-%d", n, i), n)
+				floor := runClose(b, vc, fmt.Sprintf("f%d-%d", n, i), n, func() (func(), *methodCounter) {
+					c := newMethodCounter()
+					return startCloseFloor(b, c.wrap(cfg)), c
+				})
+				served := runClose(b, vc, fmt.Sprintf("s%d-%d", n, i), n, func() (func(), *methodCounter) {
+					c := newMethodCounter()
+					return startController(b, c.wrap(cfg), "queue", serveFlags...), c
+				})
+				b.ReportMetric(served.pct(0.50), "p50-ms")
+				b.ReportMetric(served.pct(0.99), "p99-ms")
+				b.ReportMetric(ms(served.total), "total-ms")
+				b.ReportMetric(floor.pct(0.99), "floor-p99-ms")
+				b.ReportMetric(ms(floor.total), "floor-total-ms")
+				b.ReportMetric(served.total.Seconds()/floor.total.Seconds(), "serve/floor")
+				b.ReportMetric(served.stateWrites/float64(n), "state-writes/close")
+				b.ReportMetric(served.events/float64(n), "event-posts/close")
+				b.ReportMetric(served.writes/float64(n), "writes/close")
+				b.ReportMetric(floor.writes/float64(n), "floor-writes/close")
 			}
 		})
 	}
 }
 
+// closeServeFlags are the queue controller's flags in the serve runs:
+// its defaults, unless VC_BENCH_QUEUE_WORKERS sets the worker count (to
+// size the default from measurement).
+func closeServeFlags() []string {
+	flags := []string{"--ensure-default-queues=true"}
+	if w := envInt("VC_BENCH_QUEUE_WORKERS", 0); w > 0 {
+		flags = append(flags, fmt.Sprintf("--workers-queue=%d", w))
+	}
+	return flags
+}
+
 // benchSizes are the numbers of queues closed at once.
 var benchSizes = []int{1, 200, 1000}
 
-func runClose(b *testing.B, vc versioned.Interface, metricsAddr, prefix string, n int) {
+// closeResult is one pass: latencies sorted, first create -> last Closed,
+// and the handler's writes.
+type closeResult struct {
+	lat                         []time.Duration
+	total                       time.Duration
+	stateWrites, events, writes float64
+}
+
+func (r closeResult) pct(p float64) float64 { return ms(r.lat[int(p*float64(len(r.lat)-1))]) }
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// runClose creates n Open queues, starts a handler (serve's controller or
+// the floor), creates a CloseQueue Command for each at once (32 creators)
+// and times them until an informer sees every queue Closed; then it stops
+// the handler and deletes the queues, so the next pass starts from the
+// same cluster.
+func runClose(b *testing.B, vc versioned.Interface, prefix string, n int, start func() (stop func(), c *methodCounter)) closeResult {
 	ctx := context.Background()
 	b.StopTimer()
 	queues := make([]*v1beta1.Queue, n)
 	parallel(n, func(i int) {
+		name := fmt.Sprintf("%s-%04d", prefix, i)
 		q, err := vc.SchedulingV1beta1().Queues().Create(ctx, &v1beta1.Queue{
-			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("%s-%04d", prefix, i)},
+			ObjectMeta: metav1.ObjectMeta{Name: name},
 			Spec:       v1beta1.QueueSpec{Weight: 1, Parent: "root"},
 		}, metav1.CreateOptions{})
 		if err != nil {
+			b.Error(err)
+			return
+		}
+		// Open as serve leaves a new queue, written here so that neither
+		// handler has anything to do before the Commands.
+		if q, err = vc.SchedulingV1beta1().Queues().ApplyStatus(ctx, closedOrOpen(name, v1beta1.QueueStateOpen),
+			metav1.ApplyOptions{FieldManager: keys.QueueControllerManager, Force: true}); err != nil {
 			b.Error(err)
 			return
 		}
@@ -87,7 +130,8 @@ func runClose(b *testing.B, vc versioned.Interface, metricsAddr, prefix string, 
 		b.FailNow()
 	}
 	waitAll(b, vc, prefix, n, v1beta1.QueueStateOpen)
-	before := settled(b, metricsAddr)
+	stop, counter := start()
+	before := counter.settled()
 
 	var mu sync.Mutex
 	created := map[string]time.Time{}
@@ -111,18 +155,18 @@ func runClose(b *testing.B, vc versioned.Interface, metricsAddr, prefix string, 
 			}
 		}
 	}})
-	stop := make(chan struct{})
-	// One defer, in this order: Shutdown waits for the informers, which only
-	// end once stop is closed (two defers would run the other way round).
-	defer func() {
-		close(stop)
+	infStop := make(chan struct{})
+	inf.Start(infStop)
+	inf.WaitForCacheSync(infStop)
+	// One function, in this order: Shutdown waits for the informers, which
+	// only end once infStop is closed.
+	stopInformer := func() {
+		close(infStop)
 		inf.Shutdown()
-	}()
-	inf.Start(stop)
-	inf.WaitForCacheSync(stop)
+	}
 
 	b.StartTimer()
-	start := time.Now()
+	startAt := time.Now()
 	parallel(n, func(i int) {
 		q := queues[i]
 		ref := metav1.NewControllerRef(q, v1beta1.SchemeGroupVersion.WithKind("Queue"))
@@ -153,8 +197,9 @@ func runClose(b *testing.B, vc versioned.Interface, metricsAddr, prefix string, 
 		mu.Unlock()
 		b.Fatalf("queues did not all close: %d Closed by list, %d seen by the informer, %d Commands left", c, seen, len(cmds.Items))
 	}
-	total := time.Since(start)
+	r := closeResult{total: time.Since(startAt)}
 	b.StopTimer()
+	stopInformer()
 
 	// Wait for every Command to be deleted before counting writes.
 	err := wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, 5*time.Minute, true, func(context.Context) (bool, error) {
@@ -164,24 +209,66 @@ func runClose(b *testing.B, vc versioned.Interface, metricsAddr, prefix string, 
 	if err != nil {
 		b.Fatal("Commands not deleted")
 	}
-	after := settled(b, metricsAddr)
+	after := counter.settled()
+	stop()
+	r.stateWrites = diff(before, after, http.MethodPatch, http.MethodDelete)
+	r.events = diff(before, after, http.MethodPost)
+	r.writes = diff(before, after, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete)
 
-	lat := make([]time.Duration, 0, n)
 	for name, t := range closedAt {
-		lat = append(lat, t.Sub(created[name]))
+		r.lat = append(r.lat, t.Sub(created[name]))
 	}
-	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
-	pct := func(p float64) float64 {
-		return float64(lat[int(p*float64(len(lat)-1))].Microseconds()) / 1000
+	sort.Slice(r.lat, func(i, j int) bool { return r.lat[i] < r.lat[j] })
+
+	parallel(n, func(i int) {
+		if err := vc.SchedulingV1beta1().Queues().Delete(ctx, queues[i].Name, metav1.DeleteOptions{}); err != nil {
+			b.Error(err)
+		}
+	})
+	return r
+}
+
+// closedOrOpen is the status the queue controller writes for an empty queue
+// in state s: the state and zero counts, in one apply.
+func closedOrOpen(name string, s v1beta1.QueueState) *schedulingac.QueueApplyConfiguration {
+	return schedulingac.Queue(name).WithStatus(schedulingac.QueueStatus().WithState(s).
+		WithInqueue(0).WithPending(0).WithRunning(0).WithUnknown(0).WithCompleted(0))
+}
+
+// startCloseFloor starts the floor for closes: a watch (informer) on the
+// Commands, and for each CloseQueue Command, 32 at once, the two writes a
+// close requires: the queue's status (state Closed, one apply) and then the
+// Command's delete. Nothing else is read or written.
+func startCloseFloor(b *testing.B, cfg *rest.Config) (stop func()) {
+	vc := versioned.NewForConfigOrDie(cfg)
+	ctx, cancel := context.WithCancel(context.Background())
+	work := make(chan *busv1alpha1.Command, 1<<16)
+	inf := vcinformers.NewSharedInformerFactoryWithOptions(vc, 0, vcinformers.WithNamespace("default"))
+	_, _ = inf.Bus().V1alpha1().Commands().Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{AddFunc: func(obj any) {
+		if cmd := obj.(*busv1alpha1.Command); cmd.Action == busv1alpha1.CloseQueueAction && cmd.TargetObject != nil {
+			work <- cmd
+		}
+	}})
+	done := floorWorkers(ctx, work, func(ctx context.Context, cmd *busv1alpha1.Command) error {
+		if _, err := vc.SchedulingV1beta1().Queues().ApplyStatus(ctx, closedOrOpen(cmd.TargetObject.Name, v1beta1.QueueStateClosed),
+			metav1.ApplyOptions{FieldManager: keys.QueueControllerManager, Force: true}); err != nil {
+			return err
+		}
+		err := vc.BusV1alpha1().Commands(cmd.Namespace).Delete(ctx, cmd.Name, metav1.DeleteOptions{})
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		return err
+	})
+	inf.Start(ctx.Done())
+	inf.WaitForCacheSync(ctx.Done())
+	return func() {
+		cancel()
+		inf.Shutdown()
+		if err := done(); err != nil {
+			b.Error("floor:", err)
+		}
 	}
-	b.ReportMetric(pct(0.50), "p50-ms")
-	b.ReportMetric(pct(0.99), "p99-ms")
-	b.ReportMetric(float64(total.Microseconds())/1000, "total-ms")
-	state := (after["PATCH"] - before["PATCH"]) + (after["DELETE"] - before["DELETE"])
-	events := after["POST"] - before["POST"]
-	b.ReportMetric(state/float64(n), "state-writes/close")
-	b.ReportMetric(events/float64(n), "event-posts/close")
-	b.ReportMetric((state+events+after["PUT"]-before["PUT"])/float64(n), "writes/close")
 }
 
 func waitAll(b *testing.B, vc versioned.Interface, prefix string, n int, s v1beta1.QueueState) {

@@ -46,6 +46,12 @@ func createRealisticPods(b *testing.B, kube kubernetes.Interface, n int, mutate 
 // controller makes them, with the status and conditions Volcano's scheduler
 // writes; podgroup i is in queue queueOf(i) with phase phaseOf(i).
 func createRealisticPodGroups(b *testing.B, vc versioned.Interface, n int, queueOf func(i int) string, phaseOf func(i int) v1beta1.PodGroupPhase) {
+	createRealisticPodGroupsIn(b, vc, n, func(int) string { return "default" }, queueOf, phaseOf)
+}
+
+// createRealisticPodGroupsIn is createRealisticPodGroups with podgroup i
+// in namespace nsOf(i).
+func createRealisticPodGroupsIn(b *testing.B, vc versioned.Interface, n int, nsOf, queueOf func(i int) string, phaseOf func(i int) v1beta1.PodGroupPhase) {
 	ctx := context.Background()
 	minRes := corev1.ResourceList{
 		"count/pods": resource.MustParse("4"), "pods": resource.MustParse("4"),
@@ -54,7 +60,7 @@ func createRealisticPodGroups(b *testing.B, vc versioned.Interface, n int, queue
 	}
 	parallel(n, func(i int) {
 		phase := phaseOf(i)
-		if _, err := vc.SchedulingV1beta1().PodGroups("default").Create(ctx, &v1beta1.PodGroup{
+		if _, err := vc.SchedulingV1beta1().PodGroups(nsOf(i)).Create(ctx, &v1beta1.PodGroup{
 			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("pg-%05d", i),
 				Annotations: map[string]string{"volcano.sh/preemptable": "true"}},
 			Spec:   v1beta1.PodGroupSpec{MinMember: 4, Queue: queueOf(i), MinResources: &minRes},

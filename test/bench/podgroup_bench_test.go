@@ -11,7 +11,9 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	kubeinformers "k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -21,38 +23,17 @@ import (
 	"github.com/kubectl-vc/kubectl-vc/pkg/apis/scheduling/v1beta1"
 	"github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned"
 	vcinformers "github.com/kubectl-vc/kubectl-vc/pkg/client/informers/externalversions"
-	"github.com/kubectl-vc/kubectl-vc/pkg/controller"
-	"github.com/kubectl-vc/kubectl-vc/pkg/controller/framework"
 	"github.com/kubectl-vc/kubectl-vc/pkg/controlplane/cptest"
 
-	_ "github.com/kubectl-vc/kubectl-vc/plugins/podgroup"
+	"github.com/kubectl-vc/kubectl-vc/plugins/podgroup"
 )
-
-// pgCallCounter counts the requests the controller sends, by kind: reads
-// (GET, and LIST/WATCH of the informers), and writes (everything else).
-type pgCallCounter struct {
-	reads, writes atomic.Int64
-}
-
-// pgCounting is one client's transport feeding the shared counter.
-type pgCounting struct {
-	next http.RoundTripper
-	c    *pgCallCounter
-}
-
-func (t pgCounting) RoundTrip(req *http.Request) (*http.Response, error) {
-	if req.Method == http.MethodGet {
-		t.c.reads.Add(1)
-	} else {
-		t.c.writes.Add(1)
-	}
-	return t.next.RoundTrip(req)
-}
 
 // BenchmarkPodGroupThroughput measures how fast standalone pods get their
 // groups: from the first pod created to every pod annotated with its
 // group-name and every group present, for 1 000 and 5 000 pods created at
-// once, with the default 5 workers (and 20). It also reports the API calls the
+// once, handled by serve's podgroup controller at its default settings and,
+// in the same run, by the floor (a bare client making only the two
+// required writes per pod, 32 at once). It also reports the API calls the
 // controller makes per pod; the floor is 2 (create the group, patch the pod).
 func BenchmarkPodGroupThroughput(b *testing.B) {
 	cp := cptest.Start(b)
@@ -60,51 +41,103 @@ func BenchmarkPodGroupThroughput(b *testing.B) {
 	kube := kubernetes.NewForConfigOrDie(cfg)
 	vc := versioned.NewForConfigOrDie(cfg)
 
-	counter := &pgCallCounter{}
-	ctrlCfg := rest.CopyConfig(cfg)
-	ctrlCfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return pgCounting{next: rt, c: counter} })
+	flags := []string{"--scheduler-name=volcano", "--inherit-owner-annotations=true"}
+	// VC_BENCH_PODGROUP_WORKERS sets the worker count, to size the default
+	// from measurement; unset, serve's default is measured.
+	if w := envInt("VC_BENCH_PODGROUP_WORKERS", 0); w > 0 {
+		flags = append(flags, fmt.Sprintf("--workers-podgroup=%d", w))
+	}
+	for _, n := range []int{1000, 5000} {
+		b.Run(fmt.Sprintf("pods=%d", n), func(b *testing.B) {
+			for i := range b.N {
+				floor := pgPass(b, kube, vc, fmt.Sprintf("pgfloor-%d-%d", n, i), n, func() (func(), *methodCounter) {
+					c := newMethodCounter()
+					return startPodGroupFloor(b, c.wrap(cfg)), c
+				})
+				served := pgPass(b, kube, vc, fmt.Sprintf("pgserve-%d-%d", n, i), n, func() (func(), *methodCounter) {
+					c := newMethodCounter()
+					return startController(b, c.wrap(cfg), "podgroup", flags...), c
+				})
+				b.ReportMetric(float64(n)/served.total.Seconds(), "pods/s")
+				b.ReportMetric(float64(n)/floor.total.Seconds(), "floor-pods/s")
+				b.ReportMetric(served.total.Seconds()/floor.total.Seconds(), "serve/floor")
+				// How fast the benchmark itself could create the pods: the
+				// throughput above cannot beat it.
+				b.ReportMetric(float64(n)/served.created.Seconds(), "created/s")
+				b.ReportMetric(served.writes/float64(n), "writes/pod")
+				b.ReportMetric(served.calls/float64(n), "calls/pod")
+				b.ReportMetric(floor.writes/float64(n), "floor-writes/pod")
+			}
+		})
+	}
+}
 
-	// The default 5 workers at both sizes; 20 workers at the larger size
-	// shows whether the workers or the API server are the limit.
-	for _, run := range []struct {
-		workers int
-		sizes   []int
-	}{{5, []int{1000, 5000}}, {20, []int{5000}}} {
-		pg, err := framework.Configure("podgroup", fmt.Sprintf("--workers-podgroup=%d", run.workers),
-			"--scheduler-name=volcano", "--inherit-owner-annotations=true")
-		if err != nil {
-			b.Fatal(err)
+// pgResult is one pass of the podgroup benchmark.
+type pgResult struct {
+	total, created time.Duration
+	writes, calls  float64
+}
+
+// pgPass runs one pass in a fresh namespace: start the handler, create n
+// pods and time them until grouped, count the handler's requests, stop it,
+// and delete the pods and groups so the next pass starts from the same
+// cluster (there is no namespace controller at this level).
+func pgPass(b *testing.B, kube kubernetes.Interface, vc versioned.Interface, ns string, n int, start func() (func(), *methodCounter)) pgResult {
+	b.StopTimer()
+	ctx := context.Background()
+	if _, err := kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+		b.Fatal(err)
+	}
+	stop, counter := start()
+	before := counter.snapshot()
+	var r pgResult
+	r.total, r.created = pgRun(b, kube, vc, ns, n)
+	after := counter.settled()
+	stop()
+	r.writes = diff(before, after, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete)
+	r.calls = r.writes + diff(before, after, http.MethodGet)
+	if err := kube.CoreV1().Pods(ns).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{}); err != nil {
+		b.Fatal(err)
+	}
+	if err := vc.SchedulingV1beta1().PodGroups(ns).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{}); err != nil {
+		b.Fatal(err)
+	}
+	return r
+}
+
+// startPodGroupFloor starts the floor for grouping pods: a watch (informer)
+// on the pods, and for each new pod without a group, 32 at once, the two
+// writes grouping requires, in the order that never lets a pod point at a
+// group that does not exist: create the group (built by the podgroup
+// controller's own Build, so the objects are the same), then patch the
+// pod's annotation. Nothing else is read or written.
+func startPodGroupFloor(b *testing.B, cfg *rest.Config) (stop func()) {
+	kube := kubernetes.NewForConfigOrDie(cfg)
+	vc := versioned.NewForConfigOrDie(cfg)
+	ctx, cancel := context.WithCancel(context.Background())
+	work := make(chan *corev1.Pod, 1<<16)
+	inf := kubeinformers.NewSharedInformerFactory(kube, 0)
+	_, _ = inf.Core().V1().Pods().Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{AddFunc: func(obj any) {
+		if p := obj.(*corev1.Pod); p.Spec.SchedulerName == "volcano" && p.Annotations[keys.KubeGroupName] == "" {
+			work <- p
 		}
-		ctx, cancel := context.WithCancel(context.Background())
-		done := make(chan error, 1)
-		go func() {
-			done <- controller.Run(ctx, ctrlCfg, controller.Options{
-				Controllers: []framework.Controller{pg}, MaxRequeueNum: 15, HealthAddr: "0", MetricsAddr: "0",
-			})
-		}()
-		for _, n := range run.sizes {
-			b.Run(fmt.Sprintf("workers=%d/pods=%d", run.workers, n), func(b *testing.B) {
-				for i := range b.N {
-					ns := fmt.Sprintf("pgbench-w%d-%d-%d", run.workers, n, i)
-					if _, err := kube.CoreV1().Namespaces().Create(context.Background(),
-						&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
-						b.Fatal(err)
-					}
-					r0, w0 := counter.reads.Load(), counter.writes.Load()
-					elapsed, created := pgRun(b, kube, vc, ns, n)
-					reads, writes := counter.reads.Load()-r0, counter.writes.Load()-w0
-					b.ReportMetric(float64(n)/elapsed.Seconds(), "pods/s")
-					// How fast the benchmark itself could create the pods: the
-					// throughput above cannot beat it.
-					b.ReportMetric(float64(n)/created.Seconds(), "created/s")
-					b.ReportMetric(float64(writes)/float64(n), "writes/pod")
-					b.ReportMetric(float64(reads+writes)/float64(n), "calls/pod")
-				}
-			})
+	}})
+	done := floorWorkers(ctx, work, func(ctx context.Context, p *corev1.Pod) error {
+		pg, _ := podgroup.Build(p, nil, true, time.Now())
+		if _, err := vc.SchedulingV1beta1().PodGroups(p.Namespace).Create(ctx, pg, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+			return err
 		}
+		patch := fmt.Appendf(nil, `{"metadata":{"annotations":{%q:%q}}}`, keys.KubeGroupName, pg.Name)
+		_, err := kube.CoreV1().Pods(p.Namespace).Patch(ctx, p.Name, types.StrategicMergePatchType, patch, metav1.PatchOptions{})
+		return err
+	})
+	inf.Start(ctx.Done())
+	inf.WaitForCacheSync(ctx.Done())
+	return func() {
 		cancel()
-		if err := <-done; err != nil {
-			b.Fatal(err)
+		inf.Shutdown()
+		if err := done(); err != nil {
+			b.Error("floor:", err)
 		}
 	}
 }
@@ -150,7 +183,7 @@ func pgRun(b *testing.B, kube kubernetes.Interface, vc versioned.Interface, ns s
 	kf.WaitForCacheSync(stop)
 	vf.WaitForCacheSync(stop)
 
-	b.ResetTimer()
+	b.StartTimer()
 	start := time.Now()
 	var wg sync.WaitGroup
 	next := atomic.Int64{}

@@ -103,6 +103,61 @@ func BenchmarkColdStart(b *testing.B) {
 	want := queueStatuses(nq, npg, queueName, phaseOf)
 
 	for range b.N {
+		coldStart(b, bin, kubeconfig, vc, want, fmt.Sprintf("queues=%d podgroups=%d", nq, npg))
+	}
+}
+
+// BenchmarkColdStartQueues is issue 19's cold start: 1 000 queues (parent
+// root, no state yet) and 20 000 podgroups in mixed phases spread over 10
+// namespaces, and nothing else: no pods, no workloads. It measures what
+// the queue and podgroup caches cost alone. VC_BENCH_QUEUES and
+// VC_BENCH_PODGROUPS change the sizes.
+func BenchmarkColdStartQueues(b *testing.B) {
+	nq, npg := envInt("VC_BENCH_QUEUES", 1000), envInt("VC_BENCH_PODGROUPS", 20000)
+	const namespaces = 10
+	bin := buildBinary(b)
+	cp := cptest.Start(b)
+	cfg := cp.AdminConfig()
+	vc := versioned.NewForConfigOrDie(cfg)
+	kube := kubernetes.NewForConfigOrDie(cfg)
+	kubeconfig := filepath.Join(b.TempDir(), "kubeconfig")
+	if err := cp.WriteKubeconfig(kubeconfig, controlplane.AdminUser); err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	setup := time.Now()
+	for i := range namespaces {
+		if _, err := kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("team-%02d", i)}}, metav1.CreateOptions{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	queueName := func(q int) string { return fmt.Sprintf("cold-%04d", q) }
+	parallel(nq, func(i int) {
+		if _, err := vc.SchedulingV1beta1().Queues().Create(ctx, &v1beta1.Queue{
+			ObjectMeta: metav1.ObjectMeta{Name: queueName(i)},
+			Spec:       v1beta1.QueueSpec{Weight: 1, Parent: "root"},
+		}, metav1.CreateOptions{}); err != nil {
+			b.Error(err)
+		}
+	})
+	phaseOf := func(i int) v1beta1.PodGroupPhase { return coldPhases[(i/nq)%len(coldPhases)] }
+	createRealisticPodGroupsIn(b, vc, npg, func(i int) string { return fmt.Sprintf("team-%02d", i%namespaces) },
+		func(i int) string { return queueName(i % nq) }, phaseOf)
+	if b.Failed() {
+		return
+	}
+	b.Logf("fixture: %d queues, %d podgroups in %d namespaces created in %v", nq, npg, namespaces, time.Since(setup).Round(time.Millisecond))
+	want := queueStatuses(nq, npg, queueName, phaseOf)
+	for range b.N {
+		coldStart(b, bin, kubeconfig, vc, want, fmt.Sprintf("queues=%d podgroups=%d namespaces=%d", nq, npg, namespaces))
+	}
+}
+
+// coldStart starts 'serve --controllers=queue,podgroup' as its own process
+// and measures the time until every queue's status is want, its peak RSS at
+// that moment, its heap from the GC trace, and its requests by method.
+func coldStart(b *testing.B, bin, kubeconfig string, vc versioned.Interface, want map[string]v1beta1.QueueStatus, what string) {
+	{
 		health, metrics := freeAddr(b), freeAddr(b)
 		cmd := exec.Command(bin, "serve", "--kubeconfig="+kubeconfig, "--controllers=queue,podgroup",
 			"--health-probe-bind-address="+health, "--metrics-bind-address="+metrics)
@@ -135,6 +190,13 @@ func BenchmarkColdStart(b *testing.B) {
 		b.StopTimer()
 		reqs := settled(b, metrics)
 		hwm, rss := procMemory(b, cmd.Process.Pid)
+		if st, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", cmd.Process.Pid)); err == nil {
+			for _, l := range strings.Split(string(st), "\n") {
+				if strings.HasPrefix(l, "Rss") {
+					b.Log(l)
+				}
+			}
+		}
 		_ = cmd.Process.Kill()
 		_ = cmd.Wait()
 		logf.Close()
@@ -153,8 +215,8 @@ func BenchmarkColdStart(b *testing.B) {
 		}
 		b.ReportMetric(total, "requests")
 		b.ReportMetric(writes, "writes")
-		b.Logf("queues=%d podgroups=%d: correct after %v, VmHWM %d KiB, VmRSS %d KiB, live heap after the last GC %.0f MiB, largest heap %.0f MiB, requests by method %v",
-			nq, npg, elapsed.Round(time.Millisecond), hwm, rss, live, peakHeap, reqs)
+		b.Logf("%s: correct after %v, VmHWM %d KiB, VmRSS %d KiB, live heap after the last GC %.0f MiB, largest heap %.0f MiB, requests by method %v",
+			what, elapsed.Round(time.Millisecond), hwm, rss, live, peakHeap, reqs)
 	}
 }
 

@@ -1,0 +1,176 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/rest"
+
+	"github.com/kubectl-vc/kubectl-vc/pkg/controller"
+	"github.com/kubectl-vc/kubectl-vc/pkg/controller/framework"
+)
+
+// Floor mode. Each throughput benchmark runs its fixture twice in the same
+// run: once handled by serve's controller (in-process, default settings
+// unless the benchmark says otherwise) and once by a bare client that
+// makes only the writes the operation requires, floorConcurrency at once,
+// reading nothing but the watch that tells it what to do. The floor is what
+// this API server on this machine can do; serve/floor is what the
+// controller's scheduling of those same writes costs.
+
+// floorConcurrency is how many operations the floor has in flight: the same
+// as the fixture's creators.
+const floorConcurrency = 32
+
+// methodCounter counts the requests sent through a config, by HTTP method.
+type methodCounter struct {
+	mu sync.Mutex
+	n  map[string]int64
+}
+
+func newMethodCounter() *methodCounter { return &methodCounter{n: map[string]int64{}} }
+
+// wrap returns a copy of cfg whose requests are counted.
+func (c *methodCounter) wrap(cfg *rest.Config) *rest.Config {
+	cfg = rest.CopyConfig(cfg)
+	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return countingRT{next: rt, c: c} })
+	return cfg
+}
+
+func (c *methodCounter) snapshot() map[string]int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := make(map[string]int64, len(c.n))
+	for k, v := range c.n {
+		out[k] = v
+	}
+	return out
+}
+
+// settled returns the counts once writes stop moving: serve posts events
+// asynchronously, and they belong to the run that caused them. Bounded: after
+// 15 s the counts are taken as they are.
+func (c *methodCounter) settled() map[string]int64 {
+	prev := c.snapshot()
+	for range 15 {
+		time.Sleep(time.Second)
+		cur := c.snapshot()
+		same := true
+		for _, m := range []string{http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete} {
+			same = same && prev[m] == cur[m]
+		}
+		if same {
+			return cur
+		}
+		prev = cur
+	}
+	return prev
+}
+
+type countingRT struct {
+	next http.RoundTripper
+	c    *methodCounter
+}
+
+func (t countingRT) RoundTrip(req *http.Request) (*http.Response, error) {
+	t.c.mu.Lock()
+	t.c.n[req.Method]++
+	t.c.mu.Unlock()
+	return t.next.RoundTrip(req)
+}
+
+// diff is after - before for the given methods.
+func diff(before, after map[string]int64, methods ...string) float64 {
+	var d int64
+	for _, m := range methods {
+		d += after[m] - before[m]
+	}
+	return float64(d)
+}
+
+// startController runs one of serve's controllers in-process, configured by
+// flags exactly as 'serve' would configure it, and returns once its caches
+// are synced. stop ends it and waits.
+func startController(b *testing.B, cfg *rest.Config, name string, flags ...string) (stop func()) {
+	b.Helper()
+	c, err := framework.Configure(name, flags...)
+	if err != nil {
+		b.Fatal(err)
+	}
+	health := freeAddr(b)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- controller.Run(ctx, cfg, controller.Options{
+			Controllers: []framework.Controller{c}, MaxRequeueNum: 15, HealthAddr: health, MetricsAddr: "0",
+		})
+	}()
+	stop = func() {
+		cancel()
+		if err := <-done; err != nil {
+			b.Error(err)
+		}
+	}
+	err = wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, 2*time.Minute, true, func(context.Context) (bool, error) {
+		select {
+		case err := <-done:
+			done <- err
+			return false, fmt.Errorf("controller %s stopped: %v", name, err)
+		default:
+		}
+		resp, err := http.Get("http://" + health + "/readyz")
+		if err != nil {
+			return false, nil
+		}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK, nil
+	})
+	if err != nil {
+		stop()
+		b.Fatal(err)
+	}
+	return stop
+}
+
+// floorWorkers runs floorConcurrency goroutines taking items from work until
+// ctx ends; each item is handed to do, and a failure is retried (an
+// apiserver under this load may time a request out) up to five times.
+func floorWorkers[T any](ctx context.Context, work <-chan T, do func(context.Context, T) error) (wait func() error) {
+	var wg sync.WaitGroup
+	var failed atomic.Pointer[error]
+	for range floorConcurrency {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				select {
+				case <-ctx.Done():
+					return
+				case item := <-work:
+					var err error
+					for range 5 {
+						if err = do(ctx, item); err == nil || ctx.Err() != nil {
+							break
+						}
+					}
+					if err != nil && ctx.Err() == nil {
+						failed.CompareAndSwap(nil, &err)
+					}
+				}
+			}
+		}()
+	}
+	return func() error {
+		wg.Wait()
+		if e := failed.Load(); e != nil {
+			return *e
+		}
+		return nil
+	}
+}

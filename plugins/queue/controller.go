@@ -29,6 +29,15 @@ import (
 	"github.com/kubectl-vc/kubectl-vc/pkg/rules"
 )
 
+// DefaultWorkers is the queue controller's worker count. A close is two
+// writes in sequence (the status, then the Command's delete), so the
+// controller's throughput is its workers over two round trips until the API
+// server saturates. BenchmarkCloseLatency against a bare client with 32
+// closes in flight (the floor): 5 workers took 1.5-2.1x the floor's time for
+// 200 closes, 16 workers 1.2-1.4x at 1 000, 32 workers 1.0-1.1x at both
+// sizes (docs/benchmarks.md). Idle workers cost a parked goroutine each.
+const DefaultWorkers = 32
+
 // Name is the controller's name for --controllers and --workers-queue.
 const Name = "queue"
 
@@ -81,7 +90,7 @@ type Controller struct {
 
 // New returns a queue controller with the defaults of its flags.
 func New() *Controller {
-	return &Controller{workers: framework.DefaultWorkers, ensureDefaults: true}
+	return &Controller{workers: DefaultWorkers, ensureDefaults: true}
 }
 
 // Name implements framework.Controller.

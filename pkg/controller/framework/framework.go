@@ -115,8 +115,9 @@ func ValidateWorkers(n int, name string) error {
 	return nil
 }
 
-// DefaultWorkers is every controller's worker count unless its flag says
-// otherwise.
+// DefaultWorkers is a controller's worker count unless the controller or
+// its flag says otherwise. The queue and podgroup controllers set their own,
+// sized by the floor-mode benchmarks (docs/benchmarks.md).
 const DefaultWorkers = 5
 
 // registry holds the controllers registered from init functions. It is the

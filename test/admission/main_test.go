@@ -4,6 +4,7 @@ package admission
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -62,9 +63,11 @@ func runInstall(t *testing.T, o *install.Options) (string, error) {
 	return cptest.Install(context.Background(), factory(t), o)
 }
 
-// setup installs the CRDs and policies once per package and waits until the
-// API server enforces them: a policy is active only after the server's
-// informers have seen it (and, for the param policies, the Queues).
+// setup installs the CRDs and policies once per package. Install returns
+// only once the API server enforces them, so the first queue is created
+// without retrying and a rule is in force at once; only the Closed state of
+// that queue reaches the param policies a moment later (params come from
+// the API server's informer cache).
 func setup(t *testing.T) {
 	t.Helper()
 	setupOnce.Do(func() {
@@ -73,27 +76,19 @@ func setup(t *testing.T) {
 		}
 		ctx := context.Background()
 		c := vc(t)
-		// A queue that is Closed makes the param policy observable. Until
-		// the server has synced its Queue params, the param policies that
-		// match queue creation refuse it ("not yet synced"): retry.
 		probe := &schedulingv1beta1.Queue{ObjectMeta: metav1.ObjectMeta{Name: "probe-closed"}}
-		if setupErr = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 90*time.Second, true, func(ctx context.Context) (bool, error) {
-			err := createQueueWithState(ctx, c, probe, schedulingv1beta1.QueueStateClosed)
-			if err != nil && strings.Contains(err.Error(), "not yet synced") {
-				return false, nil
-			}
-			return true, err
-		}); setupErr != nil {
+		if setupErr = createQueueWithState(ctx, c, probe, schedulingv1beta1.QueueStateClosed); setupErr != nil {
+			setupErr = fmt.Errorf("first queue after install: %w", setupErr)
+			return
+		}
+		self := &schedulingv1beta1.Queue{ObjectMeta: metav1.ObjectMeta{Name: "probe-self"}, Spec: schedulingv1beta1.QueueSpec{Parent: "probe-self"}}
+		if _, err := c.SchedulingV1beta1().Queues().Create(ctx, self, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}}); err == nil || !strings.Contains(err.Error(), "cannot be its own parent") {
+			setupErr = fmt.Errorf("right after install, a queue that is its own parent got %v, want the vc-queue-spec refusal", err)
 			return
 		}
 		setupErr = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 90*time.Second, true, func(ctx context.Context) (bool, error) {
-			self := &schedulingv1beta1.Queue{ObjectMeta: metav1.ObjectMeta{Name: "probe-self"}, Spec: schedulingv1beta1.QueueSpec{Parent: "probe-self"}}
-			_, err := c.SchedulingV1beta1().Queues().Create(ctx, self, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
-			if err == nil {
-				return false, nil
-			}
 			pg := &schedulingv1beta1.PodGroup{ObjectMeta: metav1.ObjectMeta{Name: "probe", Namespace: "default"}, Spec: schedulingv1beta1.PodGroupSpec{Queue: "probe-closed"}}
-			_, err = c.SchedulingV1beta1().PodGroups("default").Create(ctx, pg, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+			_, err := c.SchedulingV1beta1().PodGroups("default").Create(ctx, pg, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
 			return err != nil && strings.Contains(err.Error(), "accepts no new work"), nil
 		})
 	})

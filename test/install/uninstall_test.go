@@ -60,16 +60,11 @@ func TestUninstall(t *testing.T) {
 		return !apierrors.IsNotFound(err)
 	}
 	left := &schedulingv1beta1.Queue{ObjectMeta: metav1.ObjectMeta{Name: "left-behind"}, Spec: schedulingv1beta1.QueueSpec{Weight: 1}}
-	// Right after install the API server may not have synced the Queue
-	// params of vc-queue-children yet and refuses queue creation with "not
-	// yet synced" (docs/admission.md): retry through that window only.
-	eventually(t, "queue left-behind created", func() (bool, error) {
-		_, err := versioned.NewForConfigOrDie(own.AdminConfig()).SchedulingV1beta1().Queues().Create(ctx, left, metav1.CreateOptions{})
-		if err != nil && strings.Contains(err.Error(), "not yet synced") {
-			return false, nil
-		}
-		return true, err
-	})
+	// Install waits until its policies are in force: the first queue
+	// created right after it is admitted, first time.
+	if _, err := versioned.NewForConfigOrDie(own.AdminConfig()).SchedulingV1beta1().Queues().Create(ctx, left, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("first queue right after install: %v", err)
+	}
 
 	// A queue exists: refused before anything goes.
 	_, err := runUninstall(f, "", true, false)

@@ -76,7 +76,10 @@ func NewCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Command {
 
 			Objects are server-side applied with the field manager 'kubectl-vc', so running
 			install again is safe: each object is reported as created, configured or
-			unchanged. CRDs are applied first and install waits until they are Established.
+			unchanged. CRDs are applied first and install waits until they are Established;
+			after applying the admission policies it waits until the API server enforces
+			them (dry-run requests only), so a queue created right after install is checked
+			and not refused while the server is still loading them.
 			The admission policies need admissionregistration.k8s.io/v1
 			ValidatingAdmissionPolicy (Kubernetes 1.30 or newer); install refuses to start
 			when the server does not serve it.`),
@@ -115,7 +118,7 @@ func NewCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Command {
 	cmd.Flags().BoolVar(&o.Print, "print", false, "Print the selected manifests as YAML instead of applying them")
 	cmd.Flags().StringVar(&o.DryRun, "dry-run", o.DryRun, `Must be "none" or "server". With "server", the server checks every object but persists nothing`)
 	cmd.Flags().Lookup("dry-run").NoOptDefVal = "server"
-	cmd.Flags().DurationVar(&o.Timeout, "timeout", o.Timeout, "How long to wait for the CRDs to be Established")
+	cmd.Flags().DurationVar(&o.Timeout, "timeout", o.Timeout, "How long to wait for the CRDs to be Established, and then for the admission policies to be in force")
 	return cmd
 }
 
@@ -225,10 +228,17 @@ func (o *Options) Run(ctx context.Context) error {
 		// The kinds just defined must be found by what follows.
 		meta.MaybeResetRESTMapper(o.mapper)
 	}
+	policies := false
 	for _, u := range plan.Objects {
 		if err := a.apply(ctx, u, o.Out); err != nil {
 			return err
 		}
+		policies = policies || u.GroupVersionKind() == vapGV.WithKind("ValidatingAdmissionPolicy")
+	}
+	if policies && !o.dryServer {
+		// Applied is not enforced: the API server loads policies and their
+		// params a moment later, refusing requests meanwhile (probe.go).
+		return waitPolicies(ctx, o.dyn, o.mapper, o.Timeout)
 	}
 	return nil
 }

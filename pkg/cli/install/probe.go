@@ -1,0 +1,217 @@
+package install
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	utilrand "k8s.io/apimachinery/pkg/util/rand"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/dynamic"
+
+	"github.com/kubectl-vc/kubectl-vc/pkg/cli/util"
+)
+
+// Waiting for the admission policies.
+//
+// The API server enforces a ValidatingAdmissionPolicy only once its policy
+// plugin has seen the policy and its binding (it recompiles them about once a
+// second) and, for a policy with a paramKind, once its informer for the param
+// kind (Queue) has listed. Until then a request the policy matches is either
+// not checked at all (policy not seen yet) or refused with a configuration
+// error ("failed to configure ...": the param kind is not found yet, or
+// "paramKind ... not yet synced to use for admission"). Both ends of that
+// window look the same to a request that breaks no rule: admitted. So the
+// wait proves each state separately, with dry-run requests only:
+//
+//  1. Seen: install creates a throwaway policy and binding of its own
+//     (named with a fresh nonce, after every other policy and binding) that
+//     refuses one queue name, and dry-runs a create of that name until the
+//     refusal carries the nonce. The plugin builds its hooks from everything
+//     its two informers hold, and an informer holds a prefix of the writes
+//     in order, so a hook for this binding means every policy and binding
+//     install wrote before it is loaded too. The probe is deleted afterwards.
+//  2. In force: a dry-run create of an ordinary queue, and of a PodGroup
+//     naming a queue that does not exist, are admitted. These are what a
+//     user does next; a configuration error refuses them while the params
+//     are not synced.
+//
+// A policy refusing a bad queue would prove the same for one policy only
+// when its params let it refuse something (vc-queue-children needs a parent
+// queue with resources), which a fresh cluster does not have and install
+// will not create. With several API servers the wait sees the one it reaches.
+
+var (
+	vapGVR  = vapGV.WithResource("validatingadmissionpolicies")
+	vapbGVR = vapGV.WithResource("validatingadmissionpolicybindings")
+	queueGK = schema.GroupKind{Group: "scheduling.volcano.sh", Kind: "Queue"}
+	pgGK    = schema.GroupKind{Group: "scheduling.volcano.sh", Kind: "PodGroup"}
+)
+
+const (
+	// probePrefix names the throwaway policy, binding and probe objects.
+	probePrefix = "kubectl-vc-install-probe"
+	// probeLabel marks the throwaway policy and binding, so that a probe
+	// left by an interrupted install is removed by the next one.
+	probeLabel = "kubectl-vc.io/install-probe"
+	// probeNamespace holds the dry-run PodGroup; it exists in every cluster.
+	probeNamespace = "default"
+	probeInterval  = 200 * time.Millisecond
+)
+
+// prober dry-runs requests until the admission policies are in force.
+type prober struct {
+	dyn    dynamic.Interface
+	mapper meta.RESTMapper
+	nonce  string
+}
+
+// probePolicy returns the throwaway policy and binding: they refuse the
+// create of exactly one queue name, with a message carrying the nonce.
+func (p *prober) probePolicy() (policy, binding *unstructured.Unstructured) {
+	name := probePrefix + "-" + p.nonce
+	labels := map[string]any{"app.kubernetes.io/part-of": "kubectl-vc", probeLabel: "true"}
+	policy = &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": vapGV.String(), "kind": "ValidatingAdmissionPolicy",
+		"metadata": map[string]any{"name": name, "labels": labels},
+		"spec": map[string]any{
+			"failurePolicy": "Fail",
+			"matchConstraints": map[string]any{"resourceRules": []any{map[string]any{
+				"apiGroups": []any{queueGK.Group}, "apiVersions": []any{"*"},
+				"operations": []any{"CREATE"}, "resources": []any{"queues"},
+			}}},
+			"matchConditions": []any{map[string]any{
+				"name": "probe-only", "expression": fmt.Sprintf("object.metadata.name == '%s'", name),
+			}},
+			"validations": []any{map[string]any{
+				"expression": "false", "message": p.refusal(),
+			}},
+		},
+	}}
+	binding = &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": vapGV.String(), "kind": "ValidatingAdmissionPolicyBinding",
+		"metadata": map[string]any{"name": name, "labels": labels},
+		"spec":     map[string]any{"policyName": name, "validationActions": []any{"Deny"}},
+	}}
+	return policy, binding
+}
+
+func (p *prober) refusal() string { return "kubectl-vc install probe " + p.nonce }
+
+// waitPolicies waits, up to timeout, until the policies install applied are
+// in force (see above). It returns nil at once when the server does not
+// serve Queues: the policies then have nothing to check.
+func waitPolicies(ctx context.Context, dyn dynamic.Interface, mapper meta.RESTMapper, timeout time.Duration) error {
+	qm, err := mapper.RESTMapping(queueGK)
+	if meta.IsNoMatchError(err) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	p := &prober{dyn: dyn, mapper: mapper, nonce: utilrand.String(8)}
+	// Leftovers of an interrupted install first, then this run's probe;
+	// it goes whatever happens next.
+	p.cleanup(ctx)
+	policy, binding := p.probePolicy()
+	if _, err := dyn.Resource(vapGVR).Create(ctx, policy, metav1.CreateOptions{FieldManager: "kubectl-vc"}); err != nil {
+		return fmt.Errorf("create the probe policy: %w", err)
+	}
+	defer p.cleanup(context.WithoutCancel(ctx))
+	if _, err := dyn.Resource(vapbGVR).Create(ctx, binding, metav1.CreateOptions{FieldManager: "kubectl-vc"}); err != nil {
+		return fmt.Errorf("create the probe policy binding: %w", err)
+	}
+	var pgs dynamic.ResourceInterface
+	var pgGV string
+	if m, err := mapper.RESTMapping(pgGK); err == nil {
+		pgs = dyn.Resource(m.Resource).Namespace(probeNamespace)
+		pgGV = m.GroupVersionKind.GroupVersion().String()
+	}
+	queues := dyn.Resource(qm.Resource)
+	gv := qm.GroupVersionKind.GroupVersion().String()
+
+	// pending is the server's last answer that kept the wait going; an
+	// error of the client itself (the deadline cutting a request short)
+	// does not replace it.
+	var pending string
+	refused := func(err error) (bool, error) {
+		var status apierrors.APIStatus
+		if errors.As(err, &status) {
+			pending = util.Message(err)
+		}
+		return false, nil
+	}
+	err = wait.PollUntilContextTimeout(ctx, probeInterval, timeout, true, func(ctx context.Context) (bool, error) {
+		// 1. Seen: our probe policy refuses its queue.
+		_, err := queues.Create(ctx, probeQueue(gv, probePrefix+"-"+p.nonce, ""), dryRun)
+		if err == nil {
+			pending = "the API server has not loaded the policies yet"
+			return false, nil
+		}
+		if !strings.Contains(err.Error(), p.refusal()) {
+			return refused(err)
+		}
+		// 2. In force: an ordinary queue and podgroup are admitted.
+		if _, err := queues.Create(ctx, probeQueue(gv, "", probePrefix+"-"), dryRun); err != nil {
+			return refused(err)
+		}
+		if pgs != nil {
+			_, err := pgs.Create(ctx, probePodGroup(pgGV), dryRun)
+			if err != nil && !apierrors.IsNotFound(err) {
+				return refused(err)
+			}
+		}
+		return true, nil
+	})
+	if err != nil {
+		if pending == "" || !errors.Is(err, context.DeadlineExceeded) {
+			return fmt.Errorf("waiting for the admission policies: %w", err)
+		}
+		return fmt.Errorf("the admission policies are not in force after %s (a dry-run request got: %s); run install again or raise --timeout", timeout, pending)
+	}
+	return nil
+}
+
+var dryRun = metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}}
+
+// cleanup deletes every probe policy and binding, this run's and any an
+// interrupted run left. Failing to delete is not install's failure: the
+// probe refuses only its own queue name.
+func (p *prober) cleanup(ctx context.Context) {
+	sel := metav1.ListOptions{LabelSelector: probeLabel + "=true"}
+	for _, gvr := range []schema.GroupVersionResource{vapbGVR, vapGVR} {
+		list, err := p.dyn.Resource(gvr).List(ctx, sel)
+		if err != nil {
+			continue
+		}
+		for _, u := range list.Items {
+			_ = p.dyn.Resource(gvr).Delete(ctx, u.GetName(), metav1.DeleteOptions{})
+		}
+	}
+}
+
+func probeQueue(gv, name, generateName string) *unstructured.Unstructured {
+	u := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": gv, "kind": "Queue",
+		"spec": map[string]any{"weight": int64(1)},
+	}}
+	u.SetName(name)
+	u.SetGenerateName(generateName)
+	return u
+}
+
+// probePodGroup names a queue that does not exist: no rule can refuse it.
+func probePodGroup(gv string) *unstructured.Unstructured {
+	return &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": gv, "kind": "PodGroup",
+		"metadata": map[string]any{"generateName": probePrefix + "-", "namespace": probeNamespace},
+		"spec":     map[string]any{"minMember": int64(1), "queue": probePrefix + "-no-such-queue"},
+	}}
+}

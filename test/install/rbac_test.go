@@ -304,8 +304,9 @@ func rbacStatefulSet(t *testing.T, kube kubernetes.Interface, vc versioned.Inter
 	groupsAre(t, vc, ns)
 }
 
-// rbacNodeSet: a NodeSet gets its pods, headless Service, PDB, revision and
-// status (server-side apply); an orphaned revision is adopted back (patch);
+// rbacNodeSet: a NodeSet gets its pods, their claims (one per pod from the
+// claim template), headless Service, PDB, revision and status (server-side
+// apply); an orphaned revision is adopted back (patch);
 // scale out; scale in from 3 to 1, while rbac-1 and rbac-2 run jobs,
 // deletes the idle pod and drains the busy one in Slurm first (pod
 // cordoned, node DRAINING), deleting it once its job ends; a template
@@ -322,6 +323,15 @@ func rbacNodeSet(t *testing.T, kube kubernetes.Interface, vc versioned.Interface
 				PodMetadata: slinkyv1beta1.PodMetadata{Labels: map[string]string{"team": "hpc"}},
 				PodSpec:     corev1.PodSpec{TerminationGracePeriodSeconds: ptr.To[int64](0)},
 			},
+			// Each pod gets a claim data-<pod>, which serve creates as
+			// the ServiceAccount (create persistentvolumeclaims).
+			VolumeClaimTemplates: []corev1.PersistentVolumeClaim{{
+				ObjectMeta: metav1.ObjectMeta{Name: "data"},
+				Spec: corev1.PersistentVolumeClaimSpec{
+					AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+					Resources:   corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}},
+				},
+			}},
 			UpdateStrategy: slinkyv1beta1.NodeSetUpdateStrategy{
 				Type:          slinkyv1beta1.RollingUpdateNodeSetStrategyType,
 				RollingUpdate: &slinkyv1beta1.RollingUpdateNodeSetStrategy{MaxUnavailable: ptr.To(intstr.FromInt32(1))},
@@ -342,7 +352,24 @@ func rbacNodeSet(t *testing.T, kube kubernetes.Interface, vc versioned.Interface
 		eventually(t, what+": pods "+want, func() (bool, error) { return livePodNames(t, kube, ns) == want, nil })
 	}
 
+	claimsAre := func(want string) {
+		t.Helper()
+		eventually(t, "claims "+want, func() (bool, error) {
+			list, err := kube.CoreV1().PersistentVolumeClaims(ns).List(ctx, metav1.ListOptions{})
+			if err != nil {
+				return false, err
+			}
+			var names []string
+			for _, c := range list.Items {
+				names = append(names, c.Name)
+			}
+			sort.Strings(names)
+			return strings.Join(names, ",") == want, nil
+		})
+	}
+
 	podsAre("created", "rbac-0,rbac-1")
+	claimsAre("data-rbac-0,data-rbac-1")
 	eventually(t, "status applied", func() (bool, error) {
 		st, err := nodeSets.Get(ctx, "rbac", metav1.GetOptions{})
 		return err == nil && st.Status.NodeSetHash != "" && st.Status.Replicas == 2, err
@@ -373,6 +400,7 @@ func rbacNodeSet(t *testing.T, kube kubernetes.Interface, vc versioned.Interface
 
 	patchNodeSet(`{"spec":{"replicas":3}}`)
 	podsAre("scaled out", "rbac-0,rbac-1,rbac-2")
+	claimsAre("data-rbac-0,data-rbac-1,data-rbac-2")
 	// Unready pods would leave first; ready ones leave idle first, then by
 	// highest ordinal.
 	markAllReady(t, kube, ns)

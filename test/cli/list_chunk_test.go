@@ -432,3 +432,19 @@ func TestNodeSetListWatch(t *testing.T) {
 		}
 	})
 }
+
+// TestListFlagsComplete: the shell completes the new flags of the list
+// commands, as cobra completes every flag.
+func TestListFlagsComplete(t *testing.T) {
+	for _, group := range []string{"command", "nodeset", "queue", "podgroup", "job", "pod"} {
+		r := mustVC(t, "__complete", group, "list", "--")
+		for _, flag := range []string{"--chunk-size", "--watch"} {
+			if flag == "--watch" && group == "pod" {
+				continue // pod list has no --watch
+			}
+			if !slices.Contains(strings.Fields(r.Stdout), flag) {
+				t.Errorf("%s list: %s not completed:\n%s", group, flag, r.Stdout)
+			}
+		}
+	}
+}

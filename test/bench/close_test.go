@@ -18,6 +18,7 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/rand"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
@@ -48,12 +49,12 @@ func BenchmarkCloseLatency(b *testing.B) {
 
 	for _, n := range benchSizes {
 		b.Run(fmt.Sprintf("queues=%d", n), func(b *testing.B) {
-			for i := range b.N {
-				floor := runClose(b, vc, fmt.Sprintf("f%d-%d", n, i), n, func() (func(), *methodCounter) {
+			for range b.N {
+				floor := runClose(b, vc, fmt.Sprintf("f%d-%s", n, rand.String(5)), n, func() (func(), *methodCounter) {
 					c := newMethodCounter()
 					return startCloseFloor(b, c.wrap(cfg)), c
 				})
-				served := runClose(b, vc, fmt.Sprintf("s%d-%d", n, i), n, func() (func(), *methodCounter) {
+				served := runClose(b, vc, fmt.Sprintf("s%d-%s", n, rand.String(5)), n, func() (func(), *methodCounter) {
 					c := newMethodCounter()
 					return startController(b, c.wrap(cfg), "queue", serveFlags...), c
 				})

@@ -14,6 +14,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/rand"
 	kubeinformers "k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -49,12 +50,12 @@ func BenchmarkPodGroupThroughput(b *testing.B) {
 	}
 	for _, n := range []int{1000, 5000} {
 		b.Run(fmt.Sprintf("pods=%d", n), func(b *testing.B) {
-			for i := range b.N {
-				floor := pgPass(b, kube, vc, fmt.Sprintf("pgfloor-%d-%d", n, i), n, func() (func(), *methodCounter) {
+			for range b.N {
+				floor := pgPass(b, kube, vc, fmt.Sprintf("pgfloor-%d-%s", n, rand.String(5)), n, func() (func(), *methodCounter) {
 					c := newMethodCounter()
 					return startPodGroupFloor(b, c.wrap(cfg)), c
 				})
-				served := pgPass(b, kube, vc, fmt.Sprintf("pgserve-%d-%d", n, i), n, func() (func(), *methodCounter) {
+				served := pgPass(b, kube, vc, fmt.Sprintf("pgserve-%d-%s", n, rand.String(5)), n, func() (func(), *methodCounter) {
 					c := newMethodCounter()
 					return startController(b, c.wrap(cfg), "podgroup", flags...), c
 				})

@@ -40,7 +40,7 @@ import (
 // the other way round, or a pod could point at a group its queue refuses).
 // BenchmarkPodGroupThroughput against a bare client with 32 pods in flight
 // (the floor): 5 workers took 1.3x the floor's time for 5 000 pods, 16 and
-// 32 workers 1.1-1.3x, no different from each other: past 16 the API server
+// 32 workers 1.1-1.5x, no different from each other: past 16 the API server
 // on the benchmark's two cores, which also serves the pods' creation, is the
 // limit, and more requests in flight only add to its load
 // (docs/benchmarks.md).

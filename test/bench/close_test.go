@@ -261,15 +261,7 @@ func startCloseFloor(b *testing.B, cfg *rest.Config) (stop func()) {
 		}
 		return err
 	})
-	inf.Start(ctx.Done())
-	inf.WaitForCacheSync(ctx.Done())
-	return func() {
-		cancel()
-		inf.Shutdown()
-		if err := done(); err != nil {
-			b.Error("floor:", err)
-		}
-	}
+	return runFloor(b, ctx, cancel, inf, done)
 }
 
 func waitAll(b *testing.B, vc versioned.Interface, prefix string, n int, s v1beta1.QueueState) {

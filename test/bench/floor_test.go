@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"reflect"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -172,5 +173,26 @@ func floorWorkers[T any](ctx context.Context, work <-chan T, do func(context.Con
 			return *e
 		}
 		return nil
+	}
+}
+
+// informerFactory is what runFloor needs of a shared informer factory.
+type informerFactory interface {
+	Start(stopCh <-chan struct{})
+	WaitForCacheSync(stopCh <-chan struct{}) map[reflect.Type]bool
+	Shutdown()
+}
+
+// runFloor starts a floor's informers and returns its stop: cancel the
+// workers and the informers, wait for both, report a failed write.
+func runFloor(b *testing.B, ctx context.Context, cancel context.CancelFunc, inf informerFactory, done func() error) (stop func()) {
+	inf.Start(ctx.Done())
+	inf.WaitForCacheSync(ctx.Done())
+	return func() {
+		cancel()
+		inf.Shutdown()
+		if err := done(); err != nil {
+			b.Error("floor:", err)
+		}
 	}
 }

@@ -132,15 +132,7 @@ func startPodGroupFloor(b *testing.B, cfg *rest.Config) (stop func()) {
 		_, err := kube.CoreV1().Pods(p.Namespace).Patch(ctx, p.Name, types.StrategicMergePatchType, patch, metav1.PatchOptions{})
 		return err
 	})
-	inf.Start(ctx.Done())
-	inf.WaitForCacheSync(ctx.Done())
-	return func() {
-		cancel()
-		inf.Shutdown()
-		if err := done(); err != nil {
-			b.Error("floor:", err)
-		}
-	}
+	return runFloor(b, ctx, cancel, inf, done)
 }
 
 // pgRun creates n standalone pods from 16 goroutines and waits, through

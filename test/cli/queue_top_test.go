@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -20,6 +19,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	schedulingv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/scheduling/v1beta1"
+	"github.com/kubectl-vc/kubectl-vc/test/internal/binary"
 )
 
 // ensureTopRoot creates root and default unless another test has, as
@@ -274,27 +274,9 @@ func TestQueueTreeOutputs(t *testing.T) {
 	}
 }
 
-// syncBuffer collects a running command's output for polling.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // waitFor polls the output until cond holds; the deadline only bounds the
 // poll.
-func waitFor(t *testing.T, what string, out *syncBuffer, cond func(string) bool) {
+func waitFor(t *testing.T, what string, out *binary.SyncBuffer, cond func(string) bool) {
 	t.Helper()
 	deadline := time.Now().Add(60 * time.Second)
 	for !cond(out.String()) {
@@ -307,7 +289,7 @@ func waitFor(t *testing.T, what string, out *syncBuffer, cond func(string) bool)
 
 func TestQueueTreeWatch(t *testing.T) {
 	makeTopQueues(t)
-	var stdout, stderr syncBuffer
+	var stdout, stderr binary.SyncBuffer
 	cmd := command(env.admin, "queue", "tree", "--watch")
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Start(); err != nil {

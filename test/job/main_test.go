@@ -6,14 +6,12 @@
 package job
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -105,7 +103,7 @@ func mustFail(t *testing.T, want string, args ...string) {
 // background is a run of the binary that the test watches while it runs.
 type background struct {
 	cmd      *exec.Cmd
-	out, err syncBuffer
+	out, err binary.SyncBuffer
 	done     chan struct{}
 	code     int
 }
@@ -155,23 +153,6 @@ func (b *background) waitStderr(t *testing.T, want string) {
 		}
 		return strings.Contains(b.err.String(), want), nil
 	})
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // poll calls cond until it is true, bounded by a deadline.

@@ -236,6 +236,25 @@ func TestListChunkSize(t *testing.T) {
 			})
 		}
 	}
+	// Queues without a status (no controller here) are counted from one
+	// list of every podgroup: that list is paged too.
+	t.Run("queue list counts podgroups in chunks", func(t *testing.T) {
+		proxy.reset()
+		r := runCmd(t, command(kc, "queue", "list", "-l", "list-chunk-test=yes", "--chunk-size", "2"))
+		if r.Code != 0 {
+			t.Fatalf("queue list:\n%s", r)
+		}
+		lists := proxy.lists(vcAPI + "podgroups")
+		// At least the fixture's five podgroups: three pages or more.
+		if len(lists) < 3 {
+			t.Fatalf("%d podgroup list requests, want at least 3 pages of 2: %v", len(lists), lists)
+		}
+		for i, q := range lists {
+			if q.Get("limit") != "2" || (i == 0) != (q.Get("continue") == "") {
+				t.Errorf("podgroup list request %d: limit %q continue %q", i, q.Get("limit"), q.Get("continue"))
+			}
+		}
+	})
 	for _, c := range commands {
 		t.Run(c.name+" --chunk-size -1", func(t *testing.T) {
 			proxy.reset()

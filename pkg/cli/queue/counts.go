@@ -7,6 +7,7 @@ import (
 
 	"github.com/kubectl-vc/kubectl-vc/pkg/apis/keys"
 	schedulingv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/scheduling/v1beta1"
+	"github.com/kubectl-vc/kubectl-vc/pkg/cli/chunk"
 	"github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned"
 	"github.com/kubectl-vc/kubectl-vc/pkg/rules"
 )
@@ -19,9 +20,10 @@ func statusCounts(q *schedulingv1beta1.Queue) counts { return rules.FromQueueSta
 
 // queueCounts returns podgroup counts per queue. Queues whose status the
 // controller maintains (it writes a state) use their status; for the rest
-// podgroups are listed once across namespaces — never one request per
-// queue. If podgroups cannot be listed (RBAC), status counts are used.
-func queueCounts(ctx context.Context, c versioned.Interface, queues []schedulingv1beta1.Queue) map[string]counts {
+// podgroups are listed once across namespaces, chunkSize per request as
+// the command's --chunk-size says — never one request per queue. If
+// podgroups cannot be listed (RBAC), status counts are used.
+func queueCounts(ctx context.Context, c versioned.Interface, queues []schedulingv1beta1.Queue, chunkSize int64) map[string]counts {
 	out := make(map[string]counts, len(queues))
 	needList := false
 	for i := range queues {
@@ -34,13 +36,14 @@ func queueCounts(ctx context.Context, c versioned.Interface, queues []scheduling
 	if !needList {
 		return out
 	}
-	pgs, err := c.SchedulingV1beta1().PodGroups(metav1.NamespaceAll).List(ctx, metav1.ListOptions{})
+	pgs, _, err := chunk.List[schedulingv1beta1.PodGroup](ctx, chunkSize, metav1.ListOptions{},
+		c.SchedulingV1beta1().PodGroups(metav1.NamespaceAll).List)
 	if err != nil {
 		return out
 	}
 	fromPG := map[string]counts{}
-	for i := range pgs.Items {
-		pg := &pgs.Items[i]
+	for i := range pgs {
+		pg := &pgs[i]
 		queue := pg.Spec.Queue
 		if queue == "" {
 			queue = keys.DefaultQueue

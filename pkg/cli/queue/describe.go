@@ -14,6 +14,7 @@ import (
 	"k8s.io/kubectl/pkg/util/templates"
 
 	schedulingv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/scheduling/v1beta1"
+	"github.com/kubectl-vc/kubectl-vc/pkg/cli/chunk"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/completion"
 	vcprinters "github.com/kubectl-vc/kubectl-vc/pkg/cli/printers"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/util"
@@ -125,7 +126,7 @@ func (o *DescribeOptions) Run(ctx context.Context) error {
 		}
 	}
 
-	cnt := queueCounts(ctx, c, []schedulingv1beta1.Queue{*q})[q.Name]
+	cnt := queueCounts(ctx, c, []schedulingv1beta1.Queue{*q}, chunk.DefaultSize)[q.Name]
 	source := "status"
 	if q.Status.State == "" {
 		source = "podgroups"

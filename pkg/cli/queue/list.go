@@ -167,7 +167,7 @@ func (o *ListOptions) print(ctx context.Context, list *schedulingv1beta1.QueueLi
 		fmt.Fprintln(o.ErrOut, "No queues found.")
 		return nil
 	}
-	return o.printer.PrintObj(queueTable(list.Items, queueCounts(ctx, o.client, list.Items)), o.Out)
+	return o.printer.PrintObj(queueTable(list.Items, queueCounts(ctx, o.client, list.Items, o.ChunkSize)), o.Out)
 }
 
 // watch prints every later change. Counts come from status only, to keep

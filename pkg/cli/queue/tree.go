@@ -214,7 +214,7 @@ func (o *TreeOptions) print(ctx context.Context, byName map[string]schedulingv1b
 	for _, q := range byName {
 		items = append(items, q)
 	}
-	cnt := queueCounts(ctx, o.client, items)
+	cnt := queueCounts(ctx, o.client, items, o.ChunkSize)
 	f := newForest(items)
 	f.sort(func(a, b string) bool { return a < b })
 	switch o.Output {

@@ -181,3 +181,25 @@ func realisticPod(i int) *corev1.Pod {
 }
 
 func intOrString(port int) intstr.IntOrString { return intstr.FromInt32(int32(port)) }
+
+// createListPodGroups creates n small podgroups (minMember 1, mixed
+// phases) spread over 20 namespaces <nsPrefix>-00..19, podgroup i in queue
+// queueOf(i): the fixture of the list benchmarks.
+func createListPodGroups(b *testing.B, kube kubernetes.Interface, vc versioned.Interface, nsPrefix string, n int, queueOf func(i int) string) {
+	ctx := context.Background()
+	const namespaces = 20
+	for i := range namespaces {
+		if _, err := kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("%s-%02d", nsPrefix, i)}}, metav1.CreateOptions{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	parallel(n, func(i int) {
+		if _, err := vc.SchedulingV1beta1().PodGroups(fmt.Sprintf("%s-%02d", nsPrefix, i%namespaces)).Create(ctx, &v1beta1.PodGroup{
+			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("pg-%05d", i)},
+			Spec:       v1beta1.PodGroupSpec{MinMember: 1, Queue: queueOf(i)},
+			Status:     v1beta1.PodGroupStatus{Phase: coldPhases[i%len(coldPhases)]},
+		}, metav1.CreateOptions{}); err != nil {
+			b.Error(err)
+		}
+	})
+}

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"testing"
 
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
@@ -44,21 +43,7 @@ func BenchmarkListChunks(b *testing.B) {
 			b.Error(err)
 		}
 	})
-	namespaces := 20
-	for i := range namespaces {
-		if _, err := kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("chunk-ns-%02d", i)}}, metav1.CreateOptions{}); err != nil {
-			b.Fatal(err)
-		}
-	}
-	parallel(npg, func(i int) {
-		if _, err := vc.SchedulingV1beta1().PodGroups(fmt.Sprintf("chunk-ns-%02d", i%namespaces)).Create(ctx, &v1beta1.PodGroup{
-			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("pg-%05d", i)},
-			Spec:       v1beta1.PodGroupSpec{MinMember: 1, Queue: name(i % nq)},
-			Status:     v1beta1.PodGroupStatus{Phase: coldPhases[i%len(coldPhases)]},
-		}, metav1.CreateOptions{}); err != nil {
-			b.Error(err)
-		}
-	})
+	createListPodGroups(b, kube, vc, "chunk-ns", npg, func(i int) string { return name(i % nq) })
 	if b.Failed() {
 		return
 	}

@@ -6,7 +6,6 @@ import (
 	"sort"
 
 	"github.com/spf13/cobra"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -17,6 +16,7 @@ import (
 
 	busv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/bus/v1alpha1"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/chunk"
+	"github.com/kubectl-vc/kubectl-vc/pkg/cli/follow"
 	vcprinters "github.com/kubectl-vc/kubectl-vc/pkg/cli/printers"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/util"
 	"github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned"
@@ -136,27 +136,16 @@ func (o *ListOptions) Run(ctx context.Context) error {
 // watch prints every later change of the Commands, one row (or object)
 // per change, until ctx ends.
 func (o *ListOptions) watch(ctx context.Context, rv string) error {
-	w, err := o.client.BusV1alpha1().Commands(o.Namespace).Watch(ctx, metav1.ListOptions{LabelSelector: o.Selector, ResourceVersion: rv})
-	if err != nil {
-		return err
-	}
-	defer w.Stop()
-	for ev := range w.ResultChan() {
-		if ev.Type == watch.Error {
-			return fmt.Errorf("watch ended: %s", util.Message(apierrors.FromObject(ev.Object)))
-		}
-		cm, ok := ev.Object.(*busv1alpha1.Command)
-		if !ok {
-			continue
-		}
-		if err := o.print([]busv1alpha1.Command{*cm}, cm); err != nil {
-			return err
-		}
-		if ev.Type == watch.Added && o.PrintFlags.HumanReadable() {
-			noteJobCommands(o.ErrOut, []busv1alpha1.Command{*cm})
-		}
-	}
-	return nil
+	return follow.Each(ctx, rv, metav1.ListOptions{LabelSelector: o.Selector}, o.client.BusV1alpha1().Commands(o.Namespace).Watch,
+		func(t watch.EventType, cm *busv1alpha1.Command) error {
+			if err := o.print([]busv1alpha1.Command{*cm}, cm); err != nil {
+				return err
+			}
+			if t == watch.Added && o.PrintFlags.HumanReadable() {
+				noteJobCommands(o.ErrOut, []busv1alpha1.Command{*cm})
+			}
+			return nil
+		})
 }
 
 func (o *ListOptions) print(items []busv1alpha1.Command, obj runtime.Object) error {

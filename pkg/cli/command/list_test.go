@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	clienttesting "k8s.io/client-go/testing"
@@ -41,7 +42,13 @@ func run(vc *vcfake.Clientset, args ...string) (stdout string, err error) {
 // TestListWatchError: a watch the API server ends with an error is one
 // line and an error (the root makes it a non-zero exit), after the rows.
 func TestListWatchError(t *testing.T) {
-	vc := vcfake.NewSimpleClientset(&busv1alpha1.Command{ObjectMeta: metav1.ObjectMeta{Name: "c1", Namespace: "ns"}, Action: "OpenQueue"})
+	vc := vcfake.NewSimpleClientset()
+	// The fake lists without a resourceVersion; a server's list has one,
+	// and the watch starts from it.
+	vc.PrependReactor("list", "commands", func(clienttesting.Action) (bool, runtime.Object, error) {
+		return true, &busv1alpha1.CommandList{ListMeta: metav1.ListMeta{ResourceVersion: "1"},
+			Items: []busv1alpha1.Command{{ObjectMeta: metav1.ObjectMeta{Name: "c1", Namespace: "ns"}, Action: "OpenQueue"}}}, nil
+	})
 	w := watch.NewFakeWithChanSize(1, false)
 	w.Error(&metav1.Status{Status: metav1.StatusFailure, Code: 410, Reason: metav1.StatusReasonExpired, Message: "too old resource version: 1 (2)"})
 	vc.PrependWatchReactor("commands", func(clienttesting.Action) (bool, watch.Interface, error) { return true, w, nil })

@@ -18,6 +18,7 @@ import (
 	batchv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/batch/v1alpha1"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/chunk"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/completion"
+	"github.com/kubectl-vc/kubectl-vc/pkg/cli/follow"
 	vcprinters "github.com/kubectl-vc/kubectl-vc/pkg/cli/printers"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/util"
 	"github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned"
@@ -200,28 +201,17 @@ func (o *ListOptions) Run(ctx context.Context) error {
 
 // watch prints every later change of the jobs that pass the filters.
 func (o *ListOptions) watch(ctx context.Context, rv string) error {
-	w, err := o.client.BatchV1alpha1().Jobs(o.namespace).Watch(ctx, metav1.ListOptions{LabelSelector: o.Selector, ResourceVersion: rv})
-	if err != nil {
-		return apiError(err)
-	}
-	defer w.Stop()
 	want := map[string]bool{}
 	for _, n := range o.Names {
 		want[n] = true
 	}
-	for ev := range w.ResultChan() {
-		if ev.Type == watch.Error {
-			return fmt.Errorf("watch ended: %s", util.Message(fmt.Errorf("%v", ev.Object)))
-		}
-		j, ok := ev.Object.(*batchv1alpha1.Job)
-		if !ok || (len(want) > 0 && !want[j.Name]) || !o.keep(j) {
-			continue
-		}
-		if err := o.print([]batchv1alpha1.Job{*j}, j); err != nil {
-			return err
-		}
-	}
-	return nil
+	return follow.Each(ctx, rv, metav1.ListOptions{LabelSelector: o.Selector}, o.client.BatchV1alpha1().Jobs(o.namespace).Watch,
+		func(_ watch.EventType, j *batchv1alpha1.Job) error {
+			if (len(want) > 0 && !want[j.Name]) || !o.keep(j) {
+				return nil
+			}
+			return o.print([]batchv1alpha1.Job{*j}, j)
+		})
 }
 
 func (o *ListOptions) print(items []batchv1alpha1.Job, obj runtime.Object) error {

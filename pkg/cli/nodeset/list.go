@@ -6,7 +6,6 @@ import (
 	"sort"
 
 	"github.com/spf13/cobra"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -17,6 +16,7 @@ import (
 
 	slinkyv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/slinky/v1beta1"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/chunk"
+	"github.com/kubectl-vc/kubectl-vc/pkg/cli/follow"
 	vcprinters "github.com/kubectl-vc/kubectl-vc/pkg/cli/printers"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/util"
 	"github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned"
@@ -170,28 +170,17 @@ func (o *ListOptions) Run(ctx context.Context) error {
 // watch prints every later change of the NodeSets listed (all, or the
 // named ones), one row (or object) per change, until ctx ends.
 func (o *ListOptions) watch(ctx context.Context, rv string) error {
-	w, err := o.client.SlinkyV1beta1().NodeSets(o.namespace).Watch(ctx, metav1.ListOptions{LabelSelector: o.Selector, ResourceVersion: rv})
-	if err != nil {
-		return err
-	}
-	defer w.Stop()
 	want := map[string]bool{}
 	for _, n := range o.Names {
 		want[n] = true
 	}
-	for ev := range w.ResultChan() {
-		if ev.Type == watch.Error {
-			return fmt.Errorf("watch ended: %s", util.Message(apierrors.FromObject(ev.Object)))
-		}
-		ns, ok := ev.Object.(*slinkyv1beta1.NodeSet)
-		if !ok || (len(want) > 0 && !want[ns.Name]) {
-			continue
-		}
-		if err := o.print([]slinkyv1beta1.NodeSet{*ns}, ns); err != nil {
-			return err
-		}
-	}
-	return nil
+	return follow.Each(ctx, rv, metav1.ListOptions{LabelSelector: o.Selector}, o.client.SlinkyV1beta1().NodeSets(o.namespace).Watch,
+		func(_ watch.EventType, ns *slinkyv1beta1.NodeSet) error {
+			if len(want) > 0 && !want[ns.Name] {
+				return nil
+			}
+			return o.print([]slinkyv1beta1.NodeSet{*ns}, ns)
+		})
 }
 
 func (o *ListOptions) print(items []slinkyv1beta1.NodeSet, obj runtime.Object) error {

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	clienttesting "k8s.io/client-go/testing"
@@ -19,7 +20,13 @@ import (
 // TestListWatchError: a watch the API server ends with an error is one
 // line and an error (the root makes it a non-zero exit), after the rows.
 func TestListWatchError(t *testing.T) {
-	vc := vcfake.NewSimpleClientset(listedNodeSet("a"))
+	vc := vcfake.NewSimpleClientset()
+	// The fake lists without a resourceVersion; a server's list has one,
+	// and the watch starts from it.
+	vc.PrependReactor("list", "nodesets", func(clienttesting.Action) (bool, runtime.Object, error) {
+		return true, &slinkyv1beta1.NodeSetList{ListMeta: metav1.ListMeta{ResourceVersion: "1"},
+			Items: []slinkyv1beta1.NodeSet{*listedNodeSet("a")}}, nil
+	})
 	w := watch.NewFakeWithChanSize(1, false)
 	w.Error(&metav1.Status{Status: metav1.StatusFailure, Code: 410, Reason: metav1.StatusReasonExpired, Message: "too old resource version: 1 (2)"})
 	vc.PrependWatchReactor("nodesets", func(clienttesting.Action) (bool, watch.Interface, error) { return true, w, nil })

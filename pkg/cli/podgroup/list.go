@@ -18,6 +18,7 @@ import (
 	schedulingv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/scheduling/v1beta1"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/chunk"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/completion"
+	"github.com/kubectl-vc/kubectl-vc/pkg/cli/follow"
 	vcprinters "github.com/kubectl-vc/kubectl-vc/pkg/cli/printers"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/util"
 	"github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned"
@@ -195,24 +196,13 @@ func (o *ListOptions) Run(ctx context.Context) error {
 	if !o.Watch {
 		return nil
 	}
-	w, err := pgs.Watch(ctx, metav1.ListOptions{LabelSelector: o.Selector, ResourceVersion: list.ResourceVersion})
-	if err != nil {
-		return err
-	}
-	defer w.Stop()
-	for ev := range w.ResultChan() {
-		if ev.Type == watch.Error {
-			return fmt.Errorf("watch ended: %v", ev.Object)
-		}
-		pg, ok := ev.Object.(*schedulingv1beta1.PodGroup)
-		if !ok || !o.keep(pg) {
-			continue
-		}
-		if err := o.print([]schedulingv1beta1.PodGroup{*pg}, pg); err != nil {
-			return err
-		}
-	}
-	return nil
+	return follow.Each(ctx, list.ResourceVersion, metav1.ListOptions{LabelSelector: o.Selector}, pgs.Watch,
+		func(_ watch.EventType, pg *schedulingv1beta1.PodGroup) error {
+			if !o.keep(pg) {
+				return nil
+			}
+			return o.print([]schedulingv1beta1.PodGroup{*pg}, pg)
+		})
 }
 
 func (o *ListOptions) print(items []schedulingv1beta1.PodGroup, obj runtime.Object) error {

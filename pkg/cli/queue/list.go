@@ -17,6 +17,7 @@ import (
 	schedulingv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/scheduling/v1beta1"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/chunk"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/completion"
+	"github.com/kubectl-vc/kubectl-vc/pkg/cli/follow"
 	vcprinters "github.com/kubectl-vc/kubectl-vc/pkg/cli/printers"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/util"
 	"github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned"
@@ -173,36 +174,21 @@ func (o *ListOptions) print(ctx context.Context, list *schedulingv1beta1.QueueLi
 // watch prints every later change. Counts come from status only, to keep
 // one request per event out of the loop.
 func (o *ListOptions) watch(ctx context.Context, rv string) error {
-	opts := metav1.ListOptions{LabelSelector: o.Selector, ResourceVersion: rv}
-	w, err := o.client.SchedulingV1beta1().Queues().Watch(ctx, opts)
-	if err != nil {
-		return err
-	}
-	defer w.Stop()
 	want := map[string]bool{}
 	for _, n := range o.Names {
 		want[n] = true
 	}
-	for ev := range w.ResultChan() {
-		if ev.Type == watch.Error {
-			return fmt.Errorf("watch ended: %s", util.Message(fmt.Errorf("%v", ev.Object)))
-		}
-		q, ok := ev.Object.(*schedulingv1beta1.Queue)
-		if !ok || (len(want) > 0 && !want[q.Name]) {
-			continue
-		}
-		if o.PrintFlags.HumanReadable() {
-			items := []schedulingv1beta1.Queue{*q}
-			if err := o.printer.PrintObj(queueTable(items, map[string]counts{q.Name: statusCounts(q)}), o.Out); err != nil {
-				return err
+	return follow.Each(ctx, rv, metav1.ListOptions{LabelSelector: o.Selector}, o.client.SchedulingV1beta1().Queues().Watch,
+		func(_ watch.EventType, q *schedulingv1beta1.Queue) error {
+			if len(want) > 0 && !want[q.Name] {
+				return nil
 			}
-			continue
-		}
-		if err := vcprinters.Print(o.printer, q, o.Out); err != nil {
-			return err
-		}
-	}
-	return nil
+			if o.PrintFlags.HumanReadable() {
+				items := []schedulingv1beta1.Queue{*q}
+				return o.printer.PrintObj(queueTable(items, map[string]counts{q.Name: statusCounts(q)}), o.Out)
+			}
+			return vcprinters.Print(o.printer, q, o.Out)
+		})
 }
 
 var queueColumns = []vcprinters.Column{

@@ -16,18 +16,16 @@ import (
 	"github.com/olekukonko/tablewriter/tw"
 	"github.com/spf13/cobra"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
-	"k8s.io/client-go/tools/cache"
-	watchtools "k8s.io/client-go/tools/watch"
 	"k8s.io/kubectl/pkg/util/templates"
 	"sigs.k8s.io/yaml"
 
 	"github.com/kubectl-vc/kubectl-vc/pkg/apis/keys"
 	schedulingv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/scheduling/v1beta1"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/chunk"
+	"github.com/kubectl-vc/kubectl-vc/pkg/cli/follow"
 	vcprinters "github.com/kubectl-vc/kubectl-vc/pkg/cli/printers"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/util"
 	"github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned"
@@ -144,14 +142,9 @@ func (o *TreeOptions) Run(ctx context.Context) error {
 // RetryWatcher resumes across server timeouts, and prints the tree once
 // per batch of changes (events already waiting are applied first).
 func (o *TreeOptions) watch(ctx context.Context, rv string, byName map[string]schedulingv1beta1.Queue) error {
-	queues := o.client.SchedulingV1beta1().Queues()
-	rw, err := watchtools.NewRetryWatcherWithContext(ctx, rv, &cache.ListWatch{
-		WatchFuncWithContext: func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
-			return queues.Watch(ctx, opts)
-		},
-	})
+	rw, err := follow.Start(ctx, rv, metav1.ListOptions{}, o.client.SchedulingV1beta1().Queues().Watch)
 	if err != nil {
-		return fmt.Errorf("watch: %s", util.Message(err))
+		return err
 	}
 	defer rw.Stop()
 	apply := func(ev watch.Event, ok bool) error {
@@ -159,11 +152,12 @@ func (o *TreeOptions) watch(ctx context.Context, rv string, byName map[string]sc
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
-			return fmt.Errorf("watch ended")
+			return follow.ErrEnded
+		}
+		if err := follow.EventError(ev); err != nil {
+			return err
 		}
 		switch ev.Type {
-		case watch.Error:
-			return fmt.Errorf("watch ended: %s", util.Message(apierrors.FromObject(ev.Object)))
 		case watch.Added, watch.Modified:
 			if q, ok := ev.Object.(*schedulingv1beta1.Queue); ok {
 				byName[q.Name] = *q

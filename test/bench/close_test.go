@@ -50,24 +50,34 @@ func BenchmarkCloseLatency(b *testing.B) {
 	for _, n := range benchSizes {
 		b.Run(fmt.Sprintf("queues=%d", n), func(b *testing.B) {
 			for range b.N {
-				floor := runClose(b, vc, fmt.Sprintf("f%d-%s", n, rand.String(5)), n, func() (func(), *methodCounter) {
-					c := newMethodCounter()
-					return startCloseFloor(b, c.wrap(cfg)), c
+				floors, serves := alternate(b, benchRounds(), func() closeResult {
+					return runClose(b, vc, fmt.Sprintf("f%d-%s", n, rand.String(5)), n, func() (func(), *methodCounter) {
+						c := newMethodCounter()
+						return startCloseFloor(b, c.wrap(cfg)), c
+					})
+				}, func() closeResult {
+					return runClose(b, vc, fmt.Sprintf("s%d-%s", n, rand.String(5)), n, func() (func(), *methodCounter) {
+						c := newMethodCounter()
+						return startController(b, c.wrap(cfg), "queue", serveFlags...), c
+					})
 				})
-				served := runClose(b, vc, fmt.Sprintf("s%d-%s", n, rand.String(5)), n, func() (func(), *methodCounter) {
-					c := newMethodCounter()
-					return startController(b, c.wrap(cfg), "queue", serveFlags...), c
-				})
-				b.ReportMetric(served.pct(0.50), "p50-ms")
-				b.ReportMetric(served.pct(0.99), "p99-ms")
-				b.ReportMetric(ms(served.total), "total-ms")
-				b.ReportMetric(floor.pct(0.99), "floor-p99-ms")
-				b.ReportMetric(ms(floor.total), "floor-total-ms")
-				b.ReportMetric(served.total.Seconds()/floor.total.Seconds(), "serve/floor")
-				b.ReportMetric(served.stateWrites/float64(n), "state-writes/close")
-				b.ReportMetric(served.events/float64(n), "event-posts/close")
-				b.ReportMetric(served.writes/float64(n), "writes/close")
-				b.ReportMetric(floor.writes/float64(n), "floor-writes/close")
+				ratios := make([]float64, len(serves))
+				for i := range serves {
+					ratios[i] = serves[i].total.Seconds() / floors[i].total.Seconds()
+					b.Logf("queues=%d round %d: serve total %.0f ms p99 %.0f ms, floor total %.0f ms p99 %.0f ms, serve/floor %.2f",
+						n, i+1, ms(serves[i].total), serves[i].pct(0.99), ms(floors[i].total), floors[i].pct(0.99), ratios[i])
+				}
+				// Medians over the rounds (one round: its values).
+				b.ReportMetric(medianOf(serves, func(r closeResult) float64 { return r.pct(0.50) }), "p50-ms")
+				b.ReportMetric(medianOf(serves, func(r closeResult) float64 { return r.pct(0.99) }), "p99-ms")
+				b.ReportMetric(medianOf(serves, func(r closeResult) float64 { return ms(r.total) }), "total-ms")
+				b.ReportMetric(medianOf(floors, func(r closeResult) float64 { return r.pct(0.99) }), "floor-p99-ms")
+				b.ReportMetric(medianOf(floors, func(r closeResult) float64 { return ms(r.total) }), "floor-total-ms")
+				b.ReportMetric(median(ratios), "serve/floor")
+				b.ReportMetric(medianOf(serves, func(r closeResult) float64 { return r.stateWrites / float64(n) }), "state-writes/close")
+				b.ReportMetric(medianOf(serves, func(r closeResult) float64 { return r.events / float64(n) }), "event-posts/close")
+				b.ReportMetric(medianOf(serves, func(r closeResult) float64 { return r.writes / float64(n) }), "writes/close")
+				b.ReportMetric(medianOf(floors, func(r closeResult) float64 { return r.writes / float64(n) }), "floor-writes/close")
 			}
 		})
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"reflect"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -195,4 +196,50 @@ func runFloor(b *testing.B, ctx context.Context, cancel context.CancelFunc, inf 
 			b.Error("floor:", err)
 		}
 	}
+}
+
+// benchRounds is how many times each size of a floor benchmark runs its
+// floor pass and its serve pass (VC_BENCH_ROUNDS, default 1). One pass of
+// either varies by ±20 % on a loaded two-core machine, mostly with the API
+// server and etcd; several rounds and their medians say more than one.
+func benchRounds() int { return envInt("VC_BENCH_ROUNDS", 1) }
+
+// alternate runs rounds rounds of a floor pass and a serve pass, swapping
+// which goes first in every other round, so that neither always meets the
+// API server just after the other's cleanup.
+func alternate[R any](b *testing.B, rounds int, floor, serve func() R) (floors, serves []R) {
+	for i := range rounds {
+		if i%2 == 0 {
+			floors = append(floors, floor())
+			serves = append(serves, serve())
+		} else {
+			serves = append(serves, serve())
+			floors = append(floors, floor())
+		}
+		if b.Failed() {
+			b.FailNow()
+		}
+	}
+	return floors, serves
+}
+
+// median of xs (the mean of the middle two for an even count).
+func median(xs []float64) float64 {
+	s := slices.Sorted(slices.Values(xs))
+	if len(s) == 0 {
+		return 0
+	}
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+// medianOf is the median of f over rs.
+func medianOf[R any](rs []R, f func(R) float64) float64 {
+	xs := make([]float64, len(rs))
+	for i, r := range rs {
+		xs[i] = f(r)
+	}
+	return median(xs)
 }

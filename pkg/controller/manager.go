@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"os"
 	"sync"
 	"sync/atomic"
@@ -52,6 +53,10 @@ type Options struct {
 	// MetricsAddr and HealthAddr are listen addresses; "" or "0" disables.
 	MetricsAddr string
 	HealthAddr  string
+	// Profiling adds Go's pprof handlers (/debug/pprof/) to the metrics
+	// endpoint: for an operator to see where serve's CPU and memory go
+	// in their cluster, which no benchmark here can reproduce.
+	Profiling bool
 
 	LeaderElect    bool
 	LeaseNamespace string
@@ -294,8 +299,14 @@ func startServers(o Options, reg *prometheus.Registry, ready *atomic.Value) ([]*
 	})
 	metricsMux := http.NewServeMux()
 	metricsMux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	if o.Profiling {
+		addProfiling(metricsMux)
+	}
 	if o.MetricsAddr != "" && o.MetricsAddr == o.HealthAddr {
 		health.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+		if o.Profiling {
+			addProfiling(health)
+		}
 		return servers, listen(o.HealthAddr, health, "health probes and metrics")
 	}
 	if err := listen(o.HealthAddr, health, "health probes"); err != nil {
@@ -308,4 +319,15 @@ func startServers(o Options, reg *prometheus.Registry, ready *atomic.Value) ([]*
 		return nil, err
 	}
 	return servers, nil
+}
+
+// addProfiling serves net/http/pprof's handlers under /debug/pprof/ on mux
+// (registered by hand: the package's init registers them on
+// http.DefaultServeMux, which serve never listens on).
+func addProfiling(mux *http.ServeMux) {
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
 }

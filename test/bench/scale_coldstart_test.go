@@ -4,11 +4,14 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"io"
+	"maps"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -16,6 +19,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/kubectl-vc/kubectl-vc/pkg/apis/keys"
@@ -103,7 +107,7 @@ func BenchmarkColdStart(b *testing.B) {
 	want := queueStatuses(nq, npg, queueName, phaseOf)
 
 	for range b.N {
-		coldStart(b, bin, kubeconfig, vc, want, fmt.Sprintf("queues=%d podgroups=%d", nq, npg))
+		coldStart(b, bin, kubeconfig, vc, want, fmt.Sprintf("queues=%d podgroups=%d", nq, npg), nil)
 	}
 }
 
@@ -149,18 +153,52 @@ func BenchmarkColdStartQueues(b *testing.B) {
 	b.Logf("fixture: %d queues, %d podgroups in %d namespaces created in %v", nq, npg, namespaces, time.Since(setup).Round(time.Millisecond))
 	want := queueStatuses(nq, npg, queueName, phaseOf)
 	for range b.N {
-		coldStart(b, bin, kubeconfig, vc, want, fmt.Sprintf("queues=%d podgroups=%d namespaces=%d", nq, npg, namespaces))
+		for _, env := range coldEnvs() {
+			coldStart(b, bin, kubeconfig, vc, want, fmt.Sprintf("queues=%d podgroups=%d namespaces=%d %s", nq, npg, namespaces, strings.Join(env, " ")), env)
+		}
 	}
 }
 
-// coldStart starts 'serve --controllers=queue,podgroup' as its own process
-// and measures the time until every queue's status is want, its peak RSS at
-// that moment, its heap from the GC trace, and its requests by method.
-func coldStart(b *testing.B, bin, kubeconfig string, vc versioned.Interface, want map[string]v1beta1.QueueStatus, what string) {
+// coldEnvs are the environments BenchmarkColdStartQueues starts serve in,
+// one after the other on the same fixture: VC_BENCH_COLD_ENV separates
+// them with ';' (e.g. "GOGC=100;GOGC=50" to weigh the garbage collector's
+// headroom against time); unset, serve's own environment only.
+func coldEnvs() [][]string {
+	var envs [][]string
+	for _, e := range strings.Split(os.Getenv("VC_BENCH_COLD_ENV"), ";") {
+		envs = append(envs, strings.Fields(e))
+	}
+	return envs
+}
+
+// coldStart starts 'serve --controllers=queue,podgroup' as its own process,
+// with env added to the benchmark's environment, and measures the time
+// until every queue's status is want, its peak RSS at that moment, its
+// heap from the GC trace, and its requests by method.
+func coldStart(b *testing.B, bin, kubeconfig string, vc versioned.Interface, want map[string]v1beta1.QueueStatus, what string, env []string) {
 	{
+		// A run before this one left every status right: remove them, so
+		// that this serve has the same work to do as the first.
+		names := slices.Collect(maps.Keys(want))
+		parallel(len(names), func(i int) {
+			if _, err := vc.SchedulingV1beta1().Queues().Patch(context.Background(), names[i], types.MergePatchType,
+				[]byte(`{"status":null}`), metav1.PatchOptions{}, "status"); err != nil {
+				b.Error(err)
+			}
+		})
+		if b.Failed() || queuesMatch(b, vc, want) {
+			b.Fatal("queue statuses not cleared before the start")
+		}
 		health, metrics := freeAddr(b), freeAddr(b)
-		cmd := exec.Command(bin, "serve", "--kubeconfig="+kubeconfig, "--controllers=queue,podgroup",
-			"--health-probe-bind-address="+health, "--metrics-bind-address="+metrics)
+		args := []string{"serve", "--kubeconfig=" + kubeconfig, "--controllers=queue,podgroup",
+			"--health-probe-bind-address=" + health, "--metrics-bind-address=" + metrics}
+		// VC_BENCH_COLD_HEAP=FILE saves serve's heap profile, taken once
+		// every status is right, to FILE (go tool pprof -sample_index=inuse_space).
+		heapFile := os.Getenv("VC_BENCH_COLD_HEAP")
+		if heapFile != "" {
+			args = append(args, "--profiling")
+		}
+		cmd := exec.Command(bin, args...)
 		logf, err := os.Create(filepath.Join(b.TempDir(), "serve.log"))
 		if err != nil {
 			b.Fatal(err)
@@ -168,12 +206,35 @@ func coldStart(b *testing.B, bin, kubeconfig string, vc versioned.Interface, wan
 		cmd.Stdout, cmd.Stderr = logf, logf
 		// The Go runtime's GC trace tells the live heap after each
 		// collection, which RSS (heap goal, runtime, binary) only hints at.
-		cmd.Env = append(os.Environ(), "GODEBUG=gctrace=1")
+		cmd.Env = append(append(os.Environ(), "GODEBUG=gctrace=1"), env...)
 		b.ResetTimer()
 		start := time.Now()
 		if err := cmd.Start(); err != nil {
 			b.Fatal(err)
 		}
+		// VmHWM counts the binary's pages too (RssFile), which depend on
+		// how the kernel holds the file in its page cache: the same
+		// binary has shown 42 and 70 MiB of them. The process's own
+		// memory (RssAnon) has no high-water mark in /proc, so it is
+		// sampled.
+		anonPeak := make(chan int64, 1)
+		stopSampling := make(chan struct{})
+		go func() {
+			var peak int64
+			tick := time.NewTicker(20 * time.Millisecond)
+			defer tick.Stop()
+			for {
+				if v := procField(cmd.Process.Pid, "RssAnon:"); v > peak {
+					peak = v
+				}
+				select {
+				case <-stopSampling:
+					anonPeak <- peak
+					return
+				case <-tick.C:
+				}
+			}
+		}()
 		var elapsed time.Duration
 		for {
 			if ok := queuesMatch(b, vc, want); ok {
@@ -188,6 +249,11 @@ func coldStart(b *testing.B, bin, kubeconfig string, vc versioned.Interface, wan
 			time.Sleep(250 * time.Millisecond)
 		}
 		b.StopTimer()
+		close(stopSampling)
+		peakAnon := <-anonPeak
+		if heapFile != "" {
+			saveHeapProfile(b, metrics, heapFile)
+		}
 		reqs := settled(b, metrics)
 		hwm, rss := procMemory(b, cmd.Process.Pid)
 		if st, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", cmd.Process.Pid)); err == nil {
@@ -206,6 +272,7 @@ func coldStart(b *testing.B, bin, kubeconfig string, vc versioned.Interface, wan
 		b.ReportMetric(peakHeap, "MiB-peak-heap")
 		b.ReportMetric(float64(hwm)/1024, "MiB-peak-RSS")
 		b.ReportMetric(float64(rss)/1024, "MiB-RSS")
+		b.ReportMetric(float64(peakAnon)/1024, "MiB-peak-RssAnon")
 		total, writes := 0.0, 0.0
 		for m, v := range reqs {
 			total += v
@@ -215,8 +282,8 @@ func coldStart(b *testing.B, bin, kubeconfig string, vc versioned.Interface, wan
 		}
 		b.ReportMetric(total, "requests")
 		b.ReportMetric(writes, "writes")
-		b.Logf("%s: correct after %v, VmHWM %d KiB, VmRSS %d KiB, live heap after the last GC %.0f MiB, largest heap %.0f MiB, requests by method %v",
-			what, elapsed.Round(time.Millisecond), hwm, rss, live, peakHeap, reqs)
+		b.Logf("%s: correct after %v, VmHWM %d KiB, VmRSS %d KiB, largest RssAnon sampled %d KiB, live heap after the last GC %.0f MiB, largest heap %.0f MiB, requests by method %v",
+			what, elapsed.Round(time.Millisecond), hwm, rss, peakAnon, live, peakHeap, reqs)
 	}
 }
 
@@ -289,6 +356,44 @@ func procMemory(b *testing.B, pid int) (hwm, rss int64) {
 		}
 	}
 	return hwm, rss
+}
+
+// saveHeapProfile saves the heap profile of the serve whose metrics (and,
+// with --profiling, pprof) address is addr to file.
+func saveHeapProfile(b *testing.B, addr, file string) {
+	resp, err := http.Get("http://" + addr + "/debug/pprof/heap")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		b.Fatalf("heap profile: %s", resp.Status)
+	}
+	f, err := os.Create(file)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := io.Copy(f, resp.Body); err != nil {
+		b.Fatal(err)
+	}
+	b.Logf("heap profile saved to %s", file)
+}
+
+// procField reads one field of /proc/PID/status in KiB (0 if the process
+// is gone or has no such field).
+func procField(pid int, field string) int64 {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0
+	}
+	for _, l := range strings.Split(string(data), "\n") {
+		if f := strings.Fields(l); len(f) >= 2 && f[0] == field {
+			v, _ := strconv.ParseInt(f[1], 10, 64)
+			return v
+		}
+	}
+	return 0
 }
 
 // gcTrace matches the heap sizes of a GODEBUG=gctrace=1 line: heap at GC

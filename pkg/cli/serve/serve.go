@@ -38,6 +38,7 @@ type Options struct {
 	KubeAPIBurst           int
 	MetricsBindAddress     string
 	HealthProbeBindAddress string
+	Profiling              bool
 
 	LeaderElect         bool
 	LeaseNamespace      string
@@ -110,6 +111,7 @@ func NewCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Command {
 	fl.IntVar(&o.KubeAPIBurst, "kube-api-burst", 0, "Client-side burst; used only with a positive --kube-api-qps")
 	fl.StringVar(&o.MetricsBindAddress, "metrics-bind-address", ":8080", "Address of the Prometheus /metrics endpoint (0 disables it)")
 	fl.StringVar(&o.HealthProbeBindAddress, "health-probe-bind-address", ":8081", "Address of /healthz and /readyz (0 disables them)")
+	fl.BoolVar(&o.Profiling, "profiling", false, "Serve Go's pprof profiles under /debug/pprof/ on the metrics address (no authentication, as /metrics: keep that address private)")
 	fl.BoolVar(&o.LeaderElect, "leader-elect", false, "Act only while holding a Lease, so that several replicas never act at once")
 	fl.StringVar(&o.LeaseNamespace, "leader-elect-resource-namespace", "volcano-system", "Namespace of the leader-election Lease")
 	fl.StringVar(&o.LeaseName, "leader-elect-resource-name", "kubectl-vc-serve", "Name of the leader-election Lease")
@@ -172,6 +174,9 @@ func (o *Options) Validate() error {
 	if o.KubeAPIQPS > 0 && o.KubeAPIBurst < 1 {
 		return util.UsageErrorf("--kube-api-burst must be at least 1 with --kube-api-qps=%g", o.KubeAPIQPS)
 	}
+	if o.Profiling && (o.MetricsBindAddress == "" || o.MetricsBindAddress == "0") {
+		return util.UsageErrorf("--profiling serves on the metrics address: give --metrics-bind-address too")
+	}
 	if o.LeaderElect {
 		if o.LeaseNamespace == "" || o.LeaseName == "" {
 			return util.UsageErrorf("--leader-elect needs --leader-elect-resource-namespace and --leader-elect-resource-name")
@@ -191,6 +196,7 @@ func (o *Options) Run(ctx context.Context) error {
 		FeatureGates:   o.FeatureGates,
 		MetricsAddr:    o.MetricsBindAddress,
 		HealthAddr:     o.HealthProbeBindAddress,
+		Profiling:      o.Profiling,
 		LeaderElect:    o.LeaderElect,
 		LeaseNamespace: o.LeaseNamespace,
 		LeaseName:      o.LeaseName,

@@ -41,3 +41,25 @@ current-context: c
 		}
 	}
 }
+
+// TestProfilingNeedsMetricsAddress: --profiling with the metrics endpoint
+// disabled is one usage line and exit 1, before anything starts.
+func TestProfilingNeedsMetricsAddress(t *testing.T) {
+	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := os.WriteFile(kubeconfig, []byte(`apiVersion: v1
+kind: Config
+clusters: [{name: c, cluster: {server: "http://127.0.0.1:1"}}]
+contexts: [{name: c, context: {cluster: c}}]
+current-context: c
+`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var out, errOut bytes.Buffer
+	code := cli.Execute(genericiooptions.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut},
+		[]string{"serve", "--kubeconfig=" + kubeconfig, "--controllers=queue", "--profiling",
+			"--metrics-bind-address=0", "--health-probe-bind-address=0"}, cli.Commands()...)
+	msg := errOut.String()
+	if code != 1 || strings.Count(msg, "\n") != 1 || !strings.Contains(msg, "--profiling") || out.Len() != 0 {
+		t.Errorf("exit %d, stdout %q, stderr %q", code, out.String(), msg)
+	}
+}

@@ -61,11 +61,10 @@ func BenchmarkCloseLatency(b *testing.B) {
 						return startController(b, c.wrap(cfg), "queue", serveFlags...), c
 					})
 				})
-				ratios := make([]float64, len(serves))
+				ratio := ratios(floors, serves, func(r closeResult) time.Duration { return r.total })
 				for i := range serves {
-					ratios[i] = serves[i].total.Seconds() / floors[i].total.Seconds()
 					b.Logf("queues=%d round %d: serve total %.0f ms p99 %.0f ms, floor total %.0f ms p99 %.0f ms, serve/floor %.2f",
-						n, i+1, ms(serves[i].total), serves[i].pct(0.99), ms(floors[i].total), floors[i].pct(0.99), ratios[i])
+						n, i+1, ms(serves[i].total), serves[i].pct(0.99), ms(floors[i].total), floors[i].pct(0.99), ratio[i])
 				}
 				// Medians over the rounds (one round: its values).
 				b.ReportMetric(medianOf(serves, func(r closeResult) float64 { return r.pct(0.50) }), "p50-ms")
@@ -73,7 +72,7 @@ func BenchmarkCloseLatency(b *testing.B) {
 				b.ReportMetric(medianOf(serves, func(r closeResult) float64 { return ms(r.total) }), "total-ms")
 				b.ReportMetric(medianOf(floors, func(r closeResult) float64 { return r.pct(0.99) }), "floor-p99-ms")
 				b.ReportMetric(medianOf(floors, func(r closeResult) float64 { return ms(r.total) }), "floor-total-ms")
-				b.ReportMetric(median(ratios), "serve/floor")
+				b.ReportMetric(median(ratio), "serve/floor")
 				b.ReportMetric(medianOf(serves, func(r closeResult) float64 { return r.stateWrites / float64(n) }), "state-writes/close")
 				b.ReportMetric(medianOf(serves, func(r closeResult) float64 { return r.events / float64(n) }), "event-posts/close")
 				b.ReportMetric(medianOf(serves, func(r closeResult) float64 { return r.writes / float64(n) }), "writes/close")

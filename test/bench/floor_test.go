@@ -243,3 +243,12 @@ func medianOf[R any](rs []R, f func(R) float64) float64 {
 	}
 	return median(xs)
 }
+
+// ratios are the rounds' serve/floor ratios of the times total gives.
+func ratios[R any](floors, serves []R, total func(R) time.Duration) []float64 {
+	out := make([]float64, len(serves))
+	for i := range serves {
+		out[i] = total(serves[i]).Seconds() / total(floors[i]).Seconds()
+	}
+	return out
+}

@@ -62,16 +62,15 @@ func BenchmarkPodGroupThroughput(b *testing.B) {
 						return startController(b, c.wrap(cfg), "podgroup", flags...), c
 					})
 				})
-				ratios := make([]float64, len(serves))
+				ratio := ratios(floors, serves, func(r pgResult) time.Duration { return r.total })
 				for i := range serves {
-					ratios[i] = serves[i].total.Seconds() / floors[i].total.Seconds()
 					b.Logf("pods=%d round %d: serve %.0f pods/s, floor %.0f pods/s, serve/floor %.2f",
-						n, i+1, float64(n)/serves[i].total.Seconds(), float64(n)/floors[i].total.Seconds(), ratios[i])
+						n, i+1, float64(n)/serves[i].total.Seconds(), float64(n)/floors[i].total.Seconds(), ratio[i])
 				}
 				// Medians over the rounds (one round: its values).
 				b.ReportMetric(medianOf(serves, func(r pgResult) float64 { return float64(n) / r.total.Seconds() }), "pods/s")
 				b.ReportMetric(medianOf(floors, func(r pgResult) float64 { return float64(n) / r.total.Seconds() }), "floor-pods/s")
-				b.ReportMetric(median(ratios), "serve/floor")
+				b.ReportMetric(median(ratio), "serve/floor")
 				// How fast the benchmark itself could create the pods: the
 				// throughput above cannot beat it.
 				b.ReportMetric(medianOf(serves, func(r pgResult) float64 { return float64(n) / r.created.Seconds() }), "created/s")

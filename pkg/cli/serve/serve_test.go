@@ -18,15 +18,7 @@ import (
 // out, before it listens or reaches the (unreachable) API server.
 func TestServeNodeSetWithoutSlurm(t *testing.T) {
 	dir := t.TempDir()
-	kubeconfig := filepath.Join(dir, "kubeconfig")
-	if err := os.WriteFile(kubeconfig, []byte(`apiVersion: v1
-kind: Config
-clusters: [{name: c, cluster: {server: "http://127.0.0.1:1"}}]
-contexts: [{name: c, context: {cluster: c}}]
-current-context: c
-`), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	kubeconfig := unreachableKubeconfig(t, dir)
 	t.Setenv("PATH", dir)
 	for _, controllers := range []string{"nodeset", "queue,podgroup,nodeset"} {
 		var out, errOut bytes.Buffer
@@ -45,15 +37,7 @@ current-context: c
 // TestProfilingNeedsMetricsAddress: --profiling with the metrics endpoint
 // disabled is one usage line and exit 1, before anything starts.
 func TestProfilingNeedsMetricsAddress(t *testing.T) {
-	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
-	if err := os.WriteFile(kubeconfig, []byte(`apiVersion: v1
-kind: Config
-clusters: [{name: c, cluster: {server: "http://127.0.0.1:1"}}]
-contexts: [{name: c, context: {cluster: c}}]
-current-context: c
-`), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	kubeconfig := unreachableKubeconfig(t, t.TempDir())
 	var out, errOut bytes.Buffer
 	code := cli.Execute(genericiooptions.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut},
 		[]string{"serve", "--kubeconfig=" + kubeconfig, "--controllers=queue", "--profiling",
@@ -62,4 +46,20 @@ current-context: c
 	if code != 1 || strings.Count(msg, "\n") != 1 || !strings.Contains(msg, "--profiling") || out.Len() != 0 {
 		t.Errorf("exit %d, stdout %q, stderr %q", code, out.String(), msg)
 	}
+}
+
+// unreachableKubeconfig writes, in dir, a kubeconfig whose server no one
+// listens on: what these tests check happens before any request.
+func unreachableKubeconfig(t *testing.T, dir string) string {
+	t.Helper()
+	kubeconfig := filepath.Join(dir, "kubeconfig")
+	if err := os.WriteFile(kubeconfig, []byte(`apiVersion: v1
+kind: Config
+clusters: [{name: c, cluster: {server: "http://127.0.0.1:1"}}]
+contexts: [{name: c, context: {cluster: c}}]
+current-context: c
+`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return kubeconfig
 }

@@ -17,12 +17,14 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/go-logr/logr"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/tools/cache"
 	watchtools "k8s.io/client-go/tools/watch"
+	"k8s.io/klog/v2"
 
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/util"
 )
@@ -34,6 +36,12 @@ type WatchFunc func(ctx context.Context, opts metav1.ListOptions) (watch.Interfa
 // Callers that batch events (queue tree) read its ResultChan and pass each
 // event through EventError; the others use Each.
 func Start(ctx context.Context, rv string, opts metav1.ListOptions, fn WatchFunc) (watch.Interface, error) {
+	// The RetryWatcher logs through the context's logger: a watch it
+	// retries (a connection reset) and one it gives up on (a refusal) are
+	// both logged at error level, which klog would print on stderr beside
+	// the command's own line. What ends the watch reaches the user as
+	// that line (EventError); retries are the point of the watcher.
+	ctx = klog.NewContext(ctx, logr.Discard())
 	w, err := watchtools.NewRetryWatcherWithContext(ctx, rv, &cache.ListWatch{
 		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
 			// The RetryWatcher sets the resourceVersion and bookmarks; the

@@ -78,17 +78,20 @@ func up(dir, levelName string) error {
 		fmt.Printf("no node: %v\n", err)
 	}
 	ctx := context.Background()
-	cp, err := controlplane.Start(ctx, controlplane.Options{Dir: dir, Detach: true, Level: level})
+	// The CRDs go in before kube-controller-manager starts, so that its
+	// controllers' discovery has them from the first moment.
+	installCRDs := func(ctx context.Context, cp *controlplane.ControlPlane) error {
+		list, err := crds.All()
+		if err == nil {
+			err = crds.Apply(ctx, apiextensionsclient.NewForConfigOrDie(cp.AdminConfig()), keys.CLIManager, list...)
+		}
+		return err
+	}
+	cp, err := controlplane.Start(ctx, controlplane.Options{Dir: dir, Detach: true, Level: level, BeforeControllers: installCRDs})
 	if err != nil {
 		return err
 	}
-	list, err := crds.All()
-	if err == nil {
-		err = crds.Apply(ctx, apiextensionsclient.NewForConfigOrDie(cp.AdminConfig()), keys.CLIManager, list...)
-	}
-	if err == nil {
-		err = cp.WriteKubeconfig(filepath.Join(dir, "kubeconfig"), controlplane.AdminUser)
-	}
+	err = cp.WriteKubeconfig(filepath.Join(dir, "kubeconfig"), controlplane.AdminUser)
 	if err == nil {
 		err = os.WriteFile(filepath.Join(dir, "level"), []byte(level.String()), 0o600)
 	}

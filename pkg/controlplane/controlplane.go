@@ -100,6 +100,13 @@ type Options struct {
 	// Otherwise they are killed by the kernel when this process dies, so a
 	// test that panics or times out leaves nothing behind.
 	Detach bool
+	// BeforeControllers, when set, runs once the API server answers and
+	// before kube-controller-manager starts: CRDs installed there are in
+	// the discovery its controllers read at start-up. Installed later, a
+	// controller that resolves custom resources (the disruption
+	// controller finding a NodeSet's scale subresource) only sees them on
+	// its 30 s discovery refresh.
+	BeforeControllers func(ctx context.Context, cp *ControlPlane) error
 }
 
 // ControlPlane is a running etcd and kube-apiserver, and what else its
@@ -285,6 +292,11 @@ func Start(ctx context.Context, opts Options) (*ControlPlane, error) {
 	}
 	if err := cp.StartAPIServer(ctx); err != nil {
 		return nil, err
+	}
+	if opts.BeforeControllers != nil {
+		if err := opts.BeforeControllers(ctx, cp); err != nil {
+			return nil, err
+		}
 	}
 	if opts.Level >= Controllers {
 		if err := cp.startControllers(ctx); err != nil {

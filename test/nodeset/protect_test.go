@@ -61,9 +61,11 @@ func TestBusyPodsProtected(t *testing.T) {
 		t.Fatalf("budget: %+v", pdb.Spec)
 	}
 	// The disruption controller finds the NodeSet's scale through a
-	// discovery mapper it refreshes every 30s; the CRDs came after it
-	// started, so until then it fails the budget (refusing everything),
-	// and only looks again when the budget or a pod changes: poke it.
+	// discovery mapper it refreshes every 30s. cptest installs the CRDs
+	// before kube-controller-manager starts, so it knows NodeSets from the
+	// first moment (this wait took 40 s before that, 15 s since); should
+	// it still fail the budget (refusing everything), it looks again only
+	// when the budget or a pod changes: poke it.
 	pokes, last := 0, time.Now()
 	e.eventually("the disruption controller counts the protected pod", func() (bool, string) {
 		pdb, err := e.kube.PolicyV1().PodDisruptionBudgets(e.ns).Get(e.ctx, "prot", metav1.GetOptions{})

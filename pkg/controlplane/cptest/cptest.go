@@ -69,23 +69,24 @@ func RequireNode(tb testing.TB) {
 // server alone) and installs our generated CRDs. The caller stops it (use
 // from TestMain, where no testing.TB exists).
 func StartWithCRDs(ctx context.Context, level ...controlplane.Level) (*controlplane.ControlPlane, error) {
-	opts := controlplane.Options{}
+	opts := controlplane.Options{BeforeControllers: InstallCRDs}
 	if len(level) > 0 {
 		opts.Level = level[0]
 	}
-	cp, err := controlplane.Start(ctx, opts)
-	if err != nil {
-		return nil, err
-	}
+	return controlplane.Start(ctx, opts)
+}
+
+// InstallCRDs applies our generated CRDs and waits until they are served
+// (a controlplane.Options.BeforeControllers).
+func InstallCRDs(ctx context.Context, cp *controlplane.ControlPlane) error {
 	list, err := crds.All()
 	if err == nil {
 		err = crds.Apply(ctx, apiextensionsclient.NewForConfigOrDie(cp.AdminConfig()), keys.CLIManager, list...)
 	}
 	if err != nil {
-		_ = cp.Stop()
-		return nil, fmt.Errorf("install CRDs: %w", err)
+		return fmt.Errorf("install CRDs: %w", err)
 	}
-	return cp, nil
+	return nil
 }
 
 // Options says what the tests of a package share: one cluster of Level

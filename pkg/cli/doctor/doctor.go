@@ -139,7 +139,7 @@ func (o *Options) Complete() error {
 	if o.vc, err = o.Factory.VolcanoClient(); err != nil {
 		return err
 	}
-	cfg, err := o.Factory.ToRESTConfig()
+	cfg, err := o.Factory.RESTConfig()
 	if err != nil {
 		return err
 	}

@@ -134,7 +134,7 @@ func (o *Options) Complete() error {
 	if o.Print {
 		return nil
 	}
-	cfg, err := o.Factory.ToRESTConfig()
+	cfg, err := o.Factory.RESTConfig()
 	if err != nil {
 		return err
 	}

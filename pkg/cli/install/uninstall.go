@@ -74,7 +74,7 @@ type target struct {
 // Complete resolves the clients. There is nothing to validate: the flags
 // are booleans.
 func (o *UninstallOptions) Complete() error {
-	cfg, err := o.Factory.ToRESTConfig()
+	cfg, err := o.Factory.RESTConfig()
 	if err != nil {
 		return err
 	}

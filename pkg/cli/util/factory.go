@@ -18,6 +18,10 @@ type Factory interface {
 	VolcanoClient() (versioned.Interface, error)
 	// KubeClient returns the clientset of the core Kubernetes API groups.
 	KubeClient() (kubernetes.Interface, error)
+	// RESTConfig is the configuration of those clients, for the others a
+	// command needs (dynamic, apiextensions): the kubeconfig's, with
+	// kubectl-vc's user agent and no client-side rate limit.
+	RESTConfig() (*rest.Config, error)
 }
 
 type factory struct {
@@ -33,7 +37,7 @@ func (f *factory) Namespace() (string, bool, error) {
 	return f.ToRawKubeConfigLoader().Namespace()
 }
 
-func (f *factory) restConfig() (*rest.Config, error) {
+func (f *factory) RESTConfig() (*rest.Config, error) {
 	cfg, err := f.ToRESTConfig()
 	if err != nil {
 		return nil, err
@@ -53,7 +57,7 @@ func (f *factory) restConfig() (*rest.Config, error) {
 }
 
 func (f *factory) VolcanoClient() (versioned.Interface, error) {
-	cfg, err := f.restConfig()
+	cfg, err := f.RESTConfig()
 	if err != nil {
 		return nil, err
 	}
@@ -61,7 +65,7 @@ func (f *factory) VolcanoClient() (versioned.Interface, error) {
 }
 
 func (f *factory) KubeClient() (kubernetes.Interface, error) {
-	cfg, err := f.restConfig()
+	cfg, err := f.RESTConfig()
 	if err != nil {
 		return nil, err
 	}

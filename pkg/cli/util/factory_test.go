@@ -24,7 +24,7 @@ current-context: c
 	}
 	flags := genericclioptions.NewConfigFlags(true)
 	flags.KubeConfig = &kubeconfig
-	cfg, err := NewFactory(flags).(*factory).restConfig()
+	cfg, err := NewFactory(flags).RESTConfig()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,7 +37,7 @@ current-context: c
 
 	// A limit the caller asked for is kept.
 	flags.WrapConfigFn = func(c *rest.Config) *rest.Config { c.QPS, c.Burst = 7, 9; return c }
-	cfg, err = NewFactory(flags).(*factory).restConfig()
+	cfg, err = NewFactory(flags).RESTConfig()
 	if err != nil {
 		t.Fatal(err)
 	}

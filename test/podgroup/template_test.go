@@ -6,6 +6,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
 
 	"github.com/kubectl-vc/kubectl-vc/pkg/apis/keys"
 	"github.com/kubectl-vc/kubectl-vc/pkg/apis/scheduling/v1beta1"
@@ -42,11 +43,21 @@ func TestEvictedPodIsNotTheTemplate(t *testing.T) {
 		if evicted == 5 {
 			t.Fatalf("after %d evictions a live pod still sorts first", evicted)
 		}
-		first := all[0]
-		first.Status.Phase = corev1.PodFailed
-		first.Status.Reason = "Evicted"
-		first.Status.Message = "The node was low on resource: memory."
-		if _, err := env.kube.CoreV1().Pods(ns).UpdateStatus(ctx, first, metav1.UpdateOptions{}); err != nil {
+		// The scheduler writes the pod's status too (no node fits it), so
+		// the pod read above may be stale: read it again on a conflict.
+		pods := env.kube.CoreV1().Pods(ns)
+		err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			first, err := pods.Get(ctx, all[0].Name, metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			first.Status.Phase = corev1.PodFailed
+			first.Status.Reason = "Evicted"
+			first.Status.Message = "The node was low on resource: memory."
+			_, err = pods.UpdateStatus(ctx, first, metav1.UpdateOptions{})
+			return err
+		})
+		if err != nil {
 			t.Fatal(err)
 		}
 		evicted++

@@ -1,7 +1,6 @@
 package bench
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"io"
@@ -336,24 +335,9 @@ func queuesMatch(b *testing.B, vc versioned.Interface, want map[string]v1beta1.Q
 
 // procMemory reads a process's peak and current resident set (KiB).
 func procMemory(b *testing.B, pid int) (hwm, rss int64) {
-	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		fields := strings.Fields(sc.Text())
-		if len(fields) < 2 {
-			continue
-		}
-		v, _ := strconv.ParseInt(fields[1], 10, 64)
-		switch fields[0] {
-		case "VmHWM:":
-			hwm = v
-		case "VmRSS:":
-			rss = v
-		}
+	hwm, rss = procField(pid, "VmHWM:"), procField(pid, "VmRSS:")
+	if hwm == 0 {
+		b.Fatalf("no VmHWM in /proc/%d/status", pid)
 	}
 	return hwm, rss
 }

@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"bufio"
 	"context"
 	"fmt"
 	"io"
@@ -106,7 +107,7 @@ func BenchmarkColdStart(b *testing.B) {
 	want := queueStatuses(nq, npg, queueName, phaseOf)
 
 	for range b.N {
-		coldStart(b, bin, kubeconfig, vc, want, fmt.Sprintf("queues=%d podgroups=%d", nq, npg), nil)
+		coldStart(b, serveLaunch(b, bin, kubeconfig, nil), vc, want, fmt.Sprintf("queues=%d podgroups=%d", nq, npg))
 	}
 }
 
@@ -151,11 +152,58 @@ func BenchmarkColdStartQueues(b *testing.B) {
 	}
 	b.Logf("fixture: %d queues, %d podgroups in %d namespaces created in %v", nq, npg, namespaces, time.Since(setup).Round(time.Millisecond))
 	want := queueStatuses(nq, npg, queueName, phaseOf)
+	volcano := os.Getenv("VC_BENCH_VOLCANO_BIN")
 	for range b.N {
 		for _, env := range coldEnvs() {
-			coldStart(b, bin, kubeconfig, vc, want, fmt.Sprintf("queues=%d podgroups=%d namespaces=%d %s", nq, npg, namespaces, strings.Join(env, " ")), env)
+			what := fmt.Sprintf("queues=%d podgroups=%d namespaces=%d", nq, npg, namespaces)
+			coldStart(b, serveLaunch(b, bin, kubeconfig, env), vc, want, what+" serve "+strings.Join(env, " "))
+			if volcano != "" {
+				coldStart(b, volcanoLaunch(b, volcano, kubeconfig, env), vc, want, what+" volcano "+strings.Join(env, " "))
+			}
 		}
 	}
+}
+
+// coldLaunch is how coldStart starts the controllers it measures.
+type coldLaunch struct {
+	bin  string
+	args []string
+	env  []string
+	// metrics is the address of the process's Prometheus metrics
+	// (rest_client_requests_total, both have it), and of serve's heap
+	// profile with --profiling.
+	metrics string
+	// heapFile, if set, receives serve's heap profile.
+	heapFile string
+	// countsInMetrics: the controllers write only the state to a queue's
+	// status and its podgroup counts to their metrics, as Volcano's queue
+	// controller does since it stopped writing them to the status.
+	countsInMetrics bool
+}
+
+// serveLaunch is 'serve --controllers=queue,podgroup' with env added to
+// the benchmark's environment. VC_BENCH_COLD_HEAP=FILE saves serve's heap
+// profile, taken once every status is right, to FILE (go tool pprof
+// -sample_index=inuse_space).
+func serveLaunch(b *testing.B, bin, kubeconfig string, env []string) coldLaunch {
+	l := coldLaunch{bin: bin, env: env, metrics: freeAddr(b), heapFile: os.Getenv("VC_BENCH_COLD_HEAP")}
+	l.args = []string{"serve", "--kubeconfig=" + kubeconfig, "--controllers=queue,podgroup",
+		"--health-probe-bind-address=" + freeAddr(b), "--metrics-bind-address=" + l.metrics}
+	if l.heapFile != "" {
+		l.args = append(l.args, "--profiling")
+	}
+	return l
+}
+
+// volcanoLaunch is Volcano's controller manager with the same two
+// controllers (VC_BENCH_VOLCANO_BIN: a vc-controller-manager built from
+// volcano-sh/volcano, see docs/benchmarks.md), for the comparison issue 19
+// asks for: same fixture, same machine, same measurements.
+func volcanoLaunch(b *testing.B, bin, kubeconfig string, env []string) coldLaunch {
+	l := coldLaunch{bin: bin, env: env, metrics: freeAddr(b), countsInMetrics: true}
+	l.args = []string{"--kubeconfig=" + kubeconfig, "--controllers=queue-controller,pg-controller",
+		"--leader-elect=false", "--enable-metrics", "--listen-address=" + l.metrics}
+	return l
 }
 
 // coldEnvs are the environments BenchmarkColdStartQueues starts serve in,
@@ -174,7 +222,7 @@ func coldEnvs() [][]string {
 // with env added to the benchmark's environment, and measures the time
 // until every queue's status is want, its peak RSS at that moment, its
 // heap from the GC trace, and its requests by method.
-func coldStart(b *testing.B, bin, kubeconfig string, vc versioned.Interface, want map[string]v1beta1.QueueStatus, what string, env []string) {
+func coldStart(b *testing.B, l coldLaunch, vc versioned.Interface, want map[string]v1beta1.QueueStatus, what string) {
 	{
 		// A run before this one left every status right: remove them, so
 		// that this serve has the same work to do as the first.
@@ -188,16 +236,7 @@ func coldStart(b *testing.B, bin, kubeconfig string, vc versioned.Interface, wan
 		if b.Failed() || queuesMatch(b, vc, want) {
 			b.Fatal("queue statuses not cleared before the start")
 		}
-		health, metrics := freeAddr(b), freeAddr(b)
-		args := []string{"serve", "--kubeconfig=" + kubeconfig, "--controllers=queue,podgroup",
-			"--health-probe-bind-address=" + health, "--metrics-bind-address=" + metrics}
-		// VC_BENCH_COLD_HEAP=FILE saves serve's heap profile, taken once
-		// every status is right, to FILE (go tool pprof -sample_index=inuse_space).
-		heapFile := os.Getenv("VC_BENCH_COLD_HEAP")
-		if heapFile != "" {
-			args = append(args, "--profiling")
-		}
-		cmd := exec.Command(bin, args...)
+		cmd := exec.Command(l.bin, l.args...)
 		logf, err := os.Create(filepath.Join(b.TempDir(), "serve.log"))
 		if err != nil {
 			b.Fatal(err)
@@ -205,7 +244,7 @@ func coldStart(b *testing.B, bin, kubeconfig string, vc versioned.Interface, wan
 		cmd.Stdout, cmd.Stderr = logf, logf
 		// The Go runtime's GC trace tells the live heap after each
 		// collection, which RSS (heap goal, runtime, binary) only hints at.
-		cmd.Env = append(append(os.Environ(), "GODEBUG=gctrace=1"), env...)
+		cmd.Env = append(append(os.Environ(), "GODEBUG=gctrace=1"), l.env...)
 		b.ResetTimer()
 		start := time.Now()
 		if err := cmd.Start(); err != nil {
@@ -236,7 +275,7 @@ func coldStart(b *testing.B, bin, kubeconfig string, vc versioned.Interface, wan
 		}()
 		var elapsed time.Duration
 		for {
-			if ok := queuesMatch(b, vc, want); ok {
+			if ok := queuesMatch(b, vc, want) || l.countsInMetrics && queuesOpen(vc, want) && metricCountsMatch(l.metrics, want); ok {
 				elapsed = time.Since(start)
 				break
 			}
@@ -250,10 +289,13 @@ func coldStart(b *testing.B, bin, kubeconfig string, vc versioned.Interface, wan
 		b.StopTimer()
 		close(stopSampling)
 		peakAnon := <-anonPeak
-		if heapFile != "" {
-			saveHeapProfile(b, metrics, heapFile)
+		if l.heapFile != "" {
+			saveHeapProfile(b, l.metrics, l.heapFile)
 		}
-		reqs := settled(b, metrics)
+		var reqs map[string]float64
+		if l.metrics != "" {
+			reqs = settled(b, l.metrics)
+		}
 		hwm, rss := procMemory(b, cmd.Process.Pid)
 		if st, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", cmd.Process.Pid)); err == nil {
 			for _, l := range strings.Split(string(st), "\n") {
@@ -279,8 +321,10 @@ func coldStart(b *testing.B, bin, kubeconfig string, vc versioned.Interface, wan
 				writes += v
 			}
 		}
-		b.ReportMetric(total, "requests")
-		b.ReportMetric(writes, "writes")
+		if reqs != nil {
+			b.ReportMetric(total, "requests")
+			b.ReportMetric(writes, "writes")
+		}
 		b.Logf("%s: correct after %v, VmHWM %d KiB, VmRSS %d KiB, largest RssAnon sampled %d KiB, live heap after the last GC %.0f MiB, largest heap %.0f MiB, requests by method %v",
 			what, elapsed.Round(time.Millisecond), hwm, rss, peakAnon, live, peakHeap, reqs)
 	}
@@ -331,6 +375,73 @@ func queuesMatch(b *testing.B, vc versioned.Interface, want map[string]v1beta1.Q
 		}
 	}
 	return ok == len(want)
+}
+
+// queuesOpen tells whether every queue in want is Open.
+func queuesOpen(vc versioned.Interface, want map[string]v1beta1.QueueStatus) bool {
+	list, err := vc.SchedulingV1beta1().Queues().List(context.Background(), metav1.ListOptions{})
+	if err != nil {
+		return false
+	}
+	open := 0
+	for _, q := range list.Items {
+		if _, mine := want[q.Name]; mine && q.Status.State == v1beta1.QueueStateOpen {
+			open++
+		}
+	}
+	return open == len(want)
+}
+
+// queueCountSeries matches a queue's podgroup count in Volcano's metric
+// names (serve exports the same): phase, queue, value.
+var queueCountSeries = regexp.MustCompile(`^volcano_queue_pod_group_(\w+)_count\{.*queue_name="([^"]+)".*\} (\S+)$`)
+
+// metricCountsMatch tells whether the metrics at addr show want's
+// podgroup counts for every queue in want.
+func metricCountsMatch(addr string, want map[string]v1beta1.QueueStatus) bool {
+	resp, err := http.Get("http://" + addr + "/metrics")
+	if err != nil {
+		return false
+	}
+	defer resp.Body.Close()
+	got := map[string]*v1beta1.QueueStatus{}
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		m := queueCountSeries.FindStringSubmatch(sc.Text())
+		if m == nil {
+			continue
+		}
+		v, err := strconv.ParseFloat(m[3], 64)
+		if err != nil {
+			return false
+		}
+		st := got[m[2]]
+		if st == nil {
+			st = &v1beta1.QueueStatus{}
+			got[m[2]] = st
+		}
+		switch m[1] {
+		case "pending":
+			st.Pending = int32(v)
+		case "running":
+			st.Running = int32(v)
+		case "inqueue":
+			st.Inqueue = int32(v)
+		case "completed":
+			st.Completed = int32(v)
+		case "unknown":
+			st.Unknown = int32(v)
+		}
+	}
+	for name, w := range want {
+		g := got[name]
+		if g == nil || g.Pending != w.Pending || g.Running != w.Running || g.Inqueue != w.Inqueue ||
+			g.Completed != w.Completed || g.Unknown != w.Unknown {
+			return false
+		}
+	}
+	return true
 }
 
 // procMemory reads a process's peak and current resident set (KiB).

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"strings"
 	"syscall"
 	"time"
@@ -75,7 +76,10 @@ func NewCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Command {
 			controller runs the Slurm client commands (scontrol, sinfo, squeue), which need
 			the cluster's munge key; the image has neither, so run it where they are, e.g.
 			on a Slurm login node with --controllers=nodeset. Without scontrol it refuses to
-			start. It stops cleanly on SIGTERM or SIGINT.`),
+			start. It stops cleanly on SIGTERM or SIGINT.
+
+			Its garbage collector runs at GOGC=50 unless GOGC is set in its environment:
+			a lower peak for the caches it fills at start, at no measured cost in time.`),
 		Example: templates.Examples(`
 			# Run every controller against the current kubeconfig context
 			kubectl vc serve
@@ -188,8 +192,21 @@ func (o *Options) Validate() error {
 	return nil
 }
 
+// gcPercent is serve's garbage collection target unless GOGC is set in its
+// environment. Nearly all of serve's live heap is its caches, filled in one
+// burst at start and long-lived after; at Go's default of 100 the heap may
+// grow to twice that before a collection, and that headroom is most of the
+// peak. At 50 the peak of a cold start over 1 000 queues and 20 000
+// podgroups is 10 MiB lower (87 against 97 MiB) and the time to every
+// status right is the same (docs/benchmarks.md); collections are more
+// frequent, each as cheap as before.
+const gcPercent = 50
+
 // Run starts the manager and blocks until ctx is cancelled.
 func (o *Options) Run(ctx context.Context) error {
+	if _, set := os.LookupEnv("GOGC"); !set {
+		debug.SetGCPercent(gcPercent)
+	}
 	err := controller.Run(ctx, o.config, controller.Options{
 		Controllers:    o.selected,
 		MaxRequeueNum:  o.MaxRequeueNum,

@@ -1,0 +1,50 @@
+package queue
+
+import (
+	"io"
+	"net/http"
+	"os"
+	"regexp"
+	"testing"
+)
+
+// TestGCPercent: serve runs its garbage collector at GOGC=50 unless its
+// environment sets GOGC, which then wins. The value is read back from
+// serve's own metrics, where the Go collector exports it.
+func TestGCPercent(t *testing.T) {
+	percent := func(addr string) string {
+		t.Helper()
+		resp, err := http.Get("http://" + addr + "/metrics")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		body, err := io.ReadAll(resp.Body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := regexp.MustCompile(`(?m)^go_gc_gogc_percent (\S+)$`).FindSubmatch(body)
+		if m == nil {
+			t.Fatal("no go_gc_gogc_percent in serve's metrics")
+		}
+		return string(m[1])
+	}
+
+	// serve inherits the test's environment: t.Setenv restores GOGC (set
+	// or not) when the test ends, and the Unsetenv makes it unset here.
+	t.Setenv("GOGC", "")
+	if err := os.Unsetenv("GOGC"); err != nil {
+		t.Fatal(err)
+	}
+	s := startServe(t, "--controllers=queue")
+	if got := percent(s.Metrics); got != "50" {
+		t.Errorf("GOGC unset: go_gc_gogc_percent %s, want 50", got)
+	}
+	s.Kill()
+
+	t.Setenv("GOGC", "100")
+	s = startServe(t, "--controllers=queue")
+	if got := percent(s.Metrics); got != "100" {
+		t.Errorf("GOGC=100: go_gc_gogc_percent %s, want 100 (the environment wins)", got)
+	}
+}

@@ -199,9 +199,14 @@ func serveLaunch(b *testing.B, bin, kubeconfig string, env []string) coldLaunch 
 // controllers (VC_BENCH_VOLCANO_BIN: a vc-controller-manager built from
 // volcano-sh/volcano, see docs/benchmarks.md), for the comparison issue 19
 // asks for: same fixture, same machine, same measurements.
+// VC_BENCH_VOLCANO_CONTROLLERS replaces its --controllers.
 func volcanoLaunch(b *testing.B, bin, kubeconfig string, env []string) coldLaunch {
 	l := coldLaunch{bin: bin, env: env, metrics: freeAddr(b), countsInMetrics: true}
-	l.args = []string{"--kubeconfig=" + kubeconfig, "--controllers=queue-controller,pg-controller",
+	controllers := "queue-controller,pg-controller" // serve's queue,podgroup
+	if c := os.Getenv("VC_BENCH_VOLCANO_CONTROLLERS"); c != "" {
+		controllers = c
+	}
+	l.args = []string{"--kubeconfig=" + kubeconfig, "--controllers=" + controllers,
 		"--leader-elect=false", "--enable-metrics", "--listen-address=" + l.metrics}
 	return l
 }

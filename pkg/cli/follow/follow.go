@@ -108,3 +108,17 @@ func Each[P runtime.Object](ctx context.Context, rv string, opts metav1.ListOpti
 		}
 	}
 }
+
+// Only is the filter of a watch of named objects ('list NAME... --watch'):
+// it keeps the objects called one of names, or every object when names is
+// empty.
+func Only(names []string) func(name string) bool {
+	if len(names) == 0 {
+		return func(string) bool { return true }
+	}
+	want := make(map[string]bool, len(names))
+	for _, n := range names {
+		want[n] = true
+	}
+	return func(name string) bool { return want[name] }
+}

@@ -124,3 +124,14 @@ func TestEachEnds(t *testing.T) {
 		}
 	})
 }
+
+func TestOnly(t *testing.T) {
+	all := Only(nil)
+	if !all("x") || !all("") {
+		t.Error("Only(nil) should keep everything")
+	}
+	ab := Only([]string{"a", "b"})
+	if !ab("a") || !ab("b") || ab("c") || ab("") {
+		t.Error("Only(a, b) should keep a and b only")
+	}
+}

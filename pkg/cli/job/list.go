@@ -3,7 +3,6 @@ package job
 import (
 	"context"
 	"fmt"
-	"sort"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -154,34 +153,20 @@ func (o *ListOptions) keep(j *batchv1alpha1.Job) bool {
 // watches from the list's resourceVersion.
 func (o *ListOptions) Run(ctx context.Context) error {
 	jobs := o.client.BatchV1alpha1().Jobs(o.namespace)
+	opts := metav1.ListOptions{LabelSelector: o.Selector}
 	list := &batchv1alpha1.JobList{}
 	var err error
-	list.Items, list.ResourceVersion, err = chunk.List[batchv1alpha1.Job](ctx, o.ChunkSize,
-		metav1.ListOptions{LabelSelector: o.Selector}, jobs.List)
+	if len(o.Names) > 0 {
+		list.Items, list.ResourceVersion, err = chunk.Named[batchv1alpha1.Job](ctx, o.Names, o.Watch, o.ChunkSize, opts,
+			jobs.Get, jobs.List, func(n string) error {
+				return util.UsageErrorf("job %q not found in namespace %q", n, o.namespace)
+			})
+	} else {
+		list.Items, list.ResourceVersion, err = chunk.List[batchv1alpha1.Job](ctx, o.ChunkSize, opts, jobs.List)
+		chunk.SortByName(list.Items)
+	}
 	if err != nil {
 		return apiError(err)
-	}
-	if len(o.Names) > 0 {
-		byName := map[string]batchv1alpha1.Job{}
-		for _, j := range list.Items {
-			byName[j.Name] = j
-		}
-		list.Items = list.Items[:0]
-		for _, n := range o.Names {
-			j, ok := byName[n]
-			if !ok {
-				return util.UsageErrorf("job %q not found in namespace %q", n, o.namespace)
-			}
-			list.Items = append(list.Items, j)
-		}
-	} else {
-		sort.Slice(list.Items, func(i, k int) bool {
-			a, b := list.Items[i], list.Items[k]
-			if a.Namespace != b.Namespace {
-				return a.Namespace < b.Namespace
-			}
-			return a.Name < b.Name
-		})
 	}
 	kept := list.Items[:0]
 	for i := range list.Items {
@@ -201,13 +186,10 @@ func (o *ListOptions) Run(ctx context.Context) error {
 
 // watch prints every later change of the jobs that pass the filters.
 func (o *ListOptions) watch(ctx context.Context, rv string) error {
-	want := map[string]bool{}
-	for _, n := range o.Names {
-		want[n] = true
-	}
+	named := follow.Only(o.Names)
 	return follow.Each(ctx, rv, metav1.ListOptions{LabelSelector: o.Selector}, o.client.BatchV1alpha1().Jobs(o.namespace).Watch,
 		func(_ watch.EventType, j *batchv1alpha1.Job) error {
-			if (len(want) > 0 && !want[j.Name]) || !o.keep(j) {
+			if !named(j.Name) || !o.keep(j) {
 				return nil
 			}
 			return o.print([]batchv1alpha1.Job{*j}, j)

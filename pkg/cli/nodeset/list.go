@@ -3,7 +3,6 @@ package nodeset
 import (
 	"context"
 	"fmt"
-	"sort"
 
 	"github.com/spf13/cobra"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -114,6 +113,9 @@ func (o *ListOptions) Validate() error {
 	if len(o.Names) > 0 && o.AllNamespaces {
 		return util.UsageErrorf("NodeSet names need a namespace, not --all-namespaces")
 	}
+	if len(o.Names) > 0 && o.Selector != "" {
+		return util.UsageErrorf("give NodeSet names or --selector, not both")
+	}
 	return nil
 }
 
@@ -122,41 +124,19 @@ func (o *ListOptions) Validate() error {
 func (o *ListOptions) Run(ctx context.Context) error {
 	c := o.client.SlinkyV1beta1().NodeSets(o.namespace)
 	list := &slinkyv1beta1.NodeSetList{}
-	if len(o.Names) > 0 && !o.Watch {
-		for _, n := range o.Names {
-			ns, err := c.Get(ctx, n, metav1.GetOptions{})
-			if err != nil {
-				return err
-			}
-			list.Items = append(list.Items, *ns)
-		}
-	} else {
-		// Named NodeSets to watch are picked from one list, whose
-		// resourceVersion the watch starts from.
-		items, rv, err := chunk.List[slinkyv1beta1.NodeSet](ctx, o.ChunkSize, metav1.ListOptions{LabelSelector: o.Selector}, c.List)
-		if err != nil {
-			return err
-		}
-		list.ResourceVersion = rv
-		if len(o.Names) > 0 {
-			byName := map[string]slinkyv1beta1.NodeSet{}
-			for _, ns := range items {
-				byName[ns.Name] = ns
-			}
-			for _, n := range o.Names {
-				ns, ok := byName[n]
-				if !ok {
-					return util.UsageErrorf("NodeSet %q not found in namespace %q", n, o.namespace)
-				}
-				list.Items = append(list.Items, ns)
-			}
-		} else {
-			list.Items = items
-			sort.Slice(list.Items, func(i, j int) bool {
-				a, b := list.Items[i], list.Items[j]
-				return a.Namespace+"/"+a.Name < b.Namespace+"/"+b.Name
+	opts := metav1.ListOptions{LabelSelector: o.Selector}
+	var err error
+	if len(o.Names) > 0 {
+		list.Items, list.ResourceVersion, err = chunk.Named[slinkyv1beta1.NodeSet](ctx, o.Names, o.Watch, o.ChunkSize, opts,
+			c.Get, c.List, func(n string) error {
+				return util.UsageErrorf("NodeSet %q not found in namespace %q", n, o.namespace)
 			})
-		}
+	} else {
+		list.Items, list.ResourceVersion, err = chunk.List[slinkyv1beta1.NodeSet](ctx, o.ChunkSize, opts, c.List)
+		chunk.SortByName(list.Items)
+	}
+	if err != nil {
+		return err
 	}
 	if err := o.print(list.Items, list); err != nil {
 		return err
@@ -170,13 +150,10 @@ func (o *ListOptions) Run(ctx context.Context) error {
 // watch prints every later change of the NodeSets listed (all, or the
 // named ones), one row (or object) per change, until ctx ends.
 func (o *ListOptions) watch(ctx context.Context, rv string) error {
-	want := map[string]bool{}
-	for _, n := range o.Names {
-		want[n] = true
-	}
+	named := follow.Only(o.Names)
 	return follow.Each(ctx, rv, metav1.ListOptions{LabelSelector: o.Selector}, o.client.SlinkyV1beta1().NodeSets(o.namespace).Watch,
 		func(_ watch.EventType, ns *slinkyv1beta1.NodeSet) error {
-			if len(want) > 0 && !want[ns.Name] {
+			if !named(ns.Name) {
 				return nil
 			}
 			return o.print([]slinkyv1beta1.NodeSet{*ns}, ns)

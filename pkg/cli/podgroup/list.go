@@ -3,7 +3,6 @@ package podgroup
 import (
 	"context"
 	"fmt"
-	"sort"
 
 	"github.com/spf13/cobra"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -117,6 +116,9 @@ func (o *ListOptions) Validate() error {
 	if o.AllNamespaces && len(o.Names) > 0 {
 		return util.UsageErrorf("names cannot be combined with --all-namespaces: podgroup names are per namespace")
 	}
+	if len(o.Names) > 0 && o.Selector != "" {
+		return util.UsageErrorf("give podgroup names or --selector, not both")
+	}
 	for _, n := range o.Names {
 		if errs := validation.IsDNS1123Subdomain(n); len(errs) > 0 {
 			return util.UsageErrorf("invalid podgroup name %q: %s", n, errs[0])
@@ -159,22 +161,20 @@ func (o *ListOptions) keep(pg *schedulingv1beta1.PodGroup) bool {
 // the API server cannot select custom resources by spec fields).
 func (o *ListOptions) Run(ctx context.Context) error {
 	pgs := o.client.SchedulingV1beta1().PodGroups(o.Namespace)
+	opts := metav1.ListOptions{LabelSelector: o.Selector}
 	list := &schedulingv1beta1.PodGroupList{}
+	var err error
 	if len(o.Names) > 0 {
-		for _, n := range o.Names {
-			pg, err := pgs.Get(ctx, n, metav1.GetOptions{})
-			if err != nil {
-				return err
-			}
-			list.Items = append(list.Items, *pg)
-		}
+		list.Items, list.ResourceVersion, err = chunk.Named[schedulingv1beta1.PodGroup](ctx, o.Names, o.Watch, o.ChunkSize, opts,
+			pgs.Get, pgs.List, func(n string) error {
+				return util.UsageErrorf("podgroup %q not found in namespace %q", n, o.Namespace)
+			})
 	} else {
-		var err error
-		list.Items, list.ResourceVersion, err = chunk.List[schedulingv1beta1.PodGroup](ctx, o.ChunkSize,
-			metav1.ListOptions{LabelSelector: o.Selector}, pgs.List)
-		if err != nil {
-			return err
-		}
+		list.Items, list.ResourceVersion, err = chunk.List[schedulingv1beta1.PodGroup](ctx, o.ChunkSize, opts, pgs.List)
+		chunk.SortByName(list.Items)
+	}
+	if err != nil {
+		return err
 	}
 	kept := list.Items[:0]
 	for i := range list.Items {
@@ -183,22 +183,16 @@ func (o *ListOptions) Run(ctx context.Context) error {
 		}
 	}
 	list.Items = kept
-	sort.Slice(list.Items, func(i, j int) bool {
-		a, b := list.Items[i], list.Items[j]
-		if a.Namespace != b.Namespace {
-			return a.Namespace < b.Namespace
-		}
-		return a.Name < b.Name
-	})
 	if err := o.print(list.Items, list); err != nil {
 		return err
 	}
 	if !o.Watch {
 		return nil
 	}
-	return follow.Each(ctx, list.ResourceVersion, metav1.ListOptions{LabelSelector: o.Selector}, pgs.Watch,
+	named := follow.Only(o.Names)
+	return follow.Each(ctx, list.ResourceVersion, opts, pgs.Watch,
 		func(_ watch.EventType, pg *schedulingv1beta1.PodGroup) error {
-			if !o.keep(pg) {
+			if !named(pg.Name) || !o.keep(pg) {
 				return nil
 			}
 			return o.print([]schedulingv1beta1.PodGroup{*pg}, pg)

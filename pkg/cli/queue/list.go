@@ -3,7 +3,6 @@ package queue
 import (
 	"context"
 	"fmt"
-	"sort"
 
 	"github.com/spf13/cobra"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -116,40 +115,17 @@ func (o *ListOptions) Run(ctx context.Context) error {
 	c := o.client
 	var err error
 	list := &schedulingv1beta1.QueueList{}
-	if len(o.Names) > 0 && o.Watch {
-		// One list gives a resourceVersion to watch from, so the watch
-		// reports only what changed after the rows were printed.
-		all, rv, err := chunk.List[schedulingv1beta1.Queue](ctx, o.ChunkSize, metav1.ListOptions{}, c.SchedulingV1beta1().Queues().List)
-		if err != nil {
-			return err
-		}
-		byName := map[string]schedulingv1beta1.Queue{}
-		for _, q := range all {
-			byName[q.Name] = q
-		}
-		list.ResourceVersion = rv
-		for _, n := range o.Names {
-			q, ok := byName[n]
-			if !ok {
-				return util.UsageErrorf("queue %q not found", n)
-			}
-			list.Items = append(list.Items, q)
-		}
-	} else if len(o.Names) > 0 {
-		qs, err := getQueues(ctx, c, o.Names)
-		if err != nil {
-			return err
-		}
-		for _, q := range qs {
-			list.Items = append(list.Items, *q)
-		}
+	queues := c.SchedulingV1beta1().Queues()
+	opts := metav1.ListOptions{LabelSelector: o.Selector}
+	if len(o.Names) > 0 {
+		list.Items, list.ResourceVersion, err = chunk.Named[schedulingv1beta1.Queue](ctx, o.Names, o.Watch, o.ChunkSize, opts,
+			queues.Get, queues.List, func(n string) error { return util.UsageErrorf("queue %q not found", n) })
 	} else {
-		list.Items, list.ResourceVersion, err = chunk.List[schedulingv1beta1.Queue](ctx, o.ChunkSize,
-			metav1.ListOptions{LabelSelector: o.Selector}, c.SchedulingV1beta1().Queues().List)
-		if err != nil {
-			return err
-		}
-		sort.Slice(list.Items, func(i, j int) bool { return list.Items[i].Name < list.Items[j].Name })
+		list.Items, list.ResourceVersion, err = chunk.List[schedulingv1beta1.Queue](ctx, o.ChunkSize, opts, queues.List)
+		chunk.SortByName(list.Items)
+	}
+	if err != nil {
+		return err
 	}
 	if err := o.print(ctx, list); err != nil {
 		return err
@@ -174,13 +150,10 @@ func (o *ListOptions) print(ctx context.Context, list *schedulingv1beta1.QueueLi
 // watch prints every later change. Counts come from status only, to keep
 // one request per event out of the loop.
 func (o *ListOptions) watch(ctx context.Context, rv string) error {
-	want := map[string]bool{}
-	for _, n := range o.Names {
-		want[n] = true
-	}
+	named := follow.Only(o.Names)
 	return follow.Each(ctx, rv, metav1.ListOptions{LabelSelector: o.Selector}, o.client.SchedulingV1beta1().Queues().Watch,
 		func(_ watch.EventType, q *schedulingv1beta1.Queue) error {
-			if len(want) > 0 && !want[q.Name] {
+			if !named(q.Name) {
 				return nil
 			}
 			if o.PrintFlags.HumanReadable() {

@@ -1,8 +1,6 @@
 package queue
 
 import (
-	"io"
-	"net/http"
 	"os"
 	"regexp"
 	"testing"
@@ -14,20 +12,12 @@ import (
 func TestGCPercent(t *testing.T) {
 	percent := func(addr string) string {
 		t.Helper()
-		resp, err := http.Get("http://" + addr + "/metrics")
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		body, err := io.ReadAll(resp.Body)
-		if err != nil {
-			t.Fatal(err)
-		}
-		m := regexp.MustCompile(`(?m)^go_gc_gogc_percent (\S+)$`).FindSubmatch(body)
+		_, body := httpGet(t, "http://"+addr+"/metrics")
+		m := regexp.MustCompile(`(?m)^go_gc_gogc_percent (\S+)$`).FindStringSubmatch(body)
 		if m == nil {
 			t.Fatal("no go_gc_gogc_percent in serve's metrics")
 		}
-		return string(m[1])
+		return m[1]
 	}
 
 	// serve inherits the test's environment: t.Setenv restores GOGC (set

@@ -12,19 +12,7 @@ import (
 // cluster with 'go tool pprof http://…/debug/pprof/heap'); without it,
 // there is nothing under /debug/pprof/ and /metrics is unchanged.
 func TestProfiling(t *testing.T) {
-	get := func(url string) (int, string) {
-		t.Helper()
-		resp, err := http.Get(url)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		body, err := io.ReadAll(resp.Body)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return resp.StatusCode, string(body)
-	}
+	get := func(url string) (int, string) { t.Helper(); return httpGet(t, url) }
 
 	on := startServe(t, "--controllers=queue", "--profiling")
 	if code, body := get("http://" + on.Metrics + "/debug/pprof/heap?debug=1"); code != http.StatusOK || !strings.Contains(body, "heap profile:") {
@@ -45,4 +33,19 @@ func TestProfiling(t *testing.T) {
 	if code, body := get("http://" + off.Metrics + "/metrics"); code != http.StatusOK || !strings.Contains(body, "workqueue_") {
 		t.Errorf("without --profiling: /metrics answered %d:\n%.200s", code, body)
 	}
+}
+
+// httpGet reads url whole: its status code and body.
+func httpGet(t *testing.T, url string) (int, string) {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.StatusCode, string(body)
 }

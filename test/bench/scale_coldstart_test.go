@@ -297,10 +297,7 @@ func coldStart(b *testing.B, l coldLaunch, vc versioned.Interface, want map[stri
 		if l.heapFile != "" {
 			saveHeapProfile(b, l.metrics, l.heapFile)
 		}
-		var reqs map[string]float64
-		if l.metrics != "" {
-			reqs = settled(b, l.metrics)
-		}
+		reqs := settled(b, l.metrics)
 		hwm, rss := procMemory(b, cmd.Process.Pid)
 		if st, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", cmd.Process.Pid)); err == nil {
 			for _, l := range strings.Split(string(st), "\n") {
@@ -326,10 +323,8 @@ func coldStart(b *testing.B, l coldLaunch, vc versioned.Interface, want map[stri
 				writes += v
 			}
 		}
-		if reqs != nil {
-			b.ReportMetric(total, "requests")
-			b.ReportMetric(writes, "writes")
-		}
+		b.ReportMetric(total, "requests")
+		b.ReportMetric(writes, "writes")
 		b.Logf("%s: correct after %v, VmHWM %d KiB, VmRSS %d KiB, largest RssAnon sampled %d KiB, live heap after the last GC %.0f MiB, largest heap %.0f MiB, requests by method %v",
 			what, elapsed.Round(time.Millisecond), hwm, rss, peakAnon, live, peakHeap, reqs)
 	}

@@ -61,6 +61,23 @@ func Named[T any, PT Object[T], L runtime.Object](ctx context.Context, names []s
 	return items, rv, nil
 }
 
+// Read is what every 'list [NAME...]' reads: the named objects as Named
+// does, or, with no names, every object matching opts, in pages of size,
+// sorted by SortByName. It returns them with the resourceVersion a watch
+// starts from.
+func Read[T any, PT Object[T], L runtime.Object](ctx context.Context, names []string, forWatch bool, size int64,
+	opts metav1.ListOptions, get GetFunc[PT], list ListFunc[L], notFound func(name string) error) ([]T, string, error) {
+	if len(names) > 0 {
+		return Named[T](ctx, names, forWatch, size, opts, get, list, notFound)
+	}
+	items, rv, err := List[T](ctx, size, opts, list)
+	if err != nil {
+		return nil, "", err
+	}
+	SortByName[T, PT](items)
+	return items, rv, nil
+}
+
 // isNotFound tells whether err says that the object called name does not
 // exist. A 404 for the whole resource (its CRD is not installed) names no
 // object: callers word that one themselves.

@@ -99,3 +99,14 @@ func TestSortByName(t *testing.T) {
 		t.Errorf("sorted: %q, want namespace then name", got)
 	}
 }
+
+func TestReadWithoutNames(t *testing.T) {
+	q := &queues{have: map[string]bool{"c": true, "a": true, "b": true}}
+	items, rv, err := Read[schedulingv1beta1.Queue](context.Background(), nil, false, 0, metav1.ListOptions{}, q.Get, q.List, notFound)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := fmt.Sprint(names(items)); got != "[a b c]" || rv != "42" || q.lists != 1 || q.gets != 0 {
+		t.Errorf("no names: %s, rv %q, %d lists, %d gets; want every queue sorted, rv 42, from one list", got, rv, q.lists, q.gets)
+	}
+}

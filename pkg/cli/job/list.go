@@ -156,15 +156,10 @@ func (o *ListOptions) Run(ctx context.Context) error {
 	opts := metav1.ListOptions{LabelSelector: o.Selector}
 	list := &batchv1alpha1.JobList{}
 	var err error
-	if len(o.Names) > 0 {
-		list.Items, list.ResourceVersion, err = chunk.Named[batchv1alpha1.Job](ctx, o.Names, o.Watch, o.ChunkSize, opts,
-			jobs.Get, jobs.List, func(n string) error {
-				return util.UsageErrorf("job %q not found in namespace %q", n, o.namespace)
-			})
-	} else {
-		list.Items, list.ResourceVersion, err = chunk.List[batchv1alpha1.Job](ctx, o.ChunkSize, opts, jobs.List)
-		chunk.SortByName(list.Items)
-	}
+	list.Items, list.ResourceVersion, err = chunk.Read[batchv1alpha1.Job](ctx, o.Names, o.Watch, o.ChunkSize, opts,
+		jobs.Get, jobs.List, func(n string) error {
+			return util.UsageErrorf("job %q not found in namespace %q", n, o.namespace)
+		})
 	if err != nil {
 		return apiError(err)
 	}

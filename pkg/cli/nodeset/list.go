@@ -126,15 +126,10 @@ func (o *ListOptions) Run(ctx context.Context) error {
 	list := &slinkyv1beta1.NodeSetList{}
 	opts := metav1.ListOptions{LabelSelector: o.Selector}
 	var err error
-	if len(o.Names) > 0 {
-		list.Items, list.ResourceVersion, err = chunk.Named[slinkyv1beta1.NodeSet](ctx, o.Names, o.Watch, o.ChunkSize, opts,
-			c.Get, c.List, func(n string) error {
-				return util.UsageErrorf("NodeSet %q not found in namespace %q", n, o.namespace)
-			})
-	} else {
-		list.Items, list.ResourceVersion, err = chunk.List[slinkyv1beta1.NodeSet](ctx, o.ChunkSize, opts, c.List)
-		chunk.SortByName(list.Items)
-	}
+	list.Items, list.ResourceVersion, err = chunk.Read[slinkyv1beta1.NodeSet](ctx, o.Names, o.Watch, o.ChunkSize, opts,
+		c.Get, c.List, func(n string) error {
+			return util.UsageErrorf("NodeSet %q not found in namespace %q", n, o.namespace)
+		})
 	if err != nil {
 		return err
 	}

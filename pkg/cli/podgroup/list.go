@@ -164,15 +164,10 @@ func (o *ListOptions) Run(ctx context.Context) error {
 	opts := metav1.ListOptions{LabelSelector: o.Selector}
 	list := &schedulingv1beta1.PodGroupList{}
 	var err error
-	if len(o.Names) > 0 {
-		list.Items, list.ResourceVersion, err = chunk.Named[schedulingv1beta1.PodGroup](ctx, o.Names, o.Watch, o.ChunkSize, opts,
-			pgs.Get, pgs.List, func(n string) error {
-				return util.UsageErrorf("podgroup %q not found in namespace %q", n, o.Namespace)
-			})
-	} else {
-		list.Items, list.ResourceVersion, err = chunk.List[schedulingv1beta1.PodGroup](ctx, o.ChunkSize, opts, pgs.List)
-		chunk.SortByName(list.Items)
-	}
+	list.Items, list.ResourceVersion, err = chunk.Read[schedulingv1beta1.PodGroup](ctx, o.Names, o.Watch, o.ChunkSize, opts,
+		pgs.Get, pgs.List, func(n string) error {
+			return util.UsageErrorf("podgroup %q not found in namespace %q", n, o.Namespace)
+		})
 	if err != nil {
 		return err
 	}

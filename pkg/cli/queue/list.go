@@ -117,13 +117,8 @@ func (o *ListOptions) Run(ctx context.Context) error {
 	list := &schedulingv1beta1.QueueList{}
 	queues := c.SchedulingV1beta1().Queues()
 	opts := metav1.ListOptions{LabelSelector: o.Selector}
-	if len(o.Names) > 0 {
-		list.Items, list.ResourceVersion, err = chunk.Named[schedulingv1beta1.Queue](ctx, o.Names, o.Watch, o.ChunkSize, opts,
-			queues.Get, queues.List, func(n string) error { return util.UsageErrorf("queue %q not found", n) })
-	} else {
-		list.Items, list.ResourceVersion, err = chunk.List[schedulingv1beta1.Queue](ctx, o.ChunkSize, opts, queues.List)
-		chunk.SortByName(list.Items)
-	}
+	list.Items, list.ResourceVersion, err = chunk.Read[schedulingv1beta1.Queue](ctx, o.Names, o.Watch, o.ChunkSize, opts,
+		queues.Get, queues.List, func(n string) error { return util.UsageErrorf("queue %q not found", n) })
 	if err != nil {
 		return err
 	}

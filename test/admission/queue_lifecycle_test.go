@@ -2,8 +2,11 @@ package admission
 
 import (
 	"context"
+	"fmt"
 	"testing"
 
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	busv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/bus/v1alpha1"
@@ -83,11 +86,35 @@ func TestBuiltInQueuesUndeletable(t *testing.T) {
 	if err := createQueueWithState(ctx, c, &schedulingv1beta1.Queue{ObjectMeta: metav1.ObjectMeta{Name: "root"}}, schedulingv1beta1.QueueStateOpen); err != nil {
 		t.Fatal(err)
 	}
-	// Even Closed, default stays; and the message does not suggest closing.
-	err := c.SchedulingV1beta1().Queues().Delete(ctx, "default", metav1.DeleteOptions{})
-	mustDeny(t, err, "queue default is built in and cannot be deleted")
-	err = c.SchedulingV1beta1().Queues().Delete(ctx, "root", metav1.DeleteOptions{})
-	mustDeny(t, err, "queue root is built in and cannot be deleted")
+	// Both have a child, so vc-queue-children could refuse them too. The API
+	// server reports the first denial of the policies it ran, in no fixed
+	// order: the built-in refusal must be the only one, every time.
+	qs := c.SchedulingV1beta1().Queues()
+	for _, q := range []*schedulingv1beta1.Queue{
+		{ObjectMeta: metav1.ObjectMeta{Name: "bi-under-default"}, Spec: schedulingv1beta1.QueueSpec{Parent: "default"}},
+		{ObjectMeta: metav1.ObjectMeta{Name: "bi-under-root"}, Spec: schedulingv1beta1.QueueSpec{Parent: "root"}},
+		{ObjectMeta: metav1.ObjectMeta{Name: "bi-marker"}},
+		{ObjectMeta: metav1.ObjectMeta{Name: "bi-marker-child"}, Spec: schedulingv1beta1.QueueSpec{Parent: "bi-marker"}},
+	} {
+		if err := createQueueWithState(ctx, c, q, schedulingv1beta1.QueueStateClosed); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Params come from the API server's cache, in the order written: once it
+	// has the last child, it has the children of root and default.
+	err := eventually(t, true, func() error {
+		return qs.Delete(ctx, "bi-marker", metav1.DeleteOptions{DryRun: []string{metav1.DryRunAll}})
+	})
+	mustDeny(t, err, "queue bi-marker has child queue bi-marker-child")
+	for i := 0; i < 10; i++ {
+		// The order is drawn again each time the server rebuilds its policy
+		// set: ten draws would all favour the built-in refusal by luck once
+		// in a thousand runs if it were not the only one.
+		redrawPolicyOrder(t, i)
+		// Even Closed, default stays; and the message does not suggest closing.
+		mustDeny(t, qs.Delete(ctx, "default", metav1.DeleteOptions{}), "queue default is built in and cannot be deleted")
+		mustDeny(t, qs.Delete(ctx, "root", metav1.DeleteOptions{}), "queue root is built in and cannot be deleted")
+	}
 	mustAdmit(t, setState(ctx, c, "default", schedulingv1beta1.QueueStateOpen))
 }
 
@@ -110,4 +137,57 @@ func TestQueueWithChildrenUndeletable(t *testing.T) {
 	mustAdmit(t, qs.Delete(ctx, "team-dev", metav1.DeleteOptions{}))
 	err = eventually(t, false, func() error { return qs.Delete(ctx, "team", metav1.DeleteOptions{}) })
 	mustAdmit(t, err)
+}
+
+// redrawPolicyOrder makes the API server rebuild its set of admission
+// policies, whose order (the order their denials are found in) comes from
+// iterating a map, and returns once the rebuilt set is in force: a policy of
+// the test's own refuses creating queue "refresh-<n>", and is changed to n
+// each time.
+func redrawPolicyOrder(t *testing.T, n int) {
+	t.Helper()
+	ctx := context.Background()
+	policies := kube(t).AdmissionregistrationV1().ValidatingAdmissionPolicies()
+	name := fmt.Sprintf("refresh-%d", n)
+	policy := &admissionregistrationv1.ValidatingAdmissionPolicy{
+		ObjectMeta: metav1.ObjectMeta{Name: "test-policy-redraw"},
+		Spec: admissionregistrationv1.ValidatingAdmissionPolicySpec{
+			MatchConstraints: &admissionregistrationv1.MatchResources{ResourceRules: []admissionregistrationv1.NamedRuleWithOperations{{
+				RuleWithOperations: admissionregistrationv1.RuleWithOperations{
+					Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create},
+					Rule:       admissionregistrationv1.Rule{APIGroups: []string{"scheduling.volcano.sh"}, APIVersions: []string{"*"}, Resources: []string{"queues"}},
+				},
+			}}},
+			Validations: []admissionregistrationv1.Validation{{Expression: fmt.Sprintf("object.metadata.name != %q", name), Message: "redrawn " + name}},
+		},
+	}
+	existing, err := policies.Get(ctx, policy.Name, metav1.GetOptions{})
+	switch {
+	case apierrors.IsNotFound(err):
+		_, err = policies.Create(ctx, policy, metav1.CreateOptions{})
+		if err == nil {
+			t.Cleanup(func() { _ = policies.Delete(ctx, policy.Name, metav1.DeleteOptions{}) })
+			bindings := kube(t).AdmissionregistrationV1().ValidatingAdmissionPolicyBindings()
+			_, err = bindings.Create(ctx, &admissionregistrationv1.ValidatingAdmissionPolicyBinding{
+				ObjectMeta: metav1.ObjectMeta{Name: policy.Name},
+				Spec: admissionregistrationv1.ValidatingAdmissionPolicyBindingSpec{
+					PolicyName:        policy.Name,
+					ValidationActions: []admissionregistrationv1.ValidationAction{admissionregistrationv1.Deny},
+				},
+			}, metav1.CreateOptions{})
+			t.Cleanup(func() { _ = bindings.Delete(ctx, policy.Name, metav1.DeleteOptions{}) })
+		}
+	case err == nil:
+		existing.Spec.Validations = policy.Spec.Validations
+		_, err = policies.Update(ctx, existing, metav1.UpdateOptions{})
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	probe := &schedulingv1beta1.Queue{ObjectMeta: metav1.ObjectMeta{Name: name}}
+	err = eventually(t, true, func() error {
+		_, err := vc(t).SchedulingV1beta1().Queues().Create(ctx, probe, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+		return err
+	})
+	mustDeny(t, err, "redrawn "+name)
 }

@@ -3,6 +3,7 @@ package admission
 import (
 	"context"
 	"fmt"
+	"sync/atomic"
 	"testing"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
@@ -106,11 +107,11 @@ func TestBuiltInQueuesUndeletable(t *testing.T) {
 		return qs.Delete(ctx, "bi-marker", metav1.DeleteOptions{DryRun: []string{metav1.DryRunAll}})
 	})
 	mustDeny(t, err, "queue bi-marker has child queue bi-marker-child")
-	for i := 0; i < 10; i++ {
+	for i := 0; i < 6; i++ {
 		// The order is drawn again each time the server rebuilds its policy
-		// set: ten draws would all favour the built-in refusal by luck once
-		// in a thousand runs if it were not the only one.
-		redrawPolicyOrder(t, i)
+		// set: if the built-in refusal were not the only one, six draws
+		// would all favour it by luck about once in 64 runs.
+		redrawPolicyOrder(t)
 		// Even Closed, default stays; and the message does not suggest closing.
 		mustDeny(t, qs.Delete(ctx, "default", metav1.DeleteOptions{}), "queue default is built in and cannot be deleted")
 		mustDeny(t, qs.Delete(ctx, "root", metav1.DeleteOptions{}), "queue root is built in and cannot be deleted")
@@ -134,21 +135,38 @@ func TestQueueWithChildrenUndeletable(t *testing.T) {
 	mustDeny(t, err, "queue team has child queue team-dev: delete it or move it to another parent first")
 	mustDeny(t, qs.Delete(ctx, "team", metav1.DeleteOptions{}), "queue team has child queue team-dev")
 
+	// Open and with a child: one reason, whatever order the server runs
+	// the policies in (see TestBuiltInQueuesUndeletable): close it first.
+	if err := setState(ctx, c, "team", schedulingv1beta1.QueueStateOpen); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 6; i++ {
+		redrawPolicyOrder(t)
+		mustDeny(t, qs.Delete(ctx, "team", metav1.DeleteOptions{}), "queue team is Open: close it first")
+	}
+	if err := setState(ctx, c, "team", schedulingv1beta1.QueueStateClosed); err != nil {
+		t.Fatal(err)
+	}
+
 	mustAdmit(t, qs.Delete(ctx, "team-dev", metav1.DeleteOptions{}))
 	err = eventually(t, false, func() error { return qs.Delete(ctx, "team", metav1.DeleteOptions{}) })
 	mustAdmit(t, err)
 }
 
+// redraws numbers the calls of redrawPolicyOrder, so that no two refuse
+// the same name.
+var redraws atomic.Int32
+
 // redrawPolicyOrder makes the API server rebuild its set of admission
 // policies, whose order (the order their denials are found in) comes from
 // iterating a map, and returns once the rebuilt set is in force: a policy of
-// the test's own refuses creating queue "refresh-<n>", and is changed to n
-// each time.
-func redrawPolicyOrder(t *testing.T, n int) {
+// the test's own refuses creating queue "refresh-<n>", with a new n each
+// call.
+func redrawPolicyOrder(t *testing.T) {
 	t.Helper()
 	ctx := context.Background()
 	policies := kube(t).AdmissionregistrationV1().ValidatingAdmissionPolicies()
-	name := fmt.Sprintf("refresh-%d", n)
+	name := fmt.Sprintf("refresh-%d", redraws.Add(1))
 	policy := &admissionregistrationv1.ValidatingAdmissionPolicy{
 		ObjectMeta: metav1.ObjectMeta{Name: "test-policy-redraw"},
 		Spec: admissionregistrationv1.ValidatingAdmissionPolicySpec{

@@ -3,10 +3,13 @@ package queue
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/kubectl/pkg/util/templates"
 
@@ -43,13 +46,18 @@ func newDeleteCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Com
 			Delete queues. The admission policies installed by 'kubectl vc install' only
 			let a Closed queue be deleted; with --close the queues are first closed (one
 			CloseQueue Command each), then deleted once they are Closed. The root and
-			default queues cannot be deleted.`),
+			default queues cannot be deleted, nor a queue whose child queues are not
+			named too: that is refused before anything is written. Named queues are
+			deleted children first.`),
 		Example: templates.Examples(`
 			# Delete a closed queue
 			kubectl vc queue delete team-a
 
 			# Close, wait for Closed, delete, and wait until it is gone
-			kubectl vc queue delete team-a --close --wait --timeout 10m`),
+			kubectl vc queue delete team-a --close --wait --timeout 10m
+
+			# Delete a queue and its child queue (the child goes first)
+			kubectl vc queue delete team-a team-a-batch --close`),
 		ValidArgsFunction: completion.QueueNames(f),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := o.Complete(args); err != nil {
@@ -110,6 +118,13 @@ func (o *DeleteOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	all, err := allQueues(ctx, c)
+	if err != nil {
+		return err
+	}
+	if queues, err = deletionOrder(queues, all); err != nil {
+		return err
+	}
 	if o.Close {
 		var toClose []string
 		for _, q := range queues {
@@ -135,17 +150,18 @@ func (o *DeleteOptions) Run(ctx context.Context) error {
 	case o.dryServer:
 		suffix = " (server dry run)"
 	}
+	// Children deleted by this call, by parent: the admission policy may
+	// still see them for a moment (it reads queues from the API server's
+	// cache), and on a server dry run they are never gone.
+	deletedChildren := map[string][]string{}
 	for _, q := range queues {
 		if !o.dryClient {
-			// Preconditions: delete exactly the queue we looked at.
-			uid := q.UID
-			err := c.SchedulingV1beta1().Queues().Delete(ctx, q.Name, metav1.DeleteOptions{
-				Preconditions: &metav1.Preconditions{UID: &uid},
-				DryRun:        dryRunOpts(o.dryServer),
-			})
-			if err != nil {
+			if err := o.deleteOne(ctx, q, deletedChildren[q.Name]); err != nil {
 				return fmt.Errorf("delete queue %q: %s", q.Name, util.Message(err))
 			}
+		}
+		if q.Spec.Parent != "" {
+			deletedChildren[q.Spec.Parent] = append(deletedChildren[q.Spec.Parent], q.Name)
 		}
 		fmt.Fprintf(o.Out, "queue.scheduling.volcano.sh/%s deleted%s\n", q.Name, suffix)
 	}
@@ -153,4 +169,51 @@ func (o *DeleteOptions) Run(ctx context.Context) error {
 		return waitForDeletion(ctx, c, o.Names, o.Timeout)
 	}
 	return nil
+}
+
+// deleteOne deletes exactly the queue that was looked at (UID
+// precondition). A refusal that names only a child this call deleted is not
+// the queue's fault: on a server dry run that child is still there by
+// design, so the parent counts as deletable; otherwise the API server's
+// admission cache has not seen the child go yet, so the delete is retried
+// for a few seconds.
+func (o *DeleteOptions) deleteOne(ctx context.Context, q *schedulingv1beta1.Queue, deletedChildren []string) error {
+	uid := q.UID
+	del := func() error {
+		return o.client.SchedulingV1beta1().Queues().Delete(ctx, q.Name, metav1.DeleteOptions{
+			Preconditions: &metav1.Preconditions{UID: &uid},
+			DryRun:        dryRunOpts(o.dryServer),
+		})
+	}
+	err := del()
+	if err == nil || !refusedForChild(err, deletedChildren) {
+		return err
+	}
+	if o.dryServer {
+		return nil
+	}
+	backoff := wait.Backoff{Duration: 20 * time.Millisecond, Factor: 2, Steps: 8, Cap: 2 * time.Second}
+	retryErr := wait.ExponentialBackoffWithContext(ctx, backoff, func(context.Context) (bool, error) {
+		err = del()
+		return err == nil || !refusedForChild(err, deletedChildren), nil
+	})
+	if retryErr != nil && ctx.Err() != nil {
+		return ctx.Err()
+	}
+	return err
+}
+
+// refusedForChild reports whether err is the admission refusal for one of
+// these children (vc-queue-children's message names the child).
+func refusedForChild(err error, children []string) bool {
+	if !apierrors.IsInvalid(err) {
+		return false
+	}
+	msg := err.Error()
+	for _, c := range children {
+		if strings.Contains(msg, "has child queue "+c+":") {
+			return true
+		}
+	}
+	return false
 }

@@ -2,6 +2,8 @@ package queue
 
 import (
 	"context"
+	"fmt"
+	"sort"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -80,4 +82,59 @@ func checkPlacement(q *schedulingv1beta1.Queue, all map[string]*schedulingv1beta
 		return util.UsageErrorf("%s", err)
 	}
 	return nil
+}
+
+// deletionOrder checks that deleting the named queues leaves no queue
+// without its parent, and returns them in an order the API server accepts:
+// every named queue after its named descendants (the admission policy refuses
+// deleting a queue that still has a child), otherwise in the order given.
+// A queue whose child is not named is refused here, before anything is
+// written: with --close it would otherwise be closed and then not deleted.
+func deletionOrder(named []*schedulingv1beta1.Queue, all map[string]*schedulingv1beta1.Queue) ([]*schedulingv1beta1.Queue, error) {
+	deleting := make(map[string]bool, len(named))
+	parentOf := make(map[string]string, len(named))
+	for _, q := range named {
+		deleting[q.Name] = true
+		parentOf[q.Name] = q.Spec.Parent
+	}
+	children := map[string][]string{}
+	for _, q := range all {
+		if p := q.Spec.Parent; p != "" && p != q.Name {
+			children[p] = append(children[p], q.Name)
+		}
+	}
+	for _, q := range named {
+		var kept []string
+		for _, c := range children[q.Name] {
+			if !deleting[c] {
+				kept = append(kept, c)
+			}
+		}
+		if len(kept) > 0 {
+			sort.Strings(kept)
+			more := ""
+			if len(kept) > 1 {
+				more = fmt.Sprintf(" (and %d more)", len(kept)-1)
+			}
+			return nil, util.UsageErrorf("cannot delete queue %q: it has child queue %q%s: delete it too or move it to another parent first (kubectl vc queue update %s --parent NAME)", q.Name, kept[0], more, kept[0])
+		}
+	}
+	// Depth among the named queues: how many named queues sit below it on
+	// its longest chain. A cycle (reported by the controller, refused by the
+	// CLI) cannot make this loop: each walk stops at a queue seen before.
+	below := make(map[string]int, len(named))
+	for _, q := range named {
+		seen := map[string]bool{q.Name: true}
+		d := 0
+		for p := parentOf[q.Name]; deleting[p] && !seen[p]; p = parentOf[p] {
+			seen[p] = true
+			d++
+			if below[p] < d {
+				below[p] = d
+			}
+		}
+	}
+	out := append([]*schedulingv1beta1.Queue(nil), named...)
+	sort.SliceStable(out, func(i, j int) bool { return below[out[i].Name] < below[out[j].Name] })
+	return out, nil
 }

@@ -118,9 +118,13 @@ run kubectl vc queue open team-a --wait --timeout 60s
 sleep 1
 run kubectl vc queue tree
 
-bold "8. The API server refuses to delete an Open queue"
-if kubectl vc queue delete team-a; then
+bold "8. The API server refuses to delete an Open queue; kubectl vc refuses a parent up front"
+if kubectl vc queue delete dev; then
   echo "unexpected: an Open queue was deleted" >&2
+  exit 1
+fi
+if kubectl vc queue delete team-a --close; then
+  echo "unexpected: a queue with child queues was deleted" >&2
   exit 1
 fi
 

@@ -93,7 +93,8 @@ func NewCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Command {
 			* crds: the Volcano and Slinky CRDs are installed, established, and serve the
 			  versions this kubectl-vc uses.
 			* admission: the ValidatingAdmissionPolicy API is served and the queue lifecycle
-			  policies and bindings of 'kubectl vc install --policies' are present.
+			  policies and bindings of 'kubectl vc install --policies' are present, as this
+			  kubectl-vc installs them (not from another version, not edited).
 			* controllers: who acts on Commands, seen from leader-election Leases and
 			  Deployments in --controllers-namespace: serve (Lease kubectl-vc-serve,
 			  Deployment kubectl-vc-serve), Volcano's controllers (Lease

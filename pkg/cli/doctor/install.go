@@ -9,6 +9,7 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/kubectl-vc/kubectl-vc/pkg/apis/keys"
 	"github.com/kubectl-vc/kubectl-vc/pkg/crds"
@@ -113,8 +114,10 @@ func describeCRD(want, got *apiextensionsv1.CustomResourceDefinition) string {
 	return fmt.Sprintf("%s serves %s, %s; this kubectl-vc uses %s", got.Name, strings.Join(versions, ", "), by, strings.Join(ours, ", "))
 }
 
-// checkAdmission: the policy API is served and each of our policies and
-// bindings exists.
+// checkAdmission: the policy API is served, and each of our policies and
+// bindings exists with the spec this binary installs. A policy left from
+// another version of kubectl-vc enforces other rules than this one
+// documents (and its CLI checks before writing).
 func (o *Options) checkAdmission(ctx context.Context) {
 	const fix = "kubectl vc install --policies"
 	if _, err := o.kube.AdmissionregistrationV1().ValidatingAdmissionPolicies().List(ctx, metav1.ListOptions{Limit: 1}); err != nil {
@@ -131,14 +134,16 @@ func (o *Options) checkAdmission(ctx context.Context) {
 		o.add("admission", Fail, "this binary's policies cannot be read: "+err.Error(), "report a bug")
 		return
 	}
-	var missing, present []string
+	var missing, differ, differences []string
+	present := 0
 	for _, obj := range objs {
+		var got runtime.Object
 		var err error
 		switch obj.GetKind() {
 		case "ValidatingAdmissionPolicy":
-			_, err = o.kube.AdmissionregistrationV1().ValidatingAdmissionPolicies().Get(ctx, obj.GetName(), metav1.GetOptions{})
+			got, err = o.kube.AdmissionregistrationV1().ValidatingAdmissionPolicies().Get(ctx, obj.GetName(), metav1.GetOptions{})
 		case "ValidatingAdmissionPolicyBinding":
-			_, err = o.kube.AdmissionregistrationV1().ValidatingAdmissionPolicyBindings().Get(ctx, obj.GetName(), metav1.GetOptions{})
+			got, err = o.kube.AdmissionregistrationV1().ValidatingAdmissionPolicyBindings().Get(ctx, obj.GetName(), metav1.GetOptions{})
 		default:
 			continue
 		}
@@ -146,18 +151,32 @@ func (o *Options) checkAdmission(ctx context.Context) {
 		switch {
 		case apierrors.IsNotFound(err):
 			missing = append(missing, name)
+			continue
 		case err != nil:
 			o.cannot("admission", name, err)
 			return
-		default:
-			present = append(present, name)
+		}
+		present++
+		live, err := runtime.DefaultUnstructuredConverter.ToUnstructured(got)
+		if err != nil {
+			o.cannot("admission", name, err)
+			return
+		}
+		if path := manifests.FirstDifference(manifests.Spec(obj), live["spec"], "spec"); path != "" {
+			differ = append(differ, name)
+			differences = append(differences, name+": "+path)
 		}
 	}
 	sort.Strings(missing)
-	if len(missing) > 0 {
+	total := len(missing) + present
+	switch {
+	case len(missing) > 0:
 		o.add("admission", Warn, fmt.Sprintf("%d of %d queue lifecycle policies and bindings are missing (%s): the server lets through what they refuse (e.g. deleting an Open queue)",
-			len(missing), len(missing)+len(present), some(missing, 3)), fix, missing...)
-		return
+			len(missing), total, some(missing, 3)), fix, missing...)
+	case len(differ) > 0:
+		o.add("admission", Warn, fmt.Sprintf("%d of %d queue lifecycle policies and bindings differ from this kubectl-vc's (%s): the server enforces other rules than this version describes (another version installed them, or they were edited)",
+			len(differ), total, some(differences, 3)), fix, differ...)
+	default:
+		o.add("admission", OK, fmt.Sprintf("the ValidatingAdmissionPolicy API is served and all %d queue lifecycle policies and bindings are present, as this kubectl-vc installs them", present), "")
 	}
-	o.add("admission", OK, fmt.Sprintf("the ValidatingAdmissionPolicy API is served and all %d queue lifecycle policies and bindings are present", len(present)), "")
 }

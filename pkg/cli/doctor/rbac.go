@@ -60,6 +60,9 @@ func (o *Options) capabilities() []capability {
 			{"patch", "apiextensions.k8s.io", "customresourcedefinitions", ""},
 			{"create", "admissionregistration.k8s.io", "validatingadmissionpolicies", ""},
 			{"create", "admissionregistration.k8s.io", "validatingadmissionpolicybindings", ""},
+			// install updates a policy or binding that others added to.
+			{"update", "admissionregistration.k8s.io", "validatingadmissionpolicies", ""},
+			{"update", "admissionregistration.k8s.io", "validatingadmissionpolicybindings", ""},
 			{"create", "rbac.authorization.k8s.io", "clusterroles", ""},
 			{"create", "rbac.authorization.k8s.io", "clusterrolebindings", ""}}},
 	}

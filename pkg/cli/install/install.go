@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/client-go/discovery"
@@ -23,6 +24,7 @@ import (
 	"github.com/kubectl-vc/kubectl-vc/pkg/apis/keys"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/util"
 	"github.com/kubectl-vc/kubectl-vc/pkg/crds"
+	"github.com/kubectl-vc/kubectl-vc/pkg/manifests"
 )
 
 // Options holds the flags and inputs of 'install'.
@@ -310,6 +312,9 @@ func (a *applier) apply(ctx context.Context, u *unstructured.Unstructured, out i
 	if err != nil {
 		return fmt.Errorf("apply %s: %w", ref(u), err)
 	}
+	if after, err = a.replaceAdditions(ctx, ri, u, after); err != nil {
+		return fmt.Errorf("apply %s: %w", ref(u), err)
+	}
 	result := "configured"
 	switch {
 	case before == nil:
@@ -324,6 +329,29 @@ func (a *applier) apply(ctx context.Context, u *unstructured.Unstructured, out i
 	}
 	_, err = fmt.Fprintf(out, "%s %s\n", ref(u), result)
 	return err
+}
+
+// replaceAdditions makes the spec of an applied admission policy or
+// binding exactly the manifest's. Server-side apply keeps what other
+// managers added to a list that is a set or a map (a binding's
+// validationActions, a policy's matchConditions), and fields the manifest
+// does not set; an added Audit action or a matchCondition that exempts some
+// requests changes what a rule enforces. 'doctor' reports such a spec, and
+// install must undo it. The write carries the resourceVersion just read, so
+// a concurrent change fails rather than being lost; the server fills in its
+// defaults again. Other kinds keep additions (a sidecar someone added to
+// serve's Deployment is theirs).
+func (a *applier) replaceAdditions(ctx context.Context, ri dynamic.ResourceInterface, u, after *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+	if !manifests.Exact(u.GetKind()) || manifests.FirstDifference(manifests.Spec(u), after.Object["spec"], "spec") == "" {
+		return after, nil
+	}
+	fixed := after.DeepCopy()
+	fixed.Object["spec"] = runtime.DeepCopyJSONValue(u.Object["spec"])
+	opts := metav1.UpdateOptions{FieldManager: keys.CLIManager}
+	if a.dryRun {
+		opts.DryRun = []string{metav1.DryRunAll}
+	}
+	return ri.Update(ctx, fixed, opts)
 }
 
 // comparable strips what the server changes on every write.

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
 	k8stesting "k8s.io/client-go/testing"
 
 	schedulingv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/scheduling/v1beta1"
@@ -107,5 +108,39 @@ func TestDeleteOneRetriesStaleChildRefusal(t *testing.T) {
 				t.Fatalf("%d delete requests, want %d", dels, tc.wantDels)
 			}
 		})
+	}
+}
+
+// A user who may get and delete queues but not list them still deletes:
+// the children check is the admission policy's then.
+func TestDeleteWithoutListRight(t *testing.T) {
+	q := &schedulingv1beta1.Queue{ObjectMeta: metav1.ObjectMeta{Name: "q", UID: "u1"}, Status: schedulingv1beta1.QueueStatus{State: schedulingv1beta1.QueueStateClosed}}
+	c := fake.NewSimpleClientset(q)
+	c.PrependReactor("list", "queues", func(k8stesting.Action) (bool, runtime.Object, error) {
+		return true, nil, apierrors.NewForbidden(schema.GroupResource{Group: "scheduling.volcano.sh", Resource: "queues"}, "", nil)
+	})
+	streams, _, out, _ := genericiooptions.NewTestIOStreams()
+	o := &DeleteOptions{IOStreams: streams, Names: []string{"q"}, client: c}
+	if err := o.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if out.String() != "queue.scheduling.volcano.sh/q deleted\n" {
+		t.Errorf("output %q", out.String())
+	}
+	if _, err := c.SchedulingV1beta1().Queues().Get(context.Background(), "q", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("queue still there: %v", err)
+	}
+
+	// Any other error of the list stops the delete before it writes.
+	c = fake.NewSimpleClientset(q)
+	c.PrependReactor("list", "queues", func(k8stesting.Action) (bool, runtime.Object, error) {
+		return true, nil, apierrors.NewServiceUnavailable("etcd is down")
+	})
+	o = &DeleteOptions{IOStreams: streams, Names: []string{"q"}, client: c}
+	if err := o.Run(context.Background()); err == nil || !strings.Contains(err.Error(), "etcd is down") {
+		t.Fatalf("error %v", err)
+	}
+	if _, err := c.SchedulingV1beta1().Queues().Get(context.Background(), "q", metav1.GetOptions{}); err != nil {
+		t.Errorf("queue deleted after a failed list: %v", err)
 	}
 }

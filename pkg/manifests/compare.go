@@ -2,8 +2,9 @@ package manifests
 
 import (
 	"fmt"
+	"maps"
 	"reflect"
-	"sort"
+	"slices"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
@@ -22,12 +23,7 @@ func FirstDifference(want, got any, path string) string {
 		if !ok {
 			return path
 		}
-		keys := make([]string, 0, len(w))
-		for k := range w {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		for _, k := range keys {
+		for _, k := range slices.Sorted(maps.Keys(w)) {
 			if d := FirstDifference(w[k], g[k], path+"."+k); d != "" {
 				return d
 			}

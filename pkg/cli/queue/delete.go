@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"k8s.io/client-go/util/retry"
 	"k8s.io/kubectl/pkg/util/templates"
 
 	busv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/bus/v1alpha1"
@@ -199,14 +200,7 @@ func (o *DeleteOptions) deleteOne(ctx context.Context, q *schedulingv1beta1.Queu
 		return nil
 	}
 	backoff := wait.Backoff{Duration: 20 * time.Millisecond, Factor: 2, Steps: 8, Cap: 2 * time.Second}
-	retryErr := wait.ExponentialBackoffWithContext(ctx, backoff, func(context.Context) (bool, error) {
-		err = del()
-		return err == nil || !refusedForChild(err, deletedChildren), nil
-	})
-	if retryErr != nil && ctx.Err() != nil {
-		return ctx.Err()
-	}
-	return err
+	return retry.OnError(backoff, func(err error) bool { return refusedForChild(err, deletedChildren) }, del)
 }
 
 // refusedForChild reports whether err is the admission refusal for one of

@@ -1,0 +1,411 @@
+package slurm
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// RESTVersions are the slurmrestd API versions the REST client speaks,
+// newest first: Slurm 24.11 serves v0.0.40 to v0.0.42, Slurm 26.05 v0.0.42
+// to v0.0.45. The fields the client reads are the same in all of them.
+var RESTVersions = []string{"v0.0.45", "v0.0.44", "v0.0.43", "v0.0.42", "v0.0.41", "v0.0.40"}
+
+// RESTPort is the port slurmrestd listens on in a Slinky installation.
+const RESTPort = 6820
+
+// ErrUnauthorized is wrapped by the errors of requests slurmrestd refused
+// for their token: HTTP 401 (no token it accepts) or 511 (a token signed
+// with another key, or expired).
+var ErrUnauthorized = errors.New("slurmrestd refused the token")
+
+// errNodeInvalid is Slurm's ESLURM_INVALID_NODE_NAME, with which
+// slurmrestd refuses to update a node it does not know (HTTP 500).
+const errNodeInvalid = 2018
+
+// APIError is a request slurmrestd answered with an HTTP error.
+type APIError struct {
+	// Request is the method and path, e.g. "GET /slurm/v0.0.42/nodes/".
+	Request string
+	Status  int
+	errs    []restError
+}
+
+func (e *APIError) Error() string {
+	var what string
+	switch e.Status {
+	case http.StatusUnauthorized:
+		what = "no token it accepts was sent"
+	case http.StatusNetworkAuthenticationRequired:
+		what = "the token was rejected (signed with another key, or expired)"
+	default:
+		what = http.StatusText(e.Status)
+	}
+	msg := fmt.Sprintf("slurmrestd %s: HTTP %d: %s", e.Request, e.Status, what)
+	for _, re := range e.errs {
+		msg += "; " + re.String()
+	}
+	return msg
+}
+
+// Unwrap makes 401 and 511 match ErrUnauthorized.
+func (e *APIError) Unwrap() error {
+	if e.Status == http.StatusUnauthorized || e.Status == http.StatusNetworkAuthenticationRequired {
+		return ErrUnauthorized
+	}
+	return nil
+}
+
+func (e *APIError) hasError(number int) bool {
+	return slices.ContainsFunc(e.errs, func(r restError) bool { return r.ErrorNumber == number })
+}
+
+// RESTConfig says how to reach slurmrestd.
+type RESTConfig struct {
+	// URL is slurmrestd's base URL, e.g. http://10.96.0.20:6820.
+	URL string
+	// Token authenticates every request.
+	Token TokenSource
+	// Version pins the API version (e.g. "v0.0.44"); empty picks the newest
+	// that both sides speak at the first request.
+	Version string
+	// Transport carries the requests; nil uses a copy of
+	// http.DefaultTransport.
+	Transport http.RoundTripper
+	// Timeout bounds one request; zero means 30 seconds.
+	Timeout time.Duration
+}
+
+// REST implements Client with slurmrestd's REST API, as Slinky's
+// slurm-operator reaches Slurm: one GET of all nodes per refresh (answered
+// 304 when nothing changed), one POST per drain or undrain, and the job
+// list, kept the same way, for drain deadlines.
+type REST struct {
+	cfg  RESTConfig
+	base string
+	http *http.Client
+
+	mu          sync.RWMutex
+	version     string
+	nodes       map[string]NodeState
+	nodesUpdate int64
+
+	jobsMu     sync.Mutex
+	jobs       []restJob
+	jobsUpdate int64
+}
+
+var _ Client = &REST{}
+
+// NewREST returns a client for the slurmrestd at cfg.URL.
+func NewREST(cfg RESTConfig) (*REST, error) {
+	u, err := url.Parse(cfg.URL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("slurmrestd URL %q: want http://HOST:PORT or https://HOST:PORT", cfg.URL)
+	}
+	if cfg.Token == nil {
+		return nil, errors.New("slurmrestd needs a token: give a JWT key or a token file")
+	}
+	if cfg.Version != "" && !slices.Contains(RESTVersions, cfg.Version) {
+		return nil, fmt.Errorf("slurmrestd API version %q: want one of %s", cfg.Version, strings.Join(RESTVersions, ", "))
+	}
+	if cfg.Timeout == 0 {
+		cfg.Timeout = 30 * time.Second
+	}
+	tr := cfg.Transport
+	if tr == nil {
+		tr = http.DefaultTransport.(*http.Transport).Clone()
+	}
+	return &REST{cfg: cfg, base: strings.TrimRight(u.String(), "/"), nodes: map[string]NodeState{},
+		http: &http.Client{Transport: tr, Timeout: cfg.Timeout}}, nil
+}
+
+// URL is the slurmrestd base URL the client talks to.
+func (r *REST) URL() string { return r.base }
+
+// Version returns the API version in use, choosing it first if needed: the
+// pinned one if it is served, else the newest served one this client
+// speaks. Each candidate costs one GET of /ping/ (404 when not served).
+func (r *REST) Version(ctx context.Context) (string, error) {
+	r.mu.RLock()
+	v := r.version
+	r.mu.RUnlock()
+	if v != "" {
+		return v, nil
+	}
+	candidates := RESTVersions
+	if r.cfg.Version != "" {
+		candidates = []string{r.cfg.Version}
+	}
+	for _, c := range candidates {
+		_, err := r.request(ctx, c, http.MethodGet, "ping/", nil, nil, nil)
+		var ae *APIError
+		if errors.As(err, &ae) && ae.Status == http.StatusNotFound {
+			continue
+		}
+		if err != nil {
+			return "", err
+		}
+		r.mu.Lock()
+		r.version = c
+		r.mu.Unlock()
+		return c, nil
+	}
+	if r.cfg.Version != "" {
+		return "", fmt.Errorf("slurmrestd at %s does not serve the pinned API version %s", r.base, r.cfg.Version)
+	}
+	return "", fmt.Errorf("slurmrestd at %s serves none of the API versions %s (Slurm 24.11 or newer is needed)",
+		r.base, strings.Join(RESTVersions, ", "))
+}
+
+// Ping asks slurmrestd whether slurmctld answers.
+func (r *REST) Ping(ctx context.Context) error {
+	_, err := r.do(ctx, http.MethodGet, "ping/", nil, nil, nil)
+	return err
+}
+
+// do sends one request in the API version in use. A 404 for a whole path
+// means the server no longer serves that version (it was upgraded): the
+// version is chosen again at the next request.
+func (r *REST) do(ctx context.Context, method, path string, query url.Values, body, out any) (int, error) {
+	v, err := r.Version(ctx)
+	if err != nil {
+		return 0, err
+	}
+	status, err := r.request(ctx, v, method, path, query, body, out)
+	if status == http.StatusNotFound {
+		r.mu.Lock()
+		if r.version == v {
+			r.version, r.nodesUpdate = "", 0
+		}
+		r.mu.Unlock()
+	}
+	return status, err
+}
+
+// request sends one request. out receives the decoded body of a 2xx
+// answer; 304 leaves it alone. Any other status is an *APIError carrying
+// slurmrestd's own error entries.
+func (r *REST) request(ctx context.Context, version, method, path string, query url.Values, body, out any) (int, error) {
+	u := r.base + "/slurm/" + version + "/" + path
+	if len(query) > 0 {
+		u += "?" + query.Encode()
+	}
+	var rd io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			return 0, err
+		}
+		rd = bytes.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, u, rd)
+	if err != nil {
+		return 0, err
+	}
+	tok, err := r.cfg.Token.Token(ctx)
+	if err != nil {
+		return 0, err
+	}
+	req.Header.Set("X-SLURM-USER-TOKEN", tok)
+	req.Header.Set("Accept", "application/json")
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := r.http.Do(req)
+	if err != nil {
+		return 0, fmt.Errorf("slurmrestd %s %s: %w", method, req.URL.Path, err)
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(resp.Body, 256<<20))
+	if err != nil {
+		return resp.StatusCode, fmt.Errorf("slurmrestd %s %s: reading the answer: %w", method, req.URL.Path, err)
+	}
+	if resp.StatusCode == http.StatusNotModified {
+		return resp.StatusCode, nil
+	}
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		ae := &APIError{Request: method + " " + req.URL.Path, Status: resp.StatusCode}
+		var env restEnvelope
+		if json.Unmarshal(data, &env) == nil {
+			ae.errs = env.Errors
+		}
+		return resp.StatusCode, ae
+	}
+	if out != nil {
+		if err := json.Unmarshal(data, out); err != nil {
+			return resp.StatusCode, fmt.Errorf("slurmrestd %s %s: %w", method, req.URL.Path, err)
+		}
+	}
+	return resp.StatusCode, nil
+}
+
+// Refresh implements Client: one GET of every node, with update_time so
+// that slurmrestd answers 304 (no body) when nothing changed since the last.
+func (r *REST) Refresh(ctx context.Context) error {
+	r.mu.RLock()
+	since := r.nodesUpdate
+	r.mu.RUnlock()
+	var q url.Values
+	if since > 0 {
+		q = url.Values{"update_time": {strconv.FormatInt(since, 10)}}
+	}
+	var resp restNodesResponse
+	status, err := r.do(ctx, http.MethodGet, "nodes/", q, nil, &resp)
+	if err != nil || status == http.StatusNotModified {
+		return err
+	}
+	nodes := make(map[string]NodeState, len(resp.Nodes))
+	for _, n := range resp.Nodes {
+		nodes[n.Name] = n.toState()
+	}
+	r.mu.Lock()
+	r.nodes = nodes
+	r.nodesUpdate = 0
+	if resp.LastUpdate.known() {
+		r.nodesUpdate = resp.LastUpdate.Number
+	}
+	r.mu.Unlock()
+	return nil
+}
+
+// Nodes implements Client.
+func (r *REST) Nodes() map[string]NodeState {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	out := make(map[string]NodeState, len(r.nodes))
+	for k, v := range r.nodes {
+		out[k] = v
+	}
+	return out
+}
+
+// Node implements Client.
+func (r *REST) Node(name string) (NodeState, bool) {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	s, ok := r.nodes[name]
+	return s, ok
+}
+
+// State asks slurmrestd (not the cache) for one node and updates the cache.
+// A node Slurm does not know is HTTP 200 with no node: ErrNodeNotFound.
+func (r *REST) State(ctx context.Context, name string) (NodeState, error) {
+	var resp restNodesResponse
+	if _, err := r.do(ctx, http.MethodGet, "node/"+url.PathEscape(name), nil, nil, &resp); err != nil {
+		return NodeState{}, err
+	}
+	for _, n := range resp.Nodes {
+		if n.Name == name {
+			s := n.toState()
+			r.mu.Lock()
+			r.nodes[name] = s
+			r.mu.Unlock()
+			return s, nil
+		}
+	}
+	return NodeState{}, fmt.Errorf("%w: %s", ErrNodeNotFound, name)
+}
+
+// update posts a node update; Slurm's "invalid node name" is ErrNodeNotFound.
+func (r *REST) update(ctx context.Context, name string, u restNodeUpdate) error {
+	_, err := r.do(ctx, http.MethodPost, "node/"+url.PathEscape(name), nil, u, nil)
+	var ae *APIError
+	if errors.As(err, &ae) && ae.hasError(errNodeInvalid) {
+		return fmt.Errorf("%w: %s", ErrNodeNotFound, name)
+	}
+	return err
+}
+
+// Drain implements Client.
+func (r *REST) Drain(ctx context.Context, name, reason string) error {
+	if reason == "" {
+		// Slurm refuses a drain without a reason.
+		reason = "drained by kubectl-vc"
+	}
+	return r.update(ctx, name, restNodeUpdate{State: []string{"DRAIN"}, Reason: reason})
+}
+
+// Undrain implements Client. UNDRAIN clears the drain flag and nothing
+// else, and is harmless on a node that is not drained (RESUME is refused
+// there), so no read is needed first.
+func (r *REST) Undrain(ctx context.Context, name string) error {
+	return r.update(ctx, name, restNodeUpdate{State: []string{"UNDRAIN"}})
+}
+
+// IsDrained implements Client. "Drained" is read from the state flags,
+// never from the reason: Slurm 24.11 keeps the reason after an undrain.
+func (r *REST) IsDrained(ctx context.Context, name string) (bool, error) {
+	s, err := r.State(ctx, name)
+	if errors.Is(err, ErrNodeNotFound) {
+		return true, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	return s.Drained(), nil
+}
+
+// JobEndDeadline implements Client. slurmrestd cannot filter jobs by node,
+// so the job list is kept like the node list (304 when unchanged) and each
+// job's hostlist is expanded. A job without a time limit has no end to
+// report.
+func (r *REST) JobEndDeadline(ctx context.Context, name string) (time.Time, error) {
+	jobs, err := r.refreshJobs(ctx)
+	if err != nil {
+		return time.Time{}, err
+	}
+	var latest time.Time
+	for _, j := range jobs {
+		if !jobActive(j.JobState) || !j.EndTime.known() || j.TimeLimit.Infinite || !j.TimeLimit.Set {
+			continue
+		}
+		hosts, err := ExpandHostlist(j.Nodes)
+		if err != nil || !slices.Contains(hosts, name) {
+			continue
+		}
+		if t := time.Unix(j.EndTime.Number, 0); t.After(latest) {
+			latest = t
+		}
+	}
+	return latest, nil
+}
+
+// jobActive says a job holds its nodes: running, or completing.
+func jobActive(state []string) bool {
+	return slices.ContainsFunc(state, func(s string) bool { return s == "RUNNING" || s == "COMPLETING" })
+}
+
+func (r *REST) refreshJobs(ctx context.Context) ([]restJob, error) {
+	r.jobsMu.Lock()
+	defer r.jobsMu.Unlock()
+	var q url.Values
+	if r.jobsUpdate > 0 {
+		q = url.Values{"update_time": {strconv.FormatInt(r.jobsUpdate, 10)}}
+	}
+	var resp restJobsResponse
+	status, err := r.do(ctx, http.MethodGet, "jobs/", q, nil, &resp)
+	if status == http.StatusNotFound {
+		r.jobsUpdate = 0 // another version next time: start afresh
+	}
+	if err != nil {
+		return nil, err
+	}
+	if status != http.StatusNotModified {
+		r.jobs, r.jobsUpdate = resp.Jobs, 0
+		if resp.LastUpdate.known() {
+			r.jobsUpdate = resp.LastUpdate.Number
+		}
+	}
+	return r.jobs, nil
+}

@@ -23,10 +23,21 @@ for g in "${groups[@]}"; do
 done
 
 "$tools/controller-gen" object:headerFile="$header" paths=./pkg/apis/...
-rm -f pkg/crds/bases/*.yaml
 # generateEmbeddedObjectMeta: the pod templates of a Volcano Job carry their
 # metadata's schema (labels, annotations, ...), as in Volcano's own CRD.
-"$tools/controller-gen" crd:generateEmbeddedObjectMeta=true paths=./pkg/apis/... output:crd:artifacts:config=pkg/crds/bases
+crd_out=$(mktemp -d)
+trap 'rm -rf "$crd_out"' EXIT
+"$tools/controller-gen" crd:generateEmbeddedObjectMeta=true paths=./pkg/apis/... output:crd:artifacts:config="$crd_out"
+# Slinky operator's kinds that we only read (Controller, RestApi) must not
+# be installed by 'kubectl vc install', which installs all of pkg/crds/bases:
+# their CRDs go to pkg/crds/slinkyoperator, for tests only.
+slinky_operator=(slinky.slurm.net_controllers.yaml slinky.slurm.net_restapis.yaml)
+rm -f pkg/crds/bases/*.yaml pkg/crds/slinkyoperator/*.yaml
+mkdir -p pkg/crds/slinkyoperator
+for f in "${slinky_operator[@]}"; do
+  mv "$crd_out/$f" pkg/crds/slinkyoperator/
+done
+mv "$crd_out"/*.yaml pkg/crds/bases/
 
 rm -rf pkg/client
 "$tools/applyconfiguration-gen" --go-header-file "$header" \

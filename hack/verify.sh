@@ -5,7 +5,7 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
-generated=(pkg/client pkg/crds/bases pkg/apis)
+generated=(pkg/client pkg/crds/bases pkg/crds/slinkyoperator pkg/apis)
 snap=$(mktemp -d)
 trap 'rm -rf "$snap"' EXIT
 for d in "${generated[@]}"; do mkdir -p "$snap/$(dirname "$d")"; cp -a "$d" "$snap/$d"; done

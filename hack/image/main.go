@@ -200,7 +200,7 @@ func Build(bin []byte, o Options) (v1.Image, error) {
 func Labels(o Options) map[string]string {
 	return map[string]string{
 		"org.opencontainers.image.title":       "kubectl-vc",
-		"org.opencontainers.image.description": "kubectl vc serve: the Volcano queue and podgroup controllers",
+		"org.opencontainers.image.description": "kubectl vc serve: the Volcano queue and podgroup controllers and the Slinky NodeSet controller",
 		"org.opencontainers.image.version":     o.Version,
 		"org.opencontainers.image.revision":    o.Revision,
 		"org.opencontainers.image.source":      Source,

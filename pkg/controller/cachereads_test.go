@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"testing"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	kubeinformers "k8s.io/client-go/informers"
 	kubefake "k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/tools/record"
@@ -36,6 +37,9 @@ func TestEveryCachedTypeIsDeclared(t *testing.T) {
 				declared[r.Type()] = true
 			}
 			kube, vc := kubefake.NewClientset(), vcfake.NewClientset()
+			// Every kind a controller may wait for is served.
+			kube.Resources = []*metav1.APIResourceList{{GroupVersion: "slinky.slurm.net/v1beta1", APIResources: []metav1.APIResource{
+				{Name: "nodesets", Namespaced: true}, {Name: "controllers", Namespaced: true}, {Name: "restapis", Namespaced: true}}}}
 			kf := kubeinformers.NewSharedInformerFactory(kube, 0)
 			vf := vcinformers.NewSharedInformerFactory(vc, 0)
 			if err := c.Initialize(context.Background(), &framework.ControllerOption{

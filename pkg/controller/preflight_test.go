@@ -14,7 +14,8 @@ import (
 
 // TestNodeSetRefusesToStartWithoutSlurm: the manager asks the controllers
 // whether they can run before it serves, elects or connects; the NodeSet
-// controller without scontrol on PATH (as in the image) stops it at once.
+// controller told to use the Slurm commands (--slurm-conf) without
+// scontrol on PATH (as in the image) stops it at once.
 // The API server address is unreachable: reaching it would fail otherwise.
 func TestNodeSetRefusesToStartWithoutSlurm(t *testing.T) {
 	t.Setenv("PATH", t.TempDir())
@@ -22,7 +23,11 @@ func TestNodeSetRefusesToStartWithoutSlurm(t *testing.T) {
 	defer cancel()
 	var ctrls []framework.Controller
 	for _, n := range []string{"queue", "nodeset"} {
-		c, err := framework.Configure(n)
+		var args []string
+		if n == "nodeset" {
+			args = []string{"--slurm-conf=/etc/slurm/slurm.conf"}
+		}
+		c, err := framework.Configure(n, args...)
 		if err != nil {
 			t.Fatal(err)
 		}

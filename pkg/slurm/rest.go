@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -99,6 +100,8 @@ type REST struct {
 	version     string
 	nodes       map[string]NodeState
 	nodesUpdate int64
+	// noSince: the server fails requests with update_time (see getSince).
+	noSince atomic.Bool
 
 	jobsMu     sync.Mutex
 	jobs       []restJob
@@ -168,10 +171,43 @@ func (r *REST) Version(ctx context.Context) (string, error) {
 		r.base, strings.Join(RESTVersions, ", "))
 }
 
-// Ping asks slurmrestd whether slurmctld answers.
+// Ping asks slurmrestd whether slurmctld answers. slurmrestd answers 200
+// either way; the body says whether slurmctld did ("pinged": "UP"), and it
+// does not when the token was refused by slurmctld (an expired one).
 func (r *REST) Ping(ctx context.Context) error {
-	_, err := r.do(ctx, http.MethodGet, "ping/", nil, nil, nil)
-	return err
+	var resp restPingResponse
+	if _, err := r.do(ctx, http.MethodGet, "ping/", nil, nil, &resp); err != nil {
+		return err
+	}
+	for _, p := range resp.Pings {
+		if p.Pinged == "UP" {
+			return nil
+		}
+	}
+	msg := fmt.Sprintf("slurmrestd at %s: slurmctld does not answer its ping", r.base)
+	for _, p := range resp.Pings {
+		msg += fmt.Sprintf("; %s %s", p.Hostname, p.Pinged)
+	}
+	return errors.New(msg)
+}
+
+// getSince GETs path, with update_time=since when there is a since and the
+// server takes it. Slurm 24.11 answers a nodes request with update_time
+// with HTTP 500 ("Unable to query partitions") whenever the partitions did
+// not change since, i.e. nearly always: after one such answer the client
+// asks that server without update_time (a full list each time) and the
+// request is sent again at once.
+func (r *REST) getSince(ctx context.Context, path string, since int64, out any) (int, error) {
+	if since > 0 && !r.noSince.Load() {
+		q := url.Values{"update_time": {strconv.FormatInt(since, 10)}}
+		status, err := r.do(ctx, http.MethodGet, path, q, nil, out)
+		var ae *APIError
+		if !errors.As(err, &ae) || ae.Status < 500 {
+			return status, err
+		}
+		r.noSince.Store(true)
+	}
+	return r.do(ctx, http.MethodGet, path, nil, nil, out)
 }
 
 // do sends one request in the API version in use. A 404 for a whole path
@@ -256,12 +292,8 @@ func (r *REST) Refresh(ctx context.Context) error {
 	r.mu.RLock()
 	since := r.nodesUpdate
 	r.mu.RUnlock()
-	var q url.Values
-	if since > 0 {
-		q = url.Values{"update_time": {strconv.FormatInt(since, 10)}}
-	}
 	var resp restNodesResponse
-	status, err := r.do(ctx, http.MethodGet, "nodes/", q, nil, &resp)
+	status, err := r.getSince(ctx, "nodes/", since, &resp)
 	if err != nil || status == http.StatusNotModified {
 		return err
 	}
@@ -389,12 +421,8 @@ func jobActive(state []string) bool {
 func (r *REST) refreshJobs(ctx context.Context) ([]restJob, error) {
 	r.jobsMu.Lock()
 	defer r.jobsMu.Unlock()
-	var q url.Values
-	if r.jobsUpdate > 0 {
-		q = url.Values{"update_time": {strconv.FormatInt(r.jobsUpdate, 10)}}
-	}
 	var resp restJobsResponse
-	status, err := r.do(ctx, http.MethodGet, "jobs/", q, nil, &resp)
+	status, err := r.getSince(ctx, "jobs/", r.jobsUpdate, &resp)
 	if status == http.StatusNotFound {
 		r.jobsUpdate = 0 // another version next time: start afresh
 	}

@@ -110,11 +110,13 @@ func TestFileTokenRereadOnChange(t *testing.T) {
 // fakeRestd serves one API version the way slurmrestd answers (a stand-in
 // for the pure client logic; the real slurmrestd is tested in test/nodeset).
 type fakeRestd struct {
-	version  string
-	token    string
-	requests atomic.Int32
-	updates  atomic.Int32
-	last     atomic.Value // last request URI
+	version string
+	// failSince answers update_time as Slurm 24.11 does: HTTP 500.
+	failSince bool
+	token     string
+	requests  atomic.Int32
+	updates   atomic.Int32
+	last      atomic.Value // last request URI
 }
 
 func (f *fakeRestd) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -138,6 +140,11 @@ func (f *fakeRestd) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case p == "ping/":
 		_, _ = w.Write([]byte(`{"pings":[{"pinged":"UP"}]}`))
 	case p == "nodes/":
+		if f.failSince && r.URL.Query().Has("update_time") {
+			w.WriteHeader(http.StatusInternalServerError)
+			_, _ = w.Write([]byte(`{"errors":[{"description":"Unable to query partitions","error_number":-1}]}`))
+			return
+		}
 		if r.URL.Query().Get("update_time") == "100" {
 			w.WriteHeader(http.StatusNotModified)
 			return
@@ -239,6 +246,30 @@ func TestRESTNegotiatesAndReads(t *testing.T) {
 		if (want == 0) != got.IsZero() || (want != 0 && got.Unix() != want) {
 			t.Errorf("JobEndDeadline(%s) = %v, want %d", node, got, want)
 		}
+	}
+}
+
+// TestRESTUpdateTimeRefused: a server that fails update_time (Slurm 24.11)
+// is asked again at once without it, and never with it again.
+func TestRESTUpdateTimeRefused(t *testing.T) {
+	ctx := context.Background()
+	f, srv := newFake(t, "v0.0.42")
+	f.failSince = true
+	c, _ := NewREST(RESTConfig{URL: srv.URL, Token: staticToken("good"), Version: "v0.0.42"})
+	for i := 0; i < 3; i++ {
+		if err := c.Refresh(ctx); err != nil {
+			t.Fatalf("refresh %d: %v", i, err)
+		}
+		if len(c.Nodes()) != 2 {
+			t.Fatalf("refresh %d: %v", i, c.Nodes())
+		}
+	}
+	// ping, then: a plain GET; update_time refused and a plain GET; a plain GET.
+	if n := f.requests.Load(); n != 5 {
+		t.Fatalf("%d requests, want 5", n)
+	}
+	if last := f.last.Load().(string); last != "GET /slurm/v0.0.42/nodes/" {
+		t.Fatalf("last request %s", last)
 	}
 }
 

@@ -133,3 +133,11 @@ type restNodeUpdate struct {
 	State  []string `json:"state"`
 	Reason string   `json:"reason,omitempty"`
 }
+
+type restPingResponse struct {
+	restEnvelope
+	Pings []struct {
+		Hostname string `json:"hostname"`
+		Pinged   string `json:"pinged"`
+	} `json:"pings"`
+}

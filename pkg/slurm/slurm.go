@@ -1,8 +1,8 @@
 // Package slurm is the NodeSet controller's view of a Slurm cluster: the few
 // node operations it needs to drain a compute node before its pod goes away.
-// The interface is small on purpose so that a slurmrestd (v0.0.40+) client
-// can implement it later; the implementation here drives a real slurmctld
-// through the scontrol, sinfo and squeue commands.
+// The interface is small on purpose: two clients implement it, one over
+// slurmrestd's REST API (rest.go, as Slinky's operator reaches Slurm) and
+// one with the scontrol, sinfo and squeue commands (commands.go).
 package slurm
 
 import (
@@ -71,7 +71,8 @@ func (s NodeState) Idle() bool { return s.Base == "idle" }
 func (s NodeState) Down() bool { return s.Base == "down" || s.Base == "fail" }
 
 // String is the state the way sinfo's %T prints it: "draining", "drained",
-// or the base state, with the reason if any.
+// or the base state, with the reason of a drained or down node. A reason
+// on any other node is stale (Slurm 24.11 keeps it after an undrain).
 func (s NodeState) String() string {
 	st := s.Base
 	switch {
@@ -81,7 +82,7 @@ func (s NodeState) String() string {
 		st = "drained"
 	}
 	st = strings.ToUpper(st)
-	if s.Reason != "" {
+	if s.Reason != "" && (s.Drain() || s.Down()) {
 		st += " (" + s.Reason + ")"
 	}
 	return st

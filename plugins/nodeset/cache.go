@@ -23,6 +23,9 @@ func (c *Controller) CacheReads() []framework.CacheRead {
 	return []framework.CacheRead{
 		framework.ReadsAll[slinkyv1beta1.NodeSet](),
 		framework.ReadsAll[appsv1.ControllerRevision](),
+		// Slinky's Controller and RestApi: small, read to find slurmrestd.
+		framework.ReadsAll[slinkyv1beta1.Controller](),
+		framework.ReadsAll[slinkyv1beta1.RestApi](),
 		framework.ReadsOnly(func(dst, src *corev1.Pod) {
 			dst.Spec.NodeName = src.Spec.NodeName
 			dst.Status.Phase = src.Status.Phase

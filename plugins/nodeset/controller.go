@@ -8,11 +8,15 @@ package nodeset
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"os"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/kubernetes"
 	appslisters "k8s.io/client-go/listers/apps/v1"
 	corelisters "k8s.io/client-go/listers/core/v1"
@@ -30,6 +34,14 @@ import (
 	"github.com/kubectl-vc/kubectl-vc/pkg/controller/framework"
 	"github.com/kubectl-vc/kubectl-vc/pkg/slurm"
 )
+
+// clientOrNil is the target's client, or nil for no target.
+func (t *slurmTarget) clientOrNil() slurm.Client {
+	if t == nil {
+		return nil
+	}
+	return t.client
+}
 
 // Name is the controller's name for --controllers.
 const Name = "nodeset"
@@ -50,6 +62,16 @@ type Config struct {
 	Resync time.Duration
 	// ExpectationsTimeout unblocks a NodeSet whose pod events were lost. Default 5m.
 	ExpectationsTimeout time.Duration
+	// RESTTransport carries the requests to slurmrestd (nil: Go's default).
+	// Tests outside a node route a Service's cluster IP to a local
+	// slurmrestd with it.
+	RESTTransport http.RoundTripper
+	// TokenLifetime of the JWTs the controller signs (default 15 minutes,
+	// renewed in the last fifth); tests shorten it to see renewal.
+	TokenLifetime time.Duration
+	// KeyTTL is how long a JWT key read from a Secret is used before the
+	// Secret is read again. Default 1m; a refused token drops it at once.
+	KeyTTL time.Duration
 }
 
 func init() {
@@ -79,9 +101,14 @@ type Controller struct {
 
 	// Set by the controller's flags (AddFlags). The Slurm settings are
 	// used only when Config.Slurm is nil: serve's case.
-	workers     int
-	slurmConf   string
-	slurmBinDir string
+	workers int
+	flags   *slurmFlags
+	// source finds each NodeSet's Slurm (slurmsource.go).
+	source *slurmSource
+	// opt and the CRD state: the NodeSet informers are set up only once
+	// the API server serves NodeSets (nodeSetsServed), Slinky's
+	// Controller and RestApi informers once it serves those.
+	opt *framework.ControllerOption
 
 	exp     *expectations
 	metrics *metrics
@@ -98,29 +125,49 @@ func New(cfg Config) *Controller {
 	if cfg.ExpectationsTimeout == 0 {
 		cfg.ExpectationsTimeout = 5 * time.Minute
 	}
+	if cfg.KeyTTL == 0 {
+		cfg.KeyTTL = time.Minute
+	}
 	// Unregistered until Initialize registers them with the manager's.
 	m, _ := newMetrics(nil)
 	return &Controller{cfg: cfg, exp: newExpectations(cfg.ExpectationsTimeout), metrics: m,
-		workers: framework.DefaultWorkers, slurmConf: os.Getenv("SLURM_CONF")}
+		workers: framework.DefaultWorkers, flags: &slurmFlags{conf: os.Getenv("SLURM_CONF"), commandsChosen: os.Getenv("SLURM_CONF") != ""}}
 }
 
 // AddFlags implements framework.Controller.
 func (c *Controller) AddFlags(fs *pflag.FlagSet) {
 	framework.WorkersFlag(fs, &c.workers, Name)
-	fs.StringVar(&c.slurmConf, "slurm-conf", c.slurmConf, "slurm.conf of the Slurm cluster the NodeSet controller drains and resumes nodes in (default: $SLURM_CONF)")
-	fs.StringVar(&c.slurmBinDir, "slurm-bin-dir", c.slurmBinDir, "Directory of scontrol, sinfo and squeue (default: search PATH)")
+	f := c.flags
+	fs.Var(chosen{&f.conf, &f.commandsChosen}, "slurm-conf", "slurm.conf of the Slurm cluster: reach Slurm with scontrol, sinfo and squeue (default: $SLURM_CONF)")
+	fs.Var(chosen{&f.binDir, &f.commandsChosen}, "slurm-bin-dir", "Directory of scontrol, sinfo and squeue (default: search PATH)")
+	fs.StringVar(&f.restURL, "slurm-rest-url", "", "slurmrestd to reach Slurm at for every NodeSet (e.g. http://10.0.0.5:6820), instead of finding it through Slinky's Controller and RestApi")
+	fs.StringVar(&f.jwtKeyFile, "slurm-jwt-key-file", "", "With --slurm-rest-url: the cluster's JWT HS256 key (jwt_hs256.key), to sign tokens with")
+	fs.StringVar(&f.tokenFile, "slurm-token-file", "", "With --slurm-rest-url: a file holding a token (as 'scontrol token' prints it), read again when it changes")
+	fs.StringVar(&f.jwtUser, "slurm-jwt-user", slurm.DefaultTokenUser, "Slurm user the signed tokens speak for (claim sun)")
+	fs.StringVar(&f.restVersion, "slurm-rest-api-version", "", fmt.Sprintf("slurmrestd API version to use (one of %s; default: the newest it serves)", strings.Join(slurm.RESTVersions, ", ")))
 }
 
-// Validate implements framework.Controller.
-func (c *Controller) Validate() error { return framework.ValidateWorkers(c.workers, Name) }
+// chosen is a string flag that also records that it was given.
+type chosen struct {
+	p   *string
+	set *bool
+}
 
-// slurm is the controller's Slurm client: the one it was given, or the
-// Slurm client commands its flags point at.
-func (c *Controller) slurm() slurm.Client {
-	if c.cfg.Slurm == nil {
-		c.cfg.Slurm = slurm.NewCommands(slurm.CommandsConfig{Conf: c.slurmConf, BinDir: c.slurmBinDir})
+func (v chosen) String() string {
+	if v.p == nil {
+		return ""
 	}
-	return c.cfg.Slurm
+	return *v.p
+}
+func (v chosen) Set(s string) error { *v.p, *v.set = s, true; return nil }
+func (v chosen) Type() string       { return "string" }
+
+// Validate implements framework.Controller.
+func (c *Controller) Validate() error {
+	if err := framework.ValidateWorkers(c.workers, Name); err != nil {
+		return err
+	}
+	return c.flags.validate()
 }
 
 // Name implements framework.Controller.
@@ -131,20 +178,24 @@ func (c *Controller) Name() string { return Name }
 // debugging: a deleted NodeSet must leave none behind).
 func (c *Controller) PendingExpectations(key string) bool { return c.exp.has(key) }
 
-// Preflight implements framework.Preflighter: the controller drains and
-// resumes Slurm nodes with the Slurm client commands, which authenticate
-// to slurmctld with munge. The kubectl-vc image carries neither, so serve
-// refuses to start the controller without them rather than failing on
-// every NodeSet later. A client other than the commands is not checked.
+// Preflight implements framework.Preflighter: a way to Slurm the flags
+// chose must be usable before serve starts: the Slurm client commands
+// (--slurm-conf, --slurm-bin-dir) must be found, and --slurm-rest-url's key
+// or token file read. With neither, each NodeSet finds its Slurm at sync
+// time (through Slinky's objects) and says in its status when it cannot.
 func (c *Controller) Preflight() error {
-	ch, ok := c.slurm().(interface{ Check() error })
+	t, err := c.fixedTarget()
+	if err != nil {
+		return fmt.Errorf("the NodeSet controller cannot reach Slurm: %w", err)
+	}
+	ch, ok := t.clientOrNil().(interface{ Check() error })
 	if !ok {
 		return nil
 	}
 	if err := ch.Check(); err != nil {
 		return fmt.Errorf("the NodeSet controller needs the Slurm client commands and a munge key (%v): "+
-			"run it outside the kubectl-vc image, where Slurm's client and munge are "+
-			"('kubectl vc serve --controllers=nodeset', --slurm-bin-dir), or leave it out with --controllers (e.g. --controllers=queue,podgroup)", err)
+			"run it where Slurm's client and munge are ('kubectl vc serve --controllers=nodeset', --slurm-bin-dir), "+
+			"reach slurmrestd instead (--slurm-rest-url), or leave it out with --controllers (e.g. --controllers=queue,podgroup)", err)
 	}
 	return nil
 }
@@ -154,7 +205,16 @@ func (c *Controller) Initialize(_ context.Context, opt *framework.ControllerOpti
 	c.kube = opt.KubeClient
 	c.vc = opt.VolcanoClient
 	c.recorder = opt.Recorder
-	c.slurm()
+	c.opt = opt
+	fixed, err := c.fixedTarget()
+	if err != nil {
+		return err
+	}
+	c.source = &slurmSource{cfg: &c.cfg, flags: c.flags, fixed: fixed,
+		clients: map[string]*slurm.REST{}, keys: map[string]cachedKey{},
+		secrets: func(ctx context.Context, namespace, name string) (*corev1.Secret, error) {
+			return c.kube.CoreV1().Secrets(namespace).Get(ctx, name, metav1.GetOptions{})
+		}}
 	m, err := newMetrics(opt.MetricsRegistry)
 	if err != nil {
 		return err
@@ -164,7 +224,60 @@ func (c *Controller) Initialize(_ context.Context, opt *framework.ControllerOpti
 		workqueue.DefaultTypedControllerRateLimiter[string](),
 		workqueue.TypedRateLimitingQueueConfig[string]{Name: Name, MetricsProvider: opt.WorkqueueMetrics},
 	)
+	kinds, err := c.servedKinds()
+	if err != nil {
+		return err
+	}
+	if !kinds[resNodeSets] {
+		// Run waits for the CRD: informers of a kind the server does not
+		// serve would log a failed list every few seconds.
+		return nil
+	}
+	return c.watch(kinds)
+}
 
+// servedKinds asks the API server which of Slinky's kinds it serves. Only
+// a definite "not found" counts as not served: on any other error the
+// kinds are assumed served and the informers retry as usual.
+func (c *Controller) servedKinds() (map[string]bool, error) {
+	out := map[string]bool{}
+	list, err := c.kube.Discovery().ServerResourcesForGroupVersion(slinkyv1beta1.SchemeGroupVersion.String())
+	switch {
+	case apierrors.IsNotFound(err):
+		return out, nil
+	case err != nil:
+		klog.InfoS("cannot tell which Slinky kinds are served; assuming NodeSets are", "err", err)
+		out[resNodeSets] = true
+		return out, nil
+	}
+	for _, r := range list.APIResources {
+		out[r.Name] = true
+	}
+	return out, nil
+}
+
+// watch sets up the informers and their handlers. It runs once the API
+// server serves NodeSets, at Initialize or later in Run.
+func (c *Controller) watch(kinds map[string]bool) error {
+	opt := c.opt
+	if c.source.fixed == nil && kinds[resControllers] && kinds[resRestApis] {
+		// Slinky's kinds, to find each NodeSet's slurmrestd (slurmsource.go).
+		ctrlInf := opt.VolcanoInformerFactory.Slinky().V1beta1().Controllers()
+		apiInf := opt.VolcanoInformerFactory.Slinky().V1beta1().RestApis()
+		c.source.slinky = &slinkyReader{controllers: ctrlInf.Lister(), restapis: apiInf.Lister()}
+		// A Controller or RestApi that changes may change how every
+		// NodeSet of its namespace reaches Slurm.
+		for _, inf := range []cache.SharedIndexInformer{ctrlInf.Informer(), apiInf.Informer()} {
+			if _, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
+				AddFunc:    c.enqueueNamespace,
+				UpdateFunc: func(_, obj any) { c.enqueueNamespace(obj) },
+				DeleteFunc: c.enqueueNamespace,
+			}); err != nil {
+				return err
+			}
+		}
+		c.synced = append(c.synced, ctrlInf.Informer().HasSynced, apiInf.Informer().HasSynced)
+	}
 	nsInf := opt.VolcanoInformerFactory.Slinky().V1beta1().NodeSets()
 	c.nodeSets = nsInf.Lister()
 	if _, err := nsInf.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
@@ -221,15 +334,74 @@ func (c *Controller) Initialize(_ context.Context, opt *framework.ControllerOpti
 			return err
 		}
 	}
-	c.synced = []cache.InformerSynced{nsInf.Informer().HasSynced, podInf.Informer().HasSynced,
-		revInf.Informer().HasSynced, nodeInf.Informer().HasSynced, svcInf.Informer().HasSynced, pdbInf.Informer().HasSynced}
+	c.synced = append(c.synced, nsInf.Informer().HasSynced, podInf.Informer().HasSynced,
+		revInf.Informer().HasSynced, nodeInf.Informer().HasSynced, svcInf.Informer().HasSynced, pdbInf.Informer().HasSynced)
 	return nil
+}
+
+// Slinky's resources the controller reads, as discovery names them.
+const (
+	resNodeSets    = "nodesets"
+	resControllers = "controllers"
+	resRestApis    = "restapis"
+)
+
+// crdPoll is how often Run asks whether NodeSets are served yet.
+const crdPoll = 30 * time.Second
+
+// waitForNodeSets returns once the API server serves NodeSets and their
+// informers run, or false when ctx ends first. It says so in one log line
+// and then waits quietly: a cluster without Slinky is a normal place for
+// serve to run.
+func (c *Controller) waitForNodeSets(ctx context.Context) bool {
+	if c.nodeSets != nil {
+		return true
+	}
+	klog.InfoS("the API server serves no NodeSets (slinky.slurm.net/v1beta1): the NodeSet controller waits for the CRD", "every", crdPoll)
+	for {
+		select {
+		case <-ctx.Done():
+			return false
+		case <-time.After(crdPoll):
+		}
+		kinds, err := c.servedKinds()
+		if err != nil || !kinds[resNodeSets] {
+			continue
+		}
+		if err := c.watch(kinds); err != nil {
+			klog.ErrorS(err, "starting the NodeSet informers")
+			return false
+		}
+		// The factories start the informers requested since they started.
+		c.opt.KubeInformerFactory.Start(ctx.Done())
+		c.opt.VolcanoInformerFactory.Start(ctx.Done())
+		klog.InfoS("NodeSets are served: the NodeSet controller starts")
+		return true
+	}
+}
+
+// enqueueNamespace syncs every NodeSet in the object's namespace.
+func (c *Controller) enqueueNamespace(obj any) {
+	m := metaOf(obj)
+	if m == nil || c.nodeSets == nil {
+		return
+	}
+	sets, err := c.nodeSets.NodeSets(m.GetNamespace()).List(labels.Everything())
+	if err != nil {
+		return
+	}
+	for _, s := range sets {
+		c.enqueueNodeSet(s)
+	}
 }
 
 // Run implements framework.Controller.
 func (c *Controller) Run(ctx context.Context) {
 	stopCh := ctx.Done()
 	defer c.wq.ShutDown()
+	if !c.waitForNodeSets(ctx) {
+		return
+	}
 	if !cache.WaitForCacheSync(stopCh, c.synced...) {
 		return
 	}

@@ -71,7 +71,7 @@ func (s *nodeSetSync) syncNodeCordons() {
 		if err != nil {
 			continue
 		}
-		st, known := c.cfg.Slurm.Node(p.Name)
+		st, known := s.slurm.Node(p.Name)
 		forNode := p.Annotations[annotationNodeCordon] != "" ||
 			// Cordoned by an earlier version, which did not mark it.
 			isCordoned(p) && known && st.Drain() && st.Reason == reasonNodeCordoned(node.Name)
@@ -129,7 +129,7 @@ func (s *nodeSetSync) syncCordonsAndDrain() {
 		if s.condemned[p.Name] || s.nodeCordoned[p.Name] {
 			continue
 		}
-		st, known := s.c.cfg.Slurm.Node(p.Name)
+		st, known := s.slurm.Node(p.Name)
 		switch {
 		case isCordoned(p) && known && (st.Reason == reasonScaleIn ||
 			st.Reason == reasonUpdate && s.upToDate(p)):
@@ -171,10 +171,10 @@ func (s *nodeSetSync) setCordon(pod *corev1.Pod, cordon bool) error {
 // drain drains the pod's Slurm node unless it already is; a node Slurm does
 // not know (slurmd never registered) needs nothing.
 func (s *nodeSetSync) drain(pod *corev1.Pod, reason string) error {
-	if st, ok := s.c.cfg.Slurm.Node(pod.Name); ok && st.Drain() {
+	if st, ok := s.slurm.Node(pod.Name); ok && st.Drain() {
 		return nil
 	}
-	err := s.c.cfg.Slurm.Drain(s.ctx, pod.Name, reason)
+	err := s.slurm.Drain(s.ctx, pod.Name, reason)
 	if errors.Is(err, slurm.ErrNodeNotFound) {
 		return nil
 	}
@@ -183,11 +183,11 @@ func (s *nodeSetSync) drain(pod *corev1.Pod, reason string) error {
 
 // undrain resumes the pod's Slurm node if this controller drained it.
 func (s *nodeSetSync) undrain(pod *corev1.Pod) error {
-	st, ok := s.c.cfg.Slurm.Node(pod.Name)
+	st, ok := s.slurm.Node(pod.Name)
 	if !ok || !st.Drain() || !ourReason(st.Reason) {
 		return nil
 	}
-	err := s.c.cfg.Slurm.Undrain(s.ctx, pod.Name)
+	err := s.slurm.Undrain(s.ctx, pod.Name)
 	if errors.Is(err, slurm.ErrNodeNotFound) {
 		return nil
 	}
@@ -207,7 +207,7 @@ func (s *nodeSetSync) retire(pod *corev1.Pod, reason string) (bool, error) {
 	if err := s.drain(pod, reason); err != nil {
 		return false, err
 	}
-	drained, err := s.c.cfg.Slurm.IsDrained(s.ctx, pod.Name)
+	drained, err := s.slurm.IsDrained(s.ctx, pod.Name)
 	if err != nil {
 		return false, err
 	}
@@ -222,7 +222,7 @@ func (s *nodeSetSync) retire(pod *corev1.Pod, reason string) (bool, error) {
 // setDeadline records when the node's last job will end, so that users (and
 // describe) see how long a drain may take.
 func (s *nodeSetSync) setDeadline(pod *corev1.Pod) {
-	t, err := s.c.cfg.Slurm.JobEndDeadline(s.ctx, pod.Name)
+	t, err := s.slurm.JobEndDeadline(s.ctx, pod.Name)
 	if err != nil || t.IsZero() {
 		return
 	}
@@ -245,7 +245,7 @@ func withoutCordon(a map[string]string) map[string]string {
 }
 
 // busy reports whether the pod's Slurm node runs jobs.
-func (c *Controller) busy(p *corev1.Pod) bool {
-	st, ok := c.cfg.Slurm.Node(p.Name)
+func (s *nodeSetSync) busy(p *corev1.Pod) bool {
+	st, ok := s.slurm.Node(p.Name)
 	return ok && st.Busy()
 }

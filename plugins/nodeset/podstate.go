@@ -62,7 +62,7 @@ func (s *nodeSetSync) syncPodStates() error {
 		if isTerminating(p) {
 			continue
 		}
-		st, known := s.c.cfg.Slurm.Node(p.Name)
+		st, known := s.slurm.Node(p.Name)
 		want := slurmConditions(st, known)
 		var changes []any
 		for _, c := range p.Status.Conditions {

@@ -6,13 +6,17 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/spf13/pflag"
+
 	"github.com/kubectl-vc/kubectl-vc/pkg/slurm"
 )
 
-// TestPreflightNeedsSlurmCommands: without scontrol (PATH set to an empty
+// TestPreflightNeedsSlurmCommands: when the Slurm client commands are the
+// chosen way to Slurm and scontrol is missing (PATH set to an empty
 // directory, as in the kubectl-vc image) the controller refuses to start
-// with one line that says what it needs and the two ways out; with the
-// commands on PATH, or in --slurm-bin-dir, it starts.
+// with one line that says what it needs and the ways out; with the
+// commands on PATH, or in --slurm-bin-dir, it starts. Without a choice (the
+// image's case) it starts: each NodeSet finds its slurmrestd.
 func TestPreflightNeedsSlurmCommands(t *testing.T) {
 	t.Setenv("PATH", t.TempDir())
 	err := New(Config{Slurm: slurm.NewCommands(slurm.CommandsConfig{})}).Preflight()
@@ -21,7 +25,7 @@ func TestPreflightNeedsSlurmCommands(t *testing.T) {
 	}
 	msg := err.Error()
 	for _, want := range []string{"NodeSet controller needs the Slurm client commands and a munge key",
-		"scontrol not found on PATH", "outside the kubectl-vc image", "--controllers"} {
+		"scontrol not found on PATH", "--slurm-rest-url", "--controllers"} {
 		if !strings.Contains(msg, want) {
 			t.Errorf("error lacks %q: %s", want, msg)
 		}
@@ -55,6 +59,22 @@ func TestPreflightNeedsSlurmCommands(t *testing.T) {
 	}
 	if err := New(Config{Slurm: slurm.NewCommands(slurm.CommandsConfig{})}).Preflight(); err == nil {
 		t.Error("a non-executable scontrol passed")
+	}
+	// No way chosen: the commands are not needed to start.
+	t.Setenv("PATH", t.TempDir())
+	t.Setenv("SLURM_CONF", "")
+	if err := New(Config{}).Preflight(); err != nil {
+		t.Errorf("without any Slurm flag: %v", err)
+	}
+	// --slurm-conf chooses the commands.
+	c := New(Config{})
+	fs := pflag.NewFlagSet("serve", pflag.ContinueOnError)
+	c.AddFlags(fs)
+	if err := fs.Parse([]string{"--slurm-conf=/etc/slurm/slurm.conf"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Preflight(); err == nil || !strings.Contains(err.Error(), "scontrol not found on PATH") {
+		t.Errorf("--slurm-conf without the commands: %v", err)
 	}
 	// Another Slurm client (slurmrestd, a test fake) is not about commands.
 	if err := New(Config{Slurm: noCommands{}}).Preflight(); err != nil {

@@ -22,7 +22,7 @@ func (s *nodeSetSync) syncProtection() error {
 		if isTerminating(p) {
 			continue
 		}
-		want := on && s.c.busy(p)
+		want := on && s.busy(p)
 		if want == (p.Labels[slinkyv1beta1.LabelPodProtect] == "true") {
 			continue
 		}

@@ -55,7 +55,7 @@ func deletionCost(p *corev1.Pod) int64 {
 // another pod), those not ready, those of lower pod-deletion-cost, those
 // whose Slurm node runs nothing, then the highest ordinals.
 func (s *nodeSetSync) scaleIn() {
-	c, ns := s.c, s.set
+	ns := s.set
 	s.condemned = map[string]bool{}
 	if excess := min(len(s.active)-s.replicas, burst); excess > 0 {
 		cand := append([]*corev1.Pod(nil), s.active...)
@@ -70,7 +70,7 @@ func (s *nodeSetSync) scaleIn() {
 			if ca, cb := deletionCost(a), deletionCost(b); ca != cb {
 				return ca < cb
 			}
-			ba, bb := c.busy(a), c.busy(b)
+			ba, bb := s.busy(a), s.busy(b)
 			if ba != bb {
 				return !ba
 			}

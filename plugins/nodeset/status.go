@@ -15,7 +15,7 @@ import (
 
 // computeStatus counts the NodeSet's pods and their Slurm node states.
 func (s *nodeSetSync) computeStatus() slinkyv1beta1.NodeSetStatus {
-	c, ns, pods, collision := s.c, s.set, s.pods, s.collision
+	ns, pods, collision := s.set, s.pods, s.collision
 	replicas := int32(1)
 	if ns.Spec.Replicas != nil {
 		replicas = *ns.Spec.Replicas
@@ -45,7 +45,7 @@ func (s *nodeSetSync) computeStatus() slinkyv1beta1.NodeSetStatus {
 		if s.slurmErr != nil {
 			continue
 		}
-		node, ok := c.cfg.Slurm.Node(p.Name)
+		node, ok := s.slurm.Node(p.Name)
 		if !ok {
 			continue
 		}

@@ -13,6 +13,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	slinkyv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/slinky/v1beta1"
+	"github.com/kubectl-vc/kubectl-vc/pkg/slurm"
 )
 
 // nodeSetSync is one sync of one NodeSet: what the phases read once and
@@ -58,7 +59,11 @@ type nodeSetSync struct {
 	wait bool
 	errs []error
 
-	// slurmErr is why Slurm's node states could not be read (nil: read).
+	// target is the NodeSet's Slurm and slurm its client (nil until
+	// connect found it); slurmErr is why Slurm's node states could not be
+	// read (nil: read).
+	target   *slurmTarget
+	slurm    slurm.Client
 	slurmErr error
 	// conditions are the status conditions this sync evaluated.
 	conditions []metav1.Condition
@@ -105,14 +110,20 @@ func (c *Controller) sync(ctx context.Context, key string) (time.Duration, error
 	// status. Without them the sync stops before any action (as Slinky's
 	// operator stops): a stale cache could say a busy node is idle. The
 	// error retries the NodeSet with the queue's backoff; status says why.
-	s.slurmErr = c.cfg.Slurm.Refresh(ctx)
-	if s.slurmErr != nil {
+	if s.slurmErr = s.connect(); s.slurmErr != nil {
 		c.metrics.slurmErrors.Inc()
-		s.slurmErr = fmt.Errorf("cannot read Slurm node states: %w", s.slurmErr)
+		reason := unreachableReason(s.slurmErr)
+		if reason == "Unauthorized" {
+			// The key may have been rotated: read the Secret again.
+			c.source.forgetKeys()
+		}
+		if reason == "RefreshFailed" || reason == "Unauthorized" {
+			s.slurmErr = fmt.Errorf("cannot read Slurm node states: %w", s.slurmErr)
+		}
 		c.recorder.Eventf(s.set, corev1.EventTypeWarning, "SlurmUnreachable", "%v", s.slurmErr)
-		s.setCondition(conditionSlurmReachable, false, "RefreshFailed", s.slurmErr.Error())
+		s.setCondition(conditionSlurmReachable, false, reason, s.slurmErr.Error())
 	} else {
-		s.setCondition(conditionSlurmReachable, true, "Refreshed", "Slurm node states read")
+		s.setCondition(conditionSlurmReachable, true, "Refreshed", s.target.describe(ctx))
 	}
 
 	// What the spec asks for and this controller does not do is said in
@@ -153,6 +164,16 @@ func (c *Controller) sync(ctx context.Context, key string) (time.Duration, error
 	}
 	c.metrics.syncs.Inc()
 	return requeue, nil
+}
+
+// connect finds the NodeSet's Slurm and refreshes its node states.
+func (s *nodeSetSync) connect() error {
+	t, err := s.c.slurmFor(s.ctx, s.set)
+	if err != nil {
+		return err
+	}
+	s.target, s.slurm = t, t.client
+	return t.client.Refresh(s.ctx)
 }
 
 // syncPods is phases 5 and 6: Kubernetes node cordons, scale in and out,

@@ -138,6 +138,9 @@ func newFakeNodeSetController(t *testing.T, sl *fakeSlurm, ns *slinkyv1beta1.Nod
 		obj, err := vc.Tracker().Get(slinkyv1beta1.SchemeGroupVersion.WithResource("nodesets"), p.GetNamespace(), p.GetName())
 		return true, obj, err
 	})
+	// The API server serves NodeSets (discovery, asked at Initialize).
+	kube.Resources = []*metav1.APIResourceList{{GroupVersion: slinkyv1beta1.SchemeGroupVersion.String(),
+		APIResources: []metav1.APIResource{{Name: "nodesets", Namespaced: true, Kind: "NodeSet"}}}}
 	kf := kubeinformers.NewSharedInformerFactory(kube, 0)
 	vf := vcinformers.NewSharedInformerFactory(vc, 0)
 	c := New(Config{Slurm: sl})

@@ -13,7 +13,7 @@ import (
 )
 
 // compatTests are this package's tests that read upstream's own CRDs.
-const compatTests = "^(TestGeneratedCRDsMatchUpstreamSchemas|TestObjectsAcceptedByBothCRDSets)$"
+const compatTests = "^(TestGeneratedCRDsMatchUpstreamSchemas|TestObjectsAcceptedByBothCRDSets|TestSlinkyOperatorKindsOnUpstreamCRDs)$"
 
 // TestCompatibilityWithoutSharedDir runs this package's compatibility
 // tests again, in this very test binary, with the shared folder hidden (an
@@ -40,7 +40,7 @@ func TestCompatibilityWithoutSharedDir(t *testing.T) {
 	if err != nil {
 		t.Fatalf("without the shared folder and without CI the compatibility tests must skip, not fail: %v\n%s", err, out)
 	}
-	for _, name := range []string{"TestGeneratedCRDsMatchUpstreamSchemas", "TestObjectsAcceptedByBothCRDSets"} {
+	for _, name := range []string{"TestGeneratedCRDsMatchUpstreamSchemas", "TestObjectsAcceptedByBothCRDSets", "TestSlinkyOperatorKindsOnUpstreamCRDs"} {
 		if !strings.Contains(out, "--- SKIP: "+name) {
 			t.Errorf("%s did not skip:\n%s", name, out)
 		}

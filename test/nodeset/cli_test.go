@@ -73,7 +73,7 @@ func TestCLI(t *testing.T) {
 		st := e.slurmState("cli-1")
 		return st == "DRAINED (kubectl-vc: pod cordoned)", st
 	})
-	out = e.mustVC("nodeset", "describe", "cli", "--slurm-conf", e.slurm.Conf)
+	out = e.mustVC(append([]string{"nodeset", "describe", "cli"}, e.slurm.ServeFlags(t)...)...)
 	for _, want := range []string{"Replicas:", "3 desired", "RollingUpdate (maxUnavailable 1)",
 		"DRAINED (kubectl-vc: pod cordoned)"} {
 		if !strings.Contains(out, want) {

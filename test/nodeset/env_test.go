@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/spf13/pflag"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -24,7 +25,6 @@ import (
 	"github.com/kubectl-vc/kubectl-vc/pkg/controller/framework"
 	"github.com/kubectl-vc/kubectl-vc/pkg/controlplane"
 	"github.com/kubectl-vc/kubectl-vc/pkg/slurm"
-	"github.com/kubectl-vc/kubectl-vc/pkg/slurm/slurmtest"
 	"github.com/kubectl-vc/kubectl-vc/plugins/nodeset"
 )
 
@@ -36,7 +36,7 @@ func startOn(t testing.TB, plane *controlplane.ControlPlane, prefix string, slur
 	for i := range slurmNodes {
 		nodes = append(nodes, fmt.Sprintf("%s-%d", prefix, i))
 	}
-	cl := slurmtest.StartT(t, nodes...)
+	cl := startSlurm(t, nodes)
 	cfg := plane.AdminConfig()
 	e := &env{t: t, ctx: context.Background(), slurm: cl,
 		kube: kubernetes.NewForConfigOrDie(cfg), vc: versioned.NewForConfigOrDie(cfg)}
@@ -58,6 +58,12 @@ type controllerOptions struct {
 	events bool
 	// metrics receives the controller's metrics.
 	metrics prometheus.Registerer
+	// flags, when set, are serve's flags for the controller, and it gets
+	// no client: it reaches Slurm as they say.
+	flags []string
+	// discover leaves the controller without client and flags: it finds
+	// each NodeSet's slurmrestd through Slinky's objects.
+	discover bool
 }
 
 // runControllerWith is runController with options.
@@ -67,10 +73,23 @@ func (e *env) runControllerWith(o controllerOptions) {
 	if o.slurm != nil {
 		cfg.Slurm = o.slurm
 	}
+	if o.flags != nil || o.discover {
+		cfg.Slurm = nil
+	}
 	if o.config != nil {
 		o.config(&cfg)
 	}
 	e.ctrl = nodeset.New(cfg)
+	if o.flags != nil {
+		fs := pflag.NewFlagSet("serve", pflag.ContinueOnError)
+		e.ctrl.AddFlags(fs)
+		if err := fs.Parse(o.flags); err != nil {
+			t.Fatal(err)
+		}
+		if err := e.ctrl.Validate(); err != nil {
+			t.Fatal(err)
+		}
+	}
 	trim := framework.CacheTransform(e.ctrl)
 	kf := kubeinformers.NewSharedInformerFactoryWithOptions(e.kube, 0, kubeinformers.WithTransform(trim))
 	vf := vcinformers.NewSharedInformerFactoryWithOptions(e.vc, 0, vcinformers.WithTransform(trim))

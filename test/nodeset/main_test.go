@@ -27,7 +27,6 @@ import (
 	"github.com/kubectl-vc/kubectl-vc/pkg/controller/framework"
 	"github.com/kubectl-vc/kubectl-vc/pkg/controlplane"
 	"github.com/kubectl-vc/kubectl-vc/pkg/controlplane/cptest"
-	"github.com/kubectl-vc/kubectl-vc/pkg/slurm/slurmtest"
 	"github.com/kubectl-vc/kubectl-vc/plugins/nodeset"
 	"github.com/kubectl-vc/kubectl-vc/test/internal/pods"
 )
@@ -35,7 +34,12 @@ import (
 var cp *controlplane.ControlPlane
 
 func TestMain(m *testing.M) {
-	cptest.Main(m, cptest.Options{Setup: func(e *cptest.Env) error { cp = e.CP; return nil }})
+	cptest.Main(m, cptest.Options{Setup: func(e *cptest.Env) error {
+		cp = e.CP
+		// Slinky's Controller and RestApi kinds, for the tests that find
+		// slurmrestd as Slinky's operator does (rest_test.go).
+		return cptest.InstallSlinkyOperatorCRDs(context.Background(), cp)
+	}})
 }
 
 // env is one test's world: a namespace, a Slurm cluster whose nodes are the
@@ -46,7 +50,7 @@ type env struct {
 	kube  kubernetes.Interface
 	vc    versioned.Interface
 	ns    string
-	slurm *slurmtest.Cluster
+	slurm slurmBackend
 	ctrl  *nodeset.Controller
 }
 
@@ -65,7 +69,7 @@ func startWithoutController(t testing.TB, prefix string, slurmNodes int) *env {
 	for i := range slurmNodes {
 		nodes = append(nodes, fmt.Sprintf("%s-%d", prefix, i))
 	}
-	cl := slurmtest.StartT(t, nodes...)
+	cl := startSlurm(t, nodes)
 	cfg := cp.AdminConfig()
 	e := &env{t: t, ctx: context.Background(), slurm: cl,
 		kube: kubernetes.NewForConfigOrDie(cfg), vc: versioned.NewForConfigOrDie(cfg)}
@@ -203,7 +207,7 @@ func (e *env) eventually(what string, cond func() (bool, string)) {
 
 func (e *env) slurmState(node string) string {
 	e.t.Helper()
-	st, err := e.slurm.Client().State(e.ctx, node)
+	st, err := e.slurm.State(e.ctx, node)
 	if err != nil {
 		e.t.Fatal(err)
 	}

@@ -1,6 +1,11 @@
 package nodeset
 
 import (
+	"strings"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	"context"
 	"fmt"
 	"testing"
@@ -11,11 +16,12 @@ import (
 
 // TestServeRunsNodeSetController: the controller registered with the
 // framework runs under the manager ('serve' with --controllers=nodeset),
-// reaching Slurm as its --slurm-conf flag says.
+// reaching Slurm as its flags say (--slurm-conf, or --slurm-rest-url with
+// --slurm-jwt-key-file), and says how in the SlurmReachable condition.
 func TestServeRunsNodeSetController(t *testing.T) {
 	// No test controller: whatever happens below is the manager's doing.
 	e := startWithoutController(t, "served", 1)
-	ns, err := framework.Configure("nodeset", "--slurm-conf="+e.slurm.Conf)
+	ns, err := framework.Configure("nodeset", e.slurm.ServeFlags(t)...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -36,4 +42,12 @@ func TestServeRunsNodeSetController(t *testing.T) {
 		st := e.get("served").Status
 		return st.ReadyReplicas == 1 && st.SlurmIdle == 1, fmt.Sprintf("%+v", st)
 	})
+	want := "read with scontrol, sinfo and squeue (slurm.conf "
+	if _, rest := e.slurm.(*restBackend); rest {
+		want = "read over REST v0.0.4"
+	}
+	c := meta.FindStatusCondition(e.get("served").Status.Conditions, "SlurmReachable")
+	if c == nil || c.Status != metav1.ConditionTrue || !strings.Contains(c.Message, want) {
+		t.Fatalf("SlurmReachable %+v: want True saying %q", c, want)
+	}
 }

@@ -2,42 +2,22 @@ package nodeset
 
 import (
 	"fmt"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 
 	slinkyv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/slinky/v1beta1"
-	"github.com/kubectl-vc/kubectl-vc/pkg/slurm"
 )
 
-// flakySinfo returns a Slurm client whose commands are the real ones but
-// for sinfo, which fails as it does when slurmctld does not answer in time
-// while the file it returns exists.
-func flakySinfo(t *testing.T, e *env) (slurm.Client, string) {
+// lookPath finds a command on PATH or fails the test.
+func lookPath(t testing.TB, name string) string {
 	t.Helper()
-	dir := t.TempDir()
-	for _, name := range []string{"scontrol", "squeue"} {
-		bin, err := exec.LookPath(name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.Symlink(bin, filepath.Join(dir, name)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	sinfo, err := exec.LookPath("sinfo")
+	bin, err := exec.LookPath(name)
 	if err != nil {
 		t.Fatal(err)
 	}
-	flag := filepath.Join(dir, "down")
-	script := fmt.Sprintf("#!/bin/sh\nif [ -e %q ]; then echo 'slurm_load_node: Socket timed out on send/recv operation' >&2; exit 1; fi\nexec %q \"$@\"\n", flag, sinfo)
-	if err := os.WriteFile(filepath.Join(dir, "sinfo"), []byte(script), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	return slurm.NewCommands(slurm.CommandsConfig{Conf: e.slurm.Conf, BinDir: dir}), flag
+	return bin
 }
 
 // TestSlurmUnreadableStopsSync: while Slurm's node states cannot be read,
@@ -47,7 +27,7 @@ func flakySinfo(t *testing.T, e *env) (slurm.Client, string) {
 // Slurm answers again, the scale-in goes on.
 func TestSlurmUnreadableStopsSync(t *testing.T) {
 	e := startWithoutController(t, "sdown", 2)
-	client, down := flakySinfo(t, e)
+	client, down := e.slurm.Flaky(t)
 	e.runControllerWith(controllerOptions{slurm: client})
 	e.newNodeSet("sdown", 2)
 	e.eventually("two ready pods, counted idle", func() (bool, string) {
@@ -56,9 +36,7 @@ func TestSlurmUnreadableStopsSync(t *testing.T) {
 		return st.ReadyReplicas == 2 && st.SlurmIdle == 2, fmt.Sprintf("%+v", st)
 	})
 
-	if err := os.WriteFile(down, nil, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	down.Store(true)
 	e.patchNodeSet("sdown", `{"spec":{"replicas":1}}`)
 	gen := e.get("sdown").Generation
 	e.eventually("the scale-in seen", func() (bool, string) {
@@ -82,9 +60,7 @@ func TestSlurmUnreadableStopsSync(t *testing.T) {
 		t.Fatalf("status: condition %+v, idle %d", c, st.SlurmIdle)
 	}
 
-	if err := os.Remove(down); err != nil {
-		t.Fatal(err)
-	}
+	down.Store(false)
 	e.eventually("scaled in once Slurm answers", func() (bool, string) {
 		st := e.get("sdown").Status
 		c := meta.FindStatusCondition(st.Conditions, "SlurmReachable")

@@ -33,7 +33,7 @@ const (
 // Finding is one line of the report.
 type Finding struct {
 	// Check names the check: crds, admission, controllers, commands,
-	// queues, rbac.
+	// queues, nodesets, rbac.
 	Check   string `json:"check"`
 	Status  Status `json:"status"`
 	Message string `json:"message"`
@@ -179,6 +179,7 @@ func (o *Options) Run(ctx context.Context) error {
 	o.checkAdmission(ctx)
 	o.checkCommands(ctx)
 	o.checkQueues(ctx)
+	o.checkNodeSets(ctx)
 	o.checkRBAC(ctx)
 
 	r := Report{Checks: o.found}

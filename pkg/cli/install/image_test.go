@@ -127,12 +127,12 @@ func TestServeImageDefaultsToOwnVersion(t *testing.T) {
 	if c["image"] != want || DefaultImage() != want {
 		t.Errorf("image %q (DefaultImage %q), want %q", c["image"], DefaultImage(), want)
 	}
-	// The image has no Slurm client: the Deployment runs queue and podgroup only.
+	// The Deployment runs all three controllers (NodeSets over slurmrestd).
 	var args []string
 	for _, a := range c["args"].([]any) {
 		args = append(args, a.(string))
 	}
-	if len(args) == 0 || args[0] != "serve" || !slices.Contains(args, "--controllers=queue,podgroup") {
+	if len(args) == 0 || args[0] != "serve" || !slices.Contains(args, "--controllers=queue,podgroup,nodeset") {
 		t.Errorf("args %q", args)
 	}
 	// Tests build without ldflags: a dev version, so install says so.

@@ -71,10 +71,11 @@ func NewCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Command {
 			ghcr.io/kubectl-vc/kubectl-vc:<version> ('kubectl vc version' shows it), never
 			:latest; --image names another. A dev build's version is no published image: build
 			one with 'make image', load it into the nodes (ctr -n k8s.io images import
-			dist/kubectl-vc-image.tar) or push it, and pass it with --image. The image runs the
-			queue and podgroup controllers: it has no Slurm client commands and no munge key,
-			so run the NodeSet controller where they are ('kubectl vc serve
-			--controllers=nodeset').
+			dist/kubectl-vc-image.tar) or push it, and pass it with --image. The Deployment
+			runs the queue, podgroup and NodeSet controllers; the NodeSet controller reaches
+			each NodeSet's Slurm through its slurmrestd, found as Slinky's operator finds it
+			(Controller, RestApi, the JWT key Secret), and waits quietly while the cluster
+			serves no NodeSets.
 
 			Objects are server-side applied with the field manager 'kubectl-vc', so running
 			install again is safe: each object is reported as created, configured or

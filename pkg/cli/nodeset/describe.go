@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"k8s.io/kubectl/pkg/util/templates"
 
 	slinkyv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/slinky/v1beta1"
@@ -27,28 +28,37 @@ type DescribeOptions struct {
 	genericiooptions.IOStreams
 	Factory util.Factory
 
-	Name      string
-	SlurmConf string
+	Name  string
+	Slurm slurmFlags
 
 	namespace string
+	config    *rest.Config
 	vc        versioned.Interface
 	kc        kubernetes.Interface
 }
 
 func newDescribeCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Command {
-	o := &DescribeOptions{IOStreams: streams, Factory: f, SlurmConf: os.Getenv("SLURM_CONF")}
+	o := &DescribeOptions{IOStreams: streams, Factory: f, Slurm: slurmFlags{Conf: os.Getenv("SLURM_CONF")}}
 	cmd := &cobra.Command{
 		Use:   "describe NAME",
 		Short: "Show a NodeSet, its pods and their Slurm nodes",
 		Long: templates.LongDesc(`
 			Show a NodeSet's spec and status, then one line per pod: ordinal, revision,
 			Kubernetes state, cordon and drain deadline, and the Slurm node state and
-			reason. The Slurm state is read with sinfo when a slurm.conf is given
-			(--slurm-conf, default $SLURM_CONF); otherwise that column shows "-".`),
+			reason. The Slurm states are read live: from the NodeSet's slurmrestd as
+			Slinky runs it (its Controller, RestApi and JWT key Secret), through the API
+			server's service proxy, so from outside the cluster too; or from the
+			slurmrestd --slurm-rest-url names; or with sinfo when a slurm.conf is given
+			(--slurm-conf, default $SLURM_CONF). When none can be read, a warning says
+			why and that column shows "-".`),
 		Example: templates.Examples(`
+			# Live Slurm states from the NodeSet's slurmrestd (Slinky's Controller and RestApi)
 			kubectl vc nodeset describe compute
 
-			# With live Slurm node states
+			# From a slurmrestd of your own, with a token 'scontrol token' printed
+			kubectl vc nodeset describe compute --slurm-rest-url http://slurm.example:6820 --slurm-token-file ~/.slurm-token
+
+			# With sinfo, on a Slurm login node
 			kubectl vc nodeset describe compute --slurm-conf /etc/slurm/slurm.conf`),
 		Args:              cobra.ExactArgs(1),
 		ValidArgsFunction: nodeSetNames(f, true),
@@ -62,7 +72,11 @@ func newDescribeCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.C
 			return o.Run(cmd.Context())
 		},
 	}
-	cmd.Flags().StringVar(&o.SlurmConf, "slurm-conf", o.SlurmConf, "slurm.conf of the cluster, to show live Slurm node states")
+	fl := cmd.Flags()
+	fl.StringVar(&o.Slurm.Conf, "slurm-conf", o.Slurm.Conf, "slurm.conf of the cluster, to read live Slurm node states with sinfo")
+	fl.StringVar(&o.Slurm.RESTURL, "slurm-rest-url", "", "slurmrestd to read live Slurm node states from (instead of the NodeSet's own)")
+	fl.StringVar(&o.Slurm.JWTKeyFile, "slurm-jwt-key-file", "", "With --slurm-rest-url: the JWT HS256 key to sign a token with")
+	fl.StringVar(&o.Slurm.TokenFile, "slurm-token-file", "", "With --slurm-rest-url: a file holding a token")
 	return cmd
 }
 
@@ -76,12 +90,20 @@ func (o *DescribeOptions) Complete(args []string) error {
 	if o.vc, err = o.Factory.VolcanoClient(); err != nil {
 		return err
 	}
-	o.kc, err = o.Factory.KubeClient()
+	if o.kc, err = o.Factory.KubeClient(); err != nil {
+		return err
+	}
+	o.config, err = o.Factory.ToRESTConfig()
 	return err
 }
 
-// Validate checks the name.
-func (o *DescribeOptions) Validate() error { return validateName("NodeSet", o.Name) }
+// Validate checks the name and the Slurm flags.
+func (o *DescribeOptions) Validate() error {
+	if err := validateName("NodeSet", o.Name); err != nil {
+		return err
+	}
+	return o.Slurm.validate()
+}
 
 // Run prints the description.
 func (o *DescribeOptions) Run(ctx context.Context) error {
@@ -93,12 +115,16 @@ func (o *DescribeOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	var sl *slurm.Commands
-	if o.SlurmConf != "" {
-		sl = slurm.NewCommands(slurm.CommandsConfig{Conf: o.SlurmConf})
-		if err := sl.Refresh(ctx); err != nil {
-			fmt.Fprintf(o.ErrOut, "warning: cannot read Slurm node states: %s\n", util.Message(err))
-			sl = nil
+	// Live Slurm states: a failure is a warning, the rest is still shown.
+	var sl slurm.Client
+	var slurmHow string
+	if r, err := o.Slurm.connect(ctx, o.config, o.kc, o.vc, ns); err != nil {
+		fmt.Fprintf(o.ErrOut, "warning: cannot read Slurm node states: %s\n", util.Message(err))
+	} else if r != nil {
+		if err := r.client.Refresh(ctx); err != nil {
+			fmt.Fprintf(o.ErrOut, "warning: cannot read Slurm node states %s: %s\n", r.how, util.Message(err))
+		} else {
+			sl, slurmHow = r.client, r.how
 		}
 	}
 
@@ -117,6 +143,9 @@ func (o *DescribeOptions) Run(ctx context.Context) error {
 	fmt.Fprintf(w, "Update Strategy:\t%s\n", strategyString(ns))
 	fmt.Fprintf(w, "Revision:\t%s\n", vcprinters.OrNone(revisionString(ns)))
 	fmt.Fprintf(w, "Slurm Nodes:\t%d idle | %d allocated | %d drain | %d down\n", st.SlurmIdle, st.SlurmAllocated, st.SlurmDrain, st.SlurmDown)
+	if slurmHow != "" {
+		fmt.Fprintf(w, "Slurm States Read:\t%s\n", slurmHow)
+	}
 	fmt.Fprintf(w, "Observed Generation:\t%d (generation %d)\n", st.ObservedGeneration, ns.Generation)
 	fmt.Fprintf(w, "Pods:\n")
 	if len(pods) == 0 {

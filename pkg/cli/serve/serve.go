@@ -72,11 +72,14 @@ func NewCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Command {
 
 			Run it instead of Volcano's controller manager, not next to it. In a cluster,
 			run it as the Deployment that 'kubectl vc install --serve' applies, with
-			--leader-elect: it runs the queue and podgroup controllers. The nodeset
-			controller runs the Slurm client commands (scontrol, sinfo, squeue), which need
-			the cluster's munge key; the image has neither, so run it where they are, e.g.
-			on a Slurm login node with --controllers=nodeset. Without scontrol it refuses to
-			start. It stops cleanly on SIGTERM or SIGINT.
+			--leader-elect: it runs all three controllers. The nodeset controller reaches
+			each NodeSet's Slurm through slurmrestd, found as Slinky's operator finds it
+			(the NodeSet's Controller, the RestApi naming it, its Service's cluster IP, and
+			the JWT key in the Secret the Controller names), or at --slurm-rest-url with
+			--slurm-jwt-key-file or --slurm-token-file. Outside Slinky it can also run
+			Slurm's commands (scontrol, sinfo, squeue) where they and the munge key are
+			(--slurm-conf). Where the cluster serves no NodeSets it waits quietly. It stops
+			cleanly on SIGTERM or SIGINT.
 
 			Its garbage collector runs at GOGC=50 unless GOGC is set in its environment:
 			a lower peak for the caches it fills at start, at no measured cost in time.`),
@@ -87,7 +90,10 @@ func NewCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Command {
 			# Only the queue controller, 4 workers, metrics on :9090
 			kubectl vc serve --controllers=queue --workers-queue=4 --metrics-bind-address=:9090
 
-			# Only the nodeset controller, on a Slurm login node, next to the in-cluster serve
+			# Only the nodeset controller, for a slurmrestd outside Slinky
+			kubectl vc serve --controllers=nodeset --slurm-rest-url http://slurm.example:6820 --slurm-jwt-key-file /etc/slurm/jwt_hs256.key
+
+			# Only the nodeset controller, on a Slurm login node, with Slurm's commands
 			kubectl vc serve --controllers=nodeset --slurm-conf /etc/slurm/slurm.conf --leader-elect --leader-elect-resource-name=kubectl-vc-serve-nodeset
 
 			# Two replicas, one active: leader election on a Lease

@@ -86,6 +86,12 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &schedulingv1beta1.SubGroupPolicySpecApplyConfiguration{}
 
 		// Group=slinky.slurm.net, Version=v1beta1
+	case slinkyv1beta1.SchemeGroupVersion.WithKind("Controller"):
+		return &applyconfigurationslinkyv1beta1.ControllerApplyConfiguration{}
+	case slinkyv1beta1.SchemeGroupVersion.WithKind("ControllerSpec"):
+		return &applyconfigurationslinkyv1beta1.ControllerSpecApplyConfiguration{}
+	case slinkyv1beta1.SchemeGroupVersion.WithKind("ExternalConfig"):
+		return &applyconfigurationslinkyv1beta1.ExternalConfigApplyConfiguration{}
 	case slinkyv1beta1.SchemeGroupVersion.WithKind("NodeSet"):
 		return &applyconfigurationslinkyv1beta1.NodeSetApplyConfiguration{}
 	case slinkyv1beta1.SchemeGroupVersion.WithKind("NodeSetPartition"):
@@ -104,6 +110,12 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &applyconfigurationslinkyv1beta1.PodMetadataApplyConfiguration{}
 	case slinkyv1beta1.SchemeGroupVersion.WithKind("PodTemplate"):
 		return &applyconfigurationslinkyv1beta1.PodTemplateApplyConfiguration{}
+	case slinkyv1beta1.SchemeGroupVersion.WithKind("RestApi"):
+		return &applyconfigurationslinkyv1beta1.RestApiApplyConfiguration{}
+	case slinkyv1beta1.SchemeGroupVersion.WithKind("RestApiService"):
+		return &applyconfigurationslinkyv1beta1.RestApiServiceApplyConfiguration{}
+	case slinkyv1beta1.SchemeGroupVersion.WithKind("RestApiSpec"):
+		return &applyconfigurationslinkyv1beta1.RestApiSpecApplyConfiguration{}
 	case slinkyv1beta1.SchemeGroupVersion.WithKind("RollingUpdateNodeSetStrategy"):
 		return &applyconfigurationslinkyv1beta1.RollingUpdateNodeSetStrategyApplyConfiguration{}
 	case slinkyv1beta1.SchemeGroupVersion.WithKind("ScheduledUpdateNodeSetStrategy"):

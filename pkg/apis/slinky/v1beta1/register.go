@@ -28,7 +28,12 @@ func Resource(resource string) schema.GroupResource {
 }
 
 func addKnownTypes(scheme *runtime.Scheme) error {
-	scheme.AddKnownTypes(SchemeGroupVersion, &NodeSet{}, &NodeSetList{})
+	scheme.AddKnownTypes(SchemeGroupVersion,
+		&NodeSet{}, &NodeSetList{},
+		// Slinky operator's kinds, which kubectl-vc only reads.
+		&Controller{}, &ControllerList{},
+		&RestApi{}, &RestApiList{},
+	)
 	metav1.AddToGroupVersion(scheme, SchemeGroupVersion)
 	return nil
 }

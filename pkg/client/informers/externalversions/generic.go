@@ -56,8 +56,12 @@ func (f *sharedInformerFactory) ForResource(resource schema.GroupVersionResource
 		return &genericInformer{resource: resource.GroupResource(), informer: f.Scheduling().V1beta1().Queues().Informer()}, nil
 
 		// Group=slinky.slurm.net, Version=v1beta1
+	case slinkyv1beta1.SchemeGroupVersion.WithResource("controllers"):
+		return &genericInformer{resource: resource.GroupResource(), informer: f.Slinky().V1beta1().Controllers().Informer()}, nil
 	case slinkyv1beta1.SchemeGroupVersion.WithResource("nodesets"):
 		return &genericInformer{resource: resource.GroupResource(), informer: f.Slinky().V1beta1().NodeSets().Informer()}, nil
+	case slinkyv1beta1.SchemeGroupVersion.WithResource("restapis"):
+		return &genericInformer{resource: resource.GroupResource(), informer: f.Slinky().V1beta1().RestApis().Informer()}, nil
 
 	}
 

@@ -4,6 +4,14 @@
 
 package v1beta1
 
+// ControllerListerExpansion allows custom methods to be added to
+// ControllerLister.
+type ControllerListerExpansion interface{}
+
+// ControllerNamespaceListerExpansion allows custom methods to be added to
+// ControllerNamespaceLister.
+type ControllerNamespaceListerExpansion interface{}
+
 // NodeSetListerExpansion allows custom methods to be added to
 // NodeSetLister.
 type NodeSetListerExpansion interface{}
@@ -11,3 +19,11 @@ type NodeSetListerExpansion interface{}
 // NodeSetNamespaceListerExpansion allows custom methods to be added to
 // NodeSetNamespaceLister.
 type NodeSetNamespaceListerExpansion interface{}
+
+// RestApiListerExpansion allows custom methods to be added to
+// RestApiLister.
+type RestApiListerExpansion interface{}
+
+// RestApiNamespaceListerExpansion allows custom methods to be added to
+// RestApiNamespaceLister.
+type RestApiNamespaceListerExpansion interface{}

@@ -10,8 +10,12 @@ import (
 
 // Interface provides access to all the informers in this group version.
 type Interface interface {
+	// Controllers returns a ControllerInformer.
+	Controllers() TypedControllerInformer
 	// NodeSets returns a NodeSetInformer.
 	NodeSets() TypedNodeSetInformer
+	// RestApis returns a RestApiInformer.
+	RestApis() TypedRestApiInformer
 }
 
 type version struct {
@@ -25,7 +29,17 @@ func New(f internalinterfaces.SharedInformerFactory, namespace string, tweakList
 	return &version{factory: f, namespace: namespace, tweakListOptions: tweakListOptions}
 }
 
+// Controllers returns a TypedControllerInformer.
+func (v *version) Controllers() TypedControllerInformer {
+	return &controllerInformer{factory: v.factory, namespace: v.namespace, tweakListOptions: v.tweakListOptions}
+}
+
 // NodeSets returns a TypedNodeSetInformer.
 func (v *version) NodeSets() TypedNodeSetInformer {
 	return &nodeSetInformer{factory: v.factory, namespace: v.namespace, tweakListOptions: v.tweakListOptions}
+}
+
+// RestApis returns a TypedRestApiInformer.
+func (v *version) RestApis() TypedRestApiInformer {
+	return &restApiInformer{factory: v.factory, namespace: v.namespace, tweakListOptions: v.tweakListOptions}
 }

@@ -4,4 +4,8 @@
 
 package v1beta1
 
+type ControllerExpansion interface{}
+
 type NodeSetExpansion interface{}
+
+type RestApiExpansion interface{}

@@ -14,7 +14,9 @@ import (
 
 type SlinkyV1beta1Interface interface {
 	RESTClient() rest.Interface
+	ControllersGetter
 	NodeSetsGetter
+	RestApisGetter
 }
 
 // SlinkyV1beta1Client is used to interact with features provided by the slinky.slurm.net group.
@@ -22,8 +24,16 @@ type SlinkyV1beta1Client struct {
 	restClient rest.Interface
 }
 
+func (c *SlinkyV1beta1Client) Controllers(namespace string) ControllerInterface {
+	return newControllers(c, namespace)
+}
+
 func (c *SlinkyV1beta1Client) NodeSets(namespace string) NodeSetInterface {
 	return newNodeSets(c, namespace)
+}
+
+func (c *SlinkyV1beta1Client) RestApis(namespace string) RestApiInterface {
+	return newRestApis(c, namespace)
 }
 
 // NewForConfig creates a new SlinkyV1beta1Client for the given config.

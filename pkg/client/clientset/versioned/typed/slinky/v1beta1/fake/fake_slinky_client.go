@@ -14,8 +14,16 @@ type FakeSlinkyV1beta1 struct {
 	*testing.Fake
 }
 
+func (c *FakeSlinkyV1beta1) Controllers(namespace string) v1beta1.ControllerInterface {
+	return newFakeControllers(c, namespace)
+}
+
 func (c *FakeSlinkyV1beta1) NodeSets(namespace string) v1beta1.NodeSetInterface {
 	return newFakeNodeSets(c, namespace)
+}
+
+func (c *FakeSlinkyV1beta1) RestApis(namespace string) v1beta1.RestApiInterface {
+	return newFakeRestApis(c, namespace)
 }
 
 // RESTClient returns a RESTClient that is used to communicate

@@ -1,0 +1,309 @@
+package nodeset
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
+
+	slinkyv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/slinky/v1beta1"
+	slinkylisters "github.com/kubectl-vc/kubectl-vc/pkg/client/listers/slinky/v1beta1"
+	"github.com/kubectl-vc/kubectl-vc/pkg/slurm"
+	"github.com/kubectl-vc/kubectl-vc/pkg/slurm/slinky"
+)
+
+// How the controller reaches the Slurm of a NodeSet, in this order:
+//  1. the client the controller was given (Config.Slurm, for tests);
+//  2. serve --slurm-rest-url with --slurm-jwt-key-file or --slurm-token-file:
+//     that slurmrestd for every NodeSet;
+//  3. serve --slurm-conf or --slurm-bin-dir (or $SLURM_CONF): the Slurm
+//     client commands for every NodeSet;
+//  4. where the cluster serves Slinky's Controller and RestApi kinds, as
+//     Slinky's operator finds it: NodeSet.spec.controllerRef names a
+//     Controller in the NodeSet's namespace; the oldest RestApi whose
+//     spec.controllerRef names that Controller is served by the Service
+//     <restapi>-restapi; the JWT key is in the Secret the Controller's
+//     jwtKeyRef (older: jwtHs256KeyRef) selects;
+//  5. else the Slurm client commands, when they are on PATH.
+// A NodeSet whose Slurm cannot be found gets SlurmReachable=False with a
+// reason naming what is missing, and nothing is done to its pods.
+
+// Transports, as status, events and doctor name them.
+const (
+	TransportREST     = "REST"
+	TransportCommands = "commands"
+)
+
+// slurmTarget is a NodeSet's Slurm: the client and, for people, how it is
+// reached.
+type slurmTarget struct {
+	client    slurm.Client
+	transport string
+	// where: the slurmrestd URL, or the slurm.conf the commands read.
+	where string
+	// via: what named it (a RestApi, a flag).
+	via string
+}
+
+// describe is the condition message of a reachable Slurm.
+func (t *slurmTarget) describe(ctx context.Context) string {
+	if r, ok := t.client.(*slurm.REST); ok {
+		v, _ := r.Version(ctx)
+		return fmt.Sprintf("Slurm node states read over REST %s from %s (%s)", v, t.where, t.via)
+	}
+	if t.transport == TransportCommands {
+		return fmt.Sprintf("Slurm node states read with scontrol, sinfo and squeue (%s)", t.via)
+	}
+	return "Slurm node states read"
+}
+
+func missing(reason, format string, args ...any) error {
+	return &slinky.Missing{Reason: reason, Message: fmt.Sprintf(format, args...)}
+}
+
+// unreachableReason is the condition reason for err.
+func unreachableReason(err error) string {
+	var m *slinky.Missing
+	switch {
+	case errors.As(err, &m):
+		return m.Reason
+	case errors.Is(err, slurm.ErrUnauthorized):
+		return "Unauthorized"
+	default:
+		return "RefreshFailed"
+	}
+}
+
+// slurmFlags are serve's flags that say how to reach Slurm.
+type slurmFlags struct {
+	conf, binDir string
+	// commandsChosen: --slurm-conf, --slurm-bin-dir or $SLURM_CONF given.
+	commandsChosen bool
+	restURL        string
+	jwtKeyFile     string
+	tokenFile      string
+	jwtUser        string
+	restVersion    string
+}
+
+func (f *slurmFlags) validate() error {
+	if f.restURL == "" {
+		if f.jwtKeyFile != "" || f.tokenFile != "" {
+			return errors.New("--slurm-jwt-key-file and --slurm-token-file need --slurm-rest-url")
+		}
+		return nil
+	}
+	if (f.jwtKeyFile == "") == (f.tokenFile == "") {
+		return errors.New("--slurm-rest-url needs exactly one of --slurm-jwt-key-file and --slurm-token-file")
+	}
+	if f.commandsChosen && (f.conf != os.Getenv("SLURM_CONF") || f.binDir != "") {
+		return errors.New("--slurm-rest-url and --slurm-conf/--slurm-bin-dir choose two ways to reach Slurm: give one")
+	}
+	_, err := slurm.NewREST(slurm.RESTConfig{URL: f.restURL, Token: staticToken{}, Version: f.restVersion})
+	return err
+}
+
+type staticToken struct{}
+
+func (staticToken) Token(context.Context) (string, error) { return "", nil }
+
+// slurmSource finds and keeps the Slurm clients of NodeSets. Clients are
+// kept per slurmrestd URL and key, so every NodeSet of one Slurm cluster
+// shares one node cache and one token.
+type slurmSource struct {
+	cfg   *Config
+	flags *slurmFlags
+	// fixed is the client of every NodeSet (cases 1 to 3), or nil.
+	fixed *slurmTarget
+	// slinky reads Slinky's kinds (case 4); nil while they are not served.
+	slinky *slinkyReader
+	// secrets reads one Secret by name: a GET, never a watch of them all.
+	secrets func(ctx context.Context, namespace, name string) (*corev1.Secret, error)
+
+	mu      sync.Mutex
+	clients map[string]*slurm.REST
+	keys    map[string]cachedKey
+}
+
+// slinkyReader is what case 4 reads, through the shared informers.
+type slinkyReader struct {
+	controllers slinkylisters.ControllerLister
+	restapis    slinkylisters.RestApiLister
+}
+
+type cachedKey struct {
+	secret  *corev1.Secret
+	fetched time.Time
+}
+
+// commandsTarget is the Slurm client commands as the flags say.
+func (c *Controller) commandsTarget() *slurmTarget {
+	via := "slurm.conf " + c.flags.conf
+	if c.flags.conf == "" {
+		via = "the default slurm.conf"
+	}
+	return &slurmTarget{client: slurm.NewCommands(slurm.CommandsConfig{Conf: c.flags.conf, BinDir: c.flags.binDir}),
+		transport: TransportCommands, where: c.flags.conf, via: via}
+}
+
+// fixedTarget is the client every NodeSet uses when one is given or chosen
+// by flags (cases 1 to 3), or nil.
+func (c *Controller) fixedTarget() (*slurmTarget, error) {
+	f := c.flags
+	switch {
+	case c.cfg.Slurm != nil:
+		t := &slurmTarget{client: c.cfg.Slurm, via: "given"}
+		switch cl := c.cfg.Slurm.(type) {
+		case *slurm.REST:
+			t.transport, t.where = TransportREST, cl.URL()
+		case *slurm.Commands:
+			t.transport = TransportCommands
+		}
+		return t, nil
+	case f.restURL != "":
+		var tok slurm.TokenSource
+		via := "--slurm-rest-url, token from " + f.tokenFile
+		if f.jwtKeyFile != "" {
+			key, err := os.ReadFile(f.jwtKeyFile)
+			if err != nil {
+				return nil, fmt.Errorf("--slurm-jwt-key-file: %w", err)
+			}
+			st, err := slurm.NewSignedToken(key, f.jwtUser)
+			if err != nil {
+				return nil, fmt.Errorf("--slurm-jwt-key-file %s: %w", f.jwtKeyFile, err)
+			}
+			c.applyTokenLifetime(st)
+			tok, via = st, "--slurm-rest-url, JWT signed with "+f.jwtKeyFile
+		} else {
+			tok = slurm.NewFileToken(f.tokenFile)
+		}
+		cl, err := slurm.NewREST(slurm.RESTConfig{URL: f.restURL, Token: tok, Version: f.restVersion, Transport: c.cfg.RESTTransport})
+		if err != nil {
+			return nil, err
+		}
+		return &slurmTarget{client: cl, transport: TransportREST, where: cl.URL(), via: via}, nil
+	case f.commandsChosen:
+		return c.commandsTarget(), nil
+	}
+	return nil, nil
+}
+
+func (c *Controller) applyTokenLifetime(st *slurm.SignedToken) {
+	if c.cfg.TokenLifetime > 0 {
+		st.SetLifetime(c.cfg.TokenLifetime, c.cfg.TokenLifetime/5)
+	}
+}
+
+// slurmFor returns the Slurm of a NodeSet (see the order above).
+func (c *Controller) slurmFor(ctx context.Context, set *slinkyv1beta1.NodeSet) (*slurmTarget, error) {
+	src := c.source
+	if src.fixed != nil {
+		return src.fixed, nil
+	}
+	if src.slinky != nil {
+		return c.slinkyTarget(ctx, set)
+	}
+	cmds := c.commandsTarget()
+	if err := cmds.client.(*slurm.Commands).Check(); err != nil {
+		return nil, missing("NoSlurm", "found no way to reach Slurm: the cluster serves no Slinky Controller and RestApi kinds, "+
+			"serve was given no --slurm-rest-url, and the Slurm client commands are missing (%v)", err)
+	}
+	return cmds, nil
+}
+
+// slinkyTarget follows NodeSet → Controller → RestApi → Service, and the
+// Controller's key Secret, as Slinky's operator does (pkg/slurm/slinky).
+func (c *Controller) slinkyTarget(ctx context.Context, set *slinkyv1beta1.NodeSet) (*slurmTarget, error) {
+	ep, err := slinky.Find(ctx, cachedLookup{c}, set)
+	if err != nil {
+		return nil, err
+	}
+	url, err := ep.ClusterURL()
+	if err != nil {
+		return nil, err
+	}
+	cl, err := c.source.client(url, ep.Key, c)
+	if err != nil {
+		return nil, err
+	}
+	return &slurmTarget{client: cl, transport: TransportREST, where: url, via: ep.Describe()}, nil
+}
+
+// cachedLookup reads Slinky's objects and the Service from the informers'
+// caches and the key Secret with a GET, kept for Config.KeyTTL (a rotated
+// key is picked up within it; a refused token drops it at once): serve never
+// watches Secrets (it would cache every Secret of the cluster).
+type cachedLookup struct{ c *Controller }
+
+func (l cachedLookup) Controller(_ context.Context, ns, name string) (*slinkyv1beta1.Controller, error) {
+	return l.c.source.slinky.controllers.Controllers(ns).Get(name)
+}
+
+func (l cachedLookup) RestApis(_ context.Context, ns string) ([]*slinkyv1beta1.RestApi, error) {
+	return l.c.source.slinky.restapis.RestApis(ns).List(labels.Everything())
+}
+
+func (l cachedLookup) Service(_ context.Context, ns, name string) (*corev1.Service, error) {
+	return l.c.services.Services(ns).Get(name)
+}
+
+func (l cachedLookup) Secret(ctx context.Context, ns, name string) (*corev1.Secret, error) {
+	src := l.c.source
+	id := ns + "/" + name
+	src.mu.Lock()
+	k, ok := src.keys[id]
+	src.mu.Unlock()
+	if ok && time.Since(k.fetched) < l.c.cfg.KeyTTL {
+		return k.secret, nil
+	}
+	secret, err := src.secrets(ctx, ns, name)
+	if err != nil {
+		return nil, err
+	}
+	src.mu.Lock()
+	src.keys[id] = cachedKey{secret: secret, fetched: time.Now()}
+	src.mu.Unlock()
+	return secret, nil
+}
+
+// forgetKeys drops the cached keys, so that the next sync reads the
+// Secrets again (after slurmrestd refused a token: the key may have been
+// rotated).
+func (s *slurmSource) forgetKeys() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	clear(s.keys)
+}
+
+// client returns the kept REST client for url and key, making it once.
+func (s *slurmSource) client(url string, key []byte, c *Controller) (*slurm.REST, error) {
+	id := url + "|" + slurm.KeyID(key)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if cl, ok := s.clients[id]; ok {
+		return cl, nil
+	}
+	st, err := slurm.NewSignedToken(key, s.flags.jwtUser)
+	if err != nil {
+		return nil, err
+	}
+	c.applyTokenLifetime(st)
+	cl, err := slurm.NewREST(slurm.RESTConfig{URL: url, Token: st, Version: s.flags.restVersion, Transport: s.cfg.RESTTransport})
+	if err != nil {
+		return nil, err
+	}
+	// Clients of an old key or address are dropped: only current ones stay.
+	for k := range s.clients {
+		if strings.HasPrefix(k, url+"|") {
+			delete(s.clients, k)
+		}
+	}
+	s.clients[id] = cl
+	return cl, nil
+}

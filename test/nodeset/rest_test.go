@@ -1,0 +1,272 @@
+package nodeset
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	slinkyv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/slinky/v1beta1"
+	"github.com/kubectl-vc/kubectl-vc/pkg/cli/doctor"
+	"github.com/kubectl-vc/kubectl-vc/pkg/controlplane"
+	"github.com/kubectl-vc/kubectl-vc/pkg/slurm"
+	"github.com/kubectl-vc/kubectl-vc/plugins/nodeset"
+)
+
+// restOnly skips a test of what only the REST client does when the suite
+// runs over the Slurm commands.
+func restOnly(t *testing.T) {
+	t.Helper()
+	if restSuite(t) == nil {
+		t.Skipf("over slurmrestd only: 'make test' runs it with %s=slurm-24.11 and slurm-26.05", slurmEnv)
+	}
+}
+
+// clusterIPRoutes is a dialer that takes a Service's cluster IP and port
+// to slurmrestd's loopback address: no kube-proxy runs beside this
+// package's API server. Only the routes set are dialled; any other address
+// fails, so the controller must have found the right cluster IP itself.
+type clusterIPRoutes struct {
+	mu     sync.Mutex
+	routes map[string]string
+}
+
+func (r *clusterIPRoutes) set(from, to string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.routes[from] = to
+}
+
+func (r *clusterIPRoutes) transport() http.RoundTripper {
+	var d net.Dialer
+	return &http.Transport{DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+		r.mu.Lock()
+		to, ok := r.routes[addr]
+		r.mu.Unlock()
+		if !ok {
+			return nil, fmt.Errorf("no route to %s in this test", addr)
+		}
+		return d.DialContext(ctx, network, to)
+	}}
+}
+
+// condition returns the NodeSet's SlurmReachable condition.
+func (e *env) reachable(name string) *metav1.Condition {
+	return meta.FindStatusCondition(e.get(name).Status.Conditions, "SlurmReachable")
+}
+
+func (e *env) waitReachable(name, status, reason, fragment string) {
+	e.t.Helper()
+	e.eventually(fmt.Sprintf("SlurmReachable %s/%s", status, reason), func() (bool, string) {
+		c := e.reachable(name)
+		return c != nil && string(c.Status) == status && c.Reason == reason && strings.Contains(c.Message, fragment), fmt.Sprintf("%+v", c)
+	})
+}
+
+// TestFindsSlurmAsSlinky: with no client and no flags the controller finds
+// each NodeSet's slurmrestd the way Slinky's operator does: spec.controllerRef
+// → Controller → the RestApi naming it → Service <restapi>-restapi (its
+// cluster IP, port 6820) and the JWT key in the Secret of the Controller's
+// jwtKeyRef. Each missing piece is named in SlurmReachable=False, and no
+// pod is made or removed meanwhile; a wrong key is "Unauthorized" and
+// stops a scale-in; the right key lets it drain over REST.
+func TestFindsSlurmAsSlinky(t *testing.T) {
+	restOnly(t)
+	e := startWithoutController(t, "disc", 2)
+	rb := e.slurm.(*restBackend)
+	routes := &clusterIPRoutes{routes: map[string]string{}}
+	e.runControllerWith(controllerOptions{discover: true, events: true, config: func(c *nodeset.Config) {
+		c.RESTTransport = routes.transport()
+		c.KeyTTL = time.Second
+	}})
+	e.newNodeSet("disc", 2)
+
+	e.waitReachable("disc", "False", "ControllerNotFound", "Slinky Controller "+e.ns+"/slurm")
+	if n := len(e.pods()); n != 0 {
+		t.Fatalf("%d pods made while Slurm could not be found", n)
+	}
+	if f := e.doctorNodeSet("disc"); f.Status != doctor.Fail || !strings.Contains(f.Message, "ControllerNotFound") || f.Fix == "" {
+		t.Fatalf("doctor on a NodeSet without its Controller: %+v", f)
+	}
+	_, err := e.vc.SlinkyV1beta1().Controllers(e.ns).Create(e.ctx, &slinkyv1beta1.Controller{
+		ObjectMeta: metav1.ObjectMeta{Name: "slurm"},
+		Spec: slinkyv1beta1.ControllerSpec{
+			JwtKeyRef: &corev1.SecretKeySelector{
+				LocalObjectReference: corev1.LocalObjectReference{Name: "slurm-jwt"}, Key: "jwt_hs256.key"},
+			// Required by the CRD; the NodeSet controller does not read it.
+			SlurmKeyRef: &corev1.SecretKeySelector{
+				LocalObjectReference: corev1.LocalObjectReference{Name: "slurm-key"}, Key: "slurm.key"}},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.waitReachable("disc", "False", "RestApiNotFound", "no Slinky RestApi")
+	// A RestApi of another Controller does not count.
+	for name, ctrl := range map[string]string{"other": "another", "slurm": "slurm"} {
+		_, err = e.vc.SlinkyV1beta1().RestApis(e.ns).Create(e.ctx, &slinkyv1beta1.RestApi{
+			ObjectMeta: metav1.ObjectMeta{Name: name},
+			Spec:       slinkyv1beta1.RestApiSpec{ControllerRef: corev1.LocalObjectReference{Name: ctrl}},
+		}, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	e.waitReachable("disc", "False", "ServiceNotFound", "Service "+e.ns+"/slurm-restapi")
+	svc, err := e.kube.CoreV1().Services(e.ns).Create(e.ctx, &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Name: "slurm-restapi"},
+		Spec:       corev1.ServiceSpec{Ports: []corev1.ServicePort{{Name: "slurmrestd", Port: 6820}}},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	restd, err := url.Parse(rb.c.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	routes.set(net.JoinHostPort(svc.Spec.ClusterIP, "6820"), restd.Host)
+	e.waitReachable("disc", "False", "SecretNotFound", "JWT key Secret "+e.ns+"/slurm-jwt")
+
+	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "slurm-jwt"},
+		Data: map[string][]byte{"jwt_hs256.key": rb.c.JWTKey}}
+	if _, err := e.kube.CoreV1().Secrets(e.ns).Create(e.ctx, secret, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	e.waitReachable("disc", "True", "Refreshed", "over REST v0.0.4")
+	if f := e.doctorNodeSet("disc"); f.Status != doctor.OK || !strings.Contains(f.Message, "over REST v0.0.4") {
+		t.Fatalf("doctor on a NodeSet that reaches Slurm: %+v", f)
+	}
+	if c := e.reachable("disc"); !strings.Contains(c.Message, "http://"+svc.Spec.ClusterIP+":6820") ||
+		!strings.Contains(c.Message, "RestApi slurm") {
+		t.Fatalf("condition does not say where Slurm is: %s", c.Message)
+	}
+	e.eventually("two ready pods, idle in Slurm", func() (bool, string) {
+		e.markAllReady()
+		st := e.get("disc").Status
+		return st.ReadyReplicas == 2 && st.SlurmIdle == 2, fmt.Sprintf("%+v", st)
+	})
+
+	// A wrong key: slurmrestd refuses the token; nothing is done.
+	secret.Data["jwt_hs256.key"] = []byte("a key that is not the cluster's, 32+ bytes long")
+	if _, err := e.kube.CoreV1().Secrets(e.ns).Update(e.ctx, secret, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	e.waitReachable("disc", "False", "Unauthorized", "HTTP 511")
+	e.patchNodeSet("disc", `{"spec":{"replicas":1}}`)
+	gen := e.get("disc").Generation
+	e.eventually("the scale-in seen", func() (bool, string) {
+		st := e.get("disc").Status
+		return st.ObservedGeneration == gen, fmt.Sprintf("%+v", st)
+	})
+	for name, p := range e.pods() {
+		if _, ok := p.Annotations[slinkyv1beta1.AnnotationPodCordon]; ok {
+			t.Fatalf("%s cordoned with a refused token", name)
+		}
+		if got := e.slurmState(name); got != "IDLE" {
+			t.Fatalf("%s is %s with a refused token", name, got)
+		}
+	}
+	if n := len(e.pods()); n != 2 {
+		t.Fatalf("%d pods with a refused token, want 2", n)
+	}
+	if ev := e.events("disc", "SlurmUnreachable"); len(ev) == 0 || !strings.Contains(strings.Join(ev, "\n"), "HTTP 511") {
+		t.Fatalf("no SlurmUnreachable event naming the refusal: %q", ev)
+	}
+
+	// The right key again: the scale-in drains disc-1 over REST, then deletes it.
+	secret.Data["jwt_hs256.key"] = rb.c.JWTKey
+	if _, err := e.kube.CoreV1().Secrets(e.ns).Update(e.ctx, secret, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	e.eventually("scaled in after a drain", func() (bool, string) {
+		return len(e.pods()) == 1 && e.pods()["disc-0"] != nil, names(e.pods())
+	})
+	if got := e.slurmState("disc-1"); got != "DRAINED (kubectl-vc: scale-in)" {
+		t.Fatalf("disc-1 is %s after the scale-in", got)
+	}
+	e.waitReachable("disc", "True", "Refreshed", "over REST")
+}
+
+// TestTokenRenewed: the JWTs the controller signs are renewed before they
+// end. With tokens of 3 seconds, slurmrestd refuses one 4 seconds old (so
+// an unrenewed token would stop the controller), yet the controller, run
+// from serve's flags (--slurm-rest-url, --slurm-jwt-key-file), still reads
+// Slurm and drains a node well after several lifetimes.
+func TestTokenRenewed(t *testing.T) {
+	restOnly(t)
+	e := startWithoutController(t, "tok", 2)
+	rb := e.slurm.(*restBackend)
+	const life = 3 * time.Second
+
+	// The premise: an expired token is refused by this slurmrestd.
+	old, err := slurm.NewSignedToken(rb.c.JWTKey, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	old.SetLifetime(life, 0)
+	tok, err := old.Token(e.ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stale, err := slurm.NewREST(slurm.RESTConfig{URL: rb.c.URL, Token: fixedToken(tok)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := stale.Refresh(e.ctx); err != nil {
+		t.Fatalf("a fresh token: %v", err)
+	}
+
+	e.runControllerWith(controllerOptions{flags: rb.ServeFlags(t), config: func(c *nodeset.Config) { c.TokenLifetime = life }})
+	e.newNodeSet("tok", 2)
+	e.eventually("two ready pods, idle in Slurm", func() (bool, string) {
+		e.markAllReady()
+		st := e.get("tok").Status
+		return st.ReadyReplicas == 2 && st.SlurmIdle == 2, fmt.Sprintf("%+v", st)
+	})
+	time.Sleep(life + time.Second)
+	if err := stale.Refresh(e.ctx); err == nil || !strings.Contains(err.Error(), "HTTP 511") {
+		t.Fatalf("an expired token was not refused: %v", err)
+	}
+	// Three lifetimes of refreshes (one a second), then a drain.
+	time.Sleep(2 * life)
+	e.waitReachable("tok", "True", "Refreshed", "over REST")
+	e.patchNodeSet("tok", `{"spec":{"replicas":1}}`)
+	e.eventually("scaled in after a drain", func() (bool, string) {
+		return len(e.pods()) == 1, names(e.pods())
+	})
+	if got := e.slurmState("tok-1"); got != "DRAINED (kubectl-vc: scale-in)" {
+		t.Fatalf("tok-1 is %s", got)
+	}
+	e.waitReachable("tok", "True", "Refreshed", "over REST")
+}
+
+// doctorNodeSet is doctor's finding about the NodeSet.
+func (e *env) doctorNodeSet(name string) doctor.Finding {
+	e.t.Helper()
+	_, out, errOut := e.vcCmd(controlplane.AdminUser, "doctor", "-o", "json")
+	var r doctor.Report
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		e.t.Fatalf("doctor -o json: %v\n%s%s", err, out, errOut)
+	}
+	for _, f := range r.Checks {
+		if f.Check == "nodesets" && slices.Contains(f.Objects, e.ns+"/"+name) {
+			return f
+		}
+	}
+	e.t.Fatalf("doctor says nothing about NodeSet %s:\n%s", name, out)
+	return doctor.Finding{}
+}
+
+type fixedToken string
+
+func (f fixedToken) Token(context.Context) (string, error) { return string(f), nil }

@@ -51,7 +51,7 @@ image:
 	cd hack/image && env -u GOOS -u GOARCH CGO_ENABLED=0 go run . -binary "$$tmp/kubectl-vc" -os linux -arch "$$arch" -variant "$$variant" \
 		-tag "$(IMAGE)" -out "$$out" -version "$(VERSION)" -revision "$(COMMIT)" -created "$(BUILD_DATE)"
 
-## slurm: install slurmctld, the Slurm client commands and munge (NodeSet tests run a real slurmctld)
+## slurm: install slurmctld, the Slurm client commands and munge (NodeSet tests run a real slurmctld), and chroots of Slurm 24.11 and 26.05 with slurmrestd (the REST suites)
 slurm:
 	hack/slurm/install.sh
 
@@ -78,9 +78,14 @@ fmt:
 vet:
 	go vet ./...
 
+# The NodeSet suites run once more per Slurm with slurmrestd (chroots that
+# 'make slurm' builds): the controller reaches Slurm over REST there.
+REST_SLURMS ?= slurm-24.11 slurm-26.05
+
 ## test: everything CI runs — builds what it needs, unit + integration tests with -race, verify
 test: controlplane slurm node-deps build
 	go test $(GO_TEST_FLAGS) ./...
+	for s in $(REST_SLURMS); do KVC_TEST_SLURM=$$s go test $(GO_TEST_FLAGS) ./test/nodeset/ || exit 1; done
 	cd hack/image && go test $(GO_TEST_FLAGS) ./...
 	$(MAKE) release-check
 	$(MAKE) verify

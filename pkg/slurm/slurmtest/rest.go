@@ -100,7 +100,13 @@ type RESTOption func(*restOptions)
 type restOptions struct {
 	listenAddr string
 	port       int
+	noSlurmd   bool
 }
+
+// WithoutSlurmd declares the nodes IDLE and runs no slurmd for them (with
+// SlurmdTimeout=0 slurmctld keeps them so): a cluster of hundreds of nodes
+// for measuring reads, on which no job can run.
+func WithoutSlurmd() RESTOption { return func(o *restOptions) { o.noSlurmd = true } }
 
 // WithListenAddr makes slurmrestd listen on addr (an IP address; default
 // 127.0.0.1). "0.0.0.0" lets pods on a local kubelet reach it.
@@ -262,7 +268,7 @@ func (c *RESTCluster) start(ctx context.Context, o restOptions) error {
 		host = "127.0.0.1"
 	}
 	c.URL = "http://" + net.JoinHostPort(host, strconv.Itoa(c.Port))
-	if err := os.WriteFile(filepath.Join(c.Dir, "slurm.conf"), []byte(c.slurmConf(ports)), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(c.Dir, "slurm.conf"), []byte(c.slurmConf(ports, o.noSlurmd)), 0o644); err != nil {
 		return err
 	}
 	if err := os.WriteFile(filepath.Join(c.Dir, "cgroup.conf"), []byte("CgroupPlugin=disabled\n"), 0o644); err != nil {
@@ -310,6 +316,9 @@ func (c *RESTCluster) start(ctx context.Context, o restOptions) error {
 		return err
 	}
 	for _, n := range c.Nodes {
+		if o.noSlurmd {
+			break
+		}
 		d, err := c.spawn("slurmd-"+n, false, nil, "slurmd", "-D", "-N", n)
 		if err != nil {
 			return err
@@ -327,7 +336,7 @@ func (c *RESTCluster) start(ctx context.Context, o restOptions) error {
 		}
 		for _, n := range c.Nodes {
 			st, ok := states[n]
-			if !ok || st.state != "IDLE" || st.slurmdStart == "" || st.slurmdStart == "None" {
+			if !ok || st.state != "IDLE" || !o.noSlurmd && (st.slurmdStart == "" || st.slurmdStart == "None") {
 				return false
 			}
 		}
@@ -367,7 +376,7 @@ func (c *RESTCluster) chownToSlurm(names ...string) error {
 	return nil
 }
 
-func (c *RESTCluster) slurmConf(ports []int) string {
+func (c *RESTCluster) slurmConf(ports []int, noSlurmd bool) string {
 	in := func(p string) string { return c.inDir + "/" + p }
 	var b strings.Builder
 	fmt.Fprintf(&b, `# Written by pkg/slurm/slurmtest for one test instance.
@@ -397,8 +406,13 @@ ReturnToService=2
 KillWait=5
 `, ports[0], in("munge/munge.socket"), in("jwt_hs256.key"), in("state"), in("spool"),
 		in("slurmctld.pid"), in("slurmd-%n.pid"), in("slurmctld.log"), in("slurmd-%n.log"))
+	state := "UNKNOWN"
+	if noSlurmd {
+		b.WriteString("SlurmdTimeout=0\n")
+		state = "IDLE"
+	}
 	for i, n := range c.Nodes {
-		fmt.Fprintf(&b, "NodeName=%s NodeAddr=127.0.0.1 Port=%d CPUs=1 State=UNKNOWN\n", n, ports[1+i])
+		fmt.Fprintf(&b, "NodeName=%s NodeAddr=127.0.0.1 Port=%d CPUs=1 State=%s\n", n, ports[1+i], state)
 	}
 	b.WriteString("PartitionName=all Nodes=ALL Default=YES MaxTime=INFINITE State=UP\n")
 	return b.String()

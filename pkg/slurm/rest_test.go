@@ -319,3 +319,34 @@ func TestRESTNumberForms(t *testing.T) {
 		t.Fatalf("%+v", l)
 	}
 }
+
+func TestKeyFileTokenFollowsTheFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "jwt.key")
+	first, second := []byte("first key, thirty-two bytes long!"), []byte("second key, thirty-two bytes long")
+	if err := os.WriteFile(path, first, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	src, err := NewKeyFileToken(path, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	verifies := func(tok string, key []byte) bool {
+		_, err := jwt.Parse(tok, func(*jwt.Token) (any, error) { return key, nil }, jwt.WithValidMethods([]string{"HS256"}))
+		return err == nil
+	}
+	tok, err := src.Token(context.Background())
+	if err != nil || !verifies(tok, first) {
+		t.Fatalf("first token: %v", err)
+	}
+	// A rotated key (a Secret volume updated in place) is used at once.
+	if err := os.WriteFile(path, second, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tok, err = src.Token(context.Background())
+	if err != nil || !verifies(tok, second) || verifies(tok, first) {
+		t.Fatalf("after rotation: %v", err)
+	}
+	if _, err := NewKeyFileToken(filepath.Join(t.TempDir(), "none"), ""); err == nil {
+		t.Fatal("a missing key file accepted")
+	}
+}

@@ -139,3 +139,70 @@ func (f *FileToken) Token(context.Context) (string, error) {
 	f.token, f.modTime, f.size = tok, st.ModTime(), st.Size()
 	return tok, nil
 }
+
+// KeyFileToken signs tokens (as SignedToken) with the key in a file, and
+// reads the file again when it changes, so that a rotated key (a mounted
+// Secret updated in place) is used without a restart.
+type KeyFileToken struct {
+	path, user string
+	lifetime   time.Duration
+
+	mu      sync.Mutex
+	signer  *SignedToken
+	modTime time.Time
+	size    int64
+}
+
+// NewKeyFileToken reads the key in path once, to fail early on a missing
+// or empty file, and returns a TokenSource signing with it for user.
+func NewKeyFileToken(path, user string) (*KeyFileToken, error) {
+	k := &KeyFileToken{path: path, user: user}
+	if _, err := k.current(); err != nil {
+		return nil, err
+	}
+	return k, nil
+}
+
+// SetLifetime changes the lifetime of the tokens signed (see SignedToken).
+func (k *KeyFileToken) SetLifetime(lifetime time.Duration) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.lifetime = lifetime
+	if k.signer != nil {
+		k.signer.SetLifetime(lifetime, lifetime/5)
+	}
+}
+
+func (k *KeyFileToken) current() (*SignedToken, error) {
+	st, err := os.Stat(k.path)
+	if err != nil {
+		return nil, fmt.Errorf("reading the Slurm JWT key: %w", err)
+	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.signer != nil && st.ModTime().Equal(k.modTime) && st.Size() == k.size {
+		return k.signer, nil
+	}
+	key, err := os.ReadFile(k.path)
+	if err != nil {
+		return nil, fmt.Errorf("reading the Slurm JWT key: %w", err)
+	}
+	signer, err := NewSignedToken(key, k.user)
+	if err != nil {
+		return nil, fmt.Errorf("the Slurm JWT key file %s: %w", k.path, err)
+	}
+	if k.lifetime > 0 {
+		signer.SetLifetime(k.lifetime, k.lifetime/5)
+	}
+	k.signer, k.modTime, k.size = signer, st.ModTime(), st.Size()
+	return signer, nil
+}
+
+// Token implements TokenSource.
+func (k *KeyFileToken) Token(ctx context.Context) (string, error) {
+	s, err := k.current()
+	if err != nil {
+		return "", err
+	}
+	return s.Token(ctx)
+}

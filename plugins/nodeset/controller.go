@@ -72,6 +72,9 @@ type Config struct {
 	// KeyTTL is how long a JWT key read from a Secret is used before the
 	// Secret is read again. Default 1m; a refused token drops it at once.
 	KeyTTL time.Duration
+	// CRDPoll is how often the controller asks whether NodeSets are served
+	// while they are not. Default 30s.
+	CRDPoll time.Duration
 }
 
 func init() {
@@ -128,39 +131,27 @@ func New(cfg Config) *Controller {
 	if cfg.KeyTTL == 0 {
 		cfg.KeyTTL = time.Minute
 	}
+	if cfg.CRDPoll == 0 {
+		cfg.CRDPoll = 30 * time.Second
+	}
 	// Unregistered until Initialize registers them with the manager's.
 	m, _ := newMetrics(nil)
 	return &Controller{cfg: cfg, exp: newExpectations(cfg.ExpectationsTimeout), metrics: m,
-		workers: framework.DefaultWorkers, flags: &slurmFlags{conf: os.Getenv("SLURM_CONF"), commandsChosen: os.Getenv("SLURM_CONF") != ""}}
+		workers: framework.DefaultWorkers, flags: &slurmFlags{conf: os.Getenv("SLURM_CONF")}}
 }
 
 // AddFlags implements framework.Controller.
 func (c *Controller) AddFlags(fs *pflag.FlagSet) {
 	framework.WorkersFlag(fs, &c.workers, Name)
 	f := c.flags
-	fs.Var(chosen{&f.conf, &f.commandsChosen}, "slurm-conf", "slurm.conf of the Slurm cluster: reach Slurm with scontrol, sinfo and squeue (default: $SLURM_CONF)")
-	fs.Var(chosen{&f.binDir, &f.commandsChosen}, "slurm-bin-dir", "Directory of scontrol, sinfo and squeue (default: search PATH)")
+	fs.StringVar(&f.conf, "slurm-conf", f.conf, "slurm.conf of the Slurm cluster: reach Slurm with scontrol, sinfo and squeue (default: $SLURM_CONF; an empty value turns that off)")
+	fs.StringVar(&f.binDir, "slurm-bin-dir", f.binDir, "Directory of scontrol, sinfo and squeue: reach Slurm with them (default: search PATH)")
 	fs.StringVar(&f.restURL, "slurm-rest-url", "", "slurmrestd to reach Slurm at for every NodeSet (e.g. http://10.0.0.5:6820), instead of finding it through Slinky's Controller and RestApi")
 	fs.StringVar(&f.jwtKeyFile, "slurm-jwt-key-file", "", "With --slurm-rest-url: the cluster's JWT HS256 key (jwt_hs256.key), to sign tokens with")
 	fs.StringVar(&f.tokenFile, "slurm-token-file", "", "With --slurm-rest-url: a file holding a token (as 'scontrol token' prints it), read again when it changes")
 	fs.StringVar(&f.jwtUser, "slurm-jwt-user", slurm.DefaultTokenUser, "Slurm user the signed tokens speak for (claim sun)")
 	fs.StringVar(&f.restVersion, "slurm-rest-api-version", "", fmt.Sprintf("slurmrestd API version to use (one of %s; default: the newest it serves)", strings.Join(slurm.RESTVersions, ", ")))
 }
-
-// chosen is a string flag that also records that it was given.
-type chosen struct {
-	p   *string
-	set *bool
-}
-
-func (v chosen) String() string {
-	if v.p == nil {
-		return ""
-	}
-	return *v.p
-}
-func (v chosen) Set(s string) error { *v.p, *v.set = s, true; return nil }
-func (v chosen) Type() string       { return "string" }
 
 // Validate implements framework.Controller.
 func (c *Controller) Validate() error {
@@ -261,22 +252,11 @@ func (c *Controller) servedKinds() (map[string]bool, error) {
 func (c *Controller) watch(kinds map[string]bool) error {
 	opt := c.opt
 	if c.source.fixed == nil && kinds[resControllers] && kinds[resRestApis] {
-		// Slinky's kinds, to find each NodeSet's slurmrestd (slurmsource.go).
-		ctrlInf := opt.VolcanoInformerFactory.Slinky().V1beta1().Controllers()
-		apiInf := opt.VolcanoInformerFactory.Slinky().V1beta1().RestApis()
-		c.source.slinky = &slinkyReader{controllers: ctrlInf.Lister(), restapis: apiInf.Lister()}
-		// A Controller or RestApi that changes may change how every
-		// NodeSet of its namespace reaches Slurm.
-		for _, inf := range []cache.SharedIndexInformer{ctrlInf.Informer(), apiInf.Informer()} {
-			if _, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
-				AddFunc:    c.enqueueNamespace,
-				UpdateFunc: func(_, obj any) { c.enqueueNamespace(obj) },
-				DeleteFunc: c.enqueueNamespace,
-			}); err != nil {
-				return err
-			}
+		synced, err := c.watchSlinky()
+		if err != nil {
+			return err
 		}
-		c.synced = append(c.synced, ctrlInf.Informer().HasSynced, apiInf.Informer().HasSynced)
+		c.synced = append(c.synced, synced...)
 	}
 	nsInf := opt.VolcanoInformerFactory.Slinky().V1beta1().NodeSets()
 	c.nodeSets = nsInf.Lister()
@@ -339,15 +319,58 @@ func (c *Controller) watch(kinds map[string]bool) error {
 	return nil
 }
 
+// watchSlinky sets up the informers of Slinky's Controller and RestApi,
+// through which each NodeSet's slurmrestd is found (slurmsource.go), and
+// returns their HasSynced.
+func (c *Controller) watchSlinky() ([]cache.InformerSynced, error) {
+	ctrlInf := c.opt.VolcanoInformerFactory.Slinky().V1beta1().Controllers()
+	apiInf := c.opt.VolcanoInformerFactory.Slinky().V1beta1().RestApis()
+	// A Controller or RestApi that changes may change how every NodeSet of
+	// its namespace reaches Slurm.
+	for _, inf := range []cache.SharedIndexInformer{ctrlInf.Informer(), apiInf.Informer()} {
+		if _, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
+			AddFunc:    c.enqueueNamespace,
+			UpdateFunc: func(_, obj any) { c.enqueueNamespace(obj) },
+			DeleteFunc: c.enqueueNamespace,
+		}); err != nil {
+			return nil, err
+		}
+	}
+	c.source.slinky.Store(&slinkyReader{controllers: ctrlInf.Lister(), restapis: apiInf.Lister()})
+	return []cache.InformerSynced{ctrlInf.Informer().HasSynced, apiInf.Informer().HasSynced}, nil
+}
+
+// laterSlinky sets up the Slinky informers when the kinds came to be
+// served after start-up (Slinky installed beside a running serve). It asks
+// discovery at most once per CRDPoll and waits for the new caches.
+func (c *Controller) laterSlinky(ctx context.Context) {
+	src := c.source
+	src.mu.Lock()
+	defer src.mu.Unlock()
+	if src.slinky.Load() != nil || time.Since(src.slinkyChecked) < c.cfg.CRDPoll {
+		return
+	}
+	src.slinkyChecked = time.Now()
+	kinds, err := c.servedKinds()
+	if err != nil || !kinds[resControllers] || !kinds[resRestApis] {
+		return
+	}
+	synced, err := c.watchSlinky()
+	if err != nil {
+		klog.ErrorS(err, "watching Slinky's Controllers and RestApis")
+		return
+	}
+	c.opt.VolcanoInformerFactory.Start(ctx.Done())
+	cache.WaitForCacheSync(ctx.Done(), synced...)
+	klog.InfoS("Slinky's Controller and RestApi kinds are served: NodeSets find their slurmrestd through them")
+}
+
 // Slinky's resources the controller reads, as discovery names them.
 const (
 	resNodeSets    = "nodesets"
 	resControllers = "controllers"
 	resRestApis    = "restapis"
 )
-
-// crdPoll is how often Run asks whether NodeSets are served yet.
-const crdPoll = 30 * time.Second
 
 // waitForNodeSets returns once the API server serves NodeSets and their
 // informers run, or false when ctx ends first. It says so in one log line
@@ -357,12 +380,12 @@ func (c *Controller) waitForNodeSets(ctx context.Context) bool {
 	if c.nodeSets != nil {
 		return true
 	}
-	klog.InfoS("the API server serves no NodeSets (slinky.slurm.net/v1beta1): the NodeSet controller waits for the CRD", "every", crdPoll)
+	klog.InfoS("the API server serves no NodeSets (slinky.slurm.net/v1beta1): the NodeSet controller waits for the CRD", "every", c.cfg.CRDPoll)
 	for {
 		select {
 		case <-ctx.Done():
 			return false
-		case <-time.After(crdPoll):
+		case <-time.After(c.cfg.CRDPoll):
 		}
 		kinds, err := c.servedKinds()
 		if err != nil || !kinds[resNodeSets] {

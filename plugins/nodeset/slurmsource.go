@@ -7,6 +7,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -83,14 +84,16 @@ func unreachableReason(err error) string {
 // slurmFlags are serve's flags that say how to reach Slurm.
 type slurmFlags struct {
 	conf, binDir string
-	// commandsChosen: --slurm-conf, --slurm-bin-dir or $SLURM_CONF given.
-	commandsChosen bool
-	restURL        string
-	jwtKeyFile     string
-	tokenFile      string
-	jwtUser        string
-	restVersion    string
+	restURL      string
+	jwtKeyFile   string
+	tokenFile    string
+	jwtUser      string
+	restVersion  string
 }
+
+// commandsChosen: a slurm.conf ($SLURM_CONF or --slurm-conf) or
+// --slurm-bin-dir says to use Slurm's commands.
+func (f *slurmFlags) commandsChosen() bool { return f.conf != "" || f.binDir != "" }
 
 func (f *slurmFlags) validate() error {
 	if f.restURL == "" {
@@ -102,7 +105,8 @@ func (f *slurmFlags) validate() error {
 	if (f.jwtKeyFile == "") == (f.tokenFile == "") {
 		return errors.New("--slurm-rest-url needs exactly one of --slurm-jwt-key-file and --slurm-token-file")
 	}
-	if f.commandsChosen && (f.conf != os.Getenv("SLURM_CONF") || f.binDir != "") {
+	// $SLURM_CONF in the environment does not count: --slurm-rest-url wins.
+	if f.commandsChosen() && (f.conf != os.Getenv("SLURM_CONF") || f.binDir != "") {
 		return errors.New("--slurm-rest-url and --slurm-conf/--slurm-bin-dir choose two ways to reach Slurm: give one")
 	}
 	_, err := slurm.NewREST(slurm.RESTConfig{URL: f.restURL, Token: staticToken{}, Version: f.restVersion})
@@ -122,7 +126,9 @@ type slurmSource struct {
 	// fixed is the client of every NodeSet (cases 1 to 3), or nil.
 	fixed *slurmTarget
 	// slinky reads Slinky's kinds (case 4); nil while they are not served.
-	slinky *slinkyReader
+	slinky atomic.Pointer[slinkyReader]
+	// slinkyChecked is when discovery was last asked for them (under mu).
+	slinkyChecked time.Time
 	// secrets reads one Secret by name: a GET, never a watch of them all.
 	secrets func(ctx context.Context, namespace, name string) (*corev1.Secret, error)
 
@@ -170,16 +176,14 @@ func (c *Controller) fixedTarget() (*slurmTarget, error) {
 		var tok slurm.TokenSource
 		via := "--slurm-rest-url, token from " + f.tokenFile
 		if f.jwtKeyFile != "" {
-			key, err := os.ReadFile(f.jwtKeyFile)
+			kt, err := slurm.NewKeyFileToken(f.jwtKeyFile, f.jwtUser)
 			if err != nil {
 				return nil, fmt.Errorf("--slurm-jwt-key-file: %w", err)
 			}
-			st, err := slurm.NewSignedToken(key, f.jwtUser)
-			if err != nil {
-				return nil, fmt.Errorf("--slurm-jwt-key-file %s: %w", f.jwtKeyFile, err)
+			if c.cfg.TokenLifetime > 0 {
+				kt.SetLifetime(c.cfg.TokenLifetime)
 			}
-			c.applyTokenLifetime(st)
-			tok, via = st, "--slurm-rest-url, JWT signed with "+f.jwtKeyFile
+			tok, via = kt, "--slurm-rest-url, JWT signed with "+f.jwtKeyFile
 		} else {
 			tok = slurm.NewFileToken(f.tokenFile)
 		}
@@ -188,7 +192,7 @@ func (c *Controller) fixedTarget() (*slurmTarget, error) {
 			return nil, err
 		}
 		return &slurmTarget{client: cl, transport: TransportREST, where: cl.URL(), via: via}, nil
-	case f.commandsChosen:
+	case f.commandsChosen():
 		return c.commandsTarget(), nil
 	}
 	return nil, nil
@@ -206,7 +210,10 @@ func (c *Controller) slurmFor(ctx context.Context, set *slinkyv1beta1.NodeSet) (
 	if src.fixed != nil {
 		return src.fixed, nil
 	}
-	if src.slinky != nil {
+	if src.slinky.Load() == nil {
+		c.laterSlinky(ctx)
+	}
+	if src.slinky.Load() != nil {
 		return c.slinkyTarget(ctx, set)
 	}
 	cmds := c.commandsTarget()
@@ -242,11 +249,11 @@ func (c *Controller) slinkyTarget(ctx context.Context, set *slinkyv1beta1.NodeSe
 type cachedLookup struct{ c *Controller }
 
 func (l cachedLookup) Controller(_ context.Context, ns, name string) (*slinkyv1beta1.Controller, error) {
-	return l.c.source.slinky.controllers.Controllers(ns).Get(name)
+	return l.c.source.slinky.Load().controllers.Controllers(ns).Get(name)
 }
 
 func (l cachedLookup) RestApis(_ context.Context, ns string) ([]*slinkyv1beta1.RestApi, error) {
-	return l.c.source.slinky.restapis.RestApis(ns).List(labels.Everything())
+	return l.c.source.slinky.Load().restapis.RestApis(ns).List(labels.Everything())
 }
 
 func (l cachedLookup) Service(_ context.Context, ns, name string) (*corev1.Service, error) {

@@ -59,8 +59,8 @@ func (o *Options) checkNodeSets(ctx context.Context) {
 		c := meta.FindStatusCondition(s.Status.Conditions, "SlurmReachable")
 		switch {
 		case c == nil:
-			o.add("nodesets", Warn, fmt.Sprintf("NodeSet %s: no NodeSet controller has reported whether it reaches Slurm", name),
-				"run one: kubectl vc install --serve (or kubectl vc serve --controllers=nodeset)", name)
+			o.add("nodesets", Warn, fmt.Sprintf("NodeSet %s: no kubectl-vc NodeSet controller has reported whether it reaches Slurm (Slinky's slurm-operator writes no such condition)", name),
+				"if serve should run it, deploy it (kubectl vc install --serve), but never beside a slurm-operator that runs the same NodeSet", name)
 		case c.Status != metav1.ConditionTrue:
 			fix := reachableFix[c.Reason]
 			o.add("nodesets", Fail, fmt.Sprintf("NodeSet %s cannot reach Slurm (%s): %s", name, c.Reason, c.Message), fix, name)

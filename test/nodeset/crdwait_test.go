@@ -1,0 +1,86 @@
+package nodeset
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"k8s.io/client-go/rest"
+
+	"github.com/kubectl-vc/kubectl-vc/pkg/controller"
+	"github.com/kubectl-vc/kubectl-vc/pkg/controller/framework"
+	"github.com/kubectl-vc/kubectl-vc/pkg/controlplane"
+	"github.com/kubectl-vc/kubectl-vc/pkg/controlplane/cptest"
+	"github.com/kubectl-vc/kubectl-vc/plugins/nodeset"
+)
+
+// nodeSetRequests counts the requests for NodeSets (lists and watches;
+// discovery of the group is not counted).
+type nodeSetRequests struct {
+	next http.RoundTripper
+	n    *atomic.Int64
+}
+
+func (r nodeSetRequests) RoundTrip(req *http.Request) (*http.Response, error) {
+	if strings.Contains(req.URL.Path, "/nodesets") {
+		r.n.Add(1)
+	}
+	return r.next.RoundTrip(req)
+}
+
+// TestWaitsForTheNodeSetCRD: serve's NodeSet controller where the API
+// server serves no NodeSets (a cluster without Slinky, where the in-cluster
+// serve runs it too) waits quietly: the manager starts and no request for
+// NodeSets is made (a failing informer would list again and again). Once
+// the CRD is installed, the controller starts by itself and runs a NodeSet.
+func TestWaitsForTheNodeSetCRD(t *testing.T) {
+	plane, err := controlplane.Start(context.Background(), controlplane.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = plane.Stop() })
+	e := startOn(t, plane, "late", 1)
+
+	ns := nodeset.New(nodeset.Config{Slurm: e.slurm.Client(), DrainPoll: 200 * time.Millisecond,
+		Resync: time.Second, CRDPoll: time.Second})
+	cfg := rest.CopyConfig(plane.AdminConfig())
+	var requests atomic.Int64
+	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return nodeSetRequests{next: rt, n: &requests} })
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wg.Add(1)
+	var runErr error
+	go func() {
+		defer wg.Done()
+		runErr = controller.Run(ctx, cfg, controller.Options{Controllers: []framework.Controller{ns},
+			MetricsAddr: "0", HealthAddr: "0"})
+	}()
+	t.Cleanup(func() {
+		cancel()
+		wg.Wait()
+		if runErr != nil {
+			t.Errorf("manager: %v", runErr)
+		}
+	})
+	// Several polls go by.
+	time.Sleep(3500 * time.Millisecond)
+	if n := requests.Load(); n != 0 {
+		t.Fatalf("%d requests for NodeSets while the API server serves none", n)
+	}
+	if err := cptest.InstallCRDs(context.Background(), plane); err != nil {
+		t.Fatal(err)
+	}
+	e.newNodeSet("late", 1)
+	e.eventually("the NodeSet's pod, once NodeSets are served", func() (bool, string) {
+		n := len(e.pods())
+		return n == 1, fmt.Sprint(n)
+	})
+	if requests.Load() == 0 {
+		t.Fatal("no request for NodeSets after the CRD was installed: the count proves nothing")
+	}
+}

@@ -40,6 +40,10 @@ type APIError struct {
 	Request string
 	Status  int
 	errs    []restError
+	// other is the message of an answer that is not slurmrestd's: the
+	// Kubernetes API server's service proxy answers with a Status
+	// ("no endpoints available for service ..."), others with text.
+	other string
 }
 
 func (e *APIError) Error() string {
@@ -55,6 +59,9 @@ func (e *APIError) Error() string {
 	msg := fmt.Sprintf("slurmrestd %s: HTTP %d: %s", e.Request, e.Status, what)
 	for _, re := range e.errs {
 		msg += "; " + re.String()
+	}
+	if e.other != "" {
+		msg += "; " + e.other
 	}
 	return msg
 }
@@ -272,8 +279,17 @@ func (r *REST) request(ctx context.Context, version, method, path string, query 
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		ae := &APIError{Request: method + " " + req.URL.Path, Status: resp.StatusCode}
-		var env restEnvelope
-		if json.Unmarshal(data, &env) == nil {
+		var env struct {
+			restEnvelope
+			Kind    string `json:"kind"`
+			Message string `json:"message"`
+		}
+		switch {
+		case json.Unmarshal(data, &env) != nil:
+			ae.other = strings.TrimSpace(string(data[:min(len(data), 300)]))
+		case env.Kind == "Status":
+			ae.other = env.Message
+		default:
 			ae.errs = env.Errors
 		}
 		return resp.StatusCode, ae

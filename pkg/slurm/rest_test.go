@@ -296,6 +296,16 @@ func TestRESTErrors(t *testing.T) {
 			t.Errorf("NewREST(%+v) accepted", cfg)
 		}
 	}
+	// Answers that are not slurmrestd's say what they say.
+	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusServiceUnavailable)
+		_, _ = w.Write([]byte(`{"kind":"Status","apiVersion":"v1","status":"Failure","message":"no endpoints available for service \"slurm-restapi\"","code":503}`))
+	}))
+	defer proxy.Close()
+	viaProxy, _ := NewREST(RESTConfig{URL: proxy.URL, Token: staticToken("good"), Version: "v0.0.42"})
+	if err := viaProxy.Ping(ctx); err == nil || !strings.Contains(err.Error(), `HTTP 503: Service Unavailable; no endpoints available for service "slurm-restapi"`) {
+		t.Fatalf("through a proxy without endpoints: %v", err)
+	}
 	srv.Close()
 	gone, _ := NewREST(RESTConfig{URL: srv.URL, Token: staticToken("good")})
 	if err := gone.Refresh(ctx); err == nil || errors.Is(err, ErrUnauthorized) {

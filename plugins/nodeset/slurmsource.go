@@ -129,6 +129,8 @@ type slurmSource struct {
 	slinky atomic.Pointer[slinkyReader]
 	// slinkyChecked is when discovery was last asked for them (under mu).
 	slinkyChecked time.Time
+	// commands is case 5's client, made once (under mu).
+	commands *slurmTarget
 	// secrets reads one Secret by name: a GET, never a watch of them all.
 	secrets func(ctx context.Context, namespace, name string) (*corev1.Secret, error)
 
@@ -216,7 +218,12 @@ func (c *Controller) slurmFor(ctx context.Context, set *slinkyv1beta1.NodeSet) (
 	if src.slinky.Load() != nil {
 		return c.slinkyTarget(ctx, set)
 	}
-	cmds := c.commandsTarget()
+	src.mu.Lock()
+	if src.commands == nil {
+		src.commands = c.commandsTarget()
+	}
+	cmds := src.commands
+	src.mu.Unlock()
 	if err := cmds.client.(*slurm.Commands).Check(); err != nil {
 		return nil, missing("NoSlurm", "found no way to reach Slurm: the cluster serves no Slinky Controller and RestApi kinds, "+
 			"serve was given no --slurm-rest-url, and the Slurm client commands are missing (%v)", err)

@@ -128,7 +128,8 @@ func holderPod(l *coordinationv1.Lease) string {
 
 // TestServeInCluster deploys serve from the image and checks, in order,
 // that it runs as users run it, does its work, survives the loss of its
-// leader, and never meets a 403.
+// leader, drains a NodeSet's Slurm node over REST before a scale-in removes
+// the pod (incluster_nodeset_test.go), and never meets a 403.
 func TestServeInCluster(t *testing.T) {
 	cptest.RequireNode(t)
 	cp := cptest.StartLevel(t, controlplane.Node)
@@ -160,6 +161,12 @@ func TestServeInCluster(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	// Slinky's operator CRDs, before serve starts: its NodeSet controller
+	// then watches Controllers and RestApis from the start (installed later,
+	// they would be noticed only at its next discovery poll, up to 30 s).
+	if err := cptest.InstallSlinkyOperatorCRDs(ctx, cp); err != nil {
+		t.Fatal(err)
+	}
 	if out, err := e.kubectlVC("install", "--serve", "--image", image); err != nil {
 		t.Fatalf("install --serve: %v\n%s", err, out)
 	}
@@ -224,6 +231,10 @@ func TestServeInCluster(t *testing.T) {
 		e.waitGroup("after-handover", 3, 3)
 		// The Deployment replaces the deleted pod; both replicas ready again.
 		e.waitServeReady(2)
+	})
+	t.Run("a NodeSet's scale-in drains its Slurm node over REST first", func(t *testing.T) {
+		e.t = t
+		e.nodeSetOverREST(t)
 	})
 	t.Run("no request of serve was refused", func(t *testing.T) {
 		e.t = t

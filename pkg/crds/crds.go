@@ -34,15 +34,34 @@ func Raw() (map[string][]byte, error) {
 
 // All returns the embedded CRDs, sorted by name.
 func All() ([]*apiextensionsv1.CustomResourceDefinition, error) {
-	raw, err := Raw()
+	sub, err := fs.Sub(files, "bases")
 	if err != nil {
 		return nil, err
 	}
+	return Load(sub, "*.yaml", true)
+}
+
+// Load parses the CRD manifests in fsys matching pattern, sorted by name.
+// strict refuses fields the CRD type does not know (right for our own
+// generated manifests; others' may carry newer fields).
+func Load(fsys fs.FS, pattern string, strict bool) ([]*apiextensionsv1.CustomResourceDefinition, error) {
+	names, err := fs.Glob(fsys, pattern)
+	if err != nil {
+		return nil, err
+	}
+	unmarshal := yaml.Unmarshal
+	if strict {
+		unmarshal = yaml.UnmarshalStrict
+	}
 	var out []*apiextensionsv1.CustomResourceDefinition
-	for name, b := range raw {
+	for _, name := range names {
+		b, err := fs.ReadFile(fsys, name)
+		if err != nil {
+			return nil, err
+		}
 		crd := &apiextensionsv1.CustomResourceDefinition{}
-		if err := yaml.UnmarshalStrict(b, crd); err != nil {
-			return nil, fmt.Errorf("embedded CRD %s: %w", name, err)
+		if err := unmarshal(b, crd); err != nil {
+			return nil, fmt.Errorf("CRD manifest %s: %w", name, err)
 		}
 		out = append(out, crd)
 	}

@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"path/filepath"
-	"sort"
 	"time"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -14,7 +12,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
-	"sigs.k8s.io/yaml"
 )
 
 // Apply server-side-applies the CRDs with the given field manager (forcing
@@ -66,22 +63,5 @@ func WaitEstablished(ctx context.Context, client apiextensionsclient.Interface, 
 
 // LoadDir reads every *.yaml CRD manifest in dir (e.g. the upstream CRDs).
 func LoadDir(dir string) ([]*apiextensionsv1.CustomResourceDefinition, error) {
-	paths, err := filepath.Glob(filepath.Join(dir, "*.yaml"))
-	if err != nil {
-		return nil, err
-	}
-	sort.Strings(paths)
-	var out []*apiextensionsv1.CustomResourceDefinition
-	for _, p := range paths {
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return nil, err
-		}
-		crd := &apiextensionsv1.CustomResourceDefinition{}
-		if err := yaml.Unmarshal(b, crd); err != nil {
-			return nil, fmt.Errorf("%s: %w", p, err)
-		}
-		out = append(out, crd)
-	}
-	return out, nil
+	return Load(os.DirFS(dir), "*.yaml", false)
 }

@@ -9,7 +9,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"time"
 )
 
@@ -28,9 +27,7 @@ type CommandsConfig struct {
 // sinfo and squeue print JSON; scontrol does the updates).
 type Commands struct {
 	cfg CommandsConfig
-
-	mu    sync.RWMutex
-	nodes map[string]NodeState
+	nodeCache
 }
 
 var _ Client = &Commands{}
@@ -40,7 +37,7 @@ func NewCommands(cfg CommandsConfig) *Commands {
 	if cfg.Timeout == 0 {
 		cfg.Timeout = 30 * time.Second
 	}
-	return &Commands{cfg: cfg, nodes: map[string]NodeState{}}
+	return &Commands{cfg: cfg}
 }
 
 // Programs are the Slurm client commands Commands runs.
@@ -155,29 +152,8 @@ func (c *Commands) Refresh(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	c.mu.Lock()
-	c.nodes = nodes
-	c.mu.Unlock()
+	c.replace(nodes)
 	return nil
-}
-
-// Nodes implements Client.
-func (c *Commands) Nodes() map[string]NodeState {
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	out := make(map[string]NodeState, len(c.nodes))
-	for k, v := range c.nodes {
-		out[k] = v
-	}
-	return out
-}
-
-// Node implements Client.
-func (c *Commands) Node(name string) (NodeState, bool) {
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	s, ok := c.nodes[name]
-	return s, ok
 }
 
 // fresh asks Slurm for one node, bypassing the cache, and updates the cache.
@@ -190,9 +166,7 @@ func (c *Commands) fresh(ctx context.Context, name string) (NodeState, error) {
 	if !ok {
 		return NodeState{}, fmt.Errorf("%w: %s", ErrNodeNotFound, name)
 	}
-	c.mu.Lock()
-	c.nodes[name] = s
-	c.mu.Unlock()
+	c.put(s)
 	return s, nil
 }
 

@@ -103,9 +103,11 @@ type REST struct {
 	base string
 	http *http.Client
 
+	nodeCache
+
+	// mu guards the API version and the node list's last update.
 	mu          sync.RWMutex
 	version     string
-	nodes       map[string]NodeState
 	nodesUpdate int64
 	// noSince: the server fails requests with update_time (see getSince).
 	noSince atomic.Bool
@@ -136,7 +138,7 @@ func NewREST(cfg RESTConfig) (*REST, error) {
 	if tr == nil {
 		tr = http.DefaultTransport.(*http.Transport).Clone()
 	}
-	return &REST{cfg: cfg, base: strings.TrimRight(u.String(), "/"), nodes: map[string]NodeState{},
+	return &REST{cfg: cfg, base: strings.TrimRight(u.String(), "/"),
 		http: &http.Client{Transport: tr, Timeout: cfg.Timeout}}, nil
 }
 
@@ -317,33 +319,14 @@ func (r *REST) Refresh(ctx context.Context) error {
 	for _, n := range resp.Nodes {
 		nodes[n.Name] = n.toState()
 	}
+	r.replace(nodes)
 	r.mu.Lock()
-	r.nodes = nodes
 	r.nodesUpdate = 0
 	if resp.LastUpdate.known() {
 		r.nodesUpdate = resp.LastUpdate.Number
 	}
 	r.mu.Unlock()
 	return nil
-}
-
-// Nodes implements Client.
-func (r *REST) Nodes() map[string]NodeState {
-	r.mu.RLock()
-	defer r.mu.RUnlock()
-	out := make(map[string]NodeState, len(r.nodes))
-	for k, v := range r.nodes {
-		out[k] = v
-	}
-	return out
-}
-
-// Node implements Client.
-func (r *REST) Node(name string) (NodeState, bool) {
-	r.mu.RLock()
-	defer r.mu.RUnlock()
-	s, ok := r.nodes[name]
-	return s, ok
 }
 
 // State asks slurmrestd (not the cache) for one node and updates the cache.
@@ -356,9 +339,7 @@ func (r *REST) State(ctx context.Context, name string) (NodeState, error) {
 	for _, n := range resp.Nodes {
 		if n.Name == name {
 			s := n.toState()
-			r.mu.Lock()
-			r.nodes[name] = s
-			r.mu.Unlock()
+			r.put(s)
 			return s, nil
 		}
 	}

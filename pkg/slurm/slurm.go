@@ -8,8 +8,10 @@ package slurm
 import (
 	"context"
 	"errors"
+	"maps"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -86,4 +88,43 @@ func (s NodeState) String() string {
 		st += " (" + s.Reason + ")"
 	}
 	return st
+}
+
+// nodeCache is the node states a client read last, shared by its
+// goroutines: both clients keep one and answer Nodes and Node from it.
+type nodeCache struct {
+	mu    sync.RWMutex
+	nodes map[string]NodeState
+}
+
+// replace makes nodes the cache.
+func (c *nodeCache) replace(nodes map[string]NodeState) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.nodes = nodes
+}
+
+// put updates one node, as just read.
+func (c *nodeCache) put(s NodeState) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.nodes == nil {
+		c.nodes = map[string]NodeState{}
+	}
+	c.nodes[s.Name] = s
+}
+
+// Nodes implements Client.
+func (c *nodeCache) Nodes() map[string]NodeState {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return maps.Clone(c.nodes)
+}
+
+// Node implements Client.
+func (c *nodeCache) Node(name string) (NodeState, bool) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	s, ok := c.nodes[name]
+	return s, ok
 }

@@ -9,12 +9,10 @@ package slinkyoperator
 
 import (
 	"embed"
-	"fmt"
-	"io/fs"
-	"sort"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-	"sigs.k8s.io/yaml"
+
+	"github.com/kubectl-vc/kubectl-vc/pkg/crds"
 )
 
 //go:embed *.yaml
@@ -23,22 +21,5 @@ var files embed.FS
 // CRDs returns the embedded CRDs (controllers.slinky.slurm.net and
 // restapis.slinky.slurm.net), sorted by name.
 func CRDs() ([]*apiextensionsv1.CustomResourceDefinition, error) {
-	names, err := fs.Glob(files, "*.yaml")
-	if err != nil {
-		return nil, err
-	}
-	var out []*apiextensionsv1.CustomResourceDefinition
-	for _, name := range names {
-		b, err := files.ReadFile(name)
-		if err != nil {
-			return nil, err
-		}
-		crd := &apiextensionsv1.CustomResourceDefinition{}
-		if err := yaml.UnmarshalStrict(b, crd); err != nil {
-			return nil, fmt.Errorf("embedded CRD %s: %w", name, err)
-		}
-		out = append(out, crd)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
-	return out, nil
+	return crds.Load(files, "*.yaml", true)
 }

@@ -21,9 +21,13 @@ LDFLAGS := -s -w -X $(VERSION_PKG).gitVersion=$(VERSION) -X $(VERSION_PKG).gitCo
 GO_TEST_FLAGS ?= -race -count=1 -timeout 45m
 BENCH_FLAGS ?= -benchtime 1x
 
-.PHONY: all version build image slurm node-deps controlplane generate verify test unit-test integration-test bench fuzz cluster-up cluster-down demo docs release-check release-snapshot clean fmt vet
+.PHONY: all help version build image slurm node-deps controlplane generate verify test unit bench fuzz cluster-up cluster-down demo docs release-check release-snapshot clean fmt vet
 
 all: build
+
+## help: list the targets and what each does
+help:
+	@awk -F': ' '/^## [a-z-]+: / { sub(/^## /, ""); printf "  %-18s %s\n", $$1, substr($$0, length($$1) + 3) }' $(MAKEFILE_LIST)
 
 ## version: print the version 'make build' and 'make image' stamp
 version:
@@ -72,15 +76,21 @@ generate:
 verify:
 	hack/verify.sh
 
+## fmt: gofmt every Go file
 fmt:
 	gofmt -w $$(git ls-files '*.go')
 
+## vet: go vet ./...
 vet:
 	go vet ./...
 
 # The NodeSet suites run once more per Slurm with slurmrestd (chroots that
 # 'make slurm' builds): the controller reaches Slurm over REST there.
 REST_SLURMS ?= slurm-24.11 slurm-26.05
+
+## unit: the package tests that need no root, no cluster and nothing but Go modules (-short: Slurm's daemons skipped); under a minute warm
+unit:
+	go test -short -count=1 ./pkg/... ./plugins/... ./cmd/...
 
 ## test: everything CI runs — builds what it needs, unit + integration tests with -race, verify
 test: controlplane slurm node-deps build
@@ -145,5 +155,6 @@ release-snapshot:
 	bin/tools/goreleaser release --snapshot --clean
 	@echo "krew manifest: dist/vc.yaml"
 
+## clean: remove the built binaries, dist/ and .cluster/
 clean:
 	rm -rf bin/kubectl-vc bin/kubectl_complete-vc dist .cluster

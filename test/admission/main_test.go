@@ -20,8 +20,8 @@ import (
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/install"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/util"
 	"github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned"
-	"github.com/kubectl-vc/kubectl-vc/pkg/controlplane"
-	"github.com/kubectl-vc/kubectl-vc/pkg/controlplane/cptest"
+	"github.com/kubectl-vc/kubectl-vc/internal/controlplane"
+	"github.com/kubectl-vc/kubectl-vc/test/internal/cptest"
 )
 
 var (

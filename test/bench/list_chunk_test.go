@@ -10,7 +10,7 @@ import (
 
 	"github.com/kubectl-vc/kubectl-vc/pkg/apis/scheduling/v1beta1"
 	"github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned"
-	"github.com/kubectl-vc/kubectl-vc/pkg/controlplane/cptest"
+	"github.com/kubectl-vc/kubectl-vc/test/internal/cptest"
 )
 
 // BenchmarkListChunks: 'kubectl vc queue list' over 5 000 queues and

@@ -24,7 +24,7 @@ import (
 	"github.com/kubectl-vc/kubectl-vc/pkg/apis/scheduling/v1beta1"
 	"github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned"
 	vcinformers "github.com/kubectl-vc/kubectl-vc/pkg/client/informers/externalversions"
-	"github.com/kubectl-vc/kubectl-vc/pkg/controlplane/cptest"
+	"github.com/kubectl-vc/kubectl-vc/test/internal/cptest"
 
 	"github.com/kubectl-vc/kubectl-vc/plugins/podgroup"
 )

@@ -20,7 +20,7 @@ import (
 
 	"github.com/kubectl-vc/kubectl-vc/pkg/apis/scheduling/v1beta1"
 	"github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned"
-	"github.com/kubectl-vc/kubectl-vc/pkg/controlplane/cptest"
+	"github.com/kubectl-vc/kubectl-vc/test/internal/cptest"
 )
 
 // countingProxy forwards plain HTTP to the API server with the admin's

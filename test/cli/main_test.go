@@ -13,8 +13,8 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned"
-	"github.com/kubectl-vc/kubectl-vc/pkg/controlplane"
-	"github.com/kubectl-vc/kubectl-vc/pkg/controlplane/cptest"
+	"github.com/kubectl-vc/kubectl-vc/internal/controlplane"
+	"github.com/kubectl-vc/kubectl-vc/test/internal/cptest"
 	"github.com/kubectl-vc/kubectl-vc/test/internal/binary"
 )
 

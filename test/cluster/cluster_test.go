@@ -18,8 +18,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 
-	"github.com/kubectl-vc/kubectl-vc/pkg/controlplane"
-	"github.com/kubectl-vc/kubectl-vc/pkg/controlplane/cptest"
+	"github.com/kubectl-vc/kubectl-vc/internal/controlplane"
+	"github.com/kubectl-vc/kubectl-vc/test/internal/cptest"
 )
 
 func ctxT(t *testing.T) context.Context {

@@ -7,8 +7,8 @@ import (
 	"os"
 	"testing"
 
-	"github.com/kubectl-vc/kubectl-vc/pkg/controlplane"
-	"github.com/kubectl-vc/kubectl-vc/pkg/controlplane/cptest"
+	"github.com/kubectl-vc/kubectl-vc/internal/controlplane"
+	"github.com/kubectl-vc/kubectl-vc/test/internal/cptest"
 )
 
 // cp is the control plane shared by this package's tests, with our CRDs.

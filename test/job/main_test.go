@@ -28,8 +28,8 @@ import (
 	busv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/bus/v1alpha1"
 	schedulingv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/scheduling/v1beta1"
 	"github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned"
-	"github.com/kubectl-vc/kubectl-vc/pkg/controlplane"
-	"github.com/kubectl-vc/kubectl-vc/pkg/controlplane/cptest"
+	"github.com/kubectl-vc/kubectl-vc/internal/controlplane"
+	"github.com/kubectl-vc/kubectl-vc/test/internal/cptest"
 	"github.com/kubectl-vc/kubectl-vc/test/internal/binary"
 )
 

@@ -23,7 +23,7 @@ import (
 	vcscheme "github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned/scheme"
 	vcinformers "github.com/kubectl-vc/kubectl-vc/pkg/client/informers/externalversions"
 	"github.com/kubectl-vc/kubectl-vc/pkg/controller/framework"
-	"github.com/kubectl-vc/kubectl-vc/pkg/controlplane"
+	"github.com/kubectl-vc/kubectl-vc/internal/controlplane"
 	"github.com/kubectl-vc/kubectl-vc/pkg/slurm"
 	"github.com/kubectl-vc/kubectl-vc/plugins/nodeset"
 )

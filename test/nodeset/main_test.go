@@ -25,8 +25,8 @@ import (
 	"github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned"
 	vcinformers "github.com/kubectl-vc/kubectl-vc/pkg/client/informers/externalversions"
 	"github.com/kubectl-vc/kubectl-vc/pkg/controller/framework"
-	"github.com/kubectl-vc/kubectl-vc/pkg/controlplane"
-	"github.com/kubectl-vc/kubectl-vc/pkg/controlplane/cptest"
+	"github.com/kubectl-vc/kubectl-vc/internal/controlplane"
+	"github.com/kubectl-vc/kubectl-vc/test/internal/cptest"
 	"github.com/kubectl-vc/kubectl-vc/plugins/nodeset"
 	"github.com/kubectl-vc/kubectl-vc/test/internal/pods"
 )

@@ -19,7 +19,7 @@ import (
 
 	slinkyv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/slinky/v1beta1"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/doctor"
-	"github.com/kubectl-vc/kubectl-vc/pkg/controlplane"
+	"github.com/kubectl-vc/kubectl-vc/internal/controlplane"
 	"github.com/kubectl-vc/kubectl-vc/pkg/slurm"
 	"github.com/kubectl-vc/kubectl-vc/plugins/nodeset"
 )

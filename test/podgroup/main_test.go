@@ -44,8 +44,8 @@ import (
 	"github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned"
 	"github.com/kubectl-vc/kubectl-vc/pkg/controller"
 	"github.com/kubectl-vc/kubectl-vc/pkg/controller/framework"
-	"github.com/kubectl-vc/kubectl-vc/pkg/controlplane"
-	"github.com/kubectl-vc/kubectl-vc/pkg/controlplane/cptest"
+	"github.com/kubectl-vc/kubectl-vc/internal/controlplane"
+	"github.com/kubectl-vc/kubectl-vc/test/internal/cptest"
 
 	_ "github.com/kubectl-vc/kubectl-vc/plugins/podgroup"
 )

@@ -9,7 +9,7 @@ import (
 
 	"github.com/kubectl-vc/kubectl-vc/pkg/apis/keys"
 	"github.com/kubectl-vc/kubectl-vc/pkg/apis/scheduling/v1beta1"
-	"github.com/kubectl-vc/kubectl-vc/pkg/controlplane"
+	"github.com/kubectl-vc/kubectl-vc/internal/controlplane"
 )
 
 // The podgroup controller's metrics, named with the volcano_ prefix of

@@ -12,7 +12,7 @@ import (
 
 	"github.com/kubectl-vc/kubectl-vc/pkg/apis/keys"
 	"github.com/kubectl-vc/kubectl-vc/pkg/apis/scheduling/v1beta1"
-	"github.com/kubectl-vc/kubectl-vc/pkg/controlplane"
+	"github.com/kubectl-vc/kubectl-vc/internal/controlplane"
 )
 
 // A Job's pods and the Job reach the controller through two watch

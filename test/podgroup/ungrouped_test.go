@@ -14,8 +14,8 @@ import (
 	"github.com/kubectl-vc/kubectl-vc/pkg/apis/keys"
 	"github.com/kubectl-vc/kubectl-vc/pkg/apis/scheduling/v1beta1"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/install"
-	"github.com/kubectl-vc/kubectl-vc/pkg/controlplane"
-	"github.com/kubectl-vc/kubectl-vc/pkg/controlplane/cptest"
+	"github.com/kubectl-vc/kubectl-vc/internal/controlplane"
+	"github.com/kubectl-vc/kubectl-vc/test/internal/cptest"
 	"github.com/kubectl-vc/kubectl-vc/test/internal/queues"
 )
 

@@ -202,6 +202,7 @@ func StartREST(ctx context.Context, s RESTSuite, nodes []string, opts ...RESTOpt
 // the test when RESTUnavailable, except when CI=true: then it fails.
 func StartRESTT(t testing.TB, s RESTSuite, nodes ...string) *RESTCluster {
 	t.Helper()
+	skipShort(t)
 	if err := RESTUnavailable(s); err != nil {
 		if os.Getenv("CI") == "true" {
 			t.Fatal(err)

@@ -118,6 +118,7 @@ PartitionName=all Nodes=ALL Default=YES MaxTime=INFINITE State=UP
 // StartT starts a cluster in a test's temporary directory and stops it at cleanup.
 func StartT(t testing.TB, nodes ...string) *Cluster {
 	t.Helper()
+	skipShort(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	c, err := Start(ctx, t.TempDir(), nodes)
@@ -126,6 +127,15 @@ func StartT(t testing.TB, nodes ...string) *Cluster {
 	}
 	t.Cleanup(c.Stop)
 	return c
+}
+
+// skipShort skips a test that needs Slurm's daemons under 'go test
+// -short' ('make unit'): those run in 'make test'.
+func skipShort(t testing.TB) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("needs Slurm's daemons: run without -short (make test)")
+	}
 }
 
 func currentUser() string {

@@ -11,7 +11,7 @@ import (
 
 	"github.com/kubectl-vc/kubectl-vc/pkg/apis/keys"
 	"github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned"
-	"github.com/kubectl-vc/kubectl-vc/pkg/controlplane"
+	"github.com/kubectl-vc/kubectl-vc/internal/controlplane"
 	"github.com/kubectl-vc/kubectl-vc/pkg/crds"
 	"github.com/kubectl-vc/kubectl-vc/pkg/crds/slinkyoperator"
 )

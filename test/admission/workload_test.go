@@ -12,8 +12,8 @@ import (
 
 	"github.com/kubectl-vc/kubectl-vc/pkg/apis/keys"
 	schedulingv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/scheduling/v1beta1"
-	"github.com/kubectl-vc/kubectl-vc/test/internal/cptest"
 	"github.com/kubectl-vc/kubectl-vc/pkg/crds"
+	"github.com/kubectl-vc/kubectl-vc/test/internal/cptest"
 )
 
 func TestPodGroupOnlyInOpenQueue(t *testing.T) {

@@ -12,10 +12,10 @@ import (
 	"github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned"
 	vcinformers "github.com/kubectl-vc/kubectl-vc/pkg/client/informers/externalversions"
 	"github.com/kubectl-vc/kubectl-vc/pkg/controller/framework"
-	"github.com/kubectl-vc/kubectl-vc/test/internal/cptest"
 	_ "github.com/kubectl-vc/kubectl-vc/plugins/nodeset"
 	_ "github.com/kubectl-vc/kubectl-vc/plugins/podgroup"
 	_ "github.com/kubectl-vc/kubectl-vc/plugins/queue"
+	"github.com/kubectl-vc/kubectl-vc/test/internal/cptest"
 )
 
 // BenchmarkInformerMemory measures what serve's informer caches cost with

@@ -11,9 +11,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
+	"github.com/kubectl-vc/kubectl-vc/internal/controlplane"
 	slinkyv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/slinky/v1beta1"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli"
-	"github.com/kubectl-vc/kubectl-vc/internal/controlplane"
 )
 
 // vc runs 'kubectl vc' in-process as user against the test namespace.

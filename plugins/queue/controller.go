@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/tools/cache"
@@ -225,7 +226,7 @@ func (c *Controller) Run(ctx context.Context) {
 		Dropped: func(key string, err error) {
 			klog.ErrorS(err, "dropping queue request after the requeue limit", "queue", key, "retries", c.maxRequeue)
 			if q, gerr := c.queues.Get(key); gerr == nil {
-				c.recorder.Eventf(q, "Warning", "RequestDropped", "dropped after %d retries: %v", c.maxRequeue, err)
+				c.recorder.Eventf(q, corev1.EventTypeWarning, "RequestDropped", "dropped after %d retries: %v", c.maxRequeue, err)
 			}
 		},
 	}.Run(stopCh)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sort"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -154,7 +155,7 @@ func (c *Controller) sync(ctx context.Context, name string) error {
 	hadProblem := q.Annotations[rules.HierarchyProblemAnnotation]
 	d := decide(q, c.pendingCommands(q.Name), int(n.Total), c.parentOf(q))
 	for _, e := range d.events {
-		c.recorder.Eventf(q, "Warning", e.reason, "%s", e.message)
+		c.recorder.Eventf(q, corev1.EventTypeWarning, e.reason, "%s", e.message)
 	}
 	state, mark, done, applyErr := d.state, d.mark, d.done, d.applyErr
 
@@ -192,7 +193,7 @@ func (c *Controller) sync(ctx context.Context, name string) error {
 		}
 		c.remember(out)
 		if state != oldState {
-			c.recorder.Eventf(q, "Normal", "StateChanged", "queue is %s (was %s)", state, orNone(oldState))
+			c.recorder.Eventf(q, corev1.EventTypeNormal, "StateChanged", "queue is %s (was %s)", state, orNone(oldState))
 		}
 	}
 	c.metrics.set(q.Name, n)

@@ -3,8 +3,6 @@ package podgroup
 import (
 	"slices"
 
-	appsv1 "k8s.io/api/apps/v1"
-	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 
@@ -20,7 +18,7 @@ import (
 // metadata); of a queue its state; of a group the fields Merge manages. Groups are written with merge patches, never a
 // full Update, so what the cache drops of them is never erased.
 func (c *Controller) CacheReads() []framework.CacheRead {
-	return []framework.CacheRead{
+	reads := []framework.CacheRead{
 		framework.ReadsOnly(func(dst, src *corev1.Pod) {
 			dst.Spec.SchedulerName = src.Spec.SchedulerName
 			dst.Spec.PriorityClassName = src.Spec.PriorityClassName
@@ -35,29 +33,16 @@ func (c *Controller) CacheReads() []framework.CacheRead {
 			dst.Spec.MinResources = in.ResourceList(src.Spec.MinResources)
 			dst.Spec.NetworkTopology = src.Spec.NetworkTopology
 		}),
-		framework.ReadsOnly(func(dst, src *appsv1.ReplicaSet) {
-			dst.Spec.Replicas = src.Spec.Replicas
-			dst.Spec.Selector = src.Spec.Selector
-			dst.Spec.Template.Spec.SchedulerName = src.Spec.Template.Spec.SchedulerName
-		}),
-		framework.ReadsOnly(func(dst, src *appsv1.StatefulSet) {
-			dst.Spec.Replicas = src.Spec.Replicas
-			dst.Spec.Selector = src.Spec.Selector
-			dst.Spec.Template.Spec.SchedulerName = src.Spec.Template.Spec.SchedulerName
-			dst.Status.UpdateRevision = src.Status.UpdateRevision
-		}),
-		framework.ReadsOnly(func(dst, src *appsv1.DaemonSet) {
-			dst.Spec.Selector = src.Spec.Selector
-			dst.Spec.Template.Spec.SchedulerName = src.Spec.Template.Spec.SchedulerName
-		}),
-		framework.ReadsOnly(func(dst, src *batchv1.Job) {
-			dst.Spec.Selector = src.Spec.Selector
-			dst.Spec.Template.Spec.SchedulerName = src.Spec.Template.Spec.SchedulerName
-		}),
 		framework.ReadsOnly(func(dst, src *v1beta1.Queue) {
 			dst.Status.State = src.Status.State
 		}),
 	}
+	// The owners' reads are declared next to what the controller reads of
+	// them, in the owner table, so that the two cannot drift apart.
+	for _, o := range ownerKinds {
+		reads = append(reads, o.reads)
+	}
+	return reads
 }
 
 // KeepPodResources copies into dst every field of a pod that

@@ -14,9 +14,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/kubernetes"
 	appslisters "k8s.io/client-go/listers/apps/v1"
 	corelisters "k8s.io/client-go/listers/core/v1"
@@ -28,7 +26,6 @@ import (
 
 	"github.com/spf13/pflag"
 
-	slinkyv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/slinky/v1beta1"
 	"github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned"
 	slinkylisters "github.com/kubectl-vc/kubectl-vc/pkg/client/listers/slinky/v1beta1"
 	"github.com/kubectl-vc/kubectl-vc/pkg/controller/framework"
@@ -227,26 +224,6 @@ func (c *Controller) Initialize(_ context.Context, opt *framework.ControllerOpti
 	return c.watch(kinds)
 }
 
-// servedKinds asks the API server which of Slinky's kinds it serves. Only
-// a definite "not found" counts as not served: on any other error the
-// kinds are assumed served and the informers retry as usual.
-func (c *Controller) servedKinds() (map[string]bool, error) {
-	out := map[string]bool{}
-	list, err := c.kube.Discovery().ServerResourcesForGroupVersion(slinkyv1beta1.SchemeGroupVersion.String())
-	switch {
-	case apierrors.IsNotFound(err):
-		return out, nil
-	case err != nil:
-		klog.InfoS("cannot tell which Slinky kinds are served; assuming NodeSets are", "err", err)
-		out[resNodeSets] = true
-		return out, nil
-	}
-	for _, r := range list.APIResources {
-		out[r.Name] = true
-	}
-	return out, nil
-}
-
 // watch sets up the informers and their handlers. It runs once the API
 // server serves NodeSets, at Initialize or later in Run.
 func (c *Controller) watch(kinds map[string]bool) error {
@@ -319,105 +296,6 @@ func (c *Controller) watch(kinds map[string]bool) error {
 	return nil
 }
 
-// watchSlinky sets up the informers of Slinky's Controller and RestApi,
-// through which each NodeSet's slurmrestd is found (slurmsource.go), and
-// returns their HasSynced.
-func (c *Controller) watchSlinky() ([]cache.InformerSynced, error) {
-	ctrlInf := c.opt.VolcanoInformerFactory.Slinky().V1beta1().Controllers()
-	apiInf := c.opt.VolcanoInformerFactory.Slinky().V1beta1().RestApis()
-	// A Controller or RestApi that changes may change how every NodeSet of
-	// its namespace reaches Slurm.
-	for _, inf := range []cache.SharedIndexInformer{ctrlInf.Informer(), apiInf.Informer()} {
-		if _, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
-			AddFunc:    c.enqueueNamespace,
-			UpdateFunc: func(_, obj any) { c.enqueueNamespace(obj) },
-			DeleteFunc: c.enqueueNamespace,
-		}); err != nil {
-			return nil, err
-		}
-	}
-	c.source.slinky.Store(&slinkyReader{controllers: ctrlInf.Lister(), restapis: apiInf.Lister()})
-	return []cache.InformerSynced{ctrlInf.Informer().HasSynced, apiInf.Informer().HasSynced}, nil
-}
-
-// laterSlinky sets up the Slinky informers when the kinds came to be
-// served after start-up (Slinky installed beside a running serve). It asks
-// discovery at most once per CRDPoll and waits for the new caches.
-func (c *Controller) laterSlinky(ctx context.Context) {
-	src := c.source
-	src.mu.Lock()
-	defer src.mu.Unlock()
-	if src.slinky.Load() != nil || time.Since(src.slinkyChecked) < c.cfg.CRDPoll {
-		return
-	}
-	src.slinkyChecked = time.Now()
-	kinds, err := c.servedKinds()
-	if err != nil || !kinds[resControllers] || !kinds[resRestApis] {
-		return
-	}
-	synced, err := c.watchSlinky()
-	if err != nil {
-		klog.ErrorS(err, "watching Slinky's Controllers and RestApis")
-		return
-	}
-	c.opt.VolcanoInformerFactory.Start(ctx.Done())
-	cache.WaitForCacheSync(ctx.Done(), synced...)
-	klog.InfoS("Slinky's Controller and RestApi kinds are served: NodeSets find their slurmrestd through them")
-}
-
-// Slinky's resources the controller reads, as discovery names them.
-const (
-	resNodeSets    = "nodesets"
-	resControllers = "controllers"
-	resRestApis    = "restapis"
-)
-
-// waitForNodeSets returns once the API server serves NodeSets and their
-// informers run, or false when ctx ends first. It says so in one log line
-// and then waits quietly: a cluster without Slinky is a normal place for
-// serve to run.
-func (c *Controller) waitForNodeSets(ctx context.Context) bool {
-	if c.nodeSets != nil {
-		return true
-	}
-	klog.InfoS("the API server serves no NodeSets (slinky.slurm.net/v1beta1): the NodeSet controller waits for the CRD", "every", c.cfg.CRDPoll)
-	for {
-		select {
-		case <-ctx.Done():
-			return false
-		case <-time.After(c.cfg.CRDPoll):
-		}
-		kinds, err := c.servedKinds()
-		if err != nil || !kinds[resNodeSets] {
-			continue
-		}
-		if err := c.watch(kinds); err != nil {
-			klog.ErrorS(err, "starting the NodeSet informers")
-			return false
-		}
-		// The factories start the informers requested since they started.
-		c.opt.KubeInformerFactory.Start(ctx.Done())
-		c.opt.VolcanoInformerFactory.Start(ctx.Done())
-		klog.InfoS("NodeSets are served: the NodeSet controller starts")
-		return true
-	}
-}
-
-// enqueueNamespace syncs every NodeSet in the object's namespace.
-func (c *Controller) enqueueNamespace(obj any) {
-	m := metaOf(obj)
-	if m == nil || c.nodeSets == nil {
-		return
-	}
-	sets, err := c.nodeSets.NodeSets(m.GetNamespace()).List(labels.Everything())
-	if err != nil {
-		return
-	}
-	for _, s := range sets {
-		c.enqueueNodeSet(s)
-	}
-}
-
 // Run implements framework.Controller.
 func (c *Controller) Run(ctx context.Context) {
 	stopCh := ctx.Done()
@@ -443,101 +321,6 @@ func (c *Controller) Run(ctx context.Context) {
 			klog.ErrorS(err, "syncing NodeSet", "nodeset", key)
 		},
 	}.Run(stopCh)
-}
-
-func (c *Controller) enqueueNodeSet(obj any) {
-	if key, err := cache.DeletionHandlingMetaNamespaceKeyFunc(obj); err == nil {
-		c.wq.Add(key)
-	}
-}
-
-// ownerKey is the key of the NodeSet controlling obj, or, for an orphan
-// carrying our worker labels, of the NodeSet it may be adopted by.
-func ownerKey(obj metav1.Object) string {
-	if ref := metav1.GetControllerOf(obj); ref != nil {
-		if ref.Kind != slinkyv1beta1.NodeSetKind.Kind || ref.APIVersion != slinkyv1beta1.SchemeGroupVersion.String() {
-			return ""
-		}
-		return obj.GetNamespace() + "/" + ref.Name
-	}
-	l := obj.GetLabels()
-	if l[slinkyv1beta1.LabelAppName] == slinkyv1beta1.AppName && l[slinkyv1beta1.LabelAppInstance] != "" {
-		return obj.GetNamespace() + "/" + l[slinkyv1beta1.LabelAppInstance]
-	}
-	return ""
-}
-
-func metaOf(obj any) metav1.Object {
-	if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-		obj = t.Obj
-	}
-	m, _ := obj.(metav1.Object)
-	return m
-}
-
-func (c *Controller) enqueueOwner(obj any) {
-	if m := metaOf(obj); m != nil {
-		if key := ownerKey(m); key != "" {
-			c.wq.Add(key)
-		}
-	}
-}
-
-func (c *Controller) addPod(obj any) {
-	pod := obj.(*corev1.Pod)
-	if ref := metav1.GetControllerOf(pod); ref != nil {
-		if key := ownerKey(pod); key != "" {
-			c.exp.creationObserved(key)
-		}
-	}
-	c.enqueueOwner(pod)
-}
-
-func (c *Controller) updatePod(old, cur any) {
-	o, n := old.(*corev1.Pod), cur.(*corev1.Pod)
-	if o.ResourceVersion == n.ResourceVersion {
-		return
-	}
-	// A pod that starts terminating counts as deleted for the
-	// expectations (see expectations).
-	if n.DeletionTimestamp != nil && o.DeletionTimestamp == nil && metav1.GetControllerOf(n) != nil {
-		if key := ownerKey(n); key != "" {
-			c.exp.deletionObserved(key, n.UID)
-		}
-	}
-	if ko, kn := ownerKey(o), ownerKey(n); ko != kn && ko != "" {
-		c.wq.Add(ko)
-	}
-	c.enqueueOwner(n)
-}
-
-func (c *Controller) deletePod(obj any) {
-	m := metaOf(obj)
-	if m == nil {
-		return
-	}
-	if metav1.GetControllerOf(m) != nil {
-		if key := ownerKey(m); key != "" {
-			c.exp.deletionObserved(key, m.GetUID())
-		}
-	}
-	c.enqueueOwner(m)
-}
-
-// updateNode: a Kubernetes node (un)cordoned means its NodeSet pods must be
-// (un)cordoned and their Slurm nodes drained or resumed.
-func (c *Controller) updateNode(old, cur any) {
-	o, n := old.(*corev1.Node), cur.(*corev1.Node)
-	if o.Spec.Unschedulable == n.Spec.Unschedulable {
-		return
-	}
-	objs, err := c.podIndex.ByIndex(podsByNodeIndex, n.Name)
-	if err != nil {
-		return
-	}
-	for _, obj := range objs {
-		c.enqueueOwner(obj)
-	}
 }
 
 // Interface checks.

@@ -1,14 +1,3 @@
-// Package controlplane starts a real local Kubernetes for the tests and for
-// 'make cluster-up': etcd and kube-apiserver on loopback by default, plus
-// kube-controller-manager and kube-scheduler (Level Controllers), plus one
-// node that runs pods with containerd, runc, CNI, kubelet and kube-proxy
-// (Level Node). The binaries are built from their Go modules by
-// hack/controlplane/build.sh and hack/node/build.sh into the repository's
-// bin/ directory; runc and the CNI plugins are Debian's.
-//
-// Authentication is on (a static token file with an admin in
-// system:masters and an unprivileged user) and so is RBAC, so that tests
-// see the same "forbidden" answers a user of a real cluster would.
 package controlplane
 
 import (

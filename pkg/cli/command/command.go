@@ -12,7 +12,7 @@ import (
 
 // NewCmd returns the 'command' command group.
 func NewCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Command {
-	cmd := &cobra.Command{
+	return util.Group(&cobra.Command{
 		Use:     "command",
 		Aliases: []string{"commands", "cmd"},
 		Short:   "Inspect pending Volcano Commands",
@@ -22,9 +22,5 @@ func NewCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Command {
 			waiting: a Command that stays is a stuck request worth looking into.`),
 		Example: templates.Examples(`
 			kubectl vc command list -A`),
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error { return cmd.Help() },
-	}
-	cmd.AddCommand(newListCmd(f, streams))
-	return cmd
+	}, newListCmd(f, streams))
 }

@@ -2,44 +2,30 @@ package command
 
 import (
 	"context"
-	"fmt"
 	"sort"
 
 	"github.com/spf13/cobra"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
-	"k8s.io/cli-runtime/pkg/printers"
 	"k8s.io/kubectl/pkg/util/templates"
 
 	busv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/bus/v1alpha1"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/chunk"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/follow"
+	"github.com/kubectl-vc/kubectl-vc/pkg/cli/list"
 	vcprinters "github.com/kubectl-vc/kubectl-vc/pkg/cli/printers"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/util"
-	"github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned"
 )
 
 // ListOptions holds the input of 'command list'.
 type ListOptions struct {
-	genericiooptions.IOStreams
-	Factory    util.Factory
-	PrintFlags *vcprinters.PrintFlags
-
-	Namespace     string
-	AllNamespaces bool
-	Selector      string
-	Watch         bool
-	ChunkSize     int64
-
-	printer printers.ResourcePrinter
-	client  versioned.Interface
+	list.Options
 }
 
 func newListCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Command {
-	o := &ListOptions{IOStreams: streams, Factory: f, PrintFlags: vcprinters.NewPrintFlags()}
+	o := &ListOptions{Options: list.NewOptions(f, streams)}
 	cmd := &cobra.Command{
 		Use:     "list",
 		Aliases: []string{"get", "ls"},
@@ -62,48 +48,16 @@ func newListCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Comma
 			# 100 Commands per list request (0: all in one request)
 			kubectl vc command list -A --chunk-size 100`),
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := o.Complete(); err != nil {
-				return err
-			}
-			if err := o.Validate(); err != nil {
-				return err
-			}
-			return o.Run(cmd.Context())
-		},
+		RunE: util.RunE(o),
 	}
-	o.PrintFlags.AddFlags(cmd)
-	cmd.Flags().BoolVarP(&o.AllNamespaces, "all-namespaces", "A", false, "List Commands of every namespace")
-	cmd.Flags().StringVarP(&o.Selector, "selector", "l", "", "Label selector")
-	cmd.Flags().BoolVarP(&o.Watch, "watch", "w", false, "After listing, watch for changes")
-	chunk.AddFlag(cmd, &o.ChunkSize)
+	o.AddFlags(cmd, list.Flags{AllNamespaces: "List Commands of every namespace", Selector: "Label selector", Watch: true})
 	return cmd
-}
-
-// Complete resolves the namespace, the printer and the client.
-func (o *ListOptions) Complete() error {
-	ns, _, err := o.Factory.Namespace()
-	if err != nil {
-		return util.UsageErrorf("cannot read the namespace from the kubeconfig: %s", util.Message(err))
-	}
-	o.Namespace = ns
-	if o.AllNamespaces {
-		o.Namespace = metav1.NamespaceAll
-	}
-	if o.printer, err = o.PrintFlags.ToPrinter(); err != nil {
-		return err
-	}
-	o.client, err = o.Factory.VolcanoClient()
-	return err
 }
 
 // Validate checks the selector and the chunk size.
 func (o *ListOptions) Validate() error {
-	if err := chunk.Validate(o.ChunkSize); err != nil {
+	if err := o.Options.Validate(); err != nil {
 		return err
-	}
-	if _, err := labels.Parse(o.Selector); err != nil {
-		return util.UsageErrorf("invalid --selector %q: %s", o.Selector, util.Message(err))
 	}
 	return nil
 }
@@ -114,7 +68,7 @@ func (o *ListOptions) Run(ctx context.Context) error {
 	list := &busv1alpha1.CommandList{}
 	var err error
 	list.Items, list.ResourceVersion, err = chunk.List[busv1alpha1.Command](ctx, o.ChunkSize,
-		metav1.ListOptions{LabelSelector: o.Selector}, o.client.BusV1alpha1().Commands(o.Namespace).List)
+		metav1.ListOptions{LabelSelector: o.Selector}, o.Client.BusV1alpha1().Commands(o.Namespace).List)
 	if err != nil {
 		return err
 	}
@@ -136,7 +90,7 @@ func (o *ListOptions) Run(ctx context.Context) error {
 // watch prints every later change of the Commands, one row (or object)
 // per change, until ctx ends.
 func (o *ListOptions) watch(ctx context.Context, rv string) error {
-	return follow.Each(ctx, rv, metav1.ListOptions{LabelSelector: o.Selector}, o.client.BusV1alpha1().Commands(o.Namespace).Watch,
+	return follow.Each(ctx, rv, metav1.ListOptions{LabelSelector: o.Selector}, o.Client.BusV1alpha1().Commands(o.Namespace).Watch,
 		func(t watch.EventType, cm *busv1alpha1.Command) error {
 			if err := o.print([]busv1alpha1.Command{*cm}, cm); err != nil {
 				return err
@@ -149,21 +103,9 @@ func (o *ListOptions) watch(ctx context.Context, rv string) error {
 }
 
 func (o *ListOptions) print(items []busv1alpha1.Command, obj runtime.Object) error {
-	if !o.PrintFlags.HumanReadable() {
-		return vcprinters.Print(o.printer, obj, o.Out)
-	}
-	if len(items) == 0 {
-		if o.Watch {
-			return nil
-		}
-		if o.AllNamespaces {
-			fmt.Fprintln(o.ErrOut, "No pending commands.")
-		} else {
-			fmt.Fprintf(o.ErrOut, "No pending commands in %s namespace.\n", o.Namespace)
-		}
-		return nil
-	}
-	return o.printer.PrintObj(commandTable(items, o.AllNamespaces), o.Out)
+	return o.Options.Print(obj, len(items), o.NoneFound("No pending commands"), func() runtime.Object {
+		return commandTable(items, o.AllNamespaces)
+	})
 }
 
 // commandTable is the table of 'command list'; allNamespaces adds NAMESPACE first.

@@ -13,24 +13,14 @@ import (
 	clienttesting "k8s.io/client-go/testing"
 
 	busv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/bus/v1alpha1"
+	clitesting "github.com/kubectl-vc/kubectl-vc/pkg/cli/testing"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/util"
-	"github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned"
 	vcfake "github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned/fake"
 )
 
-// fakeFactory hands out a fake clientset and a fixed namespace; other
-// Factory methods are not used by 'command list' (a call panics).
-type fakeFactory struct {
-	util.Factory
-	vc *vcfake.Clientset
-}
-
-func (f fakeFactory) Namespace() (string, bool, error)            { return "ns", false, nil }
-func (f fakeFactory) VolcanoClient() (versioned.Interface, error) { return f.vc, nil }
-
 func run(vc *vcfake.Clientset, args ...string) (stdout string, err error) {
 	var out, errOut bytes.Buffer
-	cmd := newListCmd(fakeFactory{vc: vc}, genericiooptions.IOStreams{Out: &out, ErrOut: &errOut})
+	cmd := newListCmd(clitesting.Factory{NS: "ns", Volcano: vc}, genericiooptions.IOStreams{Out: &out, ErrOut: &errOut})
 	cmd.SetArgs(args)
 	cmd.SetOut(&errOut)
 	cmd.SetErr(&errOut)

@@ -1,66 +1,87 @@
 package completion
 
 import (
+	"context"
 	"strings"
 
 	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/util"
 )
 
-// QueueNames completes queue names from the cluster, for positional
-// arguments and for flags such as --queue and --parent. Names already on
-// the command line are not offered again. Errors complete nothing rather
-// than printing into the user's shell.
-func QueueNames(f util.Factory) func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
-	return func(cmd *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
-		c, err := f.VolcanoClient()
-		if err != nil {
-			return nil, cobra.ShellCompDirectiveNoFileComp
-		}
-		list, err := c.SchedulingV1beta1().Queues().List(cmd.Context(), metav1.ListOptions{})
-		if err != nil {
-			return nil, cobra.ShellCompDirectiveNoFileComp
-		}
-		names := make([]string, 0, len(list.Items))
-		for i := range list.Items {
-			names = append(names, list.Items[i].Name)
-		}
-		return Filter(names, args, toComplete), cobra.ShellCompDirectiveNoFileComp
-	}
+// Func is a cobra completion function.
+type Func = func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective)
+
+// Kind is what name completion needs to know of one kind: how to list its
+// objects. Errors complete nothing rather than print into the user's shell.
+type Kind struct {
+	// Namespaced kinds are listed in the namespace of -n (or the kubeconfig's).
+	Namespaced bool
+	// List lists the objects of ns (empty for a cluster-scoped kind).
+	List func(ctx context.Context, f util.Factory, ns string) (runtime.Object, error)
 }
 
-// PodGroupNames completes podgroup names in the namespace of -n (or the
-// kubeconfig's).
-func PodGroupNames(f util.Factory) func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
-	return func(cmd *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
-		ns, _, err := f.Namespace()
-		if err != nil {
-			return nil, cobra.ShellCompDirectiveNoFileComp
-		}
-		c, err := f.VolcanoClient()
-		if err != nil {
-			return nil, cobra.ShellCompDirectiveNoFileComp
-		}
-		list, err := c.SchedulingV1beta1().PodGroups(ns).List(cmd.Context(), metav1.ListOptions{})
-		if err != nil {
-			return nil, cobra.ShellCompDirectiveNoFileComp
-		}
-		names := make([]string, 0, len(list.Items))
-		for i := range list.Items {
-			names = append(names, list.Items[i].Name)
-		}
-		return Filter(names, args, toComplete), cobra.ShellCompDirectiveNoFileComp
+// Queues lists queues.
+var Queues = Kind{List: func(ctx context.Context, f util.Factory, _ string) (runtime.Object, error) {
+	c, err := f.VolcanoClient()
+	if err != nil {
+		return nil, err
 	}
-}
+	return c.SchedulingV1beta1().Queues().List(ctx, metav1.ListOptions{})
+}}
 
-// FlagQueueNames adapts QueueNames to a flag (flags have no "already
-// given" arguments to skip).
-func FlagQueueNames(f util.Factory) func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
-	names := QueueNames(f)
+// PodGroups lists podgroups.
+var PodGroups = Kind{Namespaced: true, List: func(ctx context.Context, f util.Factory, ns string) (runtime.Object, error) {
+	c, err := f.VolcanoClient()
+	if err != nil {
+		return nil, err
+	}
+	return c.SchedulingV1beta1().PodGroups(ns).List(ctx, metav1.ListOptions{})
+}}
+
+// Names completes the names of k's objects for positional arguments;
+// names already on the command line are not offered again.
+func (k Kind) Names(f util.Factory) Func { return k.names(f, false) }
+
+// Name is Names for a command that takes one name only.
+func (k Kind) Name(f util.Factory) Func { return k.names(f, true) }
+
+// Flag completes a flag's value with the names of k's objects (flags have
+// no "already given" arguments to skip).
+func (k Kind) Flag(f util.Factory) Func {
+	names := k.Names(f)
 	return func(cmd *cobra.Command, _ []string, toComplete string) ([]string, cobra.ShellCompDirective) {
 		return names(cmd, nil, toComplete)
+	}
+}
+
+func (k Kind) names(f util.Factory, single bool) Func {
+	return func(cmd *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
+		if single && len(args) > 0 {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		ns := ""
+		if k.Namespaced {
+			var err error
+			if ns, _, err = f.Namespace(); err != nil {
+				return nil, cobra.ShellCompDirectiveNoFileComp
+			}
+		}
+		list, err := k.List(cmd.Context(), f, ns)
+		if err != nil {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		var names []string
+		_ = meta.EachListItem(list, func(o runtime.Object) error {
+			if m, err := meta.Accessor(o); err == nil {
+				names = append(names, m.GetName())
+			}
+			return nil
+		})
+		return Filter(names, args, toComplete), cobra.ShellCompDirectiveNoFileComp
 	}
 }
 

@@ -4,7 +4,6 @@ package doctor
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -15,8 +14,8 @@ import (
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/kubectl/pkg/util/templates"
-	"sigs.k8s.io/yaml"
 
+	vcprinters "github.com/kubectl-vc/kubectl-vc/pkg/cli/printers"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/util"
 	"github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned"
 )
@@ -114,15 +113,7 @@ func NewCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Command {
 			# In a script: fail the job when something is broken, keep the report
 			kubectl vc doctor -o json > doctor.json`),
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := o.Complete(); err != nil {
-				return err
-			}
-			if err := o.Validate(); err != nil {
-				return err
-			}
-			return o.Run(cmd.Context())
-		},
+		RunE: util.RunENoArgs(o),
 	}
 	cmd.Flags().StringVarP(&o.Output, "output", "o", "", "Output format: json or yaml (default: one line per finding)")
 	cmd.Flags().DurationVar(&o.StuckAfter, "stuck-after", time.Minute, "How long a Command may wait before it counts as stuck")
@@ -193,14 +184,7 @@ func (o *Options) Run(ctx context.Context) error {
 			r.Summary.Fail++
 		}
 	}
-	switch o.Output {
-	case "json":
-		b, _ := json.MarshalIndent(r, "", "  ")
-		fmt.Fprintln(o.Out, string(b))
-	case "yaml":
-		b, _ := yaml.Marshal(r)
-		fmt.Fprint(o.Out, string(b))
-	default:
+	if !vcprinters.WriteData(o.Out, o.Output, r) {
 		printText(o.Out, r)
 	}
 	if r.Summary.Fail > 0 {

@@ -131,8 +131,8 @@ func newCreateCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Com
 	cmd.Flags().StringVar(&o.Limits, "limits", "", "Resource limits of each pod, e.g. cpu=2,memory=1Gi")
 	cmd.Flags().StringVar(&o.SchedulerName, "scheduler-name", DefaultScheduler, "Scheduler of the job's pods")
 	cmd.Flags().BoolVar(&o.Command, "command", false, "Use the words after '--' as the container's command instead of its args (as 'kubectl run --command')")
-	addDryRunFlag(cmd, &o.DryRun)
-	_ = cmd.RegisterFlagCompletionFunc("queue", completion.FlagQueueNames(f))
+	util.AddDryRunFlag(cmd, &o.DryRun)
+	_ = cmd.RegisterFlagCompletionFunc("queue", completion.Queues.Flag(f))
 	_ = cmd.MarkFlagFilename("filename", "yaml", "yml", "json")
 	return cmd
 }
@@ -150,22 +150,12 @@ func (o *CreateOptions) Complete(args []string, argsLenAtDash int) error {
 	if len(names) == 1 {
 		o.Name = names[0]
 	}
-	ns, explicit, err := o.Factory.Namespace()
-	if err != nil {
-		return util.UsageErrorf("cannot read the namespace from the kubeconfig: %s", util.Message(err))
-	}
-	o.namespace, o.namespaceExplicit = ns, explicit
-	if o.dryClient, o.dryServer, err = dryRunStrategy(o.DryRun); err != nil {
+	var err error
+	if o.namespace, o.namespaceExplicit, err = util.NamespaceGiven(o.Factory); err != nil {
 		return err
 	}
-	switch {
-	case o.dryClient:
-		_ = o.PrintFlags.Complete("%s (dry run)")
-	case o.dryServer:
-		_ = o.PrintFlags.Complete("%s (server dry run)")
-	}
-	if o.printer, err = o.PrintFlags.ToPrinter(); err != nil {
-		return util.UsageErrorf("unknown output format %q: use one of %s", *o.PrintFlags.OutputFormat, strings.Join(o.PrintFlags.AllowedFormats(), ", "))
+	if o.printer, o.dryClient, o.dryServer, err = util.CompleteWrite(o.DryRun, o.PrintFlags); err != nil {
+		return err
 	}
 	o.client, err = o.Factory.VolcanoClient()
 	return err
@@ -422,7 +412,7 @@ func (o *CreateOptions) Run(ctx context.Context) error {
 	if err := o.checkQueue(ctx, queueOf(o.job)); err != nil {
 		return err
 	}
-	created, err := o.client.BatchV1alpha1().Jobs(o.job.Namespace).Create(ctx, o.job, metav1.CreateOptions{DryRun: dryRunOpts(o.dryServer)})
+	created, err := o.client.BatchV1alpha1().Jobs(o.job.Namespace).Create(ctx, o.job, metav1.CreateOptions{DryRun: util.DryRunOpts(o.dryServer)})
 	if err != nil {
 		if apierrors.IsAlreadyExists(err) {
 			return util.UsageErrorf("job %q already exists in namespace %q", o.job.Name, o.job.Namespace)

@@ -45,20 +45,11 @@ func newDeleteCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Com
 
 			# Delete two jobs and wait until they are gone
 			kubectl vc job delete train eval -n research --wait`),
-		ValidArgsFunction: jobNames(f, false),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := o.Complete(args); err != nil {
-				return err
-			}
-			if err := o.Validate(); err != nil {
-				return err
-			}
-			return o.Run(cmd.Context())
-		},
+		ValidArgsFunction: jobKind.Names(f),
+		RunE:              util.RunE(o),
 	}
-	cmd.Flags().BoolVar(&o.Wait, "wait", false, "Wait until the jobs are gone")
-	cmd.Flags().DurationVar(&o.Timeout, "timeout", DefaultWaitTimeout, "How long --wait waits (0 waits forever)")
-	addDryRunFlag(cmd, &o.DryRun)
+	util.AddWaitFlags(cmd, &o.Wait, &o.Timeout, "Wait until the jobs are gone", "How long --wait waits (0 waits forever)")
+	util.AddDryRunFlag(cmd, &o.DryRun)
 	return cmd
 }
 
@@ -66,10 +57,10 @@ func newDeleteCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Com
 func (o *DeleteOptions) Complete(args []string) error {
 	o.Names = args
 	var err error
-	if o.namespace, err = namespace(o.Factory); err != nil {
+	if o.namespace, err = util.Namespace(o.Factory); err != nil {
 		return err
 	}
-	if o.dryClient, o.dryServer, err = dryRunStrategy(o.DryRun); err != nil {
+	if o.dryClient, o.dryServer, err = util.DryRunStrategy(o.DryRun); err != nil {
 		return err
 	}
 	o.client, err = o.Factory.VolcanoClient()
@@ -84,11 +75,8 @@ func (o *DeleteOptions) Validate() error {
 	if err := validateNames(o.Names); err != nil {
 		return err
 	}
-	if o.Timeout < 0 {
-		return util.UsageErrorf("invalid --timeout %s: must not be negative", o.Timeout)
-	}
-	if o.Wait && (o.dryClient || o.dryServer) {
-		return util.UsageErrorf("--wait cannot be combined with --dry-run: nothing would be deleted")
+	if err := util.ValidateWait(o.Timeout, o.Wait, o.dryClient || o.dryServer, "nothing would be deleted"); err != nil {
+		return err
 	}
 	return nil
 }
@@ -105,13 +93,13 @@ func (o *DeleteOptions) Run(ctx context.Context) error {
 			uid := j.UID
 			err := o.client.BatchV1alpha1().Jobs(j.Namespace).Delete(ctx, j.Name, metav1.DeleteOptions{
 				Preconditions: &metav1.Preconditions{UID: &uid},
-				DryRun:        dryRunOpts(o.dryServer),
+				DryRun:        util.DryRunOpts(o.dryServer),
 			})
 			if err != nil {
 				return fmt.Errorf("delete job %q: %s", j.Name, util.Message(err))
 			}
 		}
-		fmt.Fprintf(o.Out, "%s deleted%s\n", jobRef(j.Name), dryRunSuffix(o.dryClient, o.dryServer))
+		fmt.Fprintf(o.Out, "%s deleted%s\n", jobRef(j.Name), util.DryRunSuffix(o.dryClient, o.dryServer))
 	}
 	if o.Wait {
 		return waitForDeletion(ctx, o.client, o.namespace, o.Names, o.Timeout)

@@ -3,16 +3,13 @@ package job
 import (
 	"context"
 	"fmt"
-	"io"
 	"sort"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/kubectl/pkg/util/templates"
 
 	batchv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/batch/v1alpha1"
@@ -20,7 +17,6 @@ import (
 	schedulingv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/scheduling/v1beta1"
 	vcprinters "github.com/kubectl-vc/kubectl-vc/pkg/cli/printers"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/util"
-	"github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned"
 )
 
 // waitingNote is how a pending job Command is shown.
@@ -28,17 +24,15 @@ const waitingNote = "waiting for a job controller (Volcano's; kubectl vc serve h
 
 // DescribeOptions holds the input of 'job describe'.
 type DescribeOptions struct {
-	genericiooptions.IOStreams
-	Factory util.Factory
-	Name    string
+	vcprinters.DescribeOptions
+}
 
-	namespace string
-	client    versioned.Interface
-	kube      kubernetes.Interface
+func newDescribeOptions(f util.Factory, streams genericiooptions.IOStreams) *DescribeOptions {
+	return &DescribeOptions{vcprinters.DescribeOptions{IOStreams: streams, Factory: f, NoName: "name the job to describe, e.g. 'job describe train'"}}
 }
 
 func newDescribeCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Command {
-	o := &DescribeOptions{IOStreams: streams, Factory: f}
+	o := newDescribeOptions(f, streams)
 	return &cobra.Command{
 		Use:   "describe NAME",
 		Short: "Show a job in detail",
@@ -50,34 +44,9 @@ func newDescribeCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.C
 		Example: templates.Examples(`
 			kubectl vc job describe train -n research`),
 		Args:              cobra.MaximumNArgs(1),
-		ValidArgsFunction: jobNames(f, true),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := o.Complete(args); err != nil {
-				return err
-			}
-			if err := o.Validate(); err != nil {
-				return err
-			}
-			return o.Run(cmd.Context())
-		},
+		ValidArgsFunction: jobKind.Name(f),
+		RunE:              util.RunE(o),
 	}
-}
-
-// Complete records the name and resolves the namespace and the clients.
-func (o *DescribeOptions) Complete(args []string) error {
-	if len(args) == 0 {
-		return util.UsageErrorf("name the job to describe, e.g. 'job describe train'")
-	}
-	o.Name = args[0]
-	var err error
-	if o.namespace, err = namespace(o.Factory); err != nil {
-		return err
-	}
-	if o.client, err = o.Factory.VolcanoClient(); err != nil {
-		return err
-	}
-	o.kube, err = o.Factory.KubeClient()
-	return err
 }
 
 // Validate checks the name.
@@ -86,26 +55,20 @@ func (o *DescribeOptions) Validate() error { return validateName(o.Name) }
 // Run prints the description. Only the job itself must be readable;
 // related objects that cannot be listed are reported in place.
 func (o *DescribeOptions) Run(ctx context.Context) error {
-	jobs, err := getJobs(ctx, o.client, o.namespace, []string{o.Name})
+	jobs, err := getJobs(ctx, o.Client, o.Namespace, []string{o.Name})
 	if err != nil {
 		return err
 	}
 	j := jobs[0]
-	w := tabwriter.NewWriter(o.Out, 0, 8, 2, ' ', 0)
-	defer w.Flush()
-	line := func(indent int, label string, value any) {
-		fmt.Fprintf(w, "%s%s:\t%v\n", strings.Repeat("  ", indent), label, value)
-	}
-	line(0, "Name", j.Name)
-	line(0, "Namespace", j.Namespace)
-	line(0, "Labels", vcprinters.MapString(j.Labels))
-	line(0, "Annotations", vcprinters.MapString(j.Annotations))
-	line(0, "Created", j.CreationTimestamp.Format("2006-01-02T15:04:05Z07:00")+" ("+vcprinters.Age(j.CreationTimestamp)+" ago)")
-	writeSpec(w, line, j)
-	writeStatus(w, line, j)
+	d := vcprinters.NewDescriber(o.Out)
+	defer d.Flush()
+	line := d.Line
+	d.Header(j)
+	writeSpec(d, j)
+	writeStatus(d, j)
 
-	if pgs, err := o.client.SchedulingV1beta1().PodGroups(j.Namespace).List(ctx, metav1.ListOptions{}); err != nil {
-		line(0, "PodGroup", "<cannot list: "+util.Message(err)+">")
+	if pgs, err := o.Client.SchedulingV1beta1().PodGroups(j.Namespace).List(ctx, metav1.ListOptions{}); err != nil {
+		d.CannotList(0, "PodGroup", err)
 	} else if pg := podGroupOf(j, pgs.Items); pg == nil {
 		line(0, "PodGroup", "<none>")
 	} else {
@@ -116,40 +79,32 @@ func (o *DescribeOptions) Run(ctx context.Context) error {
 		line(0, "PodGroup", fmt.Sprintf("%s (%s, minMember %d, queue %s)", pg.Name, phase, pg.Spec.MinMember, vcprinters.OrNone(pg.Spec.Queue)))
 	}
 
-	pods, err := o.kube.CoreV1().Pods(j.Namespace).List(ctx, metav1.ListOptions{LabelSelector: batchv1alpha1.JobNameLabel + "=" + j.Name})
+	pods, err := o.Kube.CoreV1().Pods(j.Namespace).List(ctx, metav1.ListOptions{LabelSelector: batchv1alpha1.JobNameLabel + "=" + j.Name})
 	if err != nil {
-		line(0, "Pods", "<cannot list: "+util.Message(err)+">")
+		d.CannotList(0, "Pods", err)
 	} else {
-		writePods(w, line, j, pods.Items)
+		writePods(d, j, pods.Items)
 	}
 
-	if cmds, err := o.client.BusV1alpha1().Commands(j.Namespace).List(ctx, metav1.ListOptions{}); err != nil {
-		line(0, "Pending Commands", "<cannot list: "+util.Message(err)+">")
+	if cmds, err := o.Client.BusV1alpha1().Commands(j.Namespace).List(ctx, metav1.ListOptions{}); err != nil {
+		d.CannotList(0, "Pending Commands", err)
 	} else {
 		var rows []string
 		for i := range cmds.Items {
 			cm := &cmds.Items[i]
 			if targetsJob(cm, j) {
-				rows = append(rows, fmt.Sprintf("  %s\t%s\t%s ago\t%s", cm.Name, cm.Action, vcprinters.Age(cm.CreationTimestamp), waitingNote))
+				rows = append(rows, fmt.Sprintf("%s\t%s\t%s ago\t%s", cm.Name, cm.Action, vcprinters.Age(cm.CreationTimestamp), waitingNote))
 			}
 		}
-		if len(rows) == 0 {
-			line(0, "Pending Commands", "<none>")
-		} else {
-			fmt.Fprintln(w, "Pending Commands:")
-			for _, r := range rows {
-				fmt.Fprintln(w, r)
-			}
-		}
+		d.Table(0, "Pending Commands", "", rows)
 	}
-	vcprinters.WriteEvents(ctx, w, o.kube, j.Namespace, "Job", j.Name, j.UID)
+	d.Events(ctx, o.Kube, j.Namespace, "Job", j)
 	return nil
 }
 
-type lineFunc func(indent int, label string, value any)
-
-func writeSpec(w io.Writer, line lineFunc, j *batchv1alpha1.Job) {
-	fmt.Fprintln(w, "Spec:")
+func writeSpec(d *vcprinters.Describer, j *batchv1alpha1.Job) {
+	line := d.Line
+	d.Section(0, "Spec")
 	line(1, "Queue", queueOf(j))
 	line(1, "Scheduler", vcprinters.OrNone(j.Spec.SchedulerName))
 	line(1, "Min Available", minAvailable(j))
@@ -180,34 +135,26 @@ func writeSpec(w io.Writer, line lineFunc, j *batchv1alpha1.Job) {
 		}
 		line(1, "Network Topology", fmt.Sprintf("mode %s, highest tier %s", vcprinters.OrNone(string(nt.Mode)), tier))
 	}
-	fmt.Fprintln(w, "  Tasks:")
-	fmt.Fprintln(w, "    Name\tReplicas\tMin Available\tImage\tRequests (per pod)")
+	d.Section(1, "Tasks")
+	d.Write(2, "Name\tReplicas\tMin Available\tImage\tRequests (per pod)\n")
 	for i, t := range j.Spec.Tasks {
 		minAv := fmt.Sprint(t.Replicas)
 		if t.MinAvailable != nil {
 			minAv = fmt.Sprint(*t.MinAvailable)
 		}
-		fmt.Fprintf(w, "    %s\t%d\t%s\t%s\t%s\n", taskName(t, i), t.Replicas, minAv,
+		d.Write(2, "%s\t%d\t%s\t%s\t%s\n", taskName(t, i), t.Replicas, minAv,
 			vcprinters.OrNone(images(t.Template.Spec)), vcprinters.OrNone(vcprinters.Resources(podRequests(t.Template.Spec))))
 	}
 	var policies []string
 	for _, p := range j.Spec.Policies {
-		policies = append(policies, fmt.Sprintf("    <job>\t%s\t%s", policyTrigger(p), p.Action))
+		policies = append(policies, fmt.Sprintf("<job>\t%s\t%s", policyTrigger(p), p.Action))
 	}
 	for i, t := range j.Spec.Tasks {
 		for _, p := range t.Policies {
-			policies = append(policies, fmt.Sprintf("    %s\t%s\t%s", taskName(t, i), policyTrigger(p), p.Action))
+			policies = append(policies, fmt.Sprintf("%s\t%s\t%s", taskName(t, i), policyTrigger(p), p.Action))
 		}
 	}
-	if len(policies) == 0 {
-		line(1, "Policies", "<none>")
-		return
-	}
-	fmt.Fprintln(w, "  Policies:")
-	fmt.Fprintln(w, "    Scope\tWhen\tAction")
-	for _, p := range policies {
-		fmt.Fprintln(w, p)
-	}
+	d.Table(1, "Policies", "Scope\tWhen\tAction", policies)
 }
 
 // policyTrigger says when a lifecycle policy applies.
@@ -251,9 +198,10 @@ func podRequests(spec corev1.PodSpec) corev1.ResourceList {
 	return sum
 }
 
-func writeStatus(w io.Writer, line lineFunc, j *batchv1alpha1.Job) {
+func writeStatus(d *vcprinters.Describer, j *batchv1alpha1.Job) {
+	line := d.Line
 	s := j.Status
-	fmt.Fprintln(w, "Status:")
+	d.Section(0, "Status")
 	phase := string(phaseOf(j))
 	if s.State.Phase == "" {
 		phase += " (no status written yet)"
@@ -280,14 +228,14 @@ func writeStatus(w io.Writer, line lineFunc, j *batchv1alpha1.Job) {
 		line(1, "Conditions", "<none>")
 		return
 	}
-	fmt.Fprintln(w, "  Conditions:")
-	fmt.Fprintln(w, "    Phase\tSince")
+	d.Section(1, "Conditions")
+	d.Write(2, "Phase\tSince\n")
 	for _, c := range s.Conditions {
 		since := "<unknown>"
 		if c.LastTransitionTime != nil {
 			since = vcprinters.Age(*c.LastTransitionTime) + " ago"
 		}
-		fmt.Fprintf(w, "    %s\t%s\n", c.Status, since)
+		d.Write(2, "%s\t%s\n", c.Status, since)
 	}
 }
 
@@ -317,7 +265,8 @@ func ownedBy(pod *corev1.Pod, j *batchv1alpha1.Job) bool {
 	return pod.Labels[batchv1alpha1.JobNameLabel] == j.Name
 }
 
-func writePods(w io.Writer, line lineFunc, j *batchv1alpha1.Job, pods []corev1.Pod) {
+func writePods(d *vcprinters.Describer, j *batchv1alpha1.Job, pods []corev1.Pod) {
+	line := d.Line
 	var mine []*corev1.Pod
 	for i := range pods {
 		if ownedBy(&pods[i], j) {
@@ -335,10 +284,10 @@ func writePods(w io.Writer, line lineFunc, j *batchv1alpha1.Job, pods []corev1.P
 		}
 		return mine[a].Name < mine[b].Name
 	})
-	fmt.Fprintln(w, "Pods:")
-	fmt.Fprintln(w, "  Task\tName\tPhase\tNode")
+	d.Section(0, "Pods")
+	d.Write(1, "Task\tName\tPhase\tNode\n")
 	for _, p := range mine {
-		fmt.Fprintf(w, "  %s\t%s\t%s\t%s\n", vcprinters.OrNone(p.Labels[batchv1alpha1.TaskSpecLabel]), p.Name, podPhase(p), vcprinters.OrNone(p.Spec.NodeName))
+		d.Write(1, "%s\t%s\t%s\t%s\n", vcprinters.OrNone(p.Labels[batchv1alpha1.TaskSpecLabel]), p.Name, podPhase(p), vcprinters.OrNone(p.Spec.NodeName))
 	}
 }
 

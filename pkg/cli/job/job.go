@@ -27,7 +27,7 @@ import (
 
 // NewCmd returns the 'job' command group.
 func NewCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Command {
-	cmd := &cobra.Command{
+	return util.Group(&cobra.Command{
 		Use:     "job",
 		Aliases: []string{"jobs", "vcjob", "vj"},
 		Short:   "Manage Volcano Jobs (batch.volcano.sh)",
@@ -46,10 +46,7 @@ func NewCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Command {
 
 			# Suspend a job and wait until its pods are released
 			kubectl vc job suspend train --wait`),
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error { return cmd.Help() },
-	}
-	cmd.AddCommand(
+	},
 		newCreateCmd(f, streams),
 		newListCmd(f, streams),
 		newDescribeCmd(f, streams),
@@ -59,16 +56,6 @@ func NewCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Command {
 		newTerminateCmd(f, streams),
 		newDeleteCmd(f, streams),
 	)
-	return cmd
-}
-
-// namespace returns -n or the kubeconfig's namespace.
-func namespace(f util.Factory) (string, error) {
-	ns, _, err := f.Namespace()
-	if err != nil {
-		return "", util.UsageErrorf("cannot read the namespace from the kubeconfig: %s", util.Message(err))
-	}
-	return ns, nil
 }
 
 // phaseOf returns the job's phase; a job the controller has not written
@@ -144,19 +131,7 @@ func validateName(name string) error {
 
 // validateNames checks names and refuses duplicates, which would write two
 // Commands for one job.
-func validateNames(names []string) error {
-	seen := map[string]bool{}
-	for _, n := range names {
-		if err := validateName(n); err != nil {
-			return err
-		}
-		if seen[n] {
-			return util.UsageErrorf("job %q is named twice", n)
-		}
-		seen[n] = true
-	}
-	return nil
-}
+func validateNames(names []string) error { return util.ValidateNames("job", names, validateName) }
 
 // validateQueueFlag checks a --queue value.
 func validateQueueFlag(q string) error {
@@ -203,39 +178,3 @@ func getJobs(ctx context.Context, c versioned.Interface, ns string, names []stri
 
 // jobRef names a job the way kubectl prints it.
 func jobRef(name string) string { return "job.batch.volcano.sh/" + name }
-
-// dryRunStrategy parses --dry-run, accepting kubectl's values.
-func dryRunStrategy(s string) (client, server bool, err error) {
-	switch s {
-	case "", "none":
-		return false, false, nil
-	case "client":
-		return true, false, nil
-	case "server":
-		return false, true, nil
-	}
-	return false, false, util.UsageErrorf("invalid --dry-run %q: use none, client or server", s)
-}
-
-func addDryRunFlag(cmd *cobra.Command, p *string) {
-	cmd.Flags().StringVar(p, "dry-run", "none", `Must be "none", "server", or "client". With client, only print the object that would be sent; with server, submit it as a dry run so the server validates it without persisting it.`)
-	cmd.Flags().Lookup("dry-run").NoOptDefVal = "client"
-}
-
-func dryRunOpts(server bool) []string {
-	if server {
-		return []string{metav1.DryRunAll}
-	}
-	return nil
-}
-
-// dryRunSuffix is what a dry run adds to "created" or "deleted".
-func dryRunSuffix(client, server bool) string {
-	switch {
-	case client:
-		return " (dry run)"
-	case server:
-		return " (server dry run)"
-	}
-	return ""
-}

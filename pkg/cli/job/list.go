@@ -7,43 +7,26 @@ import (
 
 	"github.com/spf13/cobra"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
-	"k8s.io/cli-runtime/pkg/printers"
 	"k8s.io/kubectl/pkg/util/templates"
 
 	batchv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/batch/v1alpha1"
-	"github.com/kubectl-vc/kubectl-vc/pkg/cli/chunk"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/completion"
-	"github.com/kubectl-vc/kubectl-vc/pkg/cli/follow"
+	"github.com/kubectl-vc/kubectl-vc/pkg/cli/list"
 	vcprinters "github.com/kubectl-vc/kubectl-vc/pkg/cli/printers"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/util"
-	"github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned"
 )
 
 // ListOptions holds the input of 'job list'.
 type ListOptions struct {
-	genericiooptions.IOStreams
-	Factory    util.Factory
-	PrintFlags *vcprinters.PrintFlags
-
-	Names         []string
-	AllNamespaces bool
-	Queue         string
-	Phase         string
-	Selector      string
-	Watch         bool
-	ChunkSize     int64
-
-	namespace string
-	printer   printers.ResourcePrinter
-	client    versioned.Interface
+	list.Options
+	Queue string
+	Phase string
 }
 
 func newListCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Command {
-	o := &ListOptions{IOStreams: streams, Factory: f, PrintFlags: vcprinters.NewPrintFlags()}
+	o := &ListOptions{Options: list.NewOptions(f, streams)}
 	cmd := &cobra.Command{
 		Use:     "list [NAME...]",
 		Aliases: []string{"get", "ls"},
@@ -68,49 +51,20 @@ func newListCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Comma
 
 			# Every job of every namespace in one list request
 			kubectl vc job list -A --chunk-size 0`),
-		ValidArgsFunction: jobNames(f, false),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := o.Complete(args); err != nil {
-				return err
-			}
-			if err := o.Validate(); err != nil {
-				return err
-			}
-			return o.Run(cmd.Context())
-		},
+		ValidArgsFunction: jobKind.Names(f),
+		RunE:              util.RunE(o),
 	}
-	o.PrintFlags.AddFlags(cmd)
-	cmd.Flags().BoolVarP(&o.AllNamespaces, "all-namespaces", "A", false, "List jobs of every namespace")
+	o.AddFlags(cmd, list.Flags{AllNamespaces: "List jobs of every namespace", Selector: "Label selector, e.g. -l team=nlp", Watch: true})
 	cmd.Flags().StringVar(&o.Queue, "queue", "", "Only jobs of this queue")
 	cmd.Flags().StringVar(&o.Phase, "phase", "", "Only jobs in this phase: "+strings.Join(phaseNames(), ", "))
-	cmd.Flags().StringVarP(&o.Selector, "selector", "l", "", "Label selector, e.g. -l team=nlp")
-	cmd.Flags().BoolVarP(&o.Watch, "watch", "w", false, "After listing, watch for changes")
-	chunk.AddFlag(cmd, &o.ChunkSize)
-	_ = cmd.RegisterFlagCompletionFunc("queue", completion.FlagQueueNames(f))
+	_ = cmd.RegisterFlagCompletionFunc("queue", completion.Queues.Flag(f))
 	_ = cmd.RegisterFlagCompletionFunc("phase", phaseCompletion())
 	return cmd
 }
 
-// Complete resolves the namespace, the printer and the client.
-func (o *ListOptions) Complete(args []string) error {
-	o.Names = args
-	var err error
-	if o.namespace, err = namespace(o.Factory); err != nil {
-		return err
-	}
-	if o.AllNamespaces {
-		o.namespace = metav1.NamespaceAll
-	}
-	if o.printer, err = o.PrintFlags.ToPrinter(); err != nil {
-		return err
-	}
-	o.client, err = o.Factory.VolcanoClient()
-	return err
-}
-
 // Validate checks names and filters before any request.
 func (o *ListOptions) Validate() error {
-	if err := chunk.Validate(o.ChunkSize); err != nil {
+	if err := o.Options.Validate(); err != nil {
 		return err
 	}
 	if o.AllNamespaces && len(o.Names) > 0 {
@@ -129,9 +83,6 @@ func (o *ListOptions) Validate() error {
 	}
 	if o.Phase != "" && !knownPhase(o.Phase) {
 		return util.UsageErrorf("unknown --phase %q: use one of %s", o.Phase, strings.Join(phaseNames(), ", "))
-	}
-	if _, err := labels.Parse(o.Selector); err != nil {
-		return util.UsageErrorf("invalid --selector %q: %s", o.Selector, util.Message(err))
 	}
 	return nil
 }
@@ -152,58 +103,24 @@ func (o *ListOptions) keep(j *batchv1alpha1.Job) bool {
 // the list, so that a missing one is reported by name), then optionally
 // watches from the list's resourceVersion.
 func (o *ListOptions) Run(ctx context.Context) error {
-	jobs := o.client.BatchV1alpha1().Jobs(o.namespace)
-	opts := metav1.ListOptions{LabelSelector: o.Selector}
-	list := &batchv1alpha1.JobList{}
-	var err error
-	list.Items, list.ResourceVersion, err = chunk.Read[batchv1alpha1.Job](ctx, o.Names, o.Watch, o.ChunkSize, opts,
-		jobs.Get, jobs.List, func(n string) error {
-			return util.UsageErrorf("job %q not found in namespace %q", n, o.namespace)
-		})
+	jobs := o.Client.BatchV1alpha1().Jobs(o.Namespace)
+	items, rv, err := list.Read[batchv1alpha1.Job](ctx, &o.Options, "job", jobs.Get, jobs.List)
 	if err != nil {
 		return apiError(err)
 	}
-	kept := list.Items[:0]
-	for i := range list.Items {
-		if o.keep(&list.Items[i]) {
-			kept = append(kept, list.Items[i])
-		}
-	}
-	list.Items = kept
-	if err := o.print(list.Items, list); err != nil {
+	all := &batchv1alpha1.JobList{ListMeta: metav1.ListMeta{ResourceVersion: rv}, Items: list.Keep(items, o.keep)}
+	if err := o.print(all.Items, all); err != nil {
 		return err
 	}
-	if !o.Watch {
-		return nil
-	}
-	return o.watch(ctx, list.ResourceVersion)
-}
-
-// watch prints every later change of the jobs that pass the filters.
-func (o *ListOptions) watch(ctx context.Context, rv string) error {
-	named := follow.Only(o.Names)
-	return follow.Each(ctx, rv, metav1.ListOptions{LabelSelector: o.Selector}, o.client.BatchV1alpha1().Jobs(o.namespace).Watch,
-		func(_ watch.EventType, j *batchv1alpha1.Job) error {
-			if !named(j.Name) || !o.keep(j) {
-				return nil
-			}
-			return o.print([]batchv1alpha1.Job{*j}, j)
-		})
+	return list.Follow(ctx, &o.Options, all.ResourceVersion, jobs.Watch, o.keep, func(j *batchv1alpha1.Job) error {
+		return o.print([]batchv1alpha1.Job{*j}, j)
+	})
 }
 
 func (o *ListOptions) print(items []batchv1alpha1.Job, obj runtime.Object) error {
-	if !o.PrintFlags.HumanReadable() {
-		return vcprinters.Print(o.printer, obj, o.Out)
-	}
-	if len(items) == 0 && !o.Watch {
-		if o.AllNamespaces {
-			fmt.Fprintln(o.ErrOut, "No jobs found.")
-		} else {
-			fmt.Fprintf(o.ErrOut, "No jobs found in %s namespace.\n", o.namespace)
-		}
-		return nil
-	}
-	return o.printer.PrintObj(jobTable(items, o.AllNamespaces), o.Out)
+	return o.Options.Print(obj, len(items), o.NoneFound("No jobs found"), func() runtime.Object {
+		return jobTable(items, o.AllNamespaces)
+	})
 }
 
 var jobColumns = []vcprinters.Column{

@@ -3,7 +3,6 @@ package job
 import (
 	"context"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -12,10 +11,10 @@ import (
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/cli-runtime/pkg/printers"
 	"k8s.io/kubectl/pkg/util/templates"
-	"k8s.io/utils/ptr"
 
 	batchv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/batch/v1alpha1"
 	busv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/bus/v1alpha1"
+	"github.com/kubectl-vc/kubectl-vc/pkg/cli/command"
 	vcprinters "github.com/kubectl-vc/kubectl-vc/pkg/cli/printers"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/util"
 	"github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned"
@@ -62,21 +61,12 @@ func newOperateCmd(f util.Factory, streams genericiooptions.IOStreams, op operat
 		Short:             short,
 		Long:              long,
 		Example:           example,
-		ValidArgsFunction: jobNames(f, false),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := o.Complete(args); err != nil {
-				return err
-			}
-			if err := o.Validate(); err != nil {
-				return err
-			}
-			return o.Run(cmd.Context())
-		},
+		ValidArgsFunction: jobKind.Names(f),
+		RunE:              util.RunE(o),
 	}
 	o.PrintFlags.AddFlags(cmd)
-	cmd.Flags().BoolVar(&o.Wait, "wait", false, "Watch each job until it is "+op.target+", reporting progress on stderr; a job the job controller will not move there ends the wait with an error")
-	cmd.Flags().DurationVar(&o.Timeout, "timeout", DefaultWaitTimeout, "How long --wait waits before giving up (0 waits forever)")
-	addDryRunFlag(cmd, &o.DryRun)
+	util.AddWaitFlags(cmd, &o.Wait, &o.Timeout, "Watch each job until it is "+op.target+", reporting progress on stderr; a job the job controller will not move there ends the wait with an error", "")
+	util.AddDryRunFlag(cmd, &o.DryRun)
 	return cmd
 }
 
@@ -85,20 +75,11 @@ func newOperateCmd(f util.Factory, streams genericiooptions.IOStreams, op operat
 func (o *OperateOptions) Complete(args []string) error {
 	o.Names = args
 	var err error
-	if o.namespace, err = namespace(o.Factory); err != nil {
+	if o.namespace, err = util.Namespace(o.Factory); err != nil {
 		return err
 	}
-	if o.dryClient, o.dryServer, err = dryRunStrategy(o.DryRun); err != nil {
+	if o.printer, o.dryClient, o.dryServer, err = util.CompleteWrite(o.DryRun, o.PrintFlags); err != nil {
 		return err
-	}
-	switch {
-	case o.dryClient:
-		_ = o.PrintFlags.Complete("%s (dry run)")
-	case o.dryServer:
-		_ = o.PrintFlags.Complete("%s (server dry run)")
-	}
-	if o.printer, err = o.PrintFlags.ToPrinter(); err != nil {
-		return util.UsageErrorf("unknown output format %q: use one of %s", *o.PrintFlags.OutputFormat, strings.Join(o.PrintFlags.AllowedFormats(), ", "))
 	}
 	o.client, err = o.Factory.VolcanoClient()
 	return err
@@ -112,11 +93,8 @@ func (o *OperateOptions) Validate() error {
 	if err := validateNames(o.Names); err != nil {
 		return err
 	}
-	if o.Timeout < 0 {
-		return util.UsageErrorf("invalid --timeout %s: must not be negative", o.Timeout)
-	}
-	if o.Wait && (o.dryClient || o.dryServer) {
-		return util.UsageErrorf("--wait cannot be combined with --dry-run: nothing would change")
+	if err := util.ValidateWait(o.Timeout, o.Wait, o.dryClient || o.dryServer, "nothing would change"); err != nil {
+		return err
 	}
 	return nil
 }
@@ -138,7 +116,7 @@ func (o *OperateOptions) Run(ctx context.Context) error {
 	for _, j := range jobs {
 		cm := newJobCommand(j, o.op.action)
 		if !o.dryClient {
-			cm, err = o.client.BusV1alpha1().Commands(j.Namespace).Create(ctx, cm, metav1.CreateOptions{DryRun: dryRunOpts(o.dryServer)})
+			cm, err = o.client.BusV1alpha1().Commands(j.Namespace).Create(ctx, cm, metav1.CreateOptions{DryRun: util.DryRunOpts(o.dryServer)})
 			if err != nil {
 				return fmt.Errorf("%s job %q: %s", o.op.verb, j.Name, util.Message(err))
 			}
@@ -163,30 +141,10 @@ func (o *OperateOptions) print(cm *busv1alpha1.Command) error {
 	return vcprinters.Print(o.printer, cm, o.Out)
 }
 
-// newJobCommand builds the Command exactly as Volcano's vcctl does, so
-// that Volcano's job controller acts on it: in the job's namespace (the
-// controller looks for the job there), generateName
-// <job>-<lower(action)>-, a controller owner reference to the Job (the
-// garbage collector removes it with the job) and the same reference as
-// target.
+// newJobCommand builds the Command for job j as vcctl does: in the job's
+// namespace, where Volcano's job controller looks for the job.
 func newJobCommand(j *batchv1alpha1.Job, action string) *busv1alpha1.Command {
-	ref := metav1.OwnerReference{
-		APIVersion:         batchv1alpha1.SchemeGroupVersion.String(),
-		Kind:               "Job",
-		Name:               j.Name,
-		UID:                j.UID,
-		Controller:         ptr.To(true),
-		BlockOwnerDeletion: ptr.To(true),
-	}
-	return &busv1alpha1.Command{
-		ObjectMeta: metav1.ObjectMeta{
-			GenerateName:    fmt.Sprintf("%s-%s-", j.Name, strings.ToLower(action)),
-			Namespace:       j.Namespace,
-			OwnerReferences: []metav1.OwnerReference{ref},
-		},
-		Action:       action,
-		TargetObject: ref.DeepCopy(),
-	}
+	return command.New(j, batchv1alpha1.SchemeGroupVersion.WithKind("Job"), action, j.Namespace)
 }
 
 func newSuspendCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Command {

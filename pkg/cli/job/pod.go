@@ -28,7 +28,7 @@ import (
 // NewPodCmd returns the 'pod' command group: the pods of Volcano jobs and
 // queues.
 func NewPodCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Command {
-	cmd := &cobra.Command{
+	return util.Group(&cobra.Command{
 		Use:     "pod",
 		Aliases: []string{"pods", "po"},
 		Short:   "List the pods of Volcano jobs and queues",
@@ -36,11 +36,7 @@ func NewPodCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Comman
 			List the pods Volcano schedules, with their job, task and queue.`),
 		Example: templates.Examples(`
 			kubectl vc pod list --job train`),
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error { return cmd.Help() },
-	}
-	cmd.AddCommand(newPodListCmd(f, streams))
-	return cmd
+	}, newPodListCmd(f, streams))
 }
 
 // PodListOptions holds the input of 'pod list'.
@@ -83,15 +79,7 @@ func newPodListCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Co
 			# Every pod of queue research, anywhere, with its PodGroup
 			kubectl vc pod list -A --queue research -o wide`),
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := o.Complete(); err != nil {
-				return err
-			}
-			if err := o.Validate(); err != nil {
-				return err
-			}
-			return o.Run(cmd.Context())
-		},
+		RunE: util.RunENoArgs(o),
 	}
 	o.PrintFlags.AddFlags(cmd)
 	cmd.Flags().StringVar(&o.Job, "job", "", "Only the pods of this Volcano Job")
@@ -99,19 +87,16 @@ func newPodListCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Co
 	cmd.Flags().BoolVarP(&o.AllNamespaces, "all-namespaces", "A", false, "List pods of every namespace")
 	cmd.Flags().StringVarP(&o.Selector, "selector", "l", "", "Label selector, e.g. -l app=train")
 	chunk.AddFlag(cmd, &o.ChunkSize)
-	_ = cmd.RegisterFlagCompletionFunc("job", flagJobNames(f))
-	_ = cmd.RegisterFlagCompletionFunc("queue", completion.FlagQueueNames(f))
+	_ = cmd.RegisterFlagCompletionFunc("job", jobKind.Flag(f))
+	_ = cmd.RegisterFlagCompletionFunc("queue", completion.Queues.Flag(f))
 	return cmd
 }
 
 // Complete resolves the namespace, the printer and the clients.
 func (o *PodListOptions) Complete() error {
 	var err error
-	if o.namespace, err = namespace(o.Factory); err != nil {
+	if o.namespace, err = util.ListNamespace(o.Factory, o.AllNamespaces); err != nil {
 		return err
-	}
-	if o.AllNamespaces {
-		o.namespace = metav1.NamespaceAll
 	}
 	if o.printer, err = o.PrintFlags.ToPrinter(); err != nil {
 		return err

@@ -4,61 +4,23 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"sort"
 	"strings"
 	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/fields"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/tools/cache"
 	watchtools "k8s.io/client-go/tools/watch"
 
 	batchv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/batch/v1alpha1"
 	busv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/bus/v1alpha1"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/util"
+	"github.com/kubectl-vc/kubectl-vc/pkg/cli/wait"
 	"github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned"
 )
 
-// DefaultWaitTimeout bounds --wait when --timeout is not given.
-const DefaultWaitTimeout = 5 * time.Minute
-
-// nameSelector selects one object by name when there is one name, and
-// every object otherwise (one watch instead of one per object).
-func nameSelector(names []string) string {
-	if len(names) == 1 {
-		return fields.OneTermEqualSelector("metadata.name", names[0]).String()
-	}
-	return fields.Everything().String()
-}
-
-func jobListWatch(c versioned.Interface, ns string, names []string) cache.ListerWatcher {
-	sel := nameSelector(names)
-	return &cache.ListWatch{
-		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
-			o.FieldSelector = sel
-			return c.BatchV1alpha1().Jobs(ns).List(ctx, o)
-		},
-		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
-			o.FieldSelector = sel
-			return c.BatchV1alpha1().Jobs(ns).Watch(ctx, o)
-		},
-	}
-}
-
-func commandListWatch(c versioned.Interface, ns string, names []string) cache.ListerWatcher {
-	sel := nameSelector(names)
-	return &cache.ListWatch{
-		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
-			o.FieldSelector = sel
-			return c.BusV1alpha1().Commands(ns).List(ctx, o)
-		},
-		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
-			o.FieldSelector = sel
-			return c.BusV1alpha1().Commands(ns).Watch(ctx, o)
-		},
-	}
+// jobWait is a wait on the named jobs of namespace ns.
+func jobWait(c versioned.Interface, ns string, names []string, timeout time.Duration) wait.Spec {
+	jobs := c.BatchV1alpha1().Jobs(ns)
+	return wait.Spec{Kind: "job", Namespace: ns, Names: names, Timeout: timeout, ListWatch: wait.ListWatch(names, jobs.List, jobs.Watch)}
 }
 
 // waitForOperation watches the jobs of namespace ns and the Commands
@@ -82,11 +44,13 @@ func waitForOperation(ctx context.Context, c versioned.Interface, ns string, op 
 		UpdateFunc: func(any, any) { poke(changed) },
 		DeleteFunc: func(any) { poke(changed) },
 	}
+	spec := jobWait(c, ns, jobNames, timeout)
+	commands := c.BusV1alpha1().Commands(ns)
 	jobStore, jobCtl := cache.NewInformerWithOptions(cache.InformerOptions{
-		ListerWatcher: jobListWatch(c, ns, jobNames), ObjectType: &batchv1alpha1.Job{}, Handler: notify,
+		ListerWatcher: spec.ListWatch, ObjectType: &batchv1alpha1.Job{}, Handler: notify,
 	})
 	cmdStore, cmdCtl := cache.NewInformerWithOptions(cache.InformerOptions{
-		ListerWatcher: commandListWatch(c, ns, cmdNames), ObjectType: &busv1alpha1.Command{}, Handler: notify,
+		ListerWatcher: wait.ListWatch(cmdNames, commands.List, commands.Watch), ObjectType: &busv1alpha1.Command{}, Handler: notify,
 	})
 	go jobCtl.RunWithContext(ctx)
 	go cmdCtl.RunWithContext(ctx)
@@ -102,7 +66,7 @@ func waitForOperation(ctx context.Context, c versioned.Interface, ns string, op 
 	for {
 		select {
 		case <-ctx.Done():
-			return waitTimeout(ctx, op, jobs, finished, last, timeout)
+			return waitTimeout(ctx, spec, op, jobs, finished, last)
 		case <-changed:
 		}
 		if !jobCtl.HasSynced() || !cmdCtl.HasSynced() {
@@ -116,10 +80,10 @@ func waitForOperation(ctx context.Context, c versioned.Interface, ns string, op 
 				continue
 			}
 			var j *batchv1alpha1.Job
-			if obj, ok, _ := jobStore.GetByKey(ns + "/" + w.name); ok {
+			if obj, ok, _ := jobStore.GetByKey(spec.Key(w.name)); ok {
 				j = obj.(*batchv1alpha1.Job)
 			}
-			_, pending, _ := cmdStore.GetByKey(ns + "/" + w.command)
+			_, pending, _ := cmdStore.GetByKey(spec.Key(w.command))
 			v, line := op.judge(w, j, pending)
 			if v == refused {
 				return util.UsageErrorf("%s", line)
@@ -148,7 +112,7 @@ func poke(ch chan struct{}) {
 	}
 }
 
-func waitTimeout(ctx context.Context, op operation, jobs []watched, finished map[string]bool, last map[string]string, timeout time.Duration) error {
+func waitTimeout(ctx context.Context, spec wait.Spec, op operation, jobs []watched, finished map[string]bool, last map[string]string) error {
 	if ctx.Err() != context.DeadlineExceeded {
 		return ctx.Err()
 	}
@@ -167,44 +131,14 @@ func waitTimeout(ctx context.Context, op operation, jobs []watched, finished map
 		}
 		rest = append(rest, fmt.Sprintf("%s is %s", w.name, now))
 	}
-	sort.Strings(rest)
 	hint := ""
 	if stuck {
 		hint = " (is Volcano's job controller running? 'kubectl vc serve' has none)"
 	}
-	return util.UsageErrorf("timed out after %s waiting for job(s) to be %s: %s%s", timeout, op.target, strings.Join(rest, "; "), hint)
+	return wait.TimedOut(spec, op.target, rest, hint)
 }
 
 // waitForDeletion watches until every named job of ns is gone.
 func waitForDeletion(ctx context.Context, c versioned.Interface, ns string, names []string, timeout time.Duration) error {
-	ctx, cancel := watchtools.ContextWithOptionalTimeout(ctx, timeout)
-	defer cancel()
-	left := map[string]bool{}
-	for _, n := range names {
-		left[n] = true
-	}
-	_, err := watchtools.UntilWithSync(ctx, jobListWatch(c, ns, names), &batchv1alpha1.Job{},
-		func(store cache.Store) (bool, error) {
-			for n := range left {
-				if _, exists, _ := store.GetByKey(ns + "/" + n); !exists {
-					delete(left, n)
-				}
-			}
-			return len(left) == 0, nil
-		},
-		func(ev watch.Event) (bool, error) {
-			if j, ok := ev.Object.(*batchv1alpha1.Job); ok && ev.Type == watch.Deleted {
-				delete(left, j.Name)
-			}
-			return len(left) == 0, nil
-		})
-	if err != nil && ctx.Err() != nil {
-		var rest []string
-		for n := range left {
-			rest = append(rest, n)
-		}
-		sort.Strings(rest)
-		return util.UsageErrorf("timed out after %s waiting for job(s) %s to be deleted (finalizers may hold them)", timeout, strings.Join(rest, ", "))
-	}
-	return err
+	return wait.Deleted[*batchv1alpha1.Job](ctx, jobWait(c, ns, names, timeout), "finalizers may hold them")
 }

@@ -41,7 +41,7 @@ func newCordonCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Com
 			# Stop new jobs on compute-3
 			kubectl vc nodeset cordon compute-3`),
 		Args:              cobra.MinimumNArgs(1),
-		ValidArgsFunction: nodeSetPodNames(f),
+		ValidArgsFunction: nodeSetPodKind.Names(f),
 		RunE:              func(cmd *cobra.Command, args []string) error { return o.run(cmd.Context(), args) },
 	}
 	return cmd

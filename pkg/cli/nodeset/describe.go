@@ -61,16 +61,8 @@ func newDescribeCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.C
 			# With sinfo, on a Slurm login node
 			kubectl vc nodeset describe compute --slurm-conf /etc/slurm/slurm.conf`),
 		Args:              cobra.ExactArgs(1),
-		ValidArgsFunction: nodeSetNames(f, true),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := o.Complete(args); err != nil {
-				return err
-			}
-			if err := o.Validate(); err != nil {
-				return err
-			}
-			return o.Run(cmd.Context())
-		},
+		ValidArgsFunction: nodeSetKind.Name(f),
+		RunE:              util.RunE(o),
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&o.Slurm.Conf, "slurm-conf", o.Slurm.Conf, "slurm.conf of the cluster, to read live Slurm node states with sinfo")

@@ -44,16 +44,8 @@ func newHistoryCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Co
 		Example: templates.Examples(`
 			kubectl vc nodeset history compute`),
 		Args:              cobra.ExactArgs(1),
-		ValidArgsFunction: nodeSetNames(f, true),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := o.Complete(args); err != nil {
-				return err
-			}
-			if err := o.Validate(); err != nil {
-				return err
-			}
-			return o.Run(cmd.Context())
-		},
+		ValidArgsFunction: nodeSetKind.Name(f),
+		RunE:              util.RunE(o),
 	}
 	o.PrintFlags.AddFlags(cmd)
 	return cmd

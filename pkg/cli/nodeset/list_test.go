@@ -13,6 +13,7 @@ import (
 	clienttesting "k8s.io/client-go/testing"
 
 	slinkyv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/slinky/v1beta1"
+	clitesting "github.com/kubectl-vc/kubectl-vc/pkg/cli/testing"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/util"
 	vcfake "github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned/fake"
 )
@@ -31,7 +32,7 @@ func TestListWatchError(t *testing.T) {
 	w.Error(&metav1.Status{Status: metav1.StatusFailure, Code: 410, Reason: metav1.StatusReasonExpired, Message: "too old resource version: 1 (2)"})
 	vc.PrependWatchReactor("nodesets", func(clienttesting.Action) (bool, watch.Interface, error) { return true, w, nil })
 	var out, errOut bytes.Buffer
-	cmd := newListCmd(fakeFactory{vc: vc}, genericiooptions.IOStreams{Out: &out, ErrOut: &errOut})
+	cmd := newListCmd(clitesting.Factory{NS: "slurm", Volcano: vc}, genericiooptions.IOStreams{Out: &out, ErrOut: &errOut})
 	cmd.SetArgs([]string{"--watch", "--no-headers"})
 	cmd.SetOut(&errOut)
 	cmd.SetErr(&errOut)
@@ -52,7 +53,7 @@ func TestListWatchError(t *testing.T) {
 func TestListNegativeChunkSize(t *testing.T) {
 	vc := vcfake.NewSimpleClientset()
 	var out, errOut bytes.Buffer
-	cmd := newListCmd(fakeFactory{vc: vc}, genericiooptions.IOStreams{Out: &out, ErrOut: &errOut})
+	cmd := newListCmd(clitesting.Factory{NS: "slurm", Volcano: vc}, genericiooptions.IOStreams{Out: &out, ErrOut: &errOut})
 	cmd.SetArgs([]string{"--chunk-size=-1"})
 	cmd.SilenceUsage, cmd.SilenceErrors = true, true
 	err := cmd.ExecuteContext(context.Background())

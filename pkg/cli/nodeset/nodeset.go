@@ -21,7 +21,7 @@ import (
 
 // NewCmd returns the 'nodeset' command group.
 func NewCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Command {
-	cmd := &cobra.Command{
+	return util.Group(&cobra.Command{
 		Use:     "nodeset",
 		Aliases: []string{"nodesets", "nss"},
 		Short:   "Manage Slinky NodeSets (Slurm compute nodes as pods)",
@@ -38,10 +38,7 @@ func NewCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Command {
 
 			# Stop new jobs on one node
 			kubectl vc nodeset cordon compute-3`),
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error { return cmd.Help() },
-	}
-	cmd.AddCommand(
+	},
 		newListCmd(f, streams),
 		newDescribeCmd(f, streams),
 		newScaleCmd(f, streams),
@@ -49,7 +46,6 @@ func NewCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Command {
 		newUncordonCmd(f, streams),
 		newHistoryCmd(f, streams),
 	)
-	return cmd
 }
 
 func validateName(kind, name string) error {

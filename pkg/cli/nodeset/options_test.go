@@ -10,27 +10,13 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
-	"k8s.io/client-go/kubernetes"
 	kubefake "k8s.io/client-go/kubernetes/fake"
 	clienttesting "k8s.io/client-go/testing"
 
 	slinkyv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/slinky/v1beta1"
-	"github.com/kubectl-vc/kubectl-vc/pkg/cli/util"
-	"github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned"
+	clitesting "github.com/kubectl-vc/kubectl-vc/pkg/cli/testing"
 	vcfake "github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned/fake"
 )
-
-// fakeFactory hands out fake clientsets and a fixed namespace; the other
-// Factory methods are not used by these commands (a call panics).
-type fakeFactory struct {
-	util.Factory
-	vc *vcfake.Clientset
-	kc *kubefake.Clientset
-}
-
-func (f fakeFactory) Namespace() (string, bool, error)            { return "slurm", false, nil }
-func (f fakeFactory) VolcanoClient() (versioned.Interface, error) { return f.vc, nil }
-func (f fakeFactory) KubeClient() (kubernetes.Interface, error)   { return f.kc, nil }
 
 func nodeSetPod(name string, cordoned bool, owner *slinkyv1beta1.NodeSet) *corev1.Pod {
 	p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "slurm", Annotations: map[string]string{}}}
@@ -77,7 +63,7 @@ func TestCordonOptions(t *testing.T) {
 			kc := kubefake.NewClientset(tc.pods...)
 			var out bytes.Buffer
 			o := &CordonOptions{IOStreams: genericiooptions.IOStreams{Out: &out, ErrOut: &out},
-				Factory: fakeFactory{kc: kc}, Cordon: tc.cordon}
+				Factory: clitesting.Factory{NS: "slurm", Kube: kc}, Cordon: tc.cordon}
 			if err := o.Complete(tc.args); err != nil {
 				t.Fatal(err)
 			}
@@ -120,7 +106,7 @@ func TestScaleOptions(t *testing.T) {
 	})
 	var out bytes.Buffer
 	run := func(name string) error {
-		o := &ScaleOptions{IOStreams: genericiooptions.IOStreams{Out: &out, ErrOut: &out}, Factory: fakeFactory{vc: vc}, Replicas: 5}
+		o := &ScaleOptions{IOStreams: genericiooptions.IOStreams{Out: &out, ErrOut: &out}, Factory: clitesting.Factory{NS: "slurm", Volcano: vc}, Replicas: 5}
 		if err := o.Complete([]string{name}); err != nil {
 			return err
 		}

@@ -41,16 +41,8 @@ func newScaleCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Comm
 			# Ten compute nodes
 			kubectl vc nodeset scale compute --replicas 10`),
 		Args:              cobra.ExactArgs(1),
-		ValidArgsFunction: nodeSetNames(f, true),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := o.Complete(args); err != nil {
-				return err
-			}
-			if err := o.Validate(); err != nil {
-				return err
-			}
-			return o.Run(cmd.Context())
-		},
+		ValidArgsFunction: nodeSetKind.Name(f),
+		RunE:              util.RunE(o),
 	}
 	cmd.Flags().Int32Var(&o.Replicas, "replicas", -1, "The new number of pods (required, 0 or more)")
 	return cmd

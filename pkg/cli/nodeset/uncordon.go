@@ -22,7 +22,7 @@ func newUncordonCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.C
 			# Let jobs run on compute-3 again
 			kubectl vc nodeset uncordon compute-3`),
 		Args:              cobra.MinimumNArgs(1),
-		ValidArgsFunction: nodeSetPodNames(f),
+		ValidArgsFunction: nodeSetPodKind.Names(f),
 		RunE:              func(cmd *cobra.Command, args []string) error { return o.run(cmd.Context(), args) },
 	}
 }

@@ -2,25 +2,19 @@ package podgroup
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/spf13/cobra"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation"
-	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
-	"k8s.io/cli-runtime/pkg/printers"
 	"k8s.io/kubectl/pkg/util/templates"
 
 	schedulingv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/scheduling/v1beta1"
-	"github.com/kubectl-vc/kubectl-vc/pkg/cli/chunk"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/completion"
-	"github.com/kubectl-vc/kubectl-vc/pkg/cli/follow"
+	"github.com/kubectl-vc/kubectl-vc/pkg/cli/list"
 	vcprinters "github.com/kubectl-vc/kubectl-vc/pkg/cli/printers"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/util"
-	"github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned"
 )
 
 var phases = []schedulingv1beta1.PodGroupPhase{
@@ -30,25 +24,13 @@ var phases = []schedulingv1beta1.PodGroupPhase{
 
 // ListOptions holds the input of 'podgroup list'.
 type ListOptions struct {
-	genericiooptions.IOStreams
-	Factory    util.Factory
-	PrintFlags *vcprinters.PrintFlags
-
-	Names         []string
-	Namespace     string
-	AllNamespaces bool
-	Queue         string
-	Phase         string
-	Selector      string
-	Watch         bool
-	ChunkSize     int64
-
-	printer printers.ResourcePrinter
-	client  versioned.Interface
+	list.Options
+	Queue string
+	Phase string
 }
 
 func newListCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Command {
-	o := &ListOptions{IOStreams: streams, Factory: f, PrintFlags: vcprinters.NewPrintFlags()}
+	o := &ListOptions{Options: list.NewOptions(f, streams)}
 	cmd := &cobra.Command{
 		Use:     "list [NAME...]",
 		Aliases: []string{"get", "ls"},
@@ -67,50 +49,20 @@ func newListCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Comma
 
 			# Every podgroup in one list request rather than 500 per request
 			kubectl vc pg list -A --chunk-size 0`),
-		ValidArgsFunction: completion.PodGroupNames(f),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := o.Complete(args); err != nil {
-				return err
-			}
-			if err := o.Validate(); err != nil {
-				return err
-			}
-			return o.Run(cmd.Context())
-		},
+		ValidArgsFunction: completion.PodGroups.Names(f),
+		RunE:              util.RunE(o),
 	}
-	o.PrintFlags.AddFlags(cmd)
-	cmd.Flags().BoolVarP(&o.AllNamespaces, "all-namespaces", "A", false, "List podgroups of every namespace")
+	o.AddFlags(cmd, list.Flags{AllNamespaces: "List podgroups of every namespace", Selector: "Label selector, e.g. -l app=train", Watch: true})
 	cmd.Flags().StringVar(&o.Queue, "queue", "", "Only podgroups of this queue")
 	cmd.Flags().StringVar(&o.Phase, "phase", "", "Only podgroups in this phase: Pending, Running, Unknown, Inqueue or Completed")
-	cmd.Flags().StringVarP(&o.Selector, "selector", "l", "", "Label selector, e.g. -l app=train")
-	cmd.Flags().BoolVarP(&o.Watch, "watch", "w", false, "After listing, watch for changes")
-	chunk.AddFlag(cmd, &o.ChunkSize)
-	_ = cmd.RegisterFlagCompletionFunc("queue", completion.FlagQueueNames(f))
+	_ = cmd.RegisterFlagCompletionFunc("queue", completion.Queues.Flag(f))
 	_ = cmd.RegisterFlagCompletionFunc("phase", cobra.FixedCompletions([]string{"Pending", "Running", "Unknown", "Inqueue", "Completed"}, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
 }
 
-// Complete resolves the namespace, the printer and the client.
-func (o *ListOptions) Complete(args []string) error {
-	o.Names = args
-	ns, _, err := o.Factory.Namespace()
-	if err != nil {
-		return util.UsageErrorf("cannot read the namespace from the kubeconfig: %s", util.Message(err))
-	}
-	o.Namespace = ns
-	if o.AllNamespaces {
-		o.Namespace = metav1.NamespaceAll
-	}
-	if o.printer, err = o.PrintFlags.ToPrinter(); err != nil {
-		return err
-	}
-	o.client, err = o.Factory.VolcanoClient()
-	return err
-}
-
 // Validate checks names and filters before any request.
 func (o *ListOptions) Validate() error {
-	if err := chunk.Validate(o.ChunkSize); err != nil {
+	if err := o.Options.Validate(); err != nil {
 		return err
 	}
 	if o.AllNamespaces && len(o.Names) > 0 {
@@ -131,9 +83,6 @@ func (o *ListOptions) Validate() error {
 	}
 	if o.Phase != "" && !knownPhase(o.Phase) {
 		return util.UsageErrorf("unknown --phase %q: use Pending, Running, Unknown, Inqueue or Completed", o.Phase)
-	}
-	if _, err := labels.Parse(o.Selector); err != nil {
-		return util.UsageErrorf("invalid --selector %q: %s", o.Selector, util.Message(err))
 	}
 	return nil
 }
@@ -160,54 +109,30 @@ func (o *ListOptions) keep(pg *schedulingv1beta1.PodGroup) bool {
 // Run lists podgroups once (filters on queue and phase are applied here:
 // the API server cannot select custom resources by spec fields).
 func (o *ListOptions) Run(ctx context.Context) error {
-	pgs := o.client.SchedulingV1beta1().PodGroups(o.Namespace)
-	opts := metav1.ListOptions{LabelSelector: o.Selector}
-	list := &schedulingv1beta1.PodGroupList{}
-	var err error
-	list.Items, list.ResourceVersion, err = chunk.Read[schedulingv1beta1.PodGroup](ctx, o.Names, o.Watch, o.ChunkSize, opts,
-		pgs.Get, pgs.List, func(n string) error {
-			return util.UsageErrorf("podgroup %q not found in namespace %q", n, o.Namespace)
-		})
+	pgs := o.Client.SchedulingV1beta1().PodGroups(o.Namespace)
+	items, rv, err := list.Read[schedulingv1beta1.PodGroup](ctx, &o.Options, "podgroup", pgs.Get, pgs.List)
 	if err != nil {
 		return err
 	}
-	kept := list.Items[:0]
-	for i := range list.Items {
-		if o.keep(&list.Items[i]) {
-			kept = append(kept, list.Items[i])
-		}
-	}
-	list.Items = kept
-	if err := o.print(list.Items, list); err != nil {
+	all := &schedulingv1beta1.PodGroupList{ListMeta: metav1.ListMeta{ResourceVersion: rv}, Items: list.Keep(items, o.keep)}
+	if err := o.print(all.Items, all); err != nil {
 		return err
 	}
-	if !o.Watch {
-		return nil
-	}
-	named := follow.Only(o.Names)
-	return follow.Each(ctx, list.ResourceVersion, opts, pgs.Watch,
-		func(_ watch.EventType, pg *schedulingv1beta1.PodGroup) error {
-			if !named(pg.Name) || !o.keep(pg) {
-				return nil
-			}
-			return o.print([]schedulingv1beta1.PodGroup{*pg}, pg)
-		})
+	return list.Follow(ctx, &o.Options, all.ResourceVersion, pgs.Watch, o.keep, func(pg *schedulingv1beta1.PodGroup) error {
+		return o.print([]schedulingv1beta1.PodGroup{*pg}, pg)
+	})
 }
 
 func (o *ListOptions) print(items []schedulingv1beta1.PodGroup, obj runtime.Object) error {
-	if !o.PrintFlags.HumanReadable() {
-		return vcprinters.Print(o.printer, obj, o.Out)
-	}
-	if len(items) == 0 && !o.Watch {
-		if o.AllNamespaces {
-			fmt.Fprintln(o.ErrOut, "No podgroups found.")
-		} else {
-			fmt.Fprintf(o.ErrOut, "No podgroups found in %s namespace.\n", o.Namespace)
-		}
-		return nil
-	}
+	return o.Options.Print(obj, len(items), o.NoneFound("No podgroups found"), func() runtime.Object {
+		return podGroupTable(items, o.AllNamespaces)
+	})
+}
+
+// podGroupTable is the table of 'podgroup list'; allNamespaces adds NAMESPACE first.
+func podGroupTable(items []schedulingv1beta1.PodGroup, allNamespaces bool) runtime.Object {
 	cols := []vcprinters.Column{}
-	if o.AllNamespaces {
+	if allNamespaces {
 		cols = append(cols, vcprinters.Column{Name: "NAMESPACE"})
 	}
 	cols = append(cols, []vcprinters.Column{
@@ -218,7 +143,7 @@ func (o *ListOptions) print(items []schedulingv1beta1.PodGroup, obj runtime.Obje
 	for i := range items {
 		pg := &items[i]
 		var row []any
-		if o.AllNamespaces {
+		if allNamespaces {
 			row = append(row, pg.Namespace)
 		}
 		minRes := ""
@@ -229,7 +154,7 @@ func (o *ListOptions) print(items []schedulingv1beta1.PodGroup, obj runtime.Obje
 			vcprinters.Age(pg.CreationTimestamp), vcprinters.OrNone(pg.Spec.PriorityClassName), vcprinters.OrNone(minRes))
 		rows = append(rows, row)
 	}
-	return o.printer.PrintObj(vcprinters.Table(cols, rows), o.Out)
+	return vcprinters.Table(cols, rows)
 }
 
 // queueOf returns the queue a podgroup is scheduled from; empty means default.

@@ -11,7 +11,7 @@ import (
 
 // NewCmd returns the 'podgroup' command group.
 func NewCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Command {
-	cmd := &cobra.Command{
+	return util.Group(&cobra.Command{
 		Use:     "podgroup",
 		Aliases: []string{"podgroups", "pg"},
 		Short:   "Inspect Volcano podgroups",
@@ -23,9 +23,5 @@ func NewCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Command {
 
 			# One podgroup with its member pods and events
 			kubectl vc pg describe my-job -n batch`),
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error { return cmd.Help() },
-	}
-	cmd.AddCommand(newListCmd(f, streams), newDescribeCmd(f, streams))
-	return cmd
+	}, newListCmd(f, streams), newDescribeCmd(f, streams))
 }

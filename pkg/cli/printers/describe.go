@@ -6,15 +6,18 @@ import (
 	"io"
 	"sort"
 	"strings"
+	"text/tabwriter"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/kubectl/pkg/describe"
 
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/util"
+	"github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned"
 )
 
 // WriteEvents prints the events of one object the way kubectl describe
@@ -57,4 +60,111 @@ func MapString(m map[string]string) string {
 		parts = append(parts, k+"="+m[k])
 	}
 	return strings.Join(parts, ",")
+}
+
+// Describer writes a describe page the way kubectl does: "Label:\tvalue"
+// lines, each level indented two more spaces (kubectl's
+// describe.PrefixWriter), aligned by one tabwriter. Flush when done.
+type Describer struct {
+	describe.PrefixWriter
+	tw *tabwriter.Writer
+}
+
+// NewDescriber returns a Describer writing to out.
+func NewDescriber(out io.Writer) *Describer {
+	tw := tabwriter.NewWriter(out, 0, 8, 2, ' ', 0)
+	return &Describer{PrefixWriter: describe.NewPrefixWriter(tw), tw: tw}
+}
+
+// Flush writes out what the tabwriter holds.
+func (d *Describer) Flush() { _ = d.tw.Flush() }
+
+// Line writes "label:\tvalue" at level.
+func (d *Describer) Line(level int, label string, value any) {
+	d.Write(level, "%s:\t%v\n", label, value)
+}
+
+// Section starts a section: "title:" at level, its lines one level deeper.
+func (d *Describer) Section(level int, title string) {
+	d.Write(level, "%s:\n", title)
+}
+
+// CannotList says in place that what label shows could not be listed:
+// describe still shows the rest.
+func (d *Describer) CannotList(level int, label string, err error) {
+	d.Line(level, label, "<cannot list: "+util.Message(err)+">")
+}
+
+// Header writes what every describe page starts with: Name, Namespace
+// (for a namespaced object), Labels, Annotations and Created.
+func (d *Describer) Header(obj metav1.Object) {
+	d.Line(0, "Name", obj.GetName())
+	if ns := obj.GetNamespace(); ns != "" {
+		d.Line(0, "Namespace", ns)
+	}
+	d.Line(0, "Labels", MapString(obj.GetLabels()))
+	d.Line(0, "Annotations", MapString(obj.GetAnnotations()))
+	created := obj.GetCreationTimestamp()
+	d.Line(0, "Created", created.Format("2006-01-02T15:04:05Z07:00")+" ("+Age(created)+" ago)")
+}
+
+// Table writes rows (tab-separated cells) as a section at level, under
+// header when there is one, or "label:\t<none>" when there are no rows.
+func (d *Describer) Table(level int, label, header string, rows []string) {
+	if len(rows) == 0 {
+		d.Line(level, label, "<none>")
+		return
+	}
+	d.Section(level, label)
+	if header != "" {
+		d.Write(level+1, "%s\n", header)
+	}
+	for _, r := range rows {
+		d.Write(level+1, "%s\n", r)
+	}
+}
+
+// Events writes the events of obj (see WriteEvents); namespace is where
+// to look, empty for every namespace.
+func (d *Describer) Events(ctx context.Context, kc kubernetes.Interface, namespace, kind string, obj metav1.Object) {
+	WriteEvents(ctx, d.tw, kc, namespace, kind, obj.GetName(), obj.GetUID())
+}
+
+// DescribeOptions is the input every 'describe NAME' shares; a kind's
+// DescribeOptions embeds it and adds its Validate and Run.
+type DescribeOptions struct {
+	genericiooptions.IOStreams
+	Factory util.Factory
+
+	Name      string
+	Namespace string
+
+	// ClusterScoped kinds read no namespace.
+	ClusterScoped bool
+	// NoName is the usage error when no name is given.
+	NoName string
+
+	// Client and Kube are set by Complete.
+	Client versioned.Interface
+	Kube   kubernetes.Interface
+}
+
+// Complete records the name and resolves the namespace and the clients
+// (Volcano's for the object, Kubernetes' for its pods and events).
+func (o *DescribeOptions) Complete(args []string) error {
+	if len(args) == 0 {
+		return util.UsageErrorf("%s", o.NoName)
+	}
+	o.Name = args[0]
+	var err error
+	if !o.ClusterScoped {
+		if o.Namespace, err = util.Namespace(o.Factory); err != nil {
+			return err
+		}
+	}
+	if o.Client, err = o.Factory.VolcanoClient(); err != nil {
+		return err
+	}
+	o.Kube, err = o.Factory.KubeClient()
+	return err
 }

@@ -4,6 +4,7 @@
 package printers
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"sort"
@@ -19,6 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/duration"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/printers"
+	"sigs.k8s.io/yaml"
 
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/util"
 	"github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned/scheme"
@@ -205,4 +207,20 @@ func toList(obj runtime.Object) (*unstructured.UnstructuredList, error) {
 		out.Items = append(out.Items, unstructured.Unstructured{Object: m})
 	}
 	return out, nil
+}
+
+// WriteData writes v as JSON (indented) or YAML when format asks for one,
+// and says whether it did; any other format is the caller's.
+func WriteData(out io.Writer, format string, v any) bool {
+	switch format {
+	case "json":
+		b, _ := json.MarshalIndent(v, "", "  ")
+		fmt.Fprintln(out, string(b))
+	case "yaml":
+		b, _ := yaml.Marshal(v)
+		fmt.Fprint(out, string(b))
+	default:
+		return false
+	}
+	return true
 }

@@ -2,14 +2,12 @@ package queue
 
 import (
 	"context"
-	"fmt"
-	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/utils/ptr"
 
 	busv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/bus/v1alpha1"
 	schedulingv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/scheduling/v1beta1"
+	"github.com/kubectl-vc/kubectl-vc/pkg/cli/command"
 	"github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned"
 )
 
@@ -21,29 +19,11 @@ func stateOf(q *schedulingv1beta1.Queue) schedulingv1beta1.QueueState {
 	return q.Status.State
 }
 
-// newQueueCommand builds the Command exactly as Volcano's vcctl does, so
-// that Volcano's own controller acts on it: generateName
-// <queue>-<lower(action)>-, a controller owner reference to the Queue (so
-// the garbage collector removes it with the queue), and the same
-// reference as target.
+// newQueueCommand builds the Command for queue q as vcctl does, in
+// namespace (the queue is cluster-scoped; the queue controller reads
+// Commands of every namespace).
 func newQueueCommand(q *schedulingv1beta1.Queue, action, namespace string) *busv1alpha1.Command {
-	ref := metav1.OwnerReference{
-		APIVersion:         schedulingv1beta1.SchemeGroupVersion.String(),
-		Kind:               "Queue",
-		Name:               q.Name,
-		UID:                q.UID,
-		Controller:         ptr.To(true),
-		BlockOwnerDeletion: ptr.To(true),
-	}
-	return &busv1alpha1.Command{
-		ObjectMeta: metav1.ObjectMeta{
-			GenerateName:    fmt.Sprintf("%s-%s-", q.Name, strings.ToLower(action)),
-			Namespace:       namespace,
-			OwnerReferences: []metav1.OwnerReference{ref},
-		},
-		Action:       action,
-		TargetObject: ref.DeepCopy(),
-	}
+	return command.New(q, schedulingv1beta1.SchemeGroupVersion.WithKind("Queue"), action, namespace)
 }
 
 // getQueues fetches every named queue before anything is written, so that

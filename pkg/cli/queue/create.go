@@ -86,8 +86,8 @@ func newCreateCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Com
 	cmd.Flags().Int32Var(&o.Priority, "priority", 0, "Priority of the queue; higher is scheduled first and reclaimed last")
 	cmd.Flags().BoolVar(&o.Reclaimable, "reclaimable", true, "Whether other queues may reclaim what this queue uses beyond its deserved share")
 	cmd.Flags().StringVar(&o.State, "state", "Open", "Initial state: Open or Closed")
-	addDryRunFlag(cmd, &o.DryRun)
-	_ = cmd.RegisterFlagCompletionFunc("parent", completion.FlagQueueNames(f))
+	util.AddDryRunFlag(cmd, &o.DryRun)
+	_ = cmd.RegisterFlagCompletionFunc("parent", completion.Queues.Flag(f))
 	_ = cmd.RegisterFlagCompletionFunc("state", cobra.FixedCompletions([]string{"Open", "Closed"}, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
 }
@@ -100,11 +100,8 @@ func (o *CreateOptions) Complete(args []string) error {
 	}
 	o.Name = args[0]
 	var err error
-	if o.dryClient, o.dryServer, err = completeDryRun(o.DryRun, o.PrintFlags); err != nil {
+	if o.printer, o.dryClient, o.dryServer, err = util.CompleteWrite(o.DryRun, o.PrintFlags); err != nil {
 		return err
-	}
-	if o.printer, err = o.PrintFlags.ToPrinter(); err != nil {
-		return outputError(o.PrintFlags)
 	}
 	if o.dryClient {
 		return nil // prints the queue only: works without a cluster
@@ -188,7 +185,7 @@ func (o *CreateOptions) Run(ctx context.Context) error {
 			return err
 		}
 	}
-	created, err := c.SchedulingV1beta1().Queues().Create(ctx, o.queue, metav1.CreateOptions{DryRun: dryRunOpts(o.dryServer)})
+	created, err := c.SchedulingV1beta1().Queues().Create(ctx, o.queue, metav1.CreateOptions{DryRun: util.DryRunOpts(o.dryServer)})
 	if err != nil {
 		if apierrors.IsAlreadyExists(err) {
 			return util.UsageErrorf("queue %q already exists: use 'queue update %s' to change it", o.Name, o.Name)

@@ -59,22 +59,13 @@ func newDeleteCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Com
 
 			# Delete a queue and its child queue (the child goes first)
 			kubectl vc queue delete team-a team-a-batch --close`),
-		ValidArgsFunction: completion.QueueNames(f),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := o.Complete(args); err != nil {
-				return err
-			}
-			if err := o.Validate(); err != nil {
-				return err
-			}
-			return o.Run(cmd.Context())
-		},
+		ValidArgsFunction: completion.Queues.Names(f),
+		RunE:              util.RunE(o),
 	}
 	cmd.Flags().BoolVar(&o.Close, "close", false, "Close each queue and wait until it is Closed before deleting it")
-	cmd.Flags().BoolVar(&o.Wait, "wait", false, "Wait until the queues are gone")
-	cmd.Flags().DurationVar(&o.Timeout, "timeout", DefaultWaitTimeout, "How long --close and --wait wait (0 waits forever)")
+	util.AddWaitFlags(cmd, &o.Wait, &o.Timeout, "Wait until the queues are gone", "How long --close and --wait wait (0 waits forever)")
 	cmd.Flags().StringVar(&o.CommandNamespace, "command-namespace", DefaultCommandNamespace, "Namespace of the CloseQueue Commands that --close creates")
-	addDryRunFlag(cmd, &o.DryRun)
+	util.AddDryRunFlag(cmd, &o.DryRun)
 	return cmd
 }
 
@@ -83,7 +74,7 @@ func newDeleteCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Com
 func (o *DeleteOptions) Complete(args []string) error {
 	o.Names = args
 	var err error
-	if o.dryClient, o.dryServer, err = dryRunStrategy(o.DryRun); err != nil {
+	if o.dryClient, o.dryServer, err = util.DryRunStrategy(o.DryRun); err != nil {
 		return err
 	}
 	o.client, err = o.Factory.VolcanoClient()
@@ -103,8 +94,8 @@ func (o *DeleteOptions) Validate() error {
 			return util.UsageErrorf("cannot delete queue %q: the root and default queues must always exist", n)
 		}
 	}
-	if o.Timeout < 0 {
-		return util.UsageErrorf("invalid --timeout %s: must not be negative", o.Timeout)
+	if err := util.ValidateWait(o.Timeout, false, false, ""); err != nil {
+		return err
 	}
 	if (o.Wait || o.Close) && (o.dryClient || o.dryServer) {
 		return util.UsageErrorf("--close and --wait cannot be combined with --dry-run")
@@ -189,7 +180,7 @@ func (o *DeleteOptions) deleteOne(ctx context.Context, q *schedulingv1beta1.Queu
 	del := func() error {
 		return o.client.SchedulingV1beta1().Queues().Delete(ctx, q.Name, metav1.DeleteOptions{
 			Preconditions: &metav1.Preconditions{UID: &uid},
-			DryRun:        dryRunOpts(o.dryServer),
+			DryRun:        util.DryRunOpts(o.dryServer),
 		})
 	}
 	err := del()

@@ -5,12 +5,10 @@ import (
 	"fmt"
 	"sort"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/kubectl/pkg/util/templates"
 
 	schedulingv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/scheduling/v1beta1"
@@ -18,22 +16,20 @@ import (
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/completion"
 	vcprinters "github.com/kubectl-vc/kubectl-vc/pkg/cli/printers"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/util"
-	"github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned"
 	"github.com/kubectl-vc/kubectl-vc/pkg/rules"
 )
 
 // DescribeOptions holds the input of 'queue describe'.
 type DescribeOptions struct {
-	genericiooptions.IOStreams
-	Factory util.Factory
-	Name    string
+	vcprinters.DescribeOptions
+}
 
-	client versioned.Interface
-	kube   kubernetes.Interface
+func newDescribeOptions(f util.Factory, streams genericiooptions.IOStreams) *DescribeOptions {
+	return &DescribeOptions{vcprinters.DescribeOptions{IOStreams: streams, Factory: f, ClusterScoped: true, NoName: "name the queue to describe, e.g. 'queue describe team-a'"}}
 }
 
 func newDescribeCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Command {
-	o := &DescribeOptions{IOStreams: streams, Factory: f}
+	o := newDescribeOptions(f, streams)
 	return &cobra.Command{
 		Use:   "describe NAME",
 		Short: "Show a queue in detail",
@@ -45,32 +41,9 @@ func newDescribeCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.C
 		Example: templates.Examples(`
 			kubectl vc queue describe team-a`),
 		Args:              cobra.MaximumNArgs(1),
-		ValidArgsFunction: completion.QueueNames(f),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := o.Complete(args); err != nil {
-				return err
-			}
-			if err := o.Validate(); err != nil {
-				return err
-			}
-			return o.Run(cmd.Context())
-		},
+		ValidArgsFunction: completion.Queues.Names(f),
+		RunE:              util.RunE(o),
 	}
-}
-
-// Complete records the name and resolves the clients (Volcano's for the
-// queue, Kubernetes' for its events).
-func (o *DescribeOptions) Complete(args []string) error {
-	if len(args) == 0 {
-		return util.UsageErrorf("name the queue to describe, e.g. 'queue describe team-a'")
-	}
-	o.Name = args[0]
-	var err error
-	if o.client, err = o.Factory.VolcanoClient(); err != nil {
-		return err
-	}
-	o.kube, err = o.Factory.KubeClient()
-	return err
 }
 
 // Validate checks the name.
@@ -79,21 +52,16 @@ func (o *DescribeOptions) Validate() error { return validateName(o.Name) }
 // Run prints the description. Only the queue itself must be readable;
 // related objects that cannot be listed are reported in place.
 func (o *DescribeOptions) Run(ctx context.Context) error {
-	c := o.client
+	c := o.Client
 	q, err := c.SchedulingV1beta1().Queues().Get(ctx, o.Name, metav1.GetOptions{})
 	if err != nil {
 		return err
 	}
-	w := tabwriter.NewWriter(o.Out, 0, 8, 2, ' ', 0)
-	defer w.Flush()
-	line := func(indent int, label string, value any) {
-		fmt.Fprintf(w, "%s%s:\t%v\n", strings.Repeat("  ", indent), label, value)
-	}
-	line(0, "Name", q.Name)
-	line(0, "Labels", vcprinters.MapString(q.Labels))
-	line(0, "Annotations", vcprinters.MapString(q.Annotations))
-	line(0, "Created", q.CreationTimestamp.Format("2006-01-02T15:04:05Z07:00")+" ("+vcprinters.Age(q.CreationTimestamp)+" ago)")
-	fmt.Fprintln(w, "Spec:")
+	d := vcprinters.NewDescriber(o.Out)
+	defer d.Flush()
+	line := d.Line
+	d.Header(q)
+	d.Section(0, "Spec")
 	line(1, "Parent", parentOf(q))
 	line(1, "Weight", q.Spec.Weight)
 	line(1, "Priority", q.Spec.Priority)
@@ -108,30 +76,26 @@ func (o *DescribeOptions) Run(ctx context.Context) error {
 	if q.Spec.DequeueStrategy != "" {
 		line(1, "Dequeue Strategy", q.Spec.DequeueStrategy)
 	}
-	fmt.Fprintln(w, "Status:")
+	d.Section(0, "Status")
 	line(1, "State", stateOf(q))
 	if problem := q.Annotations[rules.HierarchyProblemAnnotation]; problem != "" {
 		line(1, "Hierarchy", problem)
 	}
 	line(1, "Allocated", vcprinters.OrNone(vcprinters.Resources(q.Status.Allocated)))
-	if rows := queueUsage(q); len(rows) == 0 {
-		line(0, "Usage", "<none>")
-	} else {
-		fmt.Fprintln(w, "Usage:")
-		fmt.Fprintln(w, "  Resource\tAllocated\tDeserved\tCapability\t% Deserved\t% Capability")
-		for _, u := range rows {
-			fmt.Fprintf(w, "  %s\t%s\t%s\t%s\t%s\t%s\n", u.Resource, quantity(u.Allocated, "0"),
-				quantity(u.Deserved, "-"), quantity(u.Capability, "-"),
-				percent(u.Allocated, u.Deserved), percent(u.Allocated, u.Capability))
-		}
+	var usage []string
+	for _, u := range queueUsage(q) {
+		usage = append(usage, fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%s", u.Resource, quantity(u.Allocated, "0"),
+			quantity(u.Deserved, "-"), quantity(u.Capability, "-"),
+			percent(u.Allocated, u.Deserved), percent(u.Allocated, u.Capability)))
 	}
+	d.Table(0, "Usage", "Resource\tAllocated\tDeserved\tCapability\t% Deserved\t% Capability", usage)
 
 	cnt := queueCounts(ctx, c, []schedulingv1beta1.Queue{*q}, chunk.DefaultSize)[q.Name]
 	source := "status"
 	if q.Status.State == "" {
 		source = "podgroups"
 	}
-	fmt.Fprintf(w, "Podgroups (from %s):\n", source)
+	d.Section(0, "Podgroups (from "+source+")")
 	line(1, "Inqueue", cnt.Inqueue)
 	line(1, "Pending", cnt.Pending)
 	line(1, "Running", cnt.Running)
@@ -139,7 +103,7 @@ func (o *DescribeOptions) Run(ctx context.Context) error {
 	line(1, "Completed", cnt.Completed)
 
 	if all, err := c.SchedulingV1beta1().Queues().List(ctx, metav1.ListOptions{}); err != nil {
-		line(0, "Child Queues", "<cannot list: "+util.Message(err)+">")
+		d.CannotList(0, "Child Queues", err)
 	} else {
 		var children []string
 		for i := range all.Items {
@@ -153,24 +117,17 @@ func (o *DescribeOptions) Run(ctx context.Context) error {
 	}
 
 	if cmds, err := c.BusV1alpha1().Commands(metav1.NamespaceAll).List(ctx, metav1.ListOptions{}); err != nil {
-		line(0, "Pending Commands", "<cannot list: "+util.Message(err)+">")
+		d.CannotList(0, "Pending Commands", err)
 	} else {
 		var rows []string
 		for i := range cmds.Items {
 			cm := &cmds.Items[i]
 			if t := cm.TargetObject; t != nil && t.Kind == "Queue" && t.Name == q.Name {
-				rows = append(rows, fmt.Sprintf("  %s/%s\t%s\t%s ago", cm.Namespace, cm.Name, cm.Action, vcprinters.Age(cm.CreationTimestamp)))
+				rows = append(rows, fmt.Sprintf("%s/%s\t%s\t%s ago", cm.Namespace, cm.Name, cm.Action, vcprinters.Age(cm.CreationTimestamp)))
 			}
 		}
-		if len(rows) == 0 {
-			line(0, "Pending Commands", "<none>")
-		} else {
-			fmt.Fprintln(w, "Pending Commands:")
-			for _, r := range rows {
-				fmt.Fprintln(w, r)
-			}
-		}
+		d.Table(0, "Pending Commands", "", rows)
 	}
-	vcprinters.WriteEvents(ctx, w, o.kube, metav1.NamespaceAll, "Queue", q.Name, q.UID)
+	d.Events(ctx, o.Kube, metav1.NamespaceAll, "Queue", q)
 	return nil
 }

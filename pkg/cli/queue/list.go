@@ -2,44 +2,30 @@ package queue
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/spf13/cobra"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
-	"k8s.io/cli-runtime/pkg/printers"
 	"k8s.io/kubectl/pkg/util/templates"
 
 	"github.com/kubectl-vc/kubectl-vc/pkg/apis/keys"
 	schedulingv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/scheduling/v1beta1"
-	"github.com/kubectl-vc/kubectl-vc/pkg/cli/chunk"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/completion"
-	"github.com/kubectl-vc/kubectl-vc/pkg/cli/follow"
+	"github.com/kubectl-vc/kubectl-vc/pkg/cli/list"
 	vcprinters "github.com/kubectl-vc/kubectl-vc/pkg/cli/printers"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/util"
-	"github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned"
 	"github.com/kubectl-vc/kubectl-vc/pkg/rules"
 )
 
 // ListOptions holds the input of 'queue list'.
 type ListOptions struct {
-	genericiooptions.IOStreams
-	Factory    util.Factory
-	PrintFlags *vcprinters.PrintFlags
-
-	Names     []string
-	Selector  string
-	Watch     bool
-	ChunkSize int64
-
-	printer printers.ResourcePrinter
-	client  versioned.Interface
+	list.Options
 }
 
 func newListCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Command {
-	o := &ListOptions{IOStreams: streams, Factory: f, PrintFlags: vcprinters.NewPrintFlags()}
+	o := &ListOptions{Options: list.NewOptions(f, streams)}
+	o.ClusterScoped = true
 	cmd := &cobra.Command{
 		Use:     "list [NAME...]",
 		Aliases: []string{"get", "ls"},
@@ -62,47 +48,22 @@ func newListCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Comma
 
 			# 5 000 queues, 100 per request (0: all in one request)
 			kubectl vc queue list --chunk-size 100`),
-		ValidArgsFunction: completion.QueueNames(f),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := o.Complete(args); err != nil {
-				return err
-			}
-			if err := o.Validate(); err != nil {
-				return err
-			}
-			return o.Run(cmd.Context())
-		},
+		ValidArgsFunction: completion.Queues.Names(f),
+		RunE:              util.RunE(o),
 	}
-	o.PrintFlags.AddFlags(cmd)
-	cmd.Flags().StringVarP(&o.Selector, "selector", "l", "", "Label selector, e.g. -l team=a")
-	cmd.Flags().BoolVarP(&o.Watch, "watch", "w", false, "After listing, watch for changes")
-	chunk.AddFlag(cmd, &o.ChunkSize)
+	o.AddFlags(cmd, list.Flags{Selector: "Label selector, e.g. -l team=a", Watch: true})
 	return cmd
-}
-
-// Complete records the names and resolves the printer and the client.
-func (o *ListOptions) Complete(args []string) error {
-	o.Names = args
-	var err error
-	if o.printer, err = o.PrintFlags.ToPrinter(); err != nil {
-		return err
-	}
-	o.client, err = o.Factory.VolcanoClient()
-	return err
 }
 
 // Validate checks names, selector, chunk size and output format.
 func (o *ListOptions) Validate() error {
-	if err := chunk.Validate(o.ChunkSize); err != nil {
+	if err := o.Options.Validate(); err != nil {
 		return err
 	}
 	for _, n := range o.Names {
 		if err := validateName(n); err != nil {
 			return err
 		}
-	}
-	if _, err := labels.Parse(o.Selector); err != nil {
-		return util.UsageErrorf("invalid --selector %q: %s", o.Selector, util.Message(err))
 	}
 	if len(o.Names) > 0 && o.Selector != "" {
 		return util.UsageErrorf("give queue names or --selector, not both")
@@ -112,51 +73,30 @@ func (o *ListOptions) Validate() error {
 
 // Run lists (and optionally watches) queues.
 func (o *ListOptions) Run(ctx context.Context) error {
-	c := o.client
-	var err error
-	list := &schedulingv1beta1.QueueList{}
+	c := o.Client
 	queues := c.SchedulingV1beta1().Queues()
-	opts := metav1.ListOptions{LabelSelector: o.Selector}
-	list.Items, list.ResourceVersion, err = chunk.Read[schedulingv1beta1.Queue](ctx, o.Names, o.Watch, o.ChunkSize, opts,
-		queues.Get, queues.List, func(n string) error { return util.UsageErrorf("queue %q not found", n) })
+	items, rv, err := list.Read[schedulingv1beta1.Queue](ctx, &o.Options, "queue", queues.Get, queues.List)
 	if err != nil {
 		return err
 	}
-	if err := o.print(ctx, list); err != nil {
+	all := &schedulingv1beta1.QueueList{ListMeta: metav1.ListMeta{ResourceVersion: rv}, Items: items}
+	if err := o.print(ctx, all); err != nil {
 		return err
 	}
-	if !o.Watch {
-		return nil
-	}
-	return o.watch(ctx, list.ResourceVersion)
+	// Watched rows take their counts from status only, to keep one
+	// request per event out of the loop.
+	return list.Follow(ctx, &o.Options, all.ResourceVersion, queues.Watch, nil, func(q *schedulingv1beta1.Queue) error {
+		if o.PrintFlags.HumanReadable() {
+			return o.Printer.PrintObj(queueTable([]schedulingv1beta1.Queue{*q}, map[string]counts{q.Name: statusCounts(q)}), o.Out)
+		}
+		return vcprinters.Print(o.Printer, q, o.Out)
+	})
 }
 
 func (o *ListOptions) print(ctx context.Context, list *schedulingv1beta1.QueueList) error {
-	if !o.PrintFlags.HumanReadable() {
-		return vcprinters.Print(o.printer, list, o.Out)
-	}
-	if len(list.Items) == 0 && !o.Watch {
-		fmt.Fprintln(o.ErrOut, "No queues found.")
-		return nil
-	}
-	return o.printer.PrintObj(queueTable(list.Items, queueCounts(ctx, o.client, list.Items, o.ChunkSize)), o.Out)
-}
-
-// watch prints every later change. Counts come from status only, to keep
-// one request per event out of the loop.
-func (o *ListOptions) watch(ctx context.Context, rv string) error {
-	named := follow.Only(o.Names)
-	return follow.Each(ctx, rv, metav1.ListOptions{LabelSelector: o.Selector}, o.client.SchedulingV1beta1().Queues().Watch,
-		func(_ watch.EventType, q *schedulingv1beta1.Queue) error {
-			if !named(q.Name) {
-				return nil
-			}
-			if o.PrintFlags.HumanReadable() {
-				items := []schedulingv1beta1.Queue{*q}
-				return o.printer.PrintObj(queueTable(items, map[string]counts{q.Name: statusCounts(q)}), o.Out)
-			}
-			return vcprinters.Print(o.printer, q, o.Out)
-		})
+	return o.Options.Print(list, len(list.Items), "No queues found.", func() runtime.Object {
+		return queueTable(list.Items, queueCounts(ctx, o.Client, list.Items, o.ChunkSize))
+	})
 }
 
 var queueColumns = []vcprinters.Column{

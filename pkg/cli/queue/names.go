@@ -25,16 +25,4 @@ func validateName(name string) error {
 
 // validateNames checks a list of names and refuses duplicates, which would
 // otherwise create two Commands for one queue.
-func validateNames(names []string) error {
-	seen := map[string]bool{}
-	for _, n := range names {
-		if err := validateName(n); err != nil {
-			return err
-		}
-		if seen[n] {
-			return util.UsageErrorf("queue %q is named twice", n)
-		}
-		seen[n] = true
-	}
-	return nil
-}
+func validateNames(names []string) error { return util.ValidateNames("queue", names, validateName) }

@@ -57,22 +57,13 @@ func newOperateCmd(f util.Factory, streams genericiooptions.IOStreams, verb, act
 		Short:             short,
 		Long:              long,
 		Example:           example,
-		ValidArgsFunction: completion.QueueNames(f),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := o.Complete(args); err != nil {
-				return err
-			}
-			if err := o.Validate(); err != nil {
-				return err
-			}
-			return o.Run(cmd.Context())
-		},
+		ValidArgsFunction: completion.Queues.Names(f),
+		RunE:              util.RunE(o),
 	}
 	o.PrintFlags.AddFlags(cmd)
 	cmd.Flags().StringVar(&o.CommandNamespace, "command-namespace", DefaultCommandNamespace, "Namespace to create the Command in (Volcano's controllers look in every namespace; vcctl uses default)")
-	cmd.Flags().BoolVar(&o.Wait, "wait", false, "Watch each queue until its status state is "+string(target)+", reporting progress on stderr")
-	cmd.Flags().DurationVar(&o.Timeout, "timeout", DefaultWaitTimeout, "How long --wait waits before giving up (0 waits forever)")
-	addDryRunFlag(cmd, &o.DryRun)
+	util.AddWaitFlags(cmd, &o.Wait, &o.Timeout, "Watch each queue until its status state is "+string(target)+", reporting progress on stderr", "")
+	util.AddDryRunFlag(cmd, &o.DryRun)
 	return cmd
 }
 
@@ -81,11 +72,8 @@ func newOperateCmd(f util.Factory, streams genericiooptions.IOStreams, verb, act
 func (o *OperateOptions) Complete(args []string) error {
 	o.Names = args
 	var err error
-	if o.dryClient, o.dryServer, err = completeDryRun(o.DryRun, o.PrintFlags); err != nil {
+	if o.printer, o.dryClient, o.dryServer, err = util.CompleteWrite(o.DryRun, o.PrintFlags); err != nil {
 		return err
-	}
-	if o.printer, err = o.PrintFlags.ToPrinter(); err != nil {
-		return outputError(o.PrintFlags)
 	}
 	o.client, err = o.Factory.VolcanoClient()
 	return err
@@ -105,11 +93,8 @@ func (o *OperateOptions) Validate() error {
 	if errs := validation.IsDNS1123Label(o.CommandNamespace); len(errs) > 0 {
 		return util.UsageErrorf("invalid --command-namespace %q: %s", o.CommandNamespace, errs[0])
 	}
-	if o.Timeout < 0 {
-		return util.UsageErrorf("invalid --timeout %s: must not be negative", o.Timeout)
-	}
-	if o.Wait && (o.dryClient || o.dryServer) {
-		return util.UsageErrorf("--wait cannot be combined with --dry-run: nothing would change")
+	if err := util.ValidateWait(o.Timeout, o.Wait, o.dryClient || o.dryServer, "nothing would change"); err != nil {
+		return err
 	}
 	return nil
 }
@@ -125,7 +110,7 @@ func (o *OperateOptions) Run(ctx context.Context) error {
 	for _, q := range queues {
 		cmdObj := newQueueCommand(q, o.Action, o.CommandNamespace)
 		if !o.dryClient {
-			cmdObj, err = c.BusV1alpha1().Commands(o.CommandNamespace).Create(ctx, cmdObj, metav1.CreateOptions{DryRun: dryRunOpts(o.dryServer)})
+			cmdObj, err = c.BusV1alpha1().Commands(o.CommandNamespace).Create(ctx, cmdObj, metav1.CreateOptions{DryRun: util.DryRunOpts(o.dryServer)})
 			if err != nil {
 				return fmt.Errorf("%s queue %q: %s", o.Verb, q.Name, util.Message(err))
 			}

@@ -16,7 +16,7 @@ const DefaultCommandNamespace = "default"
 
 // NewCmd returns the 'queue' command group.
 func NewCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Command {
-	cmd := &cobra.Command{
+	return util.Group(&cobra.Command{
 		Use:     "queue",
 		Aliases: []string{"queues", "q"},
 		Short:   "Manage Volcano queues",
@@ -34,10 +34,7 @@ func NewCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Command {
 
 			# Close a queue and wait until it holds no more podgroups
 			kubectl vc queue close team-a --wait --timeout 5m`),
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error { return cmd.Help() },
-	}
-	cmd.AddCommand(
+	},
 		newCreateCmd(f, streams),
 		newListCmd(f, streams),
 		newDescribeCmd(f, streams),
@@ -48,5 +45,4 @@ func NewCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Command {
 		newTreeCmd(f, streams),
 		newTopCmd(f, streams),
 	)
-	return cmd
 }

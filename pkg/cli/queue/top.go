@@ -75,15 +75,7 @@ func newTopCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Comman
 			# Rows for scripts
 			kubectl vc queue top -o json`),
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := o.Complete(); err != nil {
-				return err
-			}
-			if err := o.Validate(); err != nil {
-				return err
-			}
-			return o.Run(cmd.Context())
-		},
+		RunE: util.RunENoArgs(o),
 	}
 	cmd.Flags().StringVar(&o.SortBy, "sort-by", "", "Order siblings by the share of this resource's deserved amount in use (e.g. cpu, nvidia.com/gpu), highest first, or by name; by default by each queue's largest share")
 	cmd.Flags().StringVarP(&o.Output, "output", "o", "", "Output format. One of: ("+strings.Join(topOutputs, ", ")+").")

@@ -10,6 +10,7 @@ import (
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	schedulingv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/scheduling/v1beta1"
+	clitesting "github.com/kubectl-vc/kubectl-vc/pkg/cli/testing"
 	"github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned/fake"
 )
 
@@ -32,7 +33,7 @@ func runTop(t *testing.T, o *TopOptions, objs ...runtime.Object) (stdout, stderr
 	t.Helper()
 	streams, _, out, errOut := genericiooptions.NewTestIOStreams()
 	o.IOStreams = streams
-	o.Factory = fakeFactory{vc: fake.NewSimpleClientset(objs...)}
+	o.Factory = clitesting.Factory{Volcano: fake.NewSimpleClientset(objs...)}
 	if err := o.Complete(); err != nil {
 		t.Fatal(err)
 	}

@@ -77,15 +77,7 @@ func newTreeCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Comma
 			# Print the tree again on every change
 			kubectl vc queue tree --watch`),
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := o.Complete(); err != nil {
-				return err
-			}
-			if err := o.Validate(); err != nil {
-				return err
-			}
-			return o.Run(cmd.Context())
-		},
+		RunE: util.RunENoArgs(o),
 	}
 	cmd.Flags().StringVarP(&o.Output, "output", "o", "", "Output format. One of: ("+strings.Join(treeOutputs, ", ")+").")
 	cmd.Flags().BoolVarP(&o.Watch, "watch", "w", false, "After printing the tree, print it again whenever a queue changes")

@@ -19,24 +19,14 @@ import (
 	"sigs.k8s.io/yaml"
 
 	schedulingv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/scheduling/v1beta1"
-	"github.com/kubectl-vc/kubectl-vc/pkg/cli/util"
-	"github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned"
+	clitesting "github.com/kubectl-vc/kubectl-vc/pkg/cli/testing"
 	"github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned/fake"
 )
-
-// fakeFactory hands out a fake Volcano clientset; the other methods are
-// not called by 'queue tree'.
-type fakeFactory struct {
-	util.Factory
-	vc versioned.Interface
-}
-
-func (f fakeFactory) VolcanoClient() (versioned.Interface, error) { return f.vc, nil }
 
 func runTree(t *testing.T, objs ...runtime.Object) (stdout, stderr string) {
 	t.Helper()
 	streams, _, out, errOut := genericiooptions.NewTestIOStreams()
-	o := &TreeOptions{IOStreams: streams, Factory: fakeFactory{vc: fake.NewSimpleClientset(objs...)}}
+	o := &TreeOptions{IOStreams: streams, Factory: clitesting.Factory{Volcano: fake.NewSimpleClientset(objs...)}}
 	if err := o.Complete(); err != nil {
 		t.Fatal(err)
 	}
@@ -109,7 +99,7 @@ func TestTreeEmpty(t *testing.T) {
 func runTreeOutput(t *testing.T, output string, objs ...runtime.Object) string {
 	t.Helper()
 	streams, _, out, _ := genericiooptions.NewTestIOStreams()
-	o := &TreeOptions{IOStreams: streams, Factory: fakeFactory{vc: fake.NewSimpleClientset(objs...)}, Output: output}
+	o := &TreeOptions{IOStreams: streams, Factory: clitesting.Factory{Volcano: fake.NewSimpleClientset(objs...)}, Output: output}
 	if err := o.Complete(); err != nil {
 		t.Fatal(err)
 	}
@@ -268,7 +258,7 @@ func TestTreeWatch(t *testing.T) {
 		return true, fw, nil
 	})
 	var out, errOut lockedBuffer
-	o := &TreeOptions{IOStreams: genericiooptions.IOStreams{Out: &out, ErrOut: &errOut}, Factory: fakeFactory{vc: c}, Watch: true}
+	o := &TreeOptions{IOStreams: genericiooptions.IOStreams{Out: &out, ErrOut: &errOut}, Factory: clitesting.Factory{Volcano: c}, Watch: true}
 	if err := o.Complete(); err != nil {
 		t.Fatal(err)
 	}
@@ -323,7 +313,7 @@ func TestTreeWatchCancel(t *testing.T) {
 		return true, watch.NewFake(), nil
 	})
 	var out, errOut lockedBuffer
-	o := &TreeOptions{IOStreams: genericiooptions.IOStreams{Out: &out, ErrOut: &errOut}, Factory: fakeFactory{vc: c}, Watch: true}
+	o := &TreeOptions{IOStreams: genericiooptions.IOStreams{Out: &out, ErrOut: &errOut}, Factory: clitesting.Factory{Volcano: c}, Watch: true}
 	if err := o.Complete(); err != nil {
 		t.Fatal(err)
 	}

@@ -65,7 +65,7 @@ func newUpdateCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Com
 			# Move a queue under another parent and cap it
 			kubectl vc queue update team-a-batch --parent team-b --capability cpu=8,memory=16Gi`),
 		Args:              cobra.MaximumNArgs(1),
-		ValidArgsFunction: completion.QueueNames(f),
+		ValidArgsFunction: completion.Queues.Names(f),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.changed = map[string]bool{}
 			for _, n := range []string{"weight", "capability", "deserved", "guarantee", "parent", "priority", "reclaimable"} {
@@ -88,8 +88,8 @@ func newUpdateCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Com
 	cmd.Flags().StringVar(&o.Parent, "parent", "", "Parent queue")
 	cmd.Flags().Int32Var(&o.Priority, "priority", 0, "Priority of the queue")
 	cmd.Flags().BoolVar(&o.Reclaimable, "reclaimable", true, "Whether other queues may reclaim what this queue uses beyond its deserved share")
-	addDryRunFlag(cmd, &o.DryRun)
-	_ = cmd.RegisterFlagCompletionFunc("parent", completion.FlagQueueNames(f))
+	util.AddDryRunFlag(cmd, &o.DryRun)
+	_ = cmd.RegisterFlagCompletionFunc("parent", completion.Queues.Flag(f))
 	return cmd
 }
 
@@ -101,11 +101,8 @@ func (o *UpdateOptions) Complete(args []string) error {
 	}
 	o.Name = args[0]
 	var err error
-	if o.dryClient, o.dryServer, err = completeDryRun(o.DryRun, o.PrintFlags); err != nil {
+	if o.printer, o.dryClient, o.dryServer, err = util.CompleteWrite(o.DryRun, o.PrintFlags); err != nil {
 		return err
-	}
-	if o.printer, err = o.PrintFlags.ToPrinter(); err != nil {
-		return outputError(o.PrintFlags)
 	}
 	o.client, err = o.Factory.VolcanoClient()
 	return err
@@ -233,7 +230,7 @@ func (o *UpdateOptions) Run(ctx context.Context) error {
 		fmt.Fprintf(o.ErrOut, "merge patch that would be sent: %s\n", patch)
 		return vcprinters.Print(o.printer, q, o.Out)
 	}
-	updated, err := c.SchedulingV1beta1().Queues().Patch(ctx, o.Name, types.MergePatchType, patch, metav1.PatchOptions{DryRun: dryRunOpts(o.dryServer)})
+	updated, err := c.SchedulingV1beta1().Queues().Patch(ctx, o.Name, types.MergePatchType, patch, metav1.PatchOptions{DryRun: util.DryRunOpts(o.dryServer)})
 	if err != nil {
 		if apierrors.IsConflict(err) {
 			return util.UsageErrorf("queue %q changed while it was being updated: run the command again", o.Name)

@@ -2,15 +2,15 @@
 package version
 
 import (
-	"encoding/json"
+	"context"
 	"fmt"
 
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/client-go/discovery"
 	"k8s.io/kubectl/pkg/util/templates"
-	"sigs.k8s.io/yaml"
 
+	vcprinters "github.com/kubectl-vc/kubectl-vc/pkg/cli/printers"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/util"
 	"github.com/kubectl-vc/kubectl-vc/pkg/version"
 )
@@ -57,15 +57,7 @@ func NewCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Command {
 			# Only this binary's version, without contacting the cluster
 			kubectl vc version --client -o json`),
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := o.Complete(); err != nil {
-				return err
-			}
-			if err := o.Validate(); err != nil {
-				return err
-			}
-			return o.Run()
-		},
+		RunE: util.RunENoArgs(o),
 	}
 	cmd.Flags().BoolVar(&o.ClientOnly, "client", false, "Print only the client version")
 	cmd.Flags().StringVarP(&o.Output, "output", "o", "", "Output format: json or yaml")
@@ -98,7 +90,7 @@ func (o *Options) Validate() error {
 
 // Run prints the versions. An unreachable server is reported on stderr and
 // makes the command fail, after the client version has been printed.
-func (o *Options) Run() error {
+func (o *Options) Run(context.Context) error {
 	res := Result{ClientVersion: version.Get()}
 	serverErr := o.clientErr
 	if o.discovery != nil {
@@ -108,14 +100,7 @@ func (o *Options) Run() error {
 		}
 		serverErr = err
 	}
-	switch o.Output {
-	case "json":
-		b, _ := json.MarshalIndent(res, "", "  ")
-		fmt.Fprintln(o.Out, string(b))
-	case "yaml":
-		b, _ := yaml.Marshal(res)
-		fmt.Fprint(o.Out, string(b))
-	default:
+	if !vcprinters.WriteData(o.Out, o.Output, res) {
 		fmt.Fprintf(o.Out, "Client Version: %s\n", res.ClientVersion.GitVersion)
 		if res.ServerVersion != nil {
 			fmt.Fprintf(o.Out, "Server Version: %s\n", res.ServerVersion.GitVersion)

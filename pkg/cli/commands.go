@@ -6,6 +6,7 @@ import (
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/install"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/job"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/nodeset"
+	"github.com/kubectl-vc/kubectl-vc/pkg/cli/pod"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/podgroup"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/queue"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/serve"
@@ -21,7 +22,7 @@ func Commands() []Subcommand {
 		queue.NewCmd,
 		podgroup.NewCmd,
 		job.NewCmd,
-		job.NewPodCmd,
+		pod.NewCmd,
 		command.NewCmd,
 		serve.NewCmd,
 		doctor.NewCmd,

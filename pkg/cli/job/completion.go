@@ -11,8 +11,9 @@ import (
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/util"
 )
 
-// jobKind lists the jobs of a namespace, for name completion.
-var jobKind = completion.Kind{Namespaced: true, List: func(ctx context.Context, f util.Factory, ns string) (runtime.Object, error) {
+// Kind lists the jobs of a namespace, for name completion (here and in
+// the pod command's --job).
+var Kind = completion.Kind{Namespaced: true, List: func(ctx context.Context, f util.Factory, ns string) (runtime.Object, error) {
 	c, err := f.VolcanoClient()
 	if err != nil {
 		return nil, err

@@ -201,7 +201,7 @@ func (o *CreateOptions) fromFlags() (*batchv1alpha1.Job, error) {
 	if o.Min < 0 || o.Min > o.Replicas {
 		return nil, util.UsageErrorf("invalid --min %d: must be between 0 (all pods) and --replicas %d", o.Min, o.Replicas)
 	}
-	if err := validateQueueFlag(o.Queue); err != nil {
+	if err := ValidateQueueFlag(o.Queue); err != nil {
 		return nil, err
 	}
 	if o.SchedulerName == "" || len(o.SchedulerName) > 63 {
@@ -397,7 +397,7 @@ func validateJob(j *batchv1alpha1.Job) error {
 	if queueOf(j) == keys.RootQueue {
 		return util.UsageErrorf("a job cannot be submitted to the root queue: pick a leaf queue with --queue")
 	}
-	if err := validateQueueFlag(queueOf(j)); err != nil {
+	if err := ValidateQueueFlag(queueOf(j)); err != nil {
 		return err
 	}
 	return nil

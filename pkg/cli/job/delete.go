@@ -45,7 +45,7 @@ func newDeleteCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Com
 
 			# Delete two jobs and wait until they are gone
 			kubectl vc job delete train eval -n research --wait`),
-		ValidArgsFunction: jobKind.Names(f),
+		ValidArgsFunction: Kind.Names(f),
 		RunE:              util.RunE(o),
 	}
 	util.AddWaitFlags(cmd, &o.Wait, &o.Timeout, "Wait until the jobs are gone", "How long --wait waits (0 waits forever)")

@@ -44,13 +44,13 @@ func newDescribeCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.C
 		Example: templates.Examples(`
 			kubectl vc job describe train -n research`),
 		Args:              cobra.MaximumNArgs(1),
-		ValidArgsFunction: jobKind.Name(f),
+		ValidArgsFunction: Kind.Name(f),
 		RunE:              util.RunE(o),
 	}
 }
 
 // Validate checks the name.
-func (o *DescribeOptions) Validate() error { return validateName(o.Name) }
+func (o *DescribeOptions) Validate() error { return ValidateName(o.Name) }
 
 // Run prints the description. Only the job itself must be readable;
 // related objects that cannot be listed are reported in place.
@@ -287,7 +287,7 @@ func writePods(d *vcprinters.Describer, j *batchv1alpha1.Job, pods []corev1.Pod)
 	d.Section(0, "Pods")
 	d.Write(1, "Task\tName\tPhase\tNode\n")
 	for _, p := range mine {
-		d.Write(1, "%s\t%s\t%s\t%s\n", vcprinters.OrNone(p.Labels[batchv1alpha1.TaskSpecLabel]), p.Name, podPhase(p), vcprinters.OrNone(p.Spec.NodeName))
+		d.Write(1, "%s\t%s\t%s\t%s\n", vcprinters.OrNone(p.Labels[batchv1alpha1.TaskSpecLabel]), p.Name, vcprinters.PodPhase(p), vcprinters.OrNone(p.Spec.NodeName))
 	}
 }
 
@@ -296,13 +296,4 @@ func targetsJob(cm *busv1alpha1.Command, j *batchv1alpha1.Job) bool {
 	t := cm.TargetObject
 	return t != nil && t.Kind == "Job" && t.APIVersion == batchv1alpha1.SchemeGroupVersion.String() &&
 		t.Name == j.Name && (t.UID == "" || t.UID == j.UID)
-}
-
-// podPhase is the pod's phase, or Terminating once it is being deleted,
-// as kubectl shows it.
-func podPhase(p *corev1.Pod) string {
-	if p.DeletionTimestamp != nil {
-		return "Terminating"
-	}
-	return string(p.Status.Phase)
 }

@@ -121,8 +121,8 @@ func knownPhase(p string) bool {
 	return false
 }
 
-// validateName checks the name of an existing job (any object name).
-func validateName(name string) error {
+// ValidateName checks the name of an existing job (any object name).
+func ValidateName(name string) error {
 	if errs := validation.IsDNS1123Subdomain(name); len(errs) > 0 {
 		return util.UsageErrorf("invalid job name %q: %s", name, errs[0])
 	}
@@ -131,10 +131,10 @@ func validateName(name string) error {
 
 // validateNames checks names and refuses duplicates, which would write two
 // Commands for one job.
-func validateNames(names []string) error { return util.ValidateNames("job", names, validateName) }
+func validateNames(names []string) error { return util.ValidateNames("job", names, ValidateName) }
 
-// validateQueueFlag checks a --queue value.
-func validateQueueFlag(q string) error {
+// ValidateQueueFlag checks a --queue value.
+func ValidateQueueFlag(q string) error {
 	if errs := validation.IsDNS1123Subdomain(q); len(errs) > 0 {
 		return util.UsageErrorf("invalid --queue %q: %s", q, errs[0])
 	}

@@ -51,7 +51,7 @@ func newListCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Comma
 
 			# Every job of every namespace in one list request
 			kubectl vc job list -A --chunk-size 0`),
-		ValidArgsFunction: jobKind.Names(f),
+		ValidArgsFunction: Kind.Names(f),
 		RunE:              util.RunE(o),
 	}
 	o.AddFlags(cmd, list.Flags{AllNamespaces: "List jobs of every namespace", Selector: "Label selector, e.g. -l team=nlp", Watch: true})
@@ -77,7 +77,7 @@ func (o *ListOptions) Validate() error {
 		return util.UsageErrorf("give job names or --selector, not both")
 	}
 	if o.Queue != "" {
-		if err := validateQueueFlag(o.Queue); err != nil {
+		if err := ValidateQueueFlag(o.Queue); err != nil {
 			return err
 		}
 	}

@@ -61,7 +61,7 @@ func newOperateCmd(f util.Factory, streams genericiooptions.IOStreams, op operat
 		Short:             short,
 		Long:              long,
 		Example:           example,
-		ValidArgsFunction: jobKind.Names(f),
+		ValidArgsFunction: Kind.Names(f),
 		RunE:              util.RunE(o),
 	}
 	o.PrintFlags.AddFlags(cmd)

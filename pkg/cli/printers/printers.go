@@ -224,3 +224,12 @@ func WriteData(out io.Writer, format string, v any) bool {
 	}
 	return true
 }
+
+// PodPhase is the pod's phase, or Terminating once it is being deleted, as
+// kubectl shows it.
+func PodPhase(p *corev1.Pod) string {
+	if p.DeletionTimestamp != nil {
+		return "Terminating"
+	}
+	return string(p.Status.Phase)
+}

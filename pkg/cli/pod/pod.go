@@ -1,4 +1,4 @@
-package job
+package pod
 
 import (
 	"context"
@@ -20,14 +20,15 @@ import (
 	schedulingv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/scheduling/v1beta1"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/chunk"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/completion"
+	"github.com/kubectl-vc/kubectl-vc/pkg/cli/job"
 	vcprinters "github.com/kubectl-vc/kubectl-vc/pkg/cli/printers"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/util"
 	"github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned"
 )
 
-// NewPodCmd returns the 'pod' command group: the pods of Volcano jobs and
+// NewCmd returns the 'pod' command group: the pods of Volcano jobs and
 // queues.
-func NewPodCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Command {
+func NewCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Command {
 	return util.Group(&cobra.Command{
 		Use:     "pod",
 		Aliases: []string{"pods", "po"},
@@ -87,7 +88,7 @@ func newPodListCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Co
 	cmd.Flags().BoolVarP(&o.AllNamespaces, "all-namespaces", "A", false, "List pods of every namespace")
 	cmd.Flags().StringVarP(&o.Selector, "selector", "l", "", "Label selector, e.g. -l app=train")
 	chunk.AddFlag(cmd, &o.ChunkSize)
-	_ = cmd.RegisterFlagCompletionFunc("job", jobKind.Flag(f))
+	_ = cmd.RegisterFlagCompletionFunc("job", job.Kind.Flag(f))
 	_ = cmd.RegisterFlagCompletionFunc("queue", completion.Queues.Flag(f))
 	return cmd
 }
@@ -114,7 +115,7 @@ func (o *PodListOptions) Validate() error {
 		return err
 	}
 	if o.Job != "" {
-		if err := validateName(o.Job); err != nil {
+		if err := job.ValidateName(o.Job); err != nil {
 			return util.UsageErrorf("invalid --job: %s", util.Message(err))
 		}
 		if o.AllNamespaces {
@@ -122,7 +123,7 @@ func (o *PodListOptions) Validate() error {
 		}
 	}
 	if o.Queue != "" {
-		if err := validateQueueFlag(o.Queue); err != nil {
+		if err := job.ValidateQueueFlag(o.Queue); err != nil {
 			return err
 		}
 	}
@@ -254,7 +255,7 @@ func podTable(rows []podRow, allNamespaces bool) *metav1.Table {
 			row = append(row, p.Namespace)
 		}
 		row = append(row, p.Name, vcprinters.OrNone(p.Labels[batchv1alpha1.JobNameLabel]), vcprinters.OrNone(p.Labels[batchv1alpha1.TaskSpecLabel]),
-			vcprinters.OrNone(r.queue), podPhase(p), vcprinters.OrNone(p.Spec.NodeName), vcprinters.Age(p.CreationTimestamp),
+			vcprinters.OrNone(r.queue), vcprinters.PodPhase(p), vcprinters.OrNone(p.Spec.NodeName), vcprinters.Age(p.CreationTimestamp),
 			vcprinters.OrNone(r.group))
 		out = append(out, row)
 	}

@@ -18,12 +18,12 @@ func Commands() []Subcommand {
 	return []Subcommand{
 		install.NewCmd,
 		install.NewUninstallCmd,
-		nodeset.NewCmd,
-		queue.NewCmd,
-		podgroup.NewCmd,
-		job.NewCmd,
-		pod.NewCmd,
-		command.NewCmd,
+		group(nodesetGroup, nodeset.Commands),
+		group(queueGroup, queue.Commands),
+		group(podgroupGroup, podgroup.Commands),
+		group(jobGroup, job.Commands),
+		group(podGroup, pod.Commands),
+		group(commandGroup, command.Commands),
 		serve.NewCmd,
 		doctor.NewCmd,
 	}

@@ -72,7 +72,7 @@ func TestBadInput(t *testing.T) {
 		{"create: negative quantity", admin, []string{"queue", "create", "r0", "--deserved", "memory=-1Gi"}, "must not be negative"},
 		{"create: bad resource name", admin, []string{"queue", "create", "r0", "--capability", "c p u=1"}, "resource name"},
 		{"create: guarantee above deserved", admin, []string{"queue", "create", "r0", "--deserved", "cpu=2", "--guarantee", "cpu=4"}, "exceeds --deserved"},
-		{"create: unknown state", admin, []string{"queue", "create", "s0", "--state", "Paused"}, `invalid --state "Paused"`},
+		{"create: unknown state", admin, []string{"queue", "create", "s0", "--state", "Paused"}, `unknown --state "Paused"`},
 		{"create: negative priority", admin, []string{"queue", "create", "p0", "--priority", "-1"}, "invalid --priority"},
 		{"create: own parent", admin, []string{"queue", "create", "p0", "--parent", "p0"}, "its own parent"},
 		{"create: missing parent", admin, []string{"queue", "create", "p0", "--parent", "nope"}, `parent queue "nope" not found`},

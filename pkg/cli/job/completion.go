@@ -3,7 +3,6 @@ package job
 import (
 	"context"
 
-	"github.com/spf13/cobra"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
@@ -20,10 +19,3 @@ var Kind = completion.Kind{Namespaced: true, List: func(ctx context.Context, f u
 	}
 	return c.BatchV1alpha1().Jobs(ns).List(ctx, metav1.ListOptions{})
 }}
-
-// phaseCompletion completes --phase.
-func phaseCompletion() completion.Func {
-	return func(_ *cobra.Command, _ []string, toComplete string) ([]string, cobra.ShellCompDirective) {
-		return completion.Filter(phaseNames(), nil, toComplete), cobra.ShellCompDirectiveNoFileComp
-	}
-}

@@ -16,9 +16,7 @@ import (
 	serializerjson "k8s.io/apimachinery/pkg/runtime/serializer/json"
 	"k8s.io/apimachinery/pkg/util/validation"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
-	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
-	"k8s.io/cli-runtime/pkg/printers"
 	"k8s.io/kubectl/pkg/util/templates"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/yaml"
@@ -29,7 +27,7 @@ import (
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/completion"
 	vcprinters "github.com/kubectl-vc/kubectl-vc/pkg/cli/printers"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/util"
-	"github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned"
+	"github.com/kubectl-vc/kubectl-vc/pkg/cli/write"
 	"github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned/scheme"
 	"github.com/kubectl-vc/kubectl-vc/pkg/rules"
 )
@@ -46,9 +44,7 @@ var specFlags = []string{"image", "replicas", "min", "queue", "requests", "limit
 
 // CreateOptions holds the input of 'job create'.
 type CreateOptions struct {
-	genericiooptions.IOStreams
-	Factory    util.Factory
-	PrintFlags *genericclioptions.PrintFlags
+	write.Options
 
 	Name          string
 	Filename      string
@@ -63,19 +59,13 @@ type CreateOptions struct {
 	// with --command (as 'kubectl run' takes them).
 	Args    []string
 	Command bool
-	DryRun  string
 
-	specFlagsSet         []string
-	namespace            string
-	namespaceExplicit    bool
-	dryClient, dryServer bool
-	printer              printers.ResourcePrinter
-	client               versioned.Interface
-	job                  *batchv1alpha1.Job
+	specFlagsSet []string
+	job          *batchv1alpha1.Job
 }
 
 func newCreateCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Command {
-	o := &CreateOptions{IOStreams: streams, Factory: f, PrintFlags: genericclioptions.NewPrintFlags("created").WithTypeSetter(scheme.Scheme)}
+	o := &CreateOptions{Options: write.NewOptions(f, streams, "created")}
 	cmd := &cobra.Command{
 		Use:   "create NAME --image IMAGE [--replicas N] [--min N] [--queue Q] [--requests R] [--limits L] [--command] [-- ARG...] | create -f FILE",
 		Short: "Create a job from flags or from a file",
@@ -121,7 +111,7 @@ func newCreateCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Com
 			return o.Run(cmd.Context())
 		},
 	}
-	o.PrintFlags.AddFlags(cmd)
+	o.AddFlags(cmd)
 	cmd.Flags().StringVarP(&o.Filename, "filename", "f", "", "File holding the job (YAML or JSON); - reads standard input")
 	cmd.Flags().StringVar(&o.Image, "image", "", "Image of the task's container (required without -f)")
 	cmd.Flags().Int32Var(&o.Replicas, "replicas", 1, "Number of pods of the task")
@@ -131,7 +121,6 @@ func newCreateCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Com
 	cmd.Flags().StringVar(&o.Limits, "limits", "", "Resource limits of each pod, e.g. cpu=2,memory=1Gi")
 	cmd.Flags().StringVar(&o.SchedulerName, "scheduler-name", DefaultScheduler, "Scheduler of the job's pods")
 	cmd.Flags().BoolVar(&o.Command, "command", false, "Use the words after '--' as the container's command instead of its args (as 'kubectl run --command')")
-	util.AddDryRunFlag(cmd, &o.DryRun)
 	_ = cmd.RegisterFlagCompletionFunc("queue", completion.Queues.Flag(f))
 	_ = cmd.MarkFlagFilename("filename", "yaml", "yml", "json")
 	return cmd
@@ -150,15 +139,7 @@ func (o *CreateOptions) Complete(args []string, argsLenAtDash int) error {
 	if len(names) == 1 {
 		o.Name = names[0]
 	}
-	var err error
-	if o.namespace, o.namespaceExplicit, err = util.NamespaceGiven(o.Factory); err != nil {
-		return err
-	}
-	if o.printer, o.dryClient, o.dryServer, err = util.CompleteWrite(o.DryRun, o.PrintFlags); err != nil {
-		return err
-	}
-	o.client, err = o.Factory.VolcanoClient()
-	return err
+	return o.Options.Complete()
 }
 
 // Validate checks every input and builds the job, before any request.
@@ -229,7 +210,7 @@ func (o *CreateOptions) fromFlags() (*batchv1alpha1.Job, error) {
 	} else {
 		cargs = o.Args
 	}
-	return buildJob(o.Name, o.namespace, o.Image, command, cargs, o.Replicas, o.Min, o.Queue, o.SchedulerName, requests, limits), nil
+	return buildJob(o.Name, o.Namespace, o.Image, command, cargs, o.Replicas, o.Min, o.Queue, o.SchedulerName, requests, limits), nil
 }
 
 // buildJob makes the job 'job create NAME --image ...' sends: one task of
@@ -312,9 +293,9 @@ func (o *CreateOptions) readFile() (*batchv1alpha1.Job, error) {
 	}
 	switch {
 	case j.Namespace == "":
-		j.Namespace = o.namespace
-	case o.namespaceExplicit && j.Namespace != o.namespace:
-		return nil, util.UsageErrorf("the job in %s is in namespace %q, not %q (-n): drop -n or change the file", o.Filename, j.Namespace, o.namespace)
+		j.Namespace = o.Namespace
+	case o.NamespaceGiven && j.Namespace != o.Namespace:
+		return nil, util.UsageErrorf("the job in %s is in namespace %q, not %q (-n): drop -n or change the file", o.Filename, j.Namespace, o.Namespace)
 	}
 	if j.Name == "" && j.GenerateName == "" {
 		return nil, util.UsageErrorf("the job in %s has no metadata.name", o.Filename)
@@ -406,26 +387,26 @@ func validateJob(j *batchv1alpha1.Job) error {
 // Run checks the queue and creates the job (or prints it, for a client
 // dry run, which sends nothing).
 func (o *CreateOptions) Run(ctx context.Context) error {
-	if o.dryClient {
-		return vcprinters.Print(o.printer, o.job, o.Out)
+	if o.DryClient {
+		return vcprinters.Print(o.Printer, o.job, o.Out)
 	}
 	if err := o.checkQueue(ctx, queueOf(o.job)); err != nil {
 		return err
 	}
-	created, err := o.client.BatchV1alpha1().Jobs(o.job.Namespace).Create(ctx, o.job, metav1.CreateOptions{DryRun: util.DryRunOpts(o.dryServer)})
+	created, err := o.Client.BatchV1alpha1().Jobs(o.job.Namespace).Create(ctx, o.job, metav1.CreateOptions{DryRun: o.ServerDryRun()})
 	if err != nil {
 		if apierrors.IsAlreadyExists(err) {
 			return util.UsageErrorf("job %q already exists in namespace %q", o.job.Name, o.job.Namespace)
 		}
 		return apiError(err)
 	}
-	return vcprinters.Print(o.printer, created, o.Out)
+	return vcprinters.Print(o.Printer, created, o.Out)
 }
 
 // checkQueue refuses a queue that is missing or not Open, as Volcano's
 // admission would. A user who may not read queues is left to the server.
 func (o *CreateOptions) checkQueue(ctx context.Context, name string) error {
-	q, err := o.client.SchedulingV1beta1().Queues().Get(ctx, name, metav1.GetOptions{})
+	q, err := o.Client.SchedulingV1beta1().Queues().Get(ctx, name, metav1.GetOptions{})
 	switch {
 	case apierrors.IsNotFound(err):
 		return util.UsageErrorf("queue %q not found: create it ('kubectl vc queue create %s') or pick another --queue", name, name)

@@ -3,34 +3,22 @@ package job
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"github.com/spf13/cobra"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/kubectl/pkg/util/templates"
 
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/util"
-	"github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned"
+	"github.com/kubectl-vc/kubectl-vc/pkg/cli/write"
 )
 
 // DeleteOptions holds the input of 'job delete'.
 type DeleteOptions struct {
-	genericiooptions.IOStreams
-	Factory util.Factory
-
-	Names   []string
-	Wait    bool
-	Timeout time.Duration
-	DryRun  string
-
-	namespace            string
-	dryClient, dryServer bool
-	client               versioned.Interface
+	write.DeleteOptions
 }
 
 func newDeleteCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Command {
-	o := &DeleteOptions{IOStreams: streams, Factory: f}
+	o := &DeleteOptions{write.NewDeleteOptions(f, streams)}
 	cmd := &cobra.Command{
 		Use:   "delete NAME...",
 		Short: "Delete jobs",
@@ -48,61 +36,31 @@ func newDeleteCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Com
 		ValidArgsFunction: Kind.Names(f),
 		RunE:              util.RunE(o),
 	}
-	util.AddWaitFlags(cmd, &o.Wait, &o.Timeout, "Wait until the jobs are gone", "How long --wait waits (0 waits forever)")
-	util.AddDryRunFlag(cmd, &o.DryRun)
+	o.AddFlags(cmd, "Wait until the jobs are gone", "How long --wait waits (0 waits forever)")
 	return cmd
-}
-
-// Complete records the names and resolves the namespace, dry-run mode and client.
-func (o *DeleteOptions) Complete(args []string) error {
-	o.Names = args
-	var err error
-	if o.namespace, err = util.Namespace(o.Factory); err != nil {
-		return err
-	}
-	if o.dryClient, o.dryServer, err = util.DryRunStrategy(o.DryRun); err != nil {
-		return err
-	}
-	o.client, err = o.Factory.VolcanoClient()
-	return err
 }
 
 // Validate checks names and flags before any request.
 func (o *DeleteOptions) Validate() error {
-	if len(o.Names) == 0 {
-		return util.UsageErrorf("name the job(s) to delete, e.g. 'job delete train'")
-	}
-	if err := validateNames(o.Names); err != nil {
-		return err
-	}
-	if err := util.ValidateWait(o.Timeout, o.Wait, o.dryClient || o.dryServer, "nothing would be deleted"); err != nil {
-		return err
-	}
-	return nil
+	return o.DeleteOptions.Validate("job", "job delete train", ValidateName)
 }
 
 // Run checks that every job exists, then deletes them.
 func (o *DeleteOptions) Run(ctx context.Context) error {
-	jobs, err := getJobs(ctx, o.client, o.namespace, o.Names)
+	jobs, err := getJobs(ctx, o.Client, o.Namespace, o.Names)
 	if err != nil {
 		return err
 	}
 	for _, j := range jobs {
-		if !o.dryClient {
-			// Preconditions: delete exactly the job we looked at.
-			uid := j.UID
-			err := o.client.BatchV1alpha1().Jobs(j.Namespace).Delete(ctx, j.Name, metav1.DeleteOptions{
-				Preconditions: &metav1.Preconditions{UID: &uid},
-				DryRun:        util.DryRunOpts(o.dryServer),
-			})
-			if err != nil {
+		if !o.DryClient {
+			if err := o.Client.BatchV1alpha1().Jobs(j.Namespace).Delete(ctx, j.Name, o.DeleteOpts(j.UID)); err != nil {
 				return fmt.Errorf("delete job %q: %s", j.Name, util.Message(err))
 			}
 		}
-		fmt.Fprintf(o.Out, "%s deleted%s\n", jobRef(j.Name), util.DryRunSuffix(o.dryClient, o.dryServer))
+		o.Deleted(jobRef(j.Name))
 	}
 	if o.Wait {
-		return waitForDeletion(ctx, o.client, o.namespace, o.Names, o.Timeout)
+		return waitForDeletion(ctx, o.Client, o.Namespace, o.Names, o.Timeout)
 	}
 	return nil
 }

@@ -17,7 +17,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
-	"k8s.io/kubectl/pkg/util/templates"
 
 	batchv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/batch/v1alpha1"
 	"github.com/kubectl-vc/kubectl-vc/pkg/apis/keys"
@@ -25,28 +24,10 @@ import (
 	"github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned"
 )
 
-// NewCmd returns the 'job' command group.
-func NewCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Command {
-	return util.Group(&cobra.Command{
-		Use:     "job",
-		Aliases: []string{"jobs", "vcjob", "vj"},
-		Short:   "Manage Volcano Jobs (batch.volcano.sh)",
-		Long: templates.LongDesc(`
-			List, inspect, create and delete Volcano Jobs, and suspend, resume, restart or
-			terminate them.
-
-			Lifecycle changes are requested the way Volcano's vcctl does it: by creating a
-			bus.volcano.sh Command (AbortJob, ResumeJob, RestartJob, TerminateJob) in the
-			job's namespace, which Volcano's job controller applies. 'kubectl vc serve' has
-			no job controller: where it runs instead of Volcano's controllers, a job Command
-			stays pending ('kubectl vc command list' shows it).`),
-		Example: templates.Examples(`
-			# Jobs of the current namespace with their pod counts
-			kubectl vc job list
-
-			# Suspend a job and wait until its pods are released
-			kubectl vc job suspend train --wait`),
-	},
+// Commands returns the commands of the 'job' group (its name, aliases
+// and help are in pkg/cli's groups.go).
+func Commands(f util.Factory, streams genericiooptions.IOStreams) []*cobra.Command {
+	return []*cobra.Command{
 		newCreateCmd(f, streams),
 		newListCmd(f, streams),
 		newDescribeCmd(f, streams),
@@ -55,7 +36,7 @@ func NewCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Command {
 		newRestartCmd(f, streams),
 		newTerminateCmd(f, streams),
 		newDeleteCmd(f, streams),
-	)
+	}
 }
 
 // phaseOf returns the job's phase; a job the controller has not written
@@ -102,23 +83,6 @@ var phases = []batchv1alpha1.JobPhase{
 	batchv1alpha1.JobAborting, batchv1alpha1.JobAborted, batchv1alpha1.JobCompleting,
 	batchv1alpha1.JobCompleted, batchv1alpha1.JobTerminating, batchv1alpha1.JobTerminated,
 	batchv1alpha1.JobFailed,
-}
-
-func phaseNames() []string {
-	out := make([]string, len(phases))
-	for i, p := range phases {
-		out[i] = string(p)
-	}
-	return out
-}
-
-func knownPhase(p string) bool {
-	for _, k := range phases {
-		if string(k) == p {
-			return true
-		}
-	}
-	return false
 }
 
 // ValidateName checks the name of an existing job (any object name).

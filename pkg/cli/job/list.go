@@ -56,9 +56,8 @@ func newListCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Comma
 	}
 	o.AddFlags(cmd, list.Flags{AllNamespaces: "List jobs of every namespace", Selector: "Label selector, e.g. -l team=nlp", Watch: true})
 	cmd.Flags().StringVar(&o.Queue, "queue", "", "Only jobs of this queue")
-	cmd.Flags().StringVar(&o.Phase, "phase", "", "Only jobs in this phase: "+strings.Join(phaseNames(), ", "))
+	util.AddEnumFlag(cmd, &o.Phase, "phase", "", "Only jobs in this phase", util.Names(phases))
 	_ = cmd.RegisterFlagCompletionFunc("queue", completion.Queues.Flag(f))
-	_ = cmd.RegisterFlagCompletionFunc("phase", phaseCompletion())
 	return cmd
 }
 
@@ -67,24 +66,17 @@ func (o *ListOptions) Validate() error {
 	if err := o.Options.Validate(); err != nil {
 		return err
 	}
-	if o.AllNamespaces && len(o.Names) > 0 {
-		return util.UsageErrorf("names cannot be combined with --all-namespaces: job names are per namespace")
-	}
-	if err := validateNames(o.Names); err != nil {
+	if err := o.ValidateNames("job", ValidateName); err != nil {
 		return err
-	}
-	if len(o.Names) > 0 && o.Selector != "" {
-		return util.UsageErrorf("give job names or --selector, not both")
 	}
 	if o.Queue != "" {
 		if err := ValidateQueueFlag(o.Queue); err != nil {
 			return err
 		}
 	}
-	if o.Phase != "" && !knownPhase(o.Phase) {
-		return util.UsageErrorf("unknown --phase %q: use one of %s", o.Phase, strings.Join(phaseNames(), ", "))
-	}
-	return nil
+	phase, err := util.Enum("phase", o.Phase, phases)
+	o.Phase = string(phase)
+	return err
 }
 
 // keep applies the filters the API server cannot (spec and status fields
@@ -104,23 +96,14 @@ func (o *ListOptions) keep(j *batchv1alpha1.Job) bool {
 // watches from the list's resourceVersion.
 func (o *ListOptions) Run(ctx context.Context) error {
 	jobs := o.Client.BatchV1alpha1().Jobs(o.Namespace)
-	items, rv, err := list.Read[batchv1alpha1.Job](ctx, &o.Options, "job", jobs.Get, jobs.List)
-	if err != nil {
-		return apiError(err)
-	}
-	all := &batchv1alpha1.JobList{ListMeta: metav1.ListMeta{ResourceVersion: rv}, Items: list.Keep(items, o.keep)}
-	if err := o.print(all.Items, all); err != nil {
-		return err
-	}
-	return list.Follow(ctx, &o.Options, all.ResourceVersion, jobs.Watch, o.keep, func(j *batchv1alpha1.Job) error {
-		return o.print([]batchv1alpha1.Job{*j}, j)
+	err := list.Run(ctx, &o.Options, list.Kind[batchv1alpha1.Job, *batchv1alpha1.Job, *batchv1alpha1.JobList]{
+		Name: "job", Plural: "jobs", Get: jobs.Get, List: jobs.List, Watch: jobs.Watch, Keep: o.keep,
+		AsList: func(items []batchv1alpha1.Job, rv string) runtime.Object {
+			return &batchv1alpha1.JobList{ListMeta: metav1.ListMeta{ResourceVersion: rv}, Items: items}
+		},
+		Table: func(items []batchv1alpha1.Job) runtime.Object { return jobTable(items, o.AllNamespaces) },
 	})
-}
-
-func (o *ListOptions) print(items []batchv1alpha1.Job, obj runtime.Object) error {
-	return o.Options.Print(obj, len(items), o.NoneFound("No jobs found"), func() runtime.Object {
-		return jobTable(items, o.AllNamespaces)
-	})
+	return apiError(err)
 }
 
 var jobColumns = []vcprinters.Column{

@@ -7,9 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
-	"k8s.io/cli-runtime/pkg/printers"
 	"k8s.io/kubectl/pkg/util/templates"
 
 	batchv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/batch/v1alpha1"
@@ -17,8 +15,7 @@ import (
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/command"
 	vcprinters "github.com/kubectl-vc/kubectl-vc/pkg/cli/printers"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/util"
-	"github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned"
-	"github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned/scheme"
+	"github.com/kubectl-vc/kubectl-vc/pkg/cli/write"
 )
 
 // controllerNote is said wherever a job Command is written; it goes into
@@ -33,29 +30,17 @@ const controllerNote = `Volcano's job controller applies the Command and deletes
 // 'terminate': each writes one Command per job and may wait for the job to
 // get where the action leads.
 type OperateOptions struct {
-	genericiooptions.IOStreams
-	Factory    util.Factory
-	PrintFlags *genericclioptions.PrintFlags
+	write.Options
 
 	Names   []string
 	Wait    bool
 	Timeout time.Duration
-	DryRun  string
 
-	op                   operation
-	namespace            string
-	dryClient, dryServer bool
-	printer              printers.ResourcePrinter
-	client               versioned.Interface
+	op operation
 }
 
 func newOperateCmd(f util.Factory, streams genericiooptions.IOStreams, op operation, short, long, example string) *cobra.Command {
-	o := &OperateOptions{
-		IOStreams:  streams,
-		Factory:    f,
-		PrintFlags: genericclioptions.NewPrintFlags("created").WithTypeSetter(scheme.Scheme),
-		op:         op,
-	}
+	o := &OperateOptions{Options: write.NewOptions(f, streams, "created"), op: op}
 	cmd := &cobra.Command{
 		Use:               op.verb + " NAME...",
 		Short:             short,
@@ -64,9 +49,8 @@ func newOperateCmd(f util.Factory, streams genericiooptions.IOStreams, op operat
 		ValidArgsFunction: Kind.Names(f),
 		RunE:              util.RunE(o),
 	}
-	o.PrintFlags.AddFlags(cmd)
+	o.AddFlags(cmd)
 	util.AddWaitFlags(cmd, &o.Wait, &o.Timeout, "Watch each job until it is "+op.target+", reporting progress on stderr; a job the job controller will not move there ends the wait with an error", "")
-	util.AddDryRunFlag(cmd, &o.DryRun)
 	return cmd
 }
 
@@ -74,15 +58,7 @@ func newOperateCmd(f util.Factory, streams genericiooptions.IOStreams, op operat
 // printer and client.
 func (o *OperateOptions) Complete(args []string) error {
 	o.Names = args
-	var err error
-	if o.namespace, err = util.Namespace(o.Factory); err != nil {
-		return err
-	}
-	if o.printer, o.dryClient, o.dryServer, err = util.CompleteWrite(o.DryRun, o.PrintFlags); err != nil {
-		return err
-	}
-	o.client, err = o.Factory.VolcanoClient()
-	return err
+	return o.Options.Complete()
 }
 
 // Validate checks the input before anything is read or written.
@@ -93,7 +69,7 @@ func (o *OperateOptions) Validate() error {
 	if err := validateNames(o.Names); err != nil {
 		return err
 	}
-	if err := util.ValidateWait(o.Timeout, o.Wait, o.dryClient || o.dryServer, "nothing would change"); err != nil {
+	if err := util.ValidateWait(o.Timeout, o.Wait, o.Dry(), "nothing would change"); err != nil {
 		return err
 	}
 	return nil
@@ -103,7 +79,7 @@ func (o *OperateOptions) Validate() error {
 // one the controller would not act on, fails the command before any
 // Command exists), writes the Commands and optionally waits.
 func (o *OperateOptions) Run(ctx context.Context) error {
-	jobs, err := getJobs(ctx, o.client, o.namespace, o.Names)
+	jobs, err := getJobs(ctx, o.Client, o.Namespace, o.Names)
 	if err != nil {
 		return err
 	}
@@ -115,8 +91,8 @@ func (o *OperateOptions) Run(ctx context.Context) error {
 	var watch []watched
 	for _, j := range jobs {
 		cm := newJobCommand(j, o.op.action)
-		if !o.dryClient {
-			cm, err = o.client.BusV1alpha1().Commands(j.Namespace).Create(ctx, cm, metav1.CreateOptions{DryRun: util.DryRunOpts(o.dryServer)})
+		if !o.DryClient {
+			cm, err = o.Client.BusV1alpha1().Commands(j.Namespace).Create(ctx, cm, metav1.CreateOptions{DryRun: o.ServerDryRun()})
 			if err != nil {
 				return fmt.Errorf("%s job %q: %s", o.op.verb, j.Name, util.Message(err))
 			}
@@ -129,7 +105,7 @@ func (o *OperateOptions) Run(ctx context.Context) error {
 	if !o.Wait {
 		return nil
 	}
-	return waitForOperation(ctx, o.client, o.namespace, o.op, watch, o.Timeout, o.ErrOut)
+	return waitForOperation(ctx, o.Client, o.Namespace, o.op, watch, o.Timeout, o.ErrOut)
 }
 
 func (o *OperateOptions) print(cm *busv1alpha1.Command) error {
@@ -138,7 +114,7 @@ func (o *OperateOptions) print(cm *busv1alpha1.Command) error {
 		fmt.Fprintf(o.Out, "command.bus.volcano.sh/%s created (dry run)\n", cm.GenerateName)
 		return nil
 	}
-	return vcprinters.Print(o.printer, cm, o.Out)
+	return vcprinters.Print(o.Printer, cm, o.Out)
 }
 
 // newJobCommand builds the Command for job j as vcctl does: in the job's

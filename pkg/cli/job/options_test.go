@@ -8,7 +8,6 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	kubefake "k8s.io/client-go/kubernetes/fake"
 
@@ -17,8 +16,8 @@ import (
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/list"
 	clitesting "github.com/kubectl-vc/kubectl-vc/pkg/cli/testing"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/util"
+	"github.com/kubectl-vc/kubectl-vc/pkg/cli/write"
 	vcfake "github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned/fake"
-	"github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned/scheme"
 )
 
 func fakeJob(name string, phase batchv1alpha1.JobPhase, queue string) *batchv1alpha1.Job {
@@ -92,8 +91,7 @@ func TestListOptions(t *testing.T) {
 }
 
 func newOperateOptions(f util.Factory, streams genericiooptions.IOStreams, op operation) *OperateOptions {
-	return &OperateOptions{IOStreams: streams, Factory: f, op: op, DryRun: "none",
-		PrintFlags: genericclioptions.NewPrintFlags("created").WithTypeSetter(scheme.Scheme)}
+	return &OperateOptions{Options: write.NewOptions(f, streams, "created"), op: op}
 }
 
 // TestOperateOptions: one Command per job, built as vcctl builds it, or
@@ -152,7 +150,7 @@ func TestOperateOptions(t *testing.T) {
 func TestDeleteOptions(t *testing.T) {
 	vc := vcfake.NewSimpleClientset(fakeJob("train", batchv1alpha1.JobRunning, ""), fakeJob("eval", batchv1alpha1.JobRunning, ""))
 	streams, _, out, _ := genericiooptions.NewTestIOStreams()
-	o := &DeleteOptions{IOStreams: streams, Factory: clitesting.Factory{NS: "ns", Volcano: vc}, DryRun: "none"}
+	o := &DeleteOptions{write.NewDeleteOptions(clitesting.Factory{NS: "ns", Volcano: vc}, streams)}
 	if err := runOptions(o, "train", "gone"); err == nil || util.Message(err) != `job "gone" not found in namespace "ns"` {
 		t.Fatalf("error %v", err)
 	}

@@ -41,7 +41,7 @@ type Options struct {
 	Printer printers.ResourcePrinter
 	Client  versioned.Interface
 
-	// ClusterScoped kinds have no -A and read no namespace.
+	// ClusterScoped kinds read no namespace; their -A does nothing.
 	ClusterScoped bool
 }
 
@@ -52,7 +52,8 @@ func NewOptions(f util.Factory, streams genericiooptions.IOStreams) Options {
 
 // Flags says which of the shared flags a list command has, and their help.
 type Flags struct {
-	// AllNamespaces is the help of -A (not for a ClusterScoped kind).
+	// AllNamespaces is the help of -A (a ClusterScoped kind's -A is
+	// accepted and ignored).
 	AllNamespaces string
 	// Selector is the help of -l.
 	Selector string
@@ -63,9 +64,13 @@ type Flags struct {
 // AddFlags adds -o and the flags fl names to cmd.
 func (o *Options) AddFlags(cmd *cobra.Command, fl Flags) {
 	o.PrintFlags.AddFlags(cmd)
-	if !o.ClusterScoped {
-		cmd.Flags().BoolVarP(&o.AllNamespaces, "all-namespaces", "A", false, fl.AllNamespaces)
+	help := fl.AllNamespaces
+	if o.ClusterScoped {
+		// kubectl accepts -A for cluster-scoped kinds too and ignores it;
+		// so do we, so that 'kubectl get -A' habits keep working.
+		help = "Accepted and ignored: this kind is cluster-scoped"
 	}
+	cmd.Flags().BoolVarP(&o.AllNamespaces, "all-namespaces", "A", false, help)
 	cmd.Flags().StringVarP(&o.Selector, "selector", "l", "", fl.Selector)
 	if fl.Watch {
 		cmd.Flags().BoolVarP(&o.Watch, "watch", "w", false, "After listing, watch for changes")

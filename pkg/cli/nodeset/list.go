@@ -54,40 +54,19 @@ func (o *ListOptions) Validate() error {
 	if err := o.Options.Validate(); err != nil {
 		return err
 	}
-	for _, n := range o.Names {
-		if err := validateName("NodeSet", n); err != nil {
-			return err
-		}
-	}
-	if len(o.Names) > 0 && o.AllNamespaces {
-		return util.UsageErrorf("NodeSet names need a namespace, not --all-namespaces")
-	}
-	if len(o.Names) > 0 && o.Selector != "" {
-		return util.UsageErrorf("give NodeSet names or --selector, not both")
-	}
-	return nil
+	return o.ValidateNames("NodeSet", func(n string) error { return validateName("NodeSet", n) })
 }
 
 // Run lists the NodeSets (named ones by name; all of them --chunk-size at
 // a time), then optionally watches from the list's resourceVersion.
 func (o *ListOptions) Run(ctx context.Context) error {
 	c := o.Client.SlinkyV1beta1().NodeSets(o.Namespace)
-	items, rv, err := list.Read[slinkyv1beta1.NodeSet](ctx, &o.Options, "NodeSet", c.Get, c.List)
-	if err != nil {
-		return err
-	}
-	all := &slinkyv1beta1.NodeSetList{ListMeta: metav1.ListMeta{ResourceVersion: rv}, Items: items}
-	if err := o.print(all.Items, all); err != nil {
-		return err
-	}
-	return list.Follow(ctx, &o.Options, all.ResourceVersion, c.Watch, nil, func(ns *slinkyv1beta1.NodeSet) error {
-		return o.print([]slinkyv1beta1.NodeSet{*ns}, ns)
-	})
-}
-
-func (o *ListOptions) print(items []slinkyv1beta1.NodeSet, obj runtime.Object) error {
-	return o.Options.Print(obj, len(items), "No NodeSets found.", func() runtime.Object {
-		return nodeSetTable(items, o.AllNamespaces)
+	return list.Run(ctx, &o.Options, list.Kind[slinkyv1beta1.NodeSet, *slinkyv1beta1.NodeSet, *slinkyv1beta1.NodeSetList]{
+		Name: "NodeSet", Plural: "NodeSets", Get: c.Get, List: c.List, Watch: c.Watch,
+		AsList: func(items []slinkyv1beta1.NodeSet, rv string) runtime.Object {
+			return &slinkyv1beta1.NodeSetList{ListMeta: metav1.ListMeta{ResourceVersion: rv}, Items: items}
+		},
+		Table: func(items []slinkyv1beta1.NodeSet) runtime.Object { return nodeSetTable(items, o.AllNamespaces) },
 	})
 }
 

@@ -13,39 +13,22 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/kubectl/pkg/util/templates"
 
 	slinkyv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/slinky/v1beta1"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/util"
 )
 
-// NewCmd returns the 'nodeset' command group.
-func NewCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Command {
-	return util.Group(&cobra.Command{
-		Use:     "nodeset",
-		Aliases: []string{"nodesets", "nss"},
-		Short:   "Manage Slinky NodeSets (Slurm compute nodes as pods)",
-		Long: templates.LongDesc(`
-			Inspect and operate Slinky NodeSets: sets of pods that are Slurm compute
-			nodes. Pods leave a NodeSet only after their Slurm node is drained: scale
-			and cordon ask for that; the NodeSet controller ('kubectl vc serve') does it.`),
-		Example: templates.Examples(`
-			# NodeSets of the current namespace with their Slurm node states
-			kubectl vc nodeset list
-
-			# Remove two compute nodes once their jobs have finished
-			kubectl vc nodeset scale compute --replicas 8
-
-			# Stop new jobs on one node
-			kubectl vc nodeset cordon compute-3`),
-	},
+// Commands returns the commands of the 'nodeset' group (its name, aliases
+// and help are in pkg/cli's groups.go).
+func Commands(f util.Factory, streams genericiooptions.IOStreams) []*cobra.Command {
+	return []*cobra.Command{
 		newListCmd(f, streams),
 		newDescribeCmd(f, streams),
 		newScaleCmd(f, streams),
 		newCordonCmd(f, streams),
 		newUncordonCmd(f, streams),
 		newHistoryCmd(f, streams),
-	)
+	}
 }
 
 func validateName(kind, name string) error {

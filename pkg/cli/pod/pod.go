@@ -26,18 +26,12 @@ import (
 	"github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned"
 )
 
-// NewCmd returns the 'pod' command group: the pods of Volcano jobs and
-// queues.
-func NewCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Command {
-	return util.Group(&cobra.Command{
-		Use:     "pod",
-		Aliases: []string{"pods", "po"},
-		Short:   "List the pods of Volcano jobs and queues",
-		Long: templates.LongDesc(`
-			List the pods Volcano schedules, with their job, task and queue.`),
-		Example: templates.Examples(`
-			kubectl vc pod list --job train`),
-	}, newPodListCmd(f, streams))
+// Commands returns the commands of the 'pod' group (its name, aliases
+// and help are in pkg/cli's groups.go).
+func Commands(f util.Factory, streams genericiooptions.IOStreams) []*cobra.Command {
+	return []*cobra.Command{
+		newPodListCmd(f, streams),
+	}
 }
 
 // PodListOptions holds the input of 'pod list'.

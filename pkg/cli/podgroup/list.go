@@ -54,9 +54,8 @@ func newListCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Comma
 	}
 	o.AddFlags(cmd, list.Flags{AllNamespaces: "List podgroups of every namespace", Selector: "Label selector, e.g. -l app=train", Watch: true})
 	cmd.Flags().StringVar(&o.Queue, "queue", "", "Only podgroups of this queue")
-	cmd.Flags().StringVar(&o.Phase, "phase", "", "Only podgroups in this phase: Pending, Running, Unknown, Inqueue or Completed")
+	util.AddEnumFlag(cmd, &o.Phase, "phase", "", "Only podgroups in this phase", util.Names(phases))
 	_ = cmd.RegisterFlagCompletionFunc("queue", completion.Queues.Flag(f))
-	_ = cmd.RegisterFlagCompletionFunc("phase", cobra.FixedCompletions([]string{"Pending", "Running", "Unknown", "Inqueue", "Completed"}, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
 }
 
@@ -65,35 +64,17 @@ func (o *ListOptions) Validate() error {
 	if err := o.Options.Validate(); err != nil {
 		return err
 	}
-	if o.AllNamespaces && len(o.Names) > 0 {
-		return util.UsageErrorf("names cannot be combined with --all-namespaces: podgroup names are per namespace")
-	}
-	if len(o.Names) > 0 && o.Selector != "" {
-		return util.UsageErrorf("give podgroup names or --selector, not both")
-	}
-	for _, n := range o.Names {
-		if errs := validation.IsDNS1123Subdomain(n); len(errs) > 0 {
-			return util.UsageErrorf("invalid podgroup name %q: %s", n, errs[0])
-		}
+	if err := o.ValidateNames("podgroup", validateName); err != nil {
+		return err
 	}
 	if o.Queue != "" {
 		if errs := validation.IsDNS1123Subdomain(o.Queue); len(errs) > 0 {
 			return util.UsageErrorf("invalid --queue %q: %s", o.Queue, errs[0])
 		}
 	}
-	if o.Phase != "" && !knownPhase(o.Phase) {
-		return util.UsageErrorf("unknown --phase %q: use Pending, Running, Unknown, Inqueue or Completed", o.Phase)
-	}
-	return nil
-}
-
-func knownPhase(p string) bool {
-	for _, k := range phases {
-		if string(k) == p {
-			return true
-		}
-	}
-	return false
+	phase, err := util.Enum("phase", o.Phase, phases)
+	o.Phase = string(phase)
+	return err
 }
 
 func (o *ListOptions) keep(pg *schedulingv1beta1.PodGroup) bool {
@@ -106,26 +87,16 @@ func (o *ListOptions) keep(pg *schedulingv1beta1.PodGroup) bool {
 	return true
 }
 
-// Run lists podgroups once (filters on queue and phase are applied here:
-// the API server cannot select custom resources by spec fields).
+// Run lists podgroups (filters on queue and phase are applied here: the
+// API server cannot select custom resources by spec fields).
 func (o *ListOptions) Run(ctx context.Context) error {
 	pgs := o.Client.SchedulingV1beta1().PodGroups(o.Namespace)
-	items, rv, err := list.Read[schedulingv1beta1.PodGroup](ctx, &o.Options, "podgroup", pgs.Get, pgs.List)
-	if err != nil {
-		return err
-	}
-	all := &schedulingv1beta1.PodGroupList{ListMeta: metav1.ListMeta{ResourceVersion: rv}, Items: list.Keep(items, o.keep)}
-	if err := o.print(all.Items, all); err != nil {
-		return err
-	}
-	return list.Follow(ctx, &o.Options, all.ResourceVersion, pgs.Watch, o.keep, func(pg *schedulingv1beta1.PodGroup) error {
-		return o.print([]schedulingv1beta1.PodGroup{*pg}, pg)
-	})
-}
-
-func (o *ListOptions) print(items []schedulingv1beta1.PodGroup, obj runtime.Object) error {
-	return o.Options.Print(obj, len(items), o.NoneFound("No podgroups found"), func() runtime.Object {
-		return podGroupTable(items, o.AllNamespaces)
+	return list.Run(ctx, &o.Options, list.Kind[schedulingv1beta1.PodGroup, *schedulingv1beta1.PodGroup, *schedulingv1beta1.PodGroupList]{
+		Name: "podgroup", Plural: "podgroups", Get: pgs.Get, List: pgs.List, Watch: pgs.Watch, Keep: o.keep,
+		AsList: func(items []schedulingv1beta1.PodGroup, rv string) runtime.Object {
+			return &schedulingv1beta1.PodGroupList{ListMeta: metav1.ListMeta{ResourceVersion: rv}, Items: items}
+		},
+		Table: func(items []schedulingv1beta1.PodGroup) runtime.Object { return podGroupTable(items, o.AllNamespaces) },
 	})
 }
 
@@ -171,4 +142,12 @@ func phaseOf(pg *schedulingv1beta1.PodGroup) string {
 		return string(schedulingv1beta1.PodGroupPending)
 	}
 	return string(pg.Status.Phase)
+}
+
+// validateName checks a podgroup name given on the command line.
+func validateName(n string) error {
+	if errs := validation.IsDNS1123Subdomain(n); len(errs) > 0 {
+		return util.UsageErrorf("invalid podgroup name %q: %s", n, errs[0])
+	}
+	return nil
 }

@@ -8,9 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
-	"k8s.io/cli-runtime/pkg/printers"
 	"k8s.io/kubectl/pkg/util/templates"
 	"k8s.io/utils/ptr"
 
@@ -19,15 +17,15 @@ import (
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/completion"
 	vcprinters "github.com/kubectl-vc/kubectl-vc/pkg/cli/printers"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/util"
-	"github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned"
-	"github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned/scheme"
+	"github.com/kubectl-vc/kubectl-vc/pkg/cli/write"
 )
+
+// queueCreateStates are the states a queue can be created in.
+var queueCreateStates = []schedulingv1beta1.QueueState{schedulingv1beta1.QueueStateOpen, schedulingv1beta1.QueueStateClosed}
 
 // CreateOptions holds the input of 'queue create'.
 type CreateOptions struct {
-	genericiooptions.IOStreams
-	Factory    util.Factory
-	PrintFlags *genericclioptions.PrintFlags
+	write.Options
 
 	Name        string
 	Weight      int32
@@ -38,17 +36,14 @@ type CreateOptions struct {
 	Priority    int32
 	Reclaimable bool
 	State       string
-	DryRun      string
 
-	reclaimableSet       bool
-	dryClient, dryServer bool
-	queue                *schedulingv1beta1.Queue
-	printer              printers.ResourcePrinter
-	client               versioned.Interface // nil for --dry-run=client
+	reclaimableSet bool
+	queue          *schedulingv1beta1.Queue
 }
 
 func newCreateCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Command {
-	o := &CreateOptions{IOStreams: streams, Factory: f, PrintFlags: genericclioptions.NewPrintFlags("created").WithTypeSetter(scheme.Scheme)}
+	o := &CreateOptions{Options: write.NewOptions(f, streams, "created")}
+	o.ClusterScoped, o.Offline = true, true // a client dry run only prints the queue: no cluster needed
 	cmd := &cobra.Command{
 		Use:   "create NAME",
 		Short: "Create a queue",
@@ -77,7 +72,7 @@ func newCreateCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Com
 			return o.Run(cmd.Context())
 		},
 	}
-	o.PrintFlags.AddFlags(cmd)
+	o.AddFlags(cmd)
 	cmd.Flags().Int32Var(&o.Weight, "weight", 1, "Share of the queue relative to its siblings (1-65535)")
 	cmd.Flags().StringVar(&o.Capability, "capability", "", "Most the queue may use, e.g. cpu=4,memory=8Gi")
 	cmd.Flags().StringVar(&o.Deserved, "deserved", "", "Share the queue is entitled to when the cluster is full, e.g. cpu=2")
@@ -85,10 +80,8 @@ func newCreateCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Com
 	cmd.Flags().StringVar(&o.Parent, "parent", "", "Parent queue (default: root)")
 	cmd.Flags().Int32Var(&o.Priority, "priority", 0, "Priority of the queue; higher is scheduled first and reclaimed last")
 	cmd.Flags().BoolVar(&o.Reclaimable, "reclaimable", true, "Whether other queues may reclaim what this queue uses beyond its deserved share")
-	cmd.Flags().StringVar(&o.State, "state", "Open", "Initial state: Open or Closed")
-	util.AddDryRunFlag(cmd, &o.DryRun)
+	util.AddEnumFlag(cmd, &o.State, "state", "Open", "Initial state", util.Names(queueCreateStates))
 	_ = cmd.RegisterFlagCompletionFunc("parent", completion.Queues.Flag(f))
-	_ = cmd.RegisterFlagCompletionFunc("state", cobra.FixedCompletions([]string{"Open", "Closed"}, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
 }
 
@@ -99,15 +92,7 @@ func (o *CreateOptions) Complete(args []string) error {
 		return util.UsageErrorf("name the queue to create, e.g. 'queue create team-a'")
 	}
 	o.Name = args[0]
-	var err error
-	if o.printer, o.dryClient, o.dryServer, err = util.CompleteWrite(o.DryRun, o.PrintFlags); err != nil {
-		return err
-	}
-	if o.dryClient {
-		return nil // prints the queue only: works without a cluster
-	}
-	o.client, err = o.Factory.VolcanoClient()
-	return err
+	return o.Options.Complete()
 }
 
 // Validate rejects bad input before anything is written.
@@ -121,8 +106,12 @@ func (o *CreateOptions) Validate() error {
 	if err := validatePriority(o.Priority); err != nil {
 		return err
 	}
-	if o.State != string(schedulingv1beta1.QueueStateOpen) && o.State != string(schedulingv1beta1.QueueStateClosed) {
-		return util.UsageErrorf("invalid --state %q: use Open or Closed", o.State)
+	state, err := util.Enum("state", o.State, queueCreateStates)
+	if err != nil {
+		return err
+	}
+	if o.State = string(state); o.State == "" {
+		o.State = string(schedulingv1beta1.QueueStateOpen)
 	}
 	if o.Parent != "" {
 		if err := validateName(o.Parent); err != nil {
@@ -163,10 +152,10 @@ func (o *CreateOptions) Validate() error {
 
 // Run creates the queue (and, for --state Closed, its CloseQueue Command).
 func (o *CreateOptions) Run(ctx context.Context) error {
-	if o.dryClient {
-		return vcprinters.Print(o.printer, o.queue, o.Out)
+	if o.DryClient {
+		return vcprinters.Print(o.Printer, o.queue, o.Out)
 	}
-	c := o.client
+	c := o.Client
 	spec := &o.queue.Spec
 	if o.Parent != "" || len(spec.Capability)+len(spec.Deserved)+len(spec.Guarantee.Resource) > 0 {
 		// What needs the other queues, read once: a queue under a missing
@@ -185,18 +174,18 @@ func (o *CreateOptions) Run(ctx context.Context) error {
 			return err
 		}
 	}
-	created, err := c.SchedulingV1beta1().Queues().Create(ctx, o.queue, metav1.CreateOptions{DryRun: util.DryRunOpts(o.dryServer)})
+	created, err := c.SchedulingV1beta1().Queues().Create(ctx, o.queue, metav1.CreateOptions{DryRun: o.ServerDryRun()})
 	if err != nil {
 		if apierrors.IsAlreadyExists(err) {
 			return util.UsageErrorf("queue %q already exists: use 'queue update %s' to change it", o.Name, o.Name)
 		}
 		return err
 	}
-	if o.State == string(schedulingv1beta1.QueueStateClosed) && !o.dryServer {
+	if o.State == string(schedulingv1beta1.QueueStateClosed) && !o.DryServer {
 		cmd := newQueueCommand(created, busv1alpha1.CloseQueueAction, DefaultCommandNamespace)
 		if _, err := c.BusV1alpha1().Commands(DefaultCommandNamespace).Create(ctx, cmd, metav1.CreateOptions{}); err != nil {
 			return fmt.Errorf("queue %q was created but could not be closed: %s (retry with 'queue close %s')", o.Name, util.Message(err), o.Name)
 		}
 	}
-	return vcprinters.Print(o.printer, created, o.Out)
+	return vcprinters.Print(o.Printer, created, o.Out)
 }

@@ -19,27 +19,19 @@ import (
 	schedulingv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/scheduling/v1beta1"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/completion"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/util"
-	"github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned"
+	"github.com/kubectl-vc/kubectl-vc/pkg/cli/write"
 )
 
 // DeleteOptions holds the input of 'queue delete'.
 type DeleteOptions struct {
-	genericiooptions.IOStreams
-	Factory util.Factory
-
-	Names            []string
+	write.DeleteOptions
 	Close            bool
-	Wait             bool
-	Timeout          time.Duration
 	CommandNamespace string
-	DryRun           string
-
-	dryClient, dryServer bool
-	client               versioned.Interface
 }
 
 func newDeleteCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Command {
-	o := &DeleteOptions{IOStreams: streams, Factory: f}
+	o := &DeleteOptions{DeleteOptions: write.NewDeleteOptions(f, streams)}
+	o.ClusterScoped = true
 	cmd := &cobra.Command{
 		Use:   "delete NAME...",
 		Short: "Delete queues",
@@ -63,30 +55,14 @@ func newDeleteCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Com
 		RunE:              util.RunE(o),
 	}
 	cmd.Flags().BoolVar(&o.Close, "close", false, "Close each queue and wait until it is Closed before deleting it")
-	util.AddWaitFlags(cmd, &o.Wait, &o.Timeout, "Wait until the queues are gone", "How long --close and --wait wait (0 waits forever)")
+	o.AddFlags(cmd, "Wait until the queues are gone", "How long --close and --wait wait (0 waits forever)")
 	cmd.Flags().StringVar(&o.CommandNamespace, "command-namespace", DefaultCommandNamespace, "Namespace of the CloseQueue Commands that --close creates")
-	util.AddDryRunFlag(cmd, &o.DryRun)
 	return cmd
-}
-
-// Complete records names and resolves the dry-run mode and the client (a
-// client dry run still looks the queues up).
-func (o *DeleteOptions) Complete(args []string) error {
-	o.Names = args
-	var err error
-	if o.dryClient, o.dryServer, err = util.DryRunStrategy(o.DryRun); err != nil {
-		return err
-	}
-	o.client, err = o.Factory.VolcanoClient()
-	return err
 }
 
 // Validate refuses the special queues and bad names before any request.
 func (o *DeleteOptions) Validate() error {
-	if len(o.Names) == 0 {
-		return util.UsageErrorf("name the queue(s) to delete, e.g. 'queue delete team-a'")
-	}
-	if err := validateNames(o.Names); err != nil {
+	if err := o.DeleteOptions.Validate("queue", "queue delete team-a", validateName); err != nil {
 		return err
 	}
 	for _, n := range o.Names {
@@ -94,18 +70,15 @@ func (o *DeleteOptions) Validate() error {
 			return util.UsageErrorf("cannot delete queue %q: the root and default queues must always exist", n)
 		}
 	}
-	if err := util.ValidateWait(o.Timeout, false, false, ""); err != nil {
-		return err
-	}
-	if (o.Wait || o.Close) && (o.dryClient || o.dryServer) {
-		return util.UsageErrorf("--close and --wait cannot be combined with --dry-run")
+	if o.Close && o.Dry() {
+		return util.UsageErrorf("--close cannot be combined with --dry-run: nothing would be closed")
 	}
 	return nil
 }
 
 // Run checks that every queue exists, closes them if asked, and deletes.
 func (o *DeleteOptions) Run(ctx context.Context) error {
-	c := o.client
+	c := o.Client
 	queues, err := getQueues(ctx, c, o.Names)
 	if err != nil {
 		return err
@@ -141,19 +114,12 @@ func (o *DeleteOptions) Run(ctx context.Context) error {
 			}
 		}
 	}
-	suffix := ""
-	switch {
-	case o.dryClient:
-		suffix = " (dry run)"
-	case o.dryServer:
-		suffix = " (server dry run)"
-	}
 	// Children deleted by this call, by parent: the admission policy may
 	// still see them for a moment (it reads queues from the API server's
 	// cache), and on a server dry run they are never gone.
 	deletedChildren := map[string][]string{}
 	for _, q := range queues {
-		if !o.dryClient {
+		if !o.DryClient {
 			if err := o.deleteOne(ctx, q, deletedChildren[q.Name]); err != nil {
 				return fmt.Errorf("delete queue %q: %s", q.Name, util.Message(err))
 			}
@@ -161,7 +127,7 @@ func (o *DeleteOptions) Run(ctx context.Context) error {
 		if q.Spec.Parent != "" {
 			deletedChildren[q.Spec.Parent] = append(deletedChildren[q.Spec.Parent], q.Name)
 		}
-		fmt.Fprintf(o.Out, "queue.scheduling.volcano.sh/%s deleted%s\n", q.Name, suffix)
+		o.Deleted(queueRef(q.Name))
 	}
 	if o.Wait {
 		return waitForDeletion(ctx, c, o.Names, o.Timeout)
@@ -176,18 +142,14 @@ func (o *DeleteOptions) Run(ctx context.Context) error {
 // admission cache has not seen the child go yet, so the delete is retried
 // for a few seconds.
 func (o *DeleteOptions) deleteOne(ctx context.Context, q *schedulingv1beta1.Queue, deletedChildren []string) error {
-	uid := q.UID
 	del := func() error {
-		return o.client.SchedulingV1beta1().Queues().Delete(ctx, q.Name, metav1.DeleteOptions{
-			Preconditions: &metav1.Preconditions{UID: &uid},
-			DryRun:        util.DryRunOpts(o.dryServer),
-		})
+		return o.Client.SchedulingV1beta1().Queues().Delete(ctx, q.Name, o.DeleteOpts(q.UID))
 	}
 	err := del()
 	if err == nil || !refusedForChild(err, deletedChildren) {
 		return err
 	}
-	if o.dryServer {
+	if o.DryServer {
 		return nil
 	}
 	backoff := wait.Backoff{Duration: 20 * time.Millisecond, Factor: 2, Steps: 8, Cap: 2 * time.Second}

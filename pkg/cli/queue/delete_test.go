@@ -99,7 +99,8 @@ func TestDeleteOneRetriesStaleChildRefusal(t *testing.T) {
 				}
 				return false, nil, nil
 			})
-			o := &DeleteOptions{client: c}
+			o := &DeleteOptions{}
+			o.Client = c
 			err := o.deleteOne(context.Background(), p, []string{"c"})
 			if tc.wantErr == "" && err != nil || tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)) {
 				t.Fatalf("error %v, want %q", err, tc.wantErr)
@@ -120,7 +121,8 @@ func TestDeleteWithoutListRight(t *testing.T) {
 		return true, nil, apierrors.NewForbidden(schema.GroupResource{Group: "scheduling.volcano.sh", Resource: "queues"}, "", nil)
 	})
 	streams, _, out, _ := genericiooptions.NewTestIOStreams()
-	o := &DeleteOptions{IOStreams: streams, Names: []string{"q"}, client: c}
+	o := &DeleteOptions{}
+	o.IOStreams, o.Names, o.Client = streams, []string{"q"}, c
 	if err := o.Run(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -136,7 +138,8 @@ func TestDeleteWithoutListRight(t *testing.T) {
 	c.PrependReactor("list", "queues", func(k8stesting.Action) (bool, runtime.Object, error) {
 		return true, nil, apierrors.NewServiceUnavailable("etcd is down")
 	})
-	o = &DeleteOptions{IOStreams: streams, Names: []string{"q"}, client: c}
+	o = &DeleteOptions{}
+	o.IOStreams, o.Names, o.Client = streams, []string{"q"}, c
 	if err := o.Run(context.Background()); err == nil || !strings.Contains(err.Error(), "etcd is down") {
 		t.Fatalf("error %v", err)
 	}

@@ -60,42 +60,24 @@ func (o *ListOptions) Validate() error {
 	if err := o.Options.Validate(); err != nil {
 		return err
 	}
-	for _, n := range o.Names {
-		if err := validateName(n); err != nil {
-			return err
-		}
-	}
-	if len(o.Names) > 0 && o.Selector != "" {
-		return util.UsageErrorf("give queue names or --selector, not both")
-	}
-	return nil
+	return o.ValidateNames("queue", validateName)
 }
 
-// Run lists (and optionally watches) queues.
+// Run lists (and optionally watches) queues. Watched rows take their
+// counts from status only, to keep one request per event out of the loop.
 func (o *ListOptions) Run(ctx context.Context) error {
-	c := o.Client
-	queues := c.SchedulingV1beta1().Queues()
-	items, rv, err := list.Read[schedulingv1beta1.Queue](ctx, &o.Options, "queue", queues.Get, queues.List)
-	if err != nil {
-		return err
-	}
-	all := &schedulingv1beta1.QueueList{ListMeta: metav1.ListMeta{ResourceVersion: rv}, Items: items}
-	if err := o.print(ctx, all); err != nil {
-		return err
-	}
-	// Watched rows take their counts from status only, to keep one
-	// request per event out of the loop.
-	return list.Follow(ctx, &o.Options, all.ResourceVersion, queues.Watch, nil, func(q *schedulingv1beta1.Queue) error {
-		if o.PrintFlags.HumanReadable() {
-			return o.Printer.PrintObj(queueTable([]schedulingv1beta1.Queue{*q}, map[string]counts{q.Name: statusCounts(q)}), o.Out)
-		}
-		return vcprinters.Print(o.Printer, q, o.Out)
-	})
-}
-
-func (o *ListOptions) print(ctx context.Context, list *schedulingv1beta1.QueueList) error {
-	return o.Options.Print(list, len(list.Items), "No queues found.", func() runtime.Object {
-		return queueTable(list.Items, queueCounts(ctx, o.Client, list.Items, o.ChunkSize))
+	queues := o.Client.SchedulingV1beta1().Queues()
+	return list.Run(ctx, &o.Options, list.Kind[schedulingv1beta1.Queue, *schedulingv1beta1.Queue, *schedulingv1beta1.QueueList]{
+		Name: "queue", Plural: "queues", Get: queues.Get, List: queues.List, Watch: queues.Watch,
+		AsList: func(items []schedulingv1beta1.Queue, rv string) runtime.Object {
+			return &schedulingv1beta1.QueueList{ListMeta: metav1.ListMeta{ResourceVersion: rv}, Items: items}
+		},
+		Table: func(items []schedulingv1beta1.Queue) runtime.Object {
+			return queueTable(items, queueCounts(ctx, o.Client, items, o.ChunkSize))
+		},
+		WatchTable: func(q *schedulingv1beta1.Queue) runtime.Object {
+			return queueTable([]schedulingv1beta1.Queue{*q}, map[string]counts{q.Name: statusCounts(q)})
+		},
 	})
 }
 

@@ -8,25 +8,20 @@ import (
 	"github.com/spf13/cobra"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
-	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
-	"k8s.io/cli-runtime/pkg/printers"
 
 	busv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/bus/v1alpha1"
 	schedulingv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/scheduling/v1beta1"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/completion"
 	vcprinters "github.com/kubectl-vc/kubectl-vc/pkg/cli/printers"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/util"
-	"github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned"
-	"github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned/scheme"
+	"github.com/kubectl-vc/kubectl-vc/pkg/cli/write"
 )
 
 // OperateOptions is shared by 'queue open' and 'queue close': both create
 // one Command per queue and may wait for the resulting state.
 type OperateOptions struct {
-	genericiooptions.IOStreams
-	Factory    util.Factory
-	PrintFlags *genericclioptions.PrintFlags
+	write.Options
 
 	Action string
 	Target schedulingv1beta1.QueueState
@@ -36,22 +31,11 @@ type OperateOptions struct {
 	CommandNamespace string
 	Wait             bool
 	Timeout          time.Duration
-	DryRun           string
-
-	dryClient, dryServer bool
-	printer              printers.ResourcePrinter
-	client               versioned.Interface
 }
 
 func newOperateCmd(f util.Factory, streams genericiooptions.IOStreams, verb, action string, target schedulingv1beta1.QueueState, short, long, example string) *cobra.Command {
-	o := &OperateOptions{
-		IOStreams:  streams,
-		Factory:    f,
-		PrintFlags: genericclioptions.NewPrintFlags("created").WithTypeSetter(scheme.Scheme),
-		Action:     action,
-		Target:     target,
-		Verb:       verb,
-	}
+	o := &OperateOptions{Options: write.NewOptions(f, streams, "created"), Action: action, Target: target, Verb: verb}
+	o.ClusterScoped = true
 	cmd := &cobra.Command{
 		Use:               verb + " NAME...",
 		Short:             short,
@@ -60,10 +44,9 @@ func newOperateCmd(f util.Factory, streams genericiooptions.IOStreams, verb, act
 		ValidArgsFunction: completion.Queues.Names(f),
 		RunE:              util.RunE(o),
 	}
-	o.PrintFlags.AddFlags(cmd)
+	o.AddFlags(cmd)
 	cmd.Flags().StringVar(&o.CommandNamespace, "command-namespace", DefaultCommandNamespace, "Namespace to create the Command in (Volcano's controllers look in every namespace; vcctl uses default)")
 	util.AddWaitFlags(cmd, &o.Wait, &o.Timeout, "Watch each queue until its status state is "+string(target)+", reporting progress on stderr", "")
-	util.AddDryRunFlag(cmd, &o.DryRun)
 	return cmd
 }
 
@@ -71,12 +54,7 @@ func newOperateCmd(f util.Factory, streams genericiooptions.IOStreams, verb, act
 // and the client (a client dry run still looks the queues up).
 func (o *OperateOptions) Complete(args []string) error {
 	o.Names = args
-	var err error
-	if o.printer, o.dryClient, o.dryServer, err = util.CompleteWrite(o.DryRun, o.PrintFlags); err != nil {
-		return err
-	}
-	o.client, err = o.Factory.VolcanoClient()
-	return err
+	return o.Options.Complete()
 }
 
 // Validate checks the input before anything is read or written.
@@ -93,7 +71,7 @@ func (o *OperateOptions) Validate() error {
 	if errs := validation.IsDNS1123Label(o.CommandNamespace); len(errs) > 0 {
 		return util.UsageErrorf("invalid --command-namespace %q: %s", o.CommandNamespace, errs[0])
 	}
-	if err := util.ValidateWait(o.Timeout, o.Wait, o.dryClient || o.dryServer, "nothing would change"); err != nil {
+	if err := util.ValidateWait(o.Timeout, o.Wait, o.Dry(), "nothing would change"); err != nil {
 		return err
 	}
 	return nil
@@ -102,15 +80,15 @@ func (o *OperateOptions) Validate() error {
 // Run looks up every queue first (a missing one fails the command before
 // any Command exists), creates the Commands and optionally waits.
 func (o *OperateOptions) Run(ctx context.Context) error {
-	c := o.client
+	c := o.Client
 	queues, err := getQueues(ctx, c, o.Names)
 	if err != nil {
 		return err
 	}
 	for _, q := range queues {
 		cmdObj := newQueueCommand(q, o.Action, o.CommandNamespace)
-		if !o.dryClient {
-			cmdObj, err = c.BusV1alpha1().Commands(o.CommandNamespace).Create(ctx, cmdObj, metav1.CreateOptions{DryRun: util.DryRunOpts(o.dryServer)})
+		if !o.DryClient {
+			cmdObj, err = c.BusV1alpha1().Commands(o.CommandNamespace).Create(ctx, cmdObj, metav1.CreateOptions{DryRun: o.ServerDryRun()})
 			if err != nil {
 				return fmt.Errorf("%s queue %q: %s", o.Verb, q.Name, util.Message(err))
 			}
@@ -131,5 +109,5 @@ func (o *OperateOptions) print(cmd *busv1alpha1.Command) error {
 		fmt.Fprintf(o.Out, "command.bus.volcano.sh/%s created (dry run)\n", cmd.GenerateName)
 		return nil
 	}
-	return vcprinters.Print(o.printer, cmd, o.Out)
+	return vcprinters.Print(o.Printer, cmd, o.Out)
 }

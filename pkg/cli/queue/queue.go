@@ -5,7 +5,6 @@ package queue
 import (
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
-	"k8s.io/kubectl/pkg/util/templates"
 
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/util"
 )
@@ -14,27 +13,10 @@ import (
 // expectations, put queue Commands.
 const DefaultCommandNamespace = "default"
 
-// NewCmd returns the 'queue' command group.
-func NewCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Command {
-	return util.Group(&cobra.Command{
-		Use:     "queue",
-		Aliases: []string{"queues", "q"},
-		Short:   "Manage Volcano queues",
-		Long: templates.LongDesc(`
-			Create, inspect, open, close, update and delete Volcano queues.
-
-			State changes (open, close) are requested the way Volcano's vcctl does it: by
-			creating a bus.volcano.sh Command that the queue controller acts on.`),
-		Example: templates.Examples(`
-			# List queues with their podgroup counts
-			kubectl vc queue list
-
-			# How much of its deserved share each queue uses
-			kubectl vc queue top
-
-			# Close a queue and wait until it holds no more podgroups
-			kubectl vc queue close team-a --wait --timeout 5m`),
-	},
+// Commands returns the commands of the 'queue' group (its name, aliases
+// and help are in pkg/cli's groups.go).
+func Commands(f util.Factory, streams genericiooptions.IOStreams) []*cobra.Command {
+	return []*cobra.Command{
 		newCreateCmd(f, streams),
 		newListCmd(f, streams),
 		newDescribeCmd(f, streams),
@@ -44,5 +26,5 @@ func NewCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Command {
 		newDeleteCmd(f, streams),
 		newTreeCmd(f, streams),
 		newTopCmd(f, streams),
-	)
+	}
 }

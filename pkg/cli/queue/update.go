@@ -10,24 +10,19 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
-	"k8s.io/cli-runtime/pkg/printers"
 	"k8s.io/kubectl/pkg/util/templates"
 
 	"github.com/kubectl-vc/kubectl-vc/pkg/apis/keys"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/completion"
 	vcprinters "github.com/kubectl-vc/kubectl-vc/pkg/cli/printers"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/util"
-	"github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned"
-	"github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned/scheme"
+	"github.com/kubectl-vc/kubectl-vc/pkg/cli/write"
 )
 
 // UpdateOptions holds the input of 'queue update'.
 type UpdateOptions struct {
-	genericiooptions.IOStreams
-	Factory    util.Factory
-	PrintFlags *genericclioptions.PrintFlags
+	write.Options
 
 	Name        string
 	Weight      int32
@@ -37,17 +32,14 @@ type UpdateOptions struct {
 	Parent      string
 	Priority    int32
 	Reclaimable bool
-	DryRun      string
 
-	changed              map[string]bool
-	lists                map[string]corev1.ResourceList
-	dryClient, dryServer bool
-	printer              printers.ResourcePrinter
-	client               versioned.Interface
+	changed map[string]bool
+	lists   map[string]corev1.ResourceList
 }
 
 func newUpdateCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Command {
-	o := &UpdateOptions{IOStreams: streams, Factory: f, PrintFlags: genericclioptions.NewPrintFlags("updated").WithTypeSetter(scheme.Scheme)}
+	o := &UpdateOptions{Options: write.NewOptions(f, streams, "updated")}
+	o.ClusterScoped = true
 	cmd := &cobra.Command{
 		Use:   "update NAME",
 		Short: "Change a queue's weight, resources, parent, priority or reclaimability",
@@ -80,7 +72,7 @@ func newUpdateCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Com
 			return o.Run(cmd.Context())
 		},
 	}
-	o.PrintFlags.AddFlags(cmd)
+	o.AddFlags(cmd)
 	cmd.Flags().Int32Var(&o.Weight, "weight", 1, "Share of the queue relative to its siblings (1-65535)")
 	cmd.Flags().StringVar(&o.Capability, "capability", "", "Most the queue may use, e.g. cpu=4,memory=8Gi (empty removes it)")
 	cmd.Flags().StringVar(&o.Deserved, "deserved", "", "Deserved share, e.g. cpu=2 (empty removes it)")
@@ -88,7 +80,6 @@ func newUpdateCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Com
 	cmd.Flags().StringVar(&o.Parent, "parent", "", "Parent queue")
 	cmd.Flags().Int32Var(&o.Priority, "priority", 0, "Priority of the queue")
 	cmd.Flags().BoolVar(&o.Reclaimable, "reclaimable", true, "Whether other queues may reclaim what this queue uses beyond its deserved share")
-	util.AddDryRunFlag(cmd, &o.DryRun)
 	_ = cmd.RegisterFlagCompletionFunc("parent", completion.Queues.Flag(f))
 	return cmd
 }
@@ -100,12 +91,7 @@ func (o *UpdateOptions) Complete(args []string) error {
 		return util.UsageErrorf("name the queue to update, e.g. 'queue update team-a --weight 2'")
 	}
 	o.Name = args[0]
-	var err error
-	if o.printer, o.dryClient, o.dryServer, err = util.CompleteWrite(o.DryRun, o.PrintFlags); err != nil {
-		return err
-	}
-	o.client, err = o.Factory.VolcanoClient()
-	return err
+	return o.Options.Complete()
 }
 
 // Validate checks every flag that was given.
@@ -159,7 +145,7 @@ func (o *UpdateOptions) Validate() error {
 // the other queues (resources, a new parent's existence, no parent cycle)
 // and sends one merge patch.
 func (o *UpdateOptions) Run(ctx context.Context) error {
-	c := o.client
+	c := o.Client
 	q, err := c.SchedulingV1beta1().Queues().Get(ctx, o.Name, metav1.GetOptions{})
 	if err != nil {
 		return err
@@ -226,18 +212,18 @@ func (o *UpdateOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if o.dryClient {
+	if o.DryClient {
 		fmt.Fprintf(o.ErrOut, "merge patch that would be sent: %s\n", patch)
-		return vcprinters.Print(o.printer, q, o.Out)
+		return vcprinters.Print(o.Printer, q, o.Out)
 	}
-	updated, err := c.SchedulingV1beta1().Queues().Patch(ctx, o.Name, types.MergePatchType, patch, metav1.PatchOptions{DryRun: util.DryRunOpts(o.dryServer)})
+	updated, err := c.SchedulingV1beta1().Queues().Patch(ctx, o.Name, types.MergePatchType, patch, metav1.PatchOptions{DryRun: o.ServerDryRun()})
 	if err != nil {
 		if apierrors.IsConflict(err) {
 			return util.UsageErrorf("queue %q changed while it was being updated: run the command again", o.Name)
 		}
 		return err
 	}
-	return vcprinters.Print(o.printer, updated, o.Out)
+	return vcprinters.Print(o.Printer, updated, o.Out)
 }
 
 // replaceList makes a merge patch that sets the resource map to exactly

@@ -1,0 +1,88 @@
+package write
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+
+	"github.com/kubectl-vc/kubectl-vc/pkg/cli/util"
+)
+
+// DeleteOptions is what every delete command shares: the names, --wait
+// and --timeout, --dry-run, and -o name, as kubectl delete has them.
+type DeleteOptions struct {
+	Options
+	Names   []string
+	Wait    bool
+	Timeout time.Duration
+	// Output is "" (ref and "deleted") or "name" (the ref alone).
+	Output string
+}
+
+// NewDeleteOptions returns DeleteOptions over f and streams.
+func NewDeleteOptions(f util.Factory, streams genericiooptions.IOStreams) DeleteOptions {
+	return DeleteOptions{Options: NewOptions(f, streams, "deleted")}
+}
+
+// AddFlags adds --wait (waitHelp says what it waits for), --timeout
+// (timeoutHelp, or the default help), --dry-run and -o.
+func (o *DeleteOptions) AddFlags(cmd *cobra.Command, waitHelp, timeoutHelp string) {
+	util.AddWaitFlags(cmd, &o.Wait, &o.Timeout, waitHelp, timeoutHelp)
+	util.AddDryRunFlag(cmd, &o.DryRun)
+	cmd.Flags().StringVarP(&o.Output, "output", "o", "", `Output format: "name" prints only kind.group/name of each object deleted`)
+	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions([]string{"name"}, cobra.ShellCompDirectiveNoFileComp))
+}
+
+// Complete records the names and resolves the namespace, the dry-run mode
+// and the client (a client dry run still looks the objects up).
+func (o *DeleteOptions) Complete(args []string) error {
+	o.Names = args
+	if o.Output != "" && o.Output != "name" {
+		return util.UsageErrorf("unknown output format %q: delete prints only -o name", o.Output)
+	}
+	var err error
+	if !o.ClusterScoped {
+		if o.Namespace, o.NamespaceGiven, err = util.NamespaceGiven(o.Factory); err != nil {
+			return err
+		}
+	}
+	if o.DryClient, o.DryServer, err = util.DryRunStrategy(o.DryRun); err != nil {
+		return err
+	}
+	o.Client, err = o.Factory.VolcanoClient()
+	return err
+}
+
+// Validate checks what every delete checks, before any request: at least
+// one name (example shows one: 'queue delete team-a'), each valid and
+// given once (validate), --timeout, and no --wait on a dry run.
+func (o *DeleteOptions) Validate(kind, example string, validate func(string) error) error {
+	if len(o.Names) == 0 {
+		return util.UsageErrorf("name the %s(s) to delete, e.g. 'kubectl vc %s'", kind, example)
+	}
+	if err := util.ValidateNames(kind, o.Names, validate); err != nil {
+		return err
+	}
+	return util.ValidateWait(o.Timeout, o.Wait, o.Dry(), "nothing would be deleted")
+}
+
+// DeleteOpts are the options of the delete request for an object read
+// with uid: it deletes exactly that object (a namesake created since is
+// left alone), as a server dry run when asked.
+func (o *DeleteOptions) DeleteOpts(uid types.UID) metav1.DeleteOptions {
+	return metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}, DryRun: o.ServerDryRun()}
+}
+
+// Deleted prints that ref ("queue.scheduling.volcano.sh/a") was deleted:
+// "ref deleted" with the dry run's suffix, or ref alone with -o name.
+func (o *DeleteOptions) Deleted(ref string) {
+	if o.Output == "name" {
+		fmt.Fprintln(o.Out, ref)
+		return
+	}
+	fmt.Fprintf(o.Out, "%s deleted%s\n", ref, o.Suffix())
+}

@@ -1,0 +1,80 @@
+// Package write is what every command that writes shares: -o for what was
+// written (name, json, yaml, …), --dry-run=none|client|server, the
+// namespace, the printer and the client, resolved the same way for every
+// kind. A kind's command embeds Options (or DeleteOptions) and keeps its
+// own flags, validation and messages.
+package write
+
+import (
+	"github.com/spf13/cobra"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"k8s.io/cli-runtime/pkg/printers"
+
+	"github.com/kubectl-vc/kubectl-vc/pkg/cli/util"
+	"github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned"
+	"github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned/scheme"
+)
+
+// Options is the input every writing command shares.
+type Options struct {
+	genericiooptions.IOStreams
+	Factory    util.Factory
+	PrintFlags *genericclioptions.PrintFlags
+	DryRun     string
+
+	// ClusterScoped kinds read no namespace.
+	ClusterScoped bool
+	// Offline commands need no cluster for a client dry run (a create
+	// that only prints the object): Complete then makes no client.
+	Offline bool
+
+	// Set by Complete.
+	Namespace string
+	// NamespaceGiven says -n was given (not the kubeconfig's default).
+	NamespaceGiven       bool
+	DryClient, DryServer bool
+	Printer              printers.ResourcePrinter
+	// Client is nil after Complete for an Offline client dry run.
+	Client versioned.Interface
+}
+
+// NewOptions returns Options whose printer says operation ("created",
+// "updated") after each object written, as kubectl's do.
+func NewOptions(f util.Factory, streams genericiooptions.IOStreams, operation string) Options {
+	return Options{IOStreams: streams, Factory: f, PrintFlags: genericclioptions.NewPrintFlags(operation).WithTypeSetter(scheme.Scheme)}
+}
+
+// AddFlags adds -o and --dry-run.
+func (o *Options) AddFlags(cmd *cobra.Command) {
+	o.PrintFlags.AddFlags(cmd)
+	util.AddDryRunFlag(cmd, &o.DryRun)
+}
+
+// Complete resolves the namespace, the dry-run mode, the printer (which
+// says "(dry run)" on a dry run) and the client.
+func (o *Options) Complete() error {
+	var err error
+	if !o.ClusterScoped {
+		if o.Namespace, o.NamespaceGiven, err = util.NamespaceGiven(o.Factory); err != nil {
+			return err
+		}
+	}
+	if o.Printer, o.DryClient, o.DryServer, err = util.CompleteWrite(o.DryRun, o.PrintFlags); err != nil {
+		return err
+	}
+	if o.Offline && o.DryClient {
+		return nil
+	}
+	o.Client, err = o.Factory.VolcanoClient()
+	return err
+}
+
+// Dry reports a dry run of either kind: nothing is persisted.
+func (o *Options) Dry() bool { return o.DryClient || o.DryServer }
+
+// ServerDryRun is the DryRun field of a request's options.
+func (o *Options) ServerDryRun() []string { return util.DryRunOpts(o.DryServer) }
+
+// Suffix is what a dry run adds to "created" or "deleted".
+func (o *Options) Suffix() string { return util.DryRunSuffix(o.DryClient, o.DryServer) }

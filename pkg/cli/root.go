@@ -55,6 +55,46 @@ func NewRootCmd(streams genericiooptions.IOStreams, extra ...Subcommand) *cobra.
 	for _, sub := range extra {
 		cmd.AddCommand(sub(f, streams))
 	}
+	cmd.AddCommand(newOptionsCmd())
+	// An unknown command is refused in one line with suggestions, at the
+	// root as in every group.
+	util.Group(cmd)
+	// Help lists a command's own flags; the global ones (kubeconfig,
+	// context, namespace, ...) once, under 'kubectl vc options', as
+	// kubectl does. cobra's template is kept otherwise (kubectl's own
+	// templater names the root by its command name, not "kubectl vc").
+	cmd.SetUsageTemplate(strings.Replace(cmd.UsageTemplate(), globalFlagsSection, optionsHint, 1))
+	completion.RegisterGlobalFlags(cmd, f)
+	return cmd
+}
+
+// globalFlagsSection is the part of cobra's usage template that lists the
+// inherited flags; optionsHint replaces it.
+const (
+	globalFlagsSection = `{{if .HasAvailableInheritedFlags}}
+
+Global Flags:
+{{.InheritedFlags.FlagUsages | trimTrailingWhitespaces}}{{end}}`
+	optionsHint = `{{if .HasAvailableInheritedFlags}}
+
+Use "{{.Root.DisplayName}} options" for the flags every command takes (--kubeconfig, --context, --namespace, ...).{{end}}`
+)
+
+// newOptionsCmd is 'options': the flags every command takes.
+func newOptionsCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "options",
+		Short: "Print the flags every command takes",
+		Long: templates.LongDesc(`
+			Print the flags every command takes: which cluster to talk to and as whom
+			(--kubeconfig, --context, --namespace, ...). Each command's help lists only
+			its own flags.`),
+		Example: templates.Examples(`
+			kubectl vc options`),
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Usage() },
+	}
+	templates.UseOptionsTemplates(cmd)
 	return cmd
 }
 

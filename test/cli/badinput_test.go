@@ -60,7 +60,7 @@ func TestBadInput(t *testing.T) {
 		{"create: uppercase name", admin, []string{"queue", "create", "Team_A"}, `invalid queue name "Team_A"`},
 		{"create: name too long", admin, []string{"queue", "create", long}, "invalid queue name"},
 		{"create: no name", admin, []string{"queue", "create"}, "name the queue to create"},
-		{"create: two names", admin, []string{"queue", "create", "a1", "a2"}, "accepts at most 1 arg"},
+		{"create: two names", admin, []string{"queue", "create", "a1", "a2"}, "give one queue name, got 2 (a1 a2)"},
 		{"create: weight 0", admin, []string{"queue", "create", "w0", "--weight", "0"}, "invalid --weight 0"},
 		{"create: negative weight", admin, []string{"queue", "create", "w0", "--weight", "-3"}, "invalid --weight -3"},
 		{"create: weight too large", admin, []string{"queue", "create", "w0", "--weight", "70000"}, "between 1 and 65535"},

@@ -253,7 +253,7 @@ func TestDescribe(t *testing.T) {
 	}
 	mustFail(t, `job "nope" not found in namespace "job-describe"`, "job", "describe", "nope", "-n", ns)
 	mustFail(t, "name the job to describe", "job", "describe", "-n", ns)
-	mustFail(t, "accepts at most 1 arg(s)", "job", "describe", "a", "b")
+	mustFail(t, "give one job name, got 2 (a b)", "job", "describe", "a", "b")
 }
 
 func ptrTo[T any](v T) *T { return &v }

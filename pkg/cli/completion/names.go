@@ -22,6 +22,15 @@ type Kind struct {
 	Namespaced bool
 	// List lists the objects of ns (empty for a cluster-scoped kind).
 	List func(ctx context.Context, f util.Factory, ns string) (runtime.Object, error)
+	// Keep, when set, offers only the objects it accepts (a command that
+	// can act on some objects only: 'queue open' on Closed queues).
+	Keep func(runtime.Object) bool
+}
+
+// Where is k offering only the objects keep accepts.
+func (k Kind) Where(keep func(runtime.Object) bool) Kind {
+	k.Keep = keep
+	return k
 }
 
 // Queues lists queues.
@@ -76,6 +85,9 @@ func (k Kind) names(f util.Factory, single bool) Func {
 		}
 		var names []string
 		_ = meta.EachListItem(list, func(o runtime.Object) error {
+			if k.Keep != nil && !k.Keep(o) {
+				return nil
+			}
 			if m, err := meta.Accessor(o); err == nil {
 				names = append(names, m.GetName())
 			}

@@ -115,7 +115,7 @@ func NewCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Command {
 		Args: cobra.NoArgs,
 		RunE: util.RunENoArgs(o),
 	}
-	cmd.Flags().StringVarP(&o.Output, "output", "o", "", "Output format: json or yaml (default: one line per finding)")
+	util.AddOutputFlag(cmd, &o.Output, "json", "yaml")
 	cmd.Flags().DurationVar(&o.StuckAfter, "stuck-after", time.Minute, "How long a Command may wait before it counts as stuck")
 	cmd.Flags().StringVar(&o.ControllersNamespace, "controllers-namespace", "volcano-system", "Namespace of the controllers' Leases and Deployments")
 	cmd.Flags().StringVar(&o.CommandNamespace, "command-namespace", "default", "Namespace queue open and close write Commands to (checked for RBAC)")

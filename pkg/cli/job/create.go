@@ -168,7 +168,7 @@ func (o *CreateOptions) Validate() error {
 // fromFlags builds a one-task job from the flags.
 func (o *CreateOptions) fromFlags() (*batchv1alpha1.Job, error) {
 	if o.Name == "" {
-		return nil, util.UsageErrorf("name the job to create, e.g. 'job create train --image busybox', or give -f FILE")
+		return nil, util.UsageErrorf("name the job to create, e.g. 'kubectl vc job create train --image busybox', or give -f FILE")
 	}
 	if errs := validation.IsDNS1123Label(o.Name); len(errs) > 0 {
 		return nil, util.UsageErrorf("invalid job name %q: %s", o.Name, errs[0])

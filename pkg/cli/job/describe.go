@@ -28,7 +28,7 @@ type DescribeOptions struct {
 }
 
 func newDescribeOptions(f util.Factory, streams genericiooptions.IOStreams) *DescribeOptions {
-	return &DescribeOptions{vcprinters.DescribeOptions{IOStreams: streams, Factory: f, NoName: "name the job to describe, e.g. 'job describe train'"}}
+	return &DescribeOptions{vcprinters.DescribeOptions{IOStreams: streams, Factory: f, NoName: "name the job to describe, e.g. 'kubectl vc job describe train'"}}
 }
 
 func newDescribeCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Command {
@@ -43,7 +43,7 @@ func newDescribeCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.C
 			waiting for a job controller, and its events.`),
 		Example: templates.Examples(`
 			kubectl vc job describe train -n research`),
-		Args:              cobra.MaximumNArgs(1),
+		Args:              util.NameArgs("job", 1, 1, "job describe train"),
 		ValidArgsFunction: Kind.Name(f),
 		RunE:              util.RunE(o),
 	}

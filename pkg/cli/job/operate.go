@@ -64,7 +64,7 @@ func (o *OperateOptions) Complete(args []string) error {
 // Validate checks the input before anything is read or written.
 func (o *OperateOptions) Validate() error {
 	if len(o.Names) == 0 {
-		return util.UsageErrorf("name the job(s) to %s, e.g. 'job %s train'", o.op.verb, o.op.verb)
+		return util.UsageErrorf("name the job(s) to %s, e.g. 'kubectl vc job %s train'", o.op.verb, o.op.verb)
 	}
 	if err := validateNames(o.Names); err != nil {
 		return err

@@ -8,6 +8,8 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/liggitt/tabwriter"
+
 	"github.com/spf13/cobra"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -43,6 +45,8 @@ type Options struct {
 
 	// ClusterScoped kinds read no namespace; their -A does nothing.
 	ClusterScoped bool
+
+	tw *tabwriter.Writer
 }
 
 // NewOptions returns Options over f and streams with kubectl-vc's printers.
@@ -119,7 +123,16 @@ func (o *Options) Print(obj runtime.Object, n int, none string, table func() run
 		}
 		return nil
 	}
-	return o.Printer.PrintObj(table(), o.Out)
+	// One tab writer for the list and every watched row after it: it
+	// remembers the columns' widths, so that rows line up with the header
+	// as kubectl's do, and is flushed after each print.
+	if o.tw == nil {
+		o.tw = printers.GetNewTabWriter(o.Out)
+	}
+	if err := o.Printer.PrintObj(table(), o.tw); err != nil {
+		return err
+	}
+	return o.tw.Flush()
 }
 
 // NoneFound says nothing was found ("No jobs found"), in which namespace

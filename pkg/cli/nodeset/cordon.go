@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/spf13/cobra"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
@@ -40,7 +41,7 @@ func newCordonCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Com
 		Example: templates.Examples(`
 			# Stop new jobs on compute-3
 			kubectl vc nodeset cordon compute-3`),
-		Args:              cobra.MinimumNArgs(1),
+		Args:              util.NameArgs("NodeSet pod", 1, -1, "nodeset cordon compute-0"),
 		ValidArgsFunction: nodeSetPodKind.Names(f),
 		RunE:              func(cmd *cobra.Command, args []string) error { return o.run(cmd.Context(), args) },
 	}
@@ -83,6 +84,9 @@ func (o *CordonOptions) Validate() error {
 func (o *CordonOptions) Run(ctx context.Context) error {
 	for _, name := range o.Pods {
 		pod, err := o.kc.CoreV1().Pods(o.namespace).Get(ctx, name, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return o.podNotFound(ctx, name)
+		}
 		if err != nil {
 			return err
 		}
@@ -108,4 +112,19 @@ func (o *CordonOptions) Run(ctx context.Context) error {
 		fmt.Fprintf(o.Out, "pod/%s %s\n", name, verb)
 	}
 	return nil
+}
+
+// podNotFound says that name is no pod, and, since cordon takes the names
+// of a NodeSet's pods, whether it is the NodeSet's own name.
+func (o *CordonOptions) podNotFound(ctx context.Context, name string) error {
+	verb := "uncordon"
+	if o.Cordon {
+		verb = "cordon"
+	}
+	if c, err := o.Factory.VolcanoClient(); err == nil && c != nil {
+		if _, err := c.SlinkyV1beta1().NodeSets(o.namespace).Get(ctx, name, metav1.GetOptions{}); err == nil {
+			return util.UsageErrorf("%q is a NodeSet, not a pod: %s takes the names of its pods, such as %s-0 ('kubectl vc nodeset describe %s' lists them)", name, verb, name, name)
+		}
+	}
+	return util.UsageErrorf("pod %q not found in namespace %q: %s takes the names of NodeSet pods, such as compute-0", name, o.namespace, verb)
 }

@@ -60,7 +60,7 @@ func newDescribeCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.C
 
 			# With sinfo, on a Slurm login node
 			kubectl vc nodeset describe compute --slurm-conf /etc/slurm/slurm.conf`),
-		Args:              cobra.ExactArgs(1),
+		Args:              util.NameArgs("NodeSet", 1, 1, "nodeset describe compute"),
 		ValidArgsFunction: nodeSetKind.Name(f),
 		RunE:              util.RunE(o),
 	}

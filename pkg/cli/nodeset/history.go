@@ -43,7 +43,7 @@ func newHistoryCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Co
 			keeps revisionHistoryLimit old revisions besides those pods still run.`),
 		Example: templates.Examples(`
 			kubectl vc nodeset history compute`),
-		Args:              cobra.ExactArgs(1),
+		Args:              util.NameArgs("NodeSet", 1, 1, "nodeset history compute"),
 		ValidArgsFunction: nodeSetKind.Name(f),
 		RunE:              util.RunE(o),
 	}

@@ -57,13 +57,14 @@ func TestCordonOptions(t *testing.T) {
 		{"cordon again", true, []runtime.Object{nodeSetPod("compute-0", true, ns)}, []string{"compute-0"}, "pod/compute-0 already cordoned\n", "", 0},
 		{"uncordon", false, []runtime.Object{nodeSetPod("compute-0", true, ns)}, []string{"compute-0"}, "pod/compute-0 uncordoned\n", "", 1},
 		{"not a NodeSet pod", true, []runtime.Object{nodeSetPod("web", false, nil)}, []string{"web"}, "", "is not managed by a NodeSet", 0},
-		{"missing pod", true, nil, []string{"compute-9"}, "", "not found", 0},
+		{"missing pod", true, nil, []string{"compute-9"}, "", `pod "compute-9" not found in namespace "slurm": cordon takes the names of NodeSet pods`, 0},
+		{"the NodeSet's name", true, nil, []string{"compute"}, "", `"compute" is a NodeSet, not a pod: cordon takes the names of its pods, such as compute-0`, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			kc := kubefake.NewClientset(tc.pods...)
 			var out bytes.Buffer
 			o := &CordonOptions{IOStreams: genericiooptions.IOStreams{Out: &out, ErrOut: &out},
-				Factory: clitesting.Factory{NS: "slurm", Kube: kc}, Cordon: tc.cordon}
+				Factory: clitesting.Factory{NS: "slurm", Kube: kc, Volcano: vcfake.NewSimpleClientset(ns)}, Cordon: tc.cordon}
 			if err := o.Complete(tc.args); err != nil {
 				t.Fatal(err)
 			}

@@ -40,7 +40,7 @@ func newScaleCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Comm
 		Example: templates.Examples(`
 			# Ten compute nodes
 			kubectl vc nodeset scale compute --replicas 10`),
-		Args:              cobra.ExactArgs(1),
+		Args:              util.NameArgs("NodeSet", 1, 1, "nodeset scale compute --replicas 3"),
 		ValidArgsFunction: nodeSetKind.Name(f),
 		RunE:              util.RunE(o),
 	}

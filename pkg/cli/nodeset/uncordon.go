@@ -21,7 +21,7 @@ func newUncordonCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.C
 		Example: templates.Examples(`
 			# Let jobs run on compute-3 again
 			kubectl vc nodeset uncordon compute-3`),
-		Args:              cobra.MinimumNArgs(1),
+		Args:              util.NameArgs("NodeSet pod", 1, -1, "nodeset uncordon compute-0"),
 		ValidArgsFunction: nodeSetPodKind.Names(f),
 		RunE:              func(cmd *cobra.Command, args []string) error { return o.run(cmd.Context(), args) },
 	}

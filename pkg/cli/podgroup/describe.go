@@ -24,7 +24,7 @@ type DescribeOptions struct {
 }
 
 func newDescribeOptions(f util.Factory, streams genericiooptions.IOStreams) *DescribeOptions {
-	return &DescribeOptions{vcprinters.DescribeOptions{IOStreams: streams, Factory: f, NoName: "name the podgroup to describe, e.g. 'podgroup describe my-job -n batch'"}}
+	return &DescribeOptions{vcprinters.DescribeOptions{IOStreams: streams, Factory: f, NoName: "name the podgroup to describe, e.g. 'kubectl vc podgroup describe my-job -n batch'"}}
 }
 
 func newDescribeCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Command {
@@ -38,7 +38,7 @@ func newDescribeCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.C
 			annotated scheduling.k8s.io/group-name) with phase and node, and events.`),
 		Example: templates.Examples(`
 			kubectl vc podgroup describe my-job -n batch`),
-		Args:              cobra.MaximumNArgs(1),
+		Args:              util.NameArgs("podgroup", 1, 1, "podgroup describe my-job -n batch"),
 		ValidArgsFunction: completion.PodGroups.Names(f),
 		RunE:              util.RunE(o),
 	}

@@ -22,6 +22,7 @@ import (
 	"k8s.io/cli-runtime/pkg/printers"
 	"sigs.k8s.io/yaml"
 
+	"github.com/kubectl-vc/kubectl-vc/pkg/cli/completion"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/util"
 	"github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned/scheme"
 )
@@ -47,6 +48,7 @@ func (f *PrintFlags) AddFlags(cmd *cobra.Command) {
 	if fl := cmd.Flags().Lookup("output"); fl != nil {
 		fl.Usage = "Output format. One of: (" + strings.Join(f.AllowedFormats(), ", ") + ")."
 	}
+	_ = cmd.RegisterFlagCompletionFunc("output", completion.Fixed(f.AllowedFormats()...))
 	cmd.Flags().BoolVar(&f.NoHeaders, "no-headers", false, "When using the default or wide output format, don't print headers")
 }
 

@@ -60,7 +60,7 @@ func newCreateCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Com
 
 			# Print the queue without creating it
 			kubectl vc queue create team-a --dry-run=client -o yaml`),
-		Args: cobra.MaximumNArgs(1),
+		Args: util.NameArgs("queue", 1, 1, "queue create team-a"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.reclaimableSet = cmd.Flags().Changed("reclaimable")
 			if err := o.Complete(args); err != nil {
@@ -89,7 +89,7 @@ func newCreateCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Com
 // (unless nothing is sent) the client.
 func (o *CreateOptions) Complete(args []string) error {
 	if len(args) == 0 {
-		return util.UsageErrorf("name the queue to create, e.g. 'queue create team-a'")
+		return util.UsageErrorf("name the queue to create, e.g. 'kubectl vc queue create team-a'")
 	}
 	o.Name = args[0]
 	return o.Options.Complete()
@@ -177,7 +177,7 @@ func (o *CreateOptions) Run(ctx context.Context) error {
 	created, err := c.SchedulingV1beta1().Queues().Create(ctx, o.queue, metav1.CreateOptions{DryRun: o.ServerDryRun()})
 	if err != nil {
 		if apierrors.IsAlreadyExists(err) {
-			return util.UsageErrorf("queue %q already exists: use 'queue update %s' to change it", o.Name, o.Name)
+			return util.UsageErrorf("queue %q already exists: use 'kubectl vc queue update %s' to change it", o.Name, o.Name)
 		}
 		return err
 	}

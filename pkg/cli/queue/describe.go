@@ -25,7 +25,7 @@ type DescribeOptions struct {
 }
 
 func newDescribeOptions(f util.Factory, streams genericiooptions.IOStreams) *DescribeOptions {
-	return &DescribeOptions{vcprinters.DescribeOptions{IOStreams: streams, Factory: f, ClusterScoped: true, NoName: "name the queue to describe, e.g. 'queue describe team-a'"}}
+	return &DescribeOptions{vcprinters.DescribeOptions{IOStreams: streams, Factory: f, ClusterScoped: true, NoName: "name the queue to describe, e.g. 'kubectl vc queue describe team-a'"}}
 }
 
 func newDescribeCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Command {
@@ -40,7 +40,7 @@ func newDescribeCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.C
 			events.`),
 		Example: templates.Examples(`
 			kubectl vc queue describe team-a`),
-		Args:              cobra.MaximumNArgs(1),
+		Args:              util.NameArgs("queue", 1, 1, "queue describe team-a"),
 		ValidArgsFunction: completion.Queues.Names(f),
 		RunE:              util.RunE(o),
 	}

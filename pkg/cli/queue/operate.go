@@ -7,10 +7,12 @@ import (
 
 	"github.com/spf13/cobra"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	busv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/bus/v1alpha1"
+	"github.com/kubectl-vc/kubectl-vc/pkg/apis/keys"
 	schedulingv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/scheduling/v1beta1"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/completion"
 	vcprinters "github.com/kubectl-vc/kubectl-vc/pkg/cli/printers"
@@ -41,7 +43,7 @@ func newOperateCmd(f util.Factory, streams genericiooptions.IOStreams, verb, act
 		Short:             short,
 		Long:              long,
 		Example:           example,
-		ValidArgsFunction: completion.Queues.Names(f),
+		ValidArgsFunction: completion.Queues.Where(func(o runtime.Object) bool { return canMoveTo(o.(*schedulingv1beta1.Queue), target) }).Names(f),
 		RunE:              util.RunE(o),
 	}
 	o.AddFlags(cmd)
@@ -60,7 +62,7 @@ func (o *OperateOptions) Complete(args []string) error {
 // Validate checks the input before anything is read or written.
 func (o *OperateOptions) Validate() error {
 	if len(o.Names) == 0 {
-		return util.UsageErrorf("name the queue(s) to %s, e.g. 'queue %s team-a'", o.Verb, o.Verb)
+		return util.UsageErrorf("name the queue(s) to %s, e.g. 'kubectl vc queue %s team-a'", o.Verb, o.Verb)
 	}
 	if err := validateNames(o.Names); err != nil {
 		return err
@@ -110,4 +112,15 @@ func (o *OperateOptions) print(cmd *busv1alpha1.Command) error {
 		return nil
 	}
 	return vcprinters.Print(o.Printer, cmd, o.Out)
+}
+
+// canMoveTo reports whether a queue may be moved to target, for
+// completion: 'queue close' offers the queues not Closed or Closing (and
+// never root, which is refused), 'queue open' those not Open.
+func canMoveTo(q *schedulingv1beta1.Queue, target schedulingv1beta1.QueueState) bool {
+	state := stateOf(q)
+	if target == schedulingv1beta1.QueueStateClosed {
+		return q.Name != keys.RootQueue && state != schedulingv1beta1.QueueStateClosed && state != schedulingv1beta1.QueueStateClosing
+	}
+	return state != target
 }

@@ -78,11 +78,10 @@ func newTopCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Comman
 		RunE: util.RunENoArgs(o),
 	}
 	cmd.Flags().StringVar(&o.SortBy, "sort-by", "", "Order siblings by the share of this resource's deserved amount in use (e.g. cpu, nvidia.com/gpu), highest first, or by name; by default by each queue's largest share")
-	cmd.Flags().StringVarP(&o.Output, "output", "o", "", "Output format. One of: ("+strings.Join(topOutputs, ", ")+").")
+	util.AddOutputFlag(cmd, &o.Output, topOutputs...)
 	cmd.Flags().BoolVar(&o.NoHeaders, "no-headers", false, "Don't print the table's header")
 	_ = cmd.RegisterFlagCompletionFunc("sort-by", sortByCompletion(f))
 	chunk.AddFlag(cmd, &o.ChunkSize)
-	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions(topOutputs, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
 }
 

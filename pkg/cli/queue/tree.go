@@ -79,10 +79,9 @@ func newTreeCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Comma
 		Args: cobra.NoArgs,
 		RunE: util.RunENoArgs(o),
 	}
-	cmd.Flags().StringVarP(&o.Output, "output", "o", "", "Output format. One of: ("+strings.Join(treeOutputs, ", ")+").")
+	util.AddOutputFlag(cmd, &o.Output, treeOutputs...)
 	cmd.Flags().BoolVarP(&o.Watch, "watch", "w", false, "After printing the tree, print it again whenever a queue changes")
 	chunk.AddFlag(cmd, &o.ChunkSize)
-	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions(treeOutputs, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
 }
 

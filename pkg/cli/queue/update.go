@@ -56,7 +56,7 @@ func newUpdateCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Com
 
 			# Move a queue under another parent and cap it
 			kubectl vc queue update team-a-batch --parent team-b --capability cpu=8,memory=16Gi`),
-		Args:              cobra.MaximumNArgs(1),
+		Args:              util.NameArgs("queue", 1, 1, "queue update team-a --weight 2"),
 		ValidArgsFunction: completion.Queues.Names(f),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.changed = map[string]bool{}
@@ -88,7 +88,7 @@ func newUpdateCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Com
 // the client (a client dry run still reads the queue).
 func (o *UpdateOptions) Complete(args []string) error {
 	if len(args) == 0 {
-		return util.UsageErrorf("name the queue to update, e.g. 'queue update team-a --weight 2'")
+		return util.UsageErrorf("name the queue to update, e.g. 'kubectl vc queue update team-a --weight 2'")
 	}
 	o.Name = args[0]
 	return o.Options.Complete()

@@ -7,10 +7,18 @@ import (
 )
 
 // AddEnumFlag adds --name, whose value is one of values (help says what
-// it means), completed from values. Validate it with Enum.
+// it means), completed from values (whatever the case typed). Validate it with Enum.
 func AddEnumFlag(cmd *cobra.Command, p *string, name, value, help string, values []string) {
 	cmd.Flags().StringVar(p, name, value, help+": "+strings.Join(values, ", "))
-	_ = cmd.RegisterFlagCompletionFunc(name, cobra.FixedCompletions(values, cobra.ShellCompDirectiveNoFileComp))
+	_ = cmd.RegisterFlagCompletionFunc(name, func(_ *cobra.Command, _ []string, toComplete string) ([]string, cobra.ShellCompDirective) {
+		var out []string
+		for _, v := range values {
+			if strings.HasPrefix(strings.ToLower(v), strings.ToLower(toComplete)) {
+				out = append(out, v)
+			}
+		}
+		return out, cobra.ShellCompDirectiveNoFileComp
+	})
 }
 
 // Enum returns the one of values that value names, whatever its case
@@ -37,4 +45,11 @@ func Names[S ~string](values []S) []string {
 		out[i] = string(v)
 	}
 	return out
+}
+
+// AddOutputFlag adds -o for a command that prints in its own formats
+// (not through PrintFlags), completed from formats.
+func AddOutputFlag(cmd *cobra.Command, p *string, formats ...string) {
+	cmd.Flags().StringVarP(p, "output", "o", "", "Output format. One of: ("+strings.Join(formats, ", ")+").")
+	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions(formats, cobra.ShellCompDirectiveNoFileComp))
 }

@@ -2,6 +2,8 @@ package util
 
 import (
 	"context"
+	"fmt"
+	"strings"
 
 	"github.com/spf13/cobra"
 )
@@ -46,11 +48,51 @@ func validateRun(ctx context.Context, o Runner) error {
 	return o.Run(ctx)
 }
 
-// Group makes cmd a command group over subs: it takes no arguments and,
-// run alone, prints its help.
+// Group makes cmd a command group over subs: run alone, it prints its
+// help; a word that names none of its commands is refused in one line
+// with cobra's suggestions, as kubectl refuses one.
 func Group(cmd *cobra.Command, subs ...*cobra.Command) *cobra.Command {
-	cmd.Args = cobra.NoArgs
+	cmd.Args = UnknownCommand
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error { return cmd.Help() }
 	cmd.AddCommand(subs...)
 	return cmd
+}
+
+// UnknownCommand is the Args of a command group: any argument is a
+// command it does not have. 'kubectl vc queue clsoe' says: unknown
+// command "clsoe" for "kubectl vc queue"; did you mean "close"? (cobra
+// says so for the root only, and over several lines).
+func UnknownCommand(cmd *cobra.Command, args []string) error {
+	if len(args) == 0 {
+		return nil
+	}
+	msg := fmt.Sprintf("unknown command %q for %q", args[0], cmd.CommandPath())
+	if cmd.SuggestionsMinimumDistance <= 0 {
+		cmd.SuggestionsMinimumDistance = 2 // cobra's own default
+	}
+	if s := cmd.SuggestionsFor(args[0]); len(s) > 0 {
+		msg += fmt.Sprintf("; did you mean %q?", strings.Join(s, `" or "`))
+	}
+	return UsageErrorf("%s (see '%s --help')", msg, cmd.CommandPath())
+}
+
+// NameArgs checks the number of names a command takes, from min to max
+// (max < 0: no limit), and says what to give instead of cobra's "accepts
+// 1 arg(s), received 0": "name the queue to describe, e.g. 'kubectl vc
+// queue describe team-a'", "give one queue name, got 2 (a b)". what is
+// what a name names ("queue", "NodeSet pod"); example follows
+// 'kubectl vc'.
+func NameArgs(what string, min, max int, example string) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if len(args) < min {
+			if max == 1 {
+				return UsageErrorf("name the %s to %s, e.g. 'kubectl vc %s'", what, cmd.Name(), example)
+			}
+			return UsageErrorf("name the %s(s) to %s, e.g. 'kubectl vc %s'", what, cmd.Name(), example)
+		}
+		if max >= 0 && len(args) > max {
+			return UsageErrorf("give one %s name, got %d (%s)", what, len(args), strings.Join(args, " "))
+		}
+		return nil
+	}
 }

@@ -60,7 +60,7 @@ func NewCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Command {
 		RunE: util.RunENoArgs(o),
 	}
 	cmd.Flags().BoolVar(&o.ClientOnly, "client", false, "Print only the client version")
-	cmd.Flags().StringVarP(&o.Output, "output", "o", "", "Output format: json or yaml")
+	util.AddOutputFlag(cmd, &o.Output, "json", "yaml")
 	return cmd
 }
 

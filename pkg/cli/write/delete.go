@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
+	"github.com/kubectl-vc/kubectl-vc/pkg/cli/completion"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/util"
 )
 
@@ -34,7 +35,7 @@ func (o *DeleteOptions) AddFlags(cmd *cobra.Command, waitHelp, timeoutHelp strin
 	util.AddWaitFlags(cmd, &o.Wait, &o.Timeout, waitHelp, timeoutHelp)
 	util.AddDryRunFlag(cmd, &o.DryRun)
 	cmd.Flags().StringVarP(&o.Output, "output", "o", "", `Output format: "name" prints only kind.group/name of each object deleted`)
-	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions([]string{"name"}, cobra.ShellCompDirectiveNoFileComp))
+	_ = cmd.RegisterFlagCompletionFunc("output", completion.Fixed("name"))
 }
 
 // Complete records the names and resolves the namespace, the dry-run mode

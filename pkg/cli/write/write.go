@@ -11,6 +11,7 @@ import (
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/cli-runtime/pkg/printers"
 
+	"github.com/kubectl-vc/kubectl-vc/pkg/cli/completion"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/util"
 	"github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned"
 	"github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned/scheme"
@@ -48,6 +49,7 @@ func NewOptions(f util.Factory, streams genericiooptions.IOStreams, operation st
 // AddFlags adds -o and --dry-run.
 func (o *Options) AddFlags(cmd *cobra.Command) {
 	o.PrintFlags.AddFlags(cmd)
+	_ = cmd.RegisterFlagCompletionFunc("output", completion.Fixed(o.PrintFlags.AllowedFormats()...))
 	util.AddDryRunFlag(cmd, &o.DryRun)
 }
 

@@ -1,0 +1,94 @@
+package cli
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	schedulingv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/scheduling/v1beta1"
+)
+
+// TestCompletionAsKubectl: -n completes namespaces, --context the
+// kubeconfig's contexts, -o the command's formats, enum flags their
+// values whatever the case typed; 'queue close' offers only queues that can
+// be closed and 'queue open' only those that are not Open.
+func TestCompletionAsKubectl(t *testing.T) {
+	mustVC(t, "queue", "create", "conv-open")
+	mustVC(t, "queue", "create", "conv-closed")
+	q, err := env.vc.SchedulingV1beta1().Queues().Get(context.Background(), "conv-closed", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	q.Status.State = schedulingv1beta1.QueueStateClosed
+	if _, err := env.vc.SchedulingV1beta1().Queues().UpdateStatus(context.Background(), q, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		args      []string
+		want, not []string
+	}{
+		{[]string{"queue", "close", "conv-"}, []string{"conv-open"}, []string{"conv-closed"}},
+		{[]string{"queue", "close", "r"}, nil, []string{"root"}},
+		{[]string{"queue", "open", "conv-"}, []string{"conv-closed"}, []string{"conv-open"}},
+		{[]string{"queue", "list", "-n", "kube-"}, []string{"kube-system", "kube-public"}, []string{"default"}},
+		{[]string{"queue", "list", "--context", ""}, []string{env.cp.Kubeconfig().CurrentContext}, nil},
+		{[]string{"queue", "list", "-o", ""}, []string{"wide", "json", "yaml", "name", "custom-columns"}, nil},
+		{[]string{"queue", "close", "x", "-o", "j"}, []string{"json", "jsonpath"}, []string{"yaml"}},
+		{[]string{"doctor", "-o", ""}, []string{"json", "yaml"}, nil},
+		{[]string{"pg", "list", "--phase", "pend"}, []string{"Pending"}, []string{"Running"}},
+	} {
+		r := mustVC(t, append([]string{"__complete"}, tc.args...)...)
+		names, directive := completions(r.Stdout)
+		for _, w := range tc.want {
+			if !contains(names, w) {
+				t.Errorf("%v: %q not offered: %v", tc.args, w, names)
+			}
+		}
+		for _, n := range tc.not {
+			if contains(names, n) {
+				t.Errorf("%v: %q offered: %v", tc.args, n, names)
+			}
+		}
+		if directive != ":4" { // no file names
+			t.Errorf("%v: directive %s, want :4 (no files)", tc.args, directive)
+		}
+	}
+}
+
+// TestOneBehaviourForEveryKind: what kubectl accepts for every kind is
+// accepted for every kind here too, and refusals say what to give.
+func TestOneBehaviourForEveryKind(t *testing.T) {
+	mustVC(t, "queue", "create", "conv-one")
+	// -A on a cluster-scoped kind is accepted and ignored, as kubectl does.
+	if r := mustVC(t, "queue", "list", "-A", "-o", "name"); !strings.Contains(r.Stdout, "queue.scheduling.volcano.sh/conv-one\n") {
+		t.Errorf("queue list -A:\n%s", r)
+	}
+	// Enum values in any case.
+	mustVC(t, "pg", "list", "-A", "--phase", "pending")
+	mustVC(t, "job", "list", "-A", "--phase", "RUNNING")
+	mustVC(t, "queue", "create", "conv-two", "--state", "closed", "--dry-run=client")
+	// delete -o name, as kubectl delete.
+	if r := mustVC(t, "queue", "delete", "conv-one", "--dry-run=server", "-o", "name"); r.Stdout != "queue.scheduling.volcano.sh/conv-one\n" {
+		t.Errorf("queue delete -o name:\n%s", r)
+	}
+	// Missing and extra names: what to give, not cobra's arg counts.
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"nodeset", "describe"}, "name the NodeSet to describe, e.g. 'kubectl vc nodeset describe compute'"},
+		{[]string{"nodeset", "scale", "a", "b", "--replicas", "1"}, "give one NodeSet name, got 2 (a b)"},
+		{[]string{"queue", "describe"}, "name the queue to describe, e.g. 'kubectl vc queue describe team-a'"},
+		{[]string{"nodeset", "cordon"}, "name the NodeSet pod(s) to cordon, e.g. 'kubectl vc nodeset cordon compute-0'"},
+		{[]string{"queue", "clsoe", "a"}, `unknown command "clsoe" for "kubectl-vc queue"; did you mean "close"?`},
+		{[]string{"podgroups", "lsit"}, `unknown command "lsit" for "kubectl-vc podgroup"; did you mean "list"?`},
+		{[]string{"pg", "list", "--phase", "sleeping"}, `unknown --phase "sleeping": use one of Pending, Running`},
+	} {
+		r := vc(t, tc.args...)
+		if r.Code == 0 || r.Stdout != "" || strings.Count(r.Stderr, "\n") != 1 || !strings.Contains(r.Stderr, tc.want) {
+			t.Errorf("%v: want exit 1, no output, one line with %q; got\n%s", tc.args, tc.want, r)
+		}
+	}
+}

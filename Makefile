@@ -21,7 +21,7 @@ LDFLAGS := -s -w -X $(VERSION_PKG).gitVersion=$(VERSION) -X $(VERSION_PKG).gitCo
 GO_TEST_FLAGS ?= -race -count=1 -timeout 45m
 BENCH_FLAGS ?= -benchtime 1x
 
-.PHONY: all help version build image slurm node-deps controlplane generate verify test unit bench fuzz cluster-up cluster-down demo docs release-check release-snapshot clean fmt vet
+.PHONY: all help version build image slurm node-deps controlplane controlplane-bins node-bins generate verify test unit bench fuzz cluster-up cluster-down demo docs release-check release-snapshot clean fmt vet
 
 all: build
 
@@ -64,8 +64,14 @@ node-deps:
 	hack/node/install.sh
 
 ## controlplane: build etcd, the Kubernetes components and the node's containerd into bin/ (skipped when up to date)
-controlplane:
+controlplane: controlplane-bins node-bins
+
+## controlplane-bins: build etcd and the Kubernetes components into bin/ (skipped when up to date)
+controlplane-bins:
 	hack/controlplane/build.sh
+
+## node-bins: build the node's containerd and pause image into bin/ (skipped when up to date)
+node-bins:
 	hack/node/build.sh
 
 ## generate: regenerate deepcopy, CRDs, clientset, listers, informers, apply configurations
@@ -126,7 +132,10 @@ fuzz:
 
 ## cluster-up: start the local cluster with the CRDs installed (CLUSTER_LEVEL=node|controllers|apiserver; default node where possible)
 CLUSTER_LEVEL ?=
-cluster-up: controlplane node-deps build
+# Only the node level runs pods: the controllers and apiserver levels need
+# neither containerd nor Debian's runc and CNI plugins.
+CLUSTER_NEEDS = controlplane-bins build $(if $(filter apiserver controllers,$(CLUSTER_LEVEL)),,node-bins node-deps)
+cluster-up: $(CLUSTER_NEEDS)
 	go run ./hack/cluster up $(if $(CLUSTER_LEVEL),--level $(CLUSTER_LEVEL))
 
 ## cluster-down: stop what cluster-up started

@@ -73,6 +73,22 @@ func TestOneBehaviourForEveryKind(t *testing.T) {
 	if r := mustVC(t, "queue", "delete", "conv-one", "--dry-run=server", "-o", "name"); r.Stdout != "queue.scheduling.volcano.sh/conv-one\n" {
 		t.Errorf("queue delete -o name:\n%s", r)
 	}
+	// -o name prints the object's name alone on either dry run, as
+	// kubectl's -o name does.
+	for _, args := range [][]string{
+		{"queue", "create", "conv-dry"},
+		{"queue", "close", "conv-one"},
+		{"queue", "update", "conv-one", "--weight", "3"},
+	} {
+		client := mustVC(t, append(args, "--dry-run=client", "-o", "name")...).Stdout
+		server := mustVC(t, append(args, "--dry-run=server", "-o", "name")...).Stdout
+		// A Command's name is generated: the client shows the prefix the
+		// server completes.
+		if !strings.HasPrefix(server, strings.TrimSuffix(client, "\n")) || strings.Contains(client+server, "dry run") || strings.Count(client, "\n") != 1 ||
+			!strings.HasPrefix(client, "queue.scheduling.volcano.sh/") && !strings.HasPrefix(client, "command.bus.volcano.sh/") {
+			t.Errorf("%v -o name: client dry run %q, server dry run %q", args, client, server)
+		}
+	}
 	// Missing and extra names: what to give, not cobra's arg counts.
 	for _, tc := range []struct {
 		args []string

@@ -25,7 +25,6 @@ import (
 	"github.com/kubectl-vc/kubectl-vc/pkg/apis/keys"
 	schedulingv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/scheduling/v1beta1"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/completion"
-	vcprinters "github.com/kubectl-vc/kubectl-vc/pkg/cli/printers"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/util"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/write"
 	"github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned/scheme"
@@ -388,7 +387,7 @@ func validateJob(j *batchv1alpha1.Job) error {
 // dry run, which sends nothing).
 func (o *CreateOptions) Run(ctx context.Context) error {
 	if o.DryClient {
-		return vcprinters.Print(o.Printer, o.job, o.Out)
+		return o.Print(o.job)
 	}
 	if err := o.checkQueue(ctx, queueOf(o.job)); err != nil {
 		return err
@@ -400,7 +399,7 @@ func (o *CreateOptions) Run(ctx context.Context) error {
 		}
 		return apiError(err)
 	}
-	return vcprinters.Print(o.Printer, created, o.Out)
+	return o.Print(created)
 }
 
 // checkQueue refuses a queue that is missing or not Open, as Volcano's

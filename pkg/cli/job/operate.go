@@ -13,7 +13,6 @@ import (
 	batchv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/batch/v1alpha1"
 	busv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/bus/v1alpha1"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/command"
-	vcprinters "github.com/kubectl-vc/kubectl-vc/pkg/cli/printers"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/util"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/write"
 )
@@ -97,7 +96,7 @@ func (o *OperateOptions) Run(ctx context.Context) error {
 				return fmt.Errorf("%s job %q: %s", o.op.verb, j.Name, util.Message(err))
 			}
 		}
-		if err := o.print(cm); err != nil {
+		if err := o.Print(cm); err != nil {
 			return err
 		}
 		watch = append(watch, watched{name: j.Name, command: cm.Name, startRetries: j.Status.RetryCount})
@@ -106,15 +105,6 @@ func (o *OperateOptions) Run(ctx context.Context) error {
 		return nil
 	}
 	return waitForOperation(ctx, o.Client, o.Namespace, o.op, watch, o.Timeout, o.ErrOut)
-}
-
-func (o *OperateOptions) print(cm *busv1alpha1.Command) error {
-	if cm.Name == "" && (o.PrintFlags.OutputFormat == nil || *o.PrintFlags.OutputFormat == "" || *o.PrintFlags.OutputFormat == "name") {
-		// A client dry run has no generated name yet; show the prefix.
-		fmt.Fprintf(o.Out, "command.bus.volcano.sh/%s created (dry run)\n", cm.GenerateName)
-		return nil
-	}
-	return vcprinters.Print(o.Printer, cm, o.Out)
 }
 
 // newJobCommand builds the Command for job j as vcctl does: in the job's

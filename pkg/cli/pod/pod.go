@@ -5,11 +5,15 @@ import (
 	"fmt"
 	"sort"
 
+	"github.com/liggitt/tabwriter"
+
 	"github.com/spf13/cobra"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/selection"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/cli-runtime/pkg/printers"
 	"k8s.io/client-go/kubernetes"
@@ -20,6 +24,7 @@ import (
 	schedulingv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/scheduling/v1beta1"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/chunk"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/completion"
+	"github.com/kubectl-vc/kubectl-vc/pkg/cli/follow"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/job"
 	vcprinters "github.com/kubectl-vc/kubectl-vc/pkg/cli/printers"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/util"
@@ -45,11 +50,13 @@ type PodListOptions struct {
 	AllNamespaces bool
 	Selector      string
 	ChunkSize     int64
+	Watch         bool
 
 	namespace string
 	printer   printers.ResourcePrinter
 	client    versioned.Interface
 	kube      kubernetes.Interface
+	tw        *tabwriter.Writer
 }
 
 func newPodListCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Command {
@@ -82,6 +89,7 @@ func newPodListCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Co
 	cmd.Flags().BoolVarP(&o.AllNamespaces, "all-namespaces", "A", false, "List pods of every namespace")
 	cmd.Flags().StringVarP(&o.Selector, "selector", "l", "", "Label selector, e.g. -l app=train")
 	chunk.AddFlag(cmd, &o.ChunkSize)
+	cmd.Flags().BoolVarP(&o.Watch, "watch", "w", false, "After listing, watch for changes")
 	_ = cmd.RegisterFlagCompletionFunc("job", job.Kind.Flag(f))
 	_ = cmd.RegisterFlagCompletionFunc("queue", completion.Queues.Flag(f))
 	return cmd
@@ -144,32 +152,16 @@ func (o *PodListOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	var groups map[string]*schedulingv1beta1.PodGroup // namespace/name, listed only when needed
+	rows := podRows{o: o}
 	var kept []podRow
 	for i := range pods.Items {
-		p := &pods.Items[i]
-		group := p.Annotations[keys.KubeGroupName]
-		q := queueKey(p)
-		if q == "" && group != "" {
-			if groups == nil {
-				if groups, err = o.podGroups(ctx); err != nil {
-					return err
-				}
-			}
-			if pg := groups[p.Namespace+"/"+group]; pg != nil {
-				q = pg.Spec.Queue
-				if q == "" {
-					q = keys.DefaultQueue
-				}
-			}
+		r, ok, err := rows.row(ctx, &pods.Items[i])
+		if err != nil {
+			return err
 		}
-		if p.Labels[batchv1alpha1.JobNameLabel] == "" && group == "" && q == "" {
-			continue // not a pod Volcano schedules
+		if ok {
+			kept = append(kept, r)
 		}
-		if o.Queue != "" && q != o.Queue {
-			continue
-		}
-		kept = append(kept, podRow{pod: p, queue: q, group: group})
 	}
 	sort.Slice(kept, func(a, b int) bool {
 		pa, pb := kept[a].pod, kept[b].pod
@@ -178,19 +170,42 @@ func (o *PodListOptions) Run(ctx context.Context) error {
 		}
 		return pa.Name < pb.Name
 	})
+	if err := o.print(kept, pods.ResourceVersion, false); err != nil || !o.Watch {
+		return err
+	}
+	return follow.Each(ctx, pods.ResourceVersion, metav1.ListOptions{LabelSelector: sel.String()}, o.kube.CoreV1().Pods(o.namespace).Watch,
+		func(_ watch.EventType, p *corev1.Pod) error {
+			r, ok, err := rows.row(ctx, p)
+			if err != nil || !ok {
+				return err
+			}
+			return o.print([]podRow{r}, "", true)
+		})
+}
+
+// print prints the rows as -o asks: a table, or the pods as a list at
+// resourceVersion rv (a watched pod alone).
+func (o *PodListOptions) print(rows []podRow, rv string, watched bool) error {
 	if !o.PrintFlags.HumanReadable() {
 		list := &corev1.PodList{}
-		list.ResourceVersion = pods.ResourceVersion
-		for _, r := range kept {
+		list.ResourceVersion = rv
+		for _, r := range rows {
 			list.Items = append(list.Items, *r.pod)
 		}
 		list.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("PodList"))
 		for i := range list.Items {
 			list.Items[i].SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Pod"))
 		}
-		return vcprinters.Print(o.printer, list, o.Out)
+		var obj runtime.Object = list
+		if watched {
+			obj = &list.Items[0]
+		}
+		return vcprinters.Print(o.printer, obj, o.Out)
 	}
-	if len(kept) == 0 {
+	if len(rows) == 0 {
+		if o.Watch {
+			return nil
+		}
 		if o.AllNamespaces {
 			fmt.Fprintln(o.ErrOut, "No Volcano pods found.")
 		} else {
@@ -198,7 +213,50 @@ func (o *PodListOptions) Run(ctx context.Context) error {
 		}
 		return nil
 	}
-	return o.printer.PrintObj(podTable(kept, o.AllNamespaces), o.Out)
+	// One tab writer for the list and every watched row, as list.Options.
+	if o.tw == nil {
+		o.tw = printers.GetNewTabWriter(o.Out)
+	}
+	if err := o.printer.PrintObj(podTable(rows, o.AllNamespaces), o.tw); err != nil {
+		return err
+	}
+	return o.tw.Flush()
+}
+
+// podRows decides, pod by pod, whether Volcano schedules it and with
+// which queue, reading the PodGroups once, and only when a pod's queue is
+// known by its PodGroup alone.
+type podRows struct {
+	o      *PodListOptions
+	groups map[string]*schedulingv1beta1.PodGroup // namespace/name
+}
+
+func (rs *podRows) row(ctx context.Context, p *corev1.Pod) (podRow, bool, error) {
+	group := p.Annotations[keys.KubeGroupName]
+	q := queueKey(p)
+	if q == "" && group != "" {
+		pg := rs.groups[p.Namespace+"/"+group]
+		if pg == nil {
+			// Not read yet, or made after the first read (a watched pod).
+			var err error
+			if rs.groups, err = rs.o.podGroups(ctx); err != nil {
+				return podRow{}, false, err
+			}
+			pg = rs.groups[p.Namespace+"/"+group]
+		}
+		if pg != nil {
+			if q = pg.Spec.Queue; q == "" {
+				q = keys.DefaultQueue
+			}
+		}
+	}
+	if p.Labels[batchv1alpha1.JobNameLabel] == "" && group == "" && q == "" {
+		return podRow{}, false, nil // not a pod Volcano schedules
+	}
+	if rs.o.Queue != "" && q != rs.o.Queue {
+		return podRow{}, false, nil
+	}
+	return podRow{pod: p, queue: q, group: group}, true, nil
 }
 
 func (o *PodListOptions) podGroups(ctx context.Context) (map[string]*schedulingv1beta1.PodGroup, error) {

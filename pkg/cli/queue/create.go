@@ -15,7 +15,6 @@ import (
 	busv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/bus/v1alpha1"
 	schedulingv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/scheduling/v1beta1"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/completion"
-	vcprinters "github.com/kubectl-vc/kubectl-vc/pkg/cli/printers"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/util"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/write"
 )
@@ -153,7 +152,7 @@ func (o *CreateOptions) Validate() error {
 // Run creates the queue (and, for --state Closed, its CloseQueue Command).
 func (o *CreateOptions) Run(ctx context.Context) error {
 	if o.DryClient {
-		return vcprinters.Print(o.Printer, o.queue, o.Out)
+		return o.Print(o.queue)
 	}
 	c := o.Client
 	spec := &o.queue.Spec
@@ -187,5 +186,5 @@ func (o *CreateOptions) Run(ctx context.Context) error {
 			return fmt.Errorf("queue %q was created but could not be closed: %s (retry with 'queue close %s')", o.Name, util.Message(err), o.Name)
 		}
 	}
-	return vcprinters.Print(o.Printer, created, o.Out)
+	return o.Print(created)
 }

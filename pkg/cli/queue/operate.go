@@ -11,11 +11,9 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
-	busv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/bus/v1alpha1"
 	"github.com/kubectl-vc/kubectl-vc/pkg/apis/keys"
 	schedulingv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/scheduling/v1beta1"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/completion"
-	vcprinters "github.com/kubectl-vc/kubectl-vc/pkg/cli/printers"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/util"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/write"
 )
@@ -95,7 +93,7 @@ func (o *OperateOptions) Run(ctx context.Context) error {
 				return fmt.Errorf("%s queue %q: %s", o.Verb, q.Name, util.Message(err))
 			}
 		}
-		if err := o.print(cmdObj); err != nil {
+		if err := o.Print(cmdObj); err != nil {
 			return err
 		}
 	}
@@ -103,15 +101,6 @@ func (o *OperateOptions) Run(ctx context.Context) error {
 		return nil
 	}
 	return waitForState(ctx, c, o.Names, o.Target, o.Timeout, o.ErrOut)
-}
-
-func (o *OperateOptions) print(cmd *busv1alpha1.Command) error {
-	if cmd.Name == "" && (o.PrintFlags.OutputFormat == nil || *o.PrintFlags.OutputFormat == "" || *o.PrintFlags.OutputFormat == "name") {
-		// A client dry run has no generated name yet; show the prefix.
-		fmt.Fprintf(o.Out, "command.bus.volcano.sh/%s created (dry run)\n", cmd.GenerateName)
-		return nil
-	}
-	return vcprinters.Print(o.Printer, cmd, o.Out)
 }
 
 // canMoveTo reports whether a queue may be moved to target, for

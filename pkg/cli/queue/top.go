@@ -86,7 +86,7 @@ func newTopCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Comman
 }
 
 // sortByCompletion offers name and every resource the cluster's queues
-// allocate, deserve or cap.
+// allocate or deserve (those with a column).
 func sortByCompletion(f util.Factory) func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
 	return func(cmd *cobra.Command, _ []string, toComplete string) ([]string, cobra.ShellCompDirective) {
 		names := []string{sortByName}
@@ -158,7 +158,14 @@ func (o *TopOptions) Run(ctx context.Context) error {
 	if o.NoHeaders {
 		header = nil
 	}
-	return printTable(o.Out, header, cells)
+	if err := printTable(o.Out, header, cells); err != nil {
+		return err
+	}
+	if len(cells) > 0 && len(cells[0]) == 1 {
+		// Only the QUEUE column: say why rather than leave a bare tree.
+		fmt.Fprintln(o.ErrOut, "No queue deserves or has been allocated any resource yet, so there is no share to show: 'queue top' compares status.allocated (written by Volcano's scheduler) with spec.deserved. Capabilities are shown by 'kubectl vc queue list -o wide'.")
+	}
+	return nil
 }
 
 // topRow is one queue of 'queue top', in display order.
@@ -172,13 +179,16 @@ type topRow struct {
 	Usage         []usageRow
 }
 
-// queueResources lists, sorted, every resource some queue allocates,
-// deserves or caps.
+// queueResources lists, sorted, every resource some queue allocates or
+// deserves: those 'queue top' has a column for, and sorts by. A resource
+// queues only cap has no share to show.
 func queueResources(items []schedulingv1beta1.Queue) []string {
 	seen := map[string]bool{}
 	for i := range items {
 		for _, u := range queueUsage(&items[i]) {
-			seen[string(u.Resource)] = true
+			if u.Allocated != nil || u.Deserved != nil {
+				seen[string(u.Resource)] = true
+			}
 		}
 	}
 	out := make([]string, 0, len(seen))
@@ -200,8 +210,11 @@ func topRows(items []schedulingv1beta1.Queue, sortBy string) ([]topRow, error) {
 		for _, r := range known {
 			found = found || r == sortBy
 		}
-		if !found {
-			return nil, util.UsageErrorf("invalid --sort-by %q: no queue allocates, deserves or caps it; use name or one of %s", sortBy, strings.Join(known, ", "))
+		switch {
+		case !found && len(known) == 0:
+			return nil, util.UsageErrorf("invalid --sort-by %q: no queue allocates or deserves any resource yet, so there is no column to sort by; use name", sortBy)
+		case !found:
+			return nil, util.UsageErrorf("invalid --sort-by %q: no queue allocates or deserves it, so there is no column for it; use name or one of %s", sortBy, strings.Join(known, ", "))
 		}
 	}
 	f := newForest(items)

@@ -170,3 +170,31 @@ func TestTopBadInput(t *testing.T) {
 		t.Errorf("unknown resource: %v", err)
 	}
 }
+
+// TestTopCapabilityOnly: queues that only cap resources have no share to
+// show: top says so instead of printing a bare tree, and --sort-by of a
+// capped resource is refused (there is no column for it).
+func TestTopCapabilityOnly(t *testing.T) {
+	open := schedulingv1beta1.QueueStateOpen
+	queues := []runtime.Object{
+		treeQueue("root", "", 1, open, 0),
+		withResources(treeQueue("team-a", "", 1, open, 0), "", "cpu=8", ""),
+	}
+	out, stderr, err := runTop(t, &TopOptions{}, queues...)
+	if err != nil || !strings.HasPrefix(out, "QUEUE\n") || !strings.Contains(stderr, "No queue deserves or has been allocated any resource yet") {
+		t.Errorf("err %v\nstdout:\n%s\nstderr:\n%s", err, out, stderr)
+	}
+	_, _, err = runTop(t, &TopOptions{SortBy: "cpu"}, queues...)
+	if err == nil || !strings.Contains(err.Error(), `invalid --sort-by "cpu": no queue allocates or deserves any resource yet`) {
+		t.Errorf("--sort-by cpu: %v", err)
+	}
+	// In the usual table, a resource only capped has no column either.
+	_, _, err = runTop(t, &TopOptions{SortBy: "pods"}, append(topQueues(), withResources(treeQueue("team-d", "", 1, open, 0), "", "nvidia.com/gpu=2", ""))...)
+	if err != nil {
+		t.Fatalf("--sort-by pods: %v", err)
+	}
+	_, _, err = runTop(t, &TopOptions{SortBy: "nvidia.com/gpu"}, append(topQueues(), withResources(treeQueue("team-d", "", 1, open, 0), "", "nvidia.com/gpu=2", ""))...)
+	if err == nil || !strings.Contains(err.Error(), "no queue allocates or deserves it, so there is no column for it") {
+		t.Errorf("--sort-by nvidia.com/gpu: %v", err)
+	}
+}

@@ -41,6 +41,8 @@ type TreeOptions struct {
 	Output string
 	Watch  bool
 
+	last []byte // what the last print showed
+
 	// ChunkSize is how many queues one list request reads (0: all).
 	ChunkSize int64
 
@@ -192,9 +194,41 @@ func (o *TreeOptions) watch(ctx context.Context, rv string, byName map[string]sc
 	}
 }
 
-// print writes the tree once. Later prints of a watch are set apart: a
-// blank line before a table, "---" before a YAML document.
+// print writes the tree once; a watch prints it again only when what it
+// shows has changed (a queue's status written again with the same
+// counts, or a change to fields the tree does not show, prints nothing).
+// Later prints are set apart: a blank line before a table, "---" before a
+// YAML document.
 func (o *TreeOptions) print(ctx context.Context, byName map[string]schedulingv1beta1.Queue, first bool) error {
+	var buf bytes.Buffer
+	if err := o.render(ctx, &buf, byName); err != nil {
+		return err
+	}
+	if !first && bytes.Equal(buf.Bytes(), o.last) {
+		return nil
+	}
+	o.last = buf.Bytes()
+	if !first {
+		sep := "\n"
+		switch o.Output {
+		case "json":
+			sep = ""
+		case "yaml":
+			sep = "---\n"
+		}
+		fmt.Fprint(o.Out, sep)
+	}
+	if _, err := o.Out.Write(o.last); err != nil {
+		return err
+	}
+	if len(byName) == 0 && first {
+		fmt.Fprintln(o.ErrOut, "No queues found.")
+	}
+	return nil
+}
+
+// render writes the tree to w.
+func (o *TreeOptions) render(ctx context.Context, w io.Writer, byName map[string]schedulingv1beta1.Queue) error {
 	items := make([]schedulingv1beta1.Queue, 0, len(byName))
 	for _, q := range byName {
 		items = append(items, q)
@@ -212,18 +246,12 @@ func (o *TreeOptions) print(ctx context.Context, byName map[string]schedulingv1b
 			out = append(out, '\n')
 		} else {
 			out, err = yaml.Marshal(doc)
-			if !first {
-				out = append([]byte("---\n"), out...)
-			}
 		}
 		if err != nil {
 			return err
 		}
-		_, err = o.Out.Write(out)
+		_, err = w.Write(out)
 		return err
-	}
-	if !first {
-		fmt.Fprintln(o.Out)
 	}
 	wide := o.Output == "wide"
 	header := []string{"QUEUE", "STATE", "WEIGHT", "INQUEUE", "PENDING", "RUNNING", "UNKNOWN", "COMPLETED"}
@@ -243,13 +271,7 @@ func (o *TreeOptions) print(ctx context.Context, byName map[string]schedulingv1b
 		}
 		rows = append(rows, row)
 	})
-	if err := printTable(o.Out, header, rows); err != nil {
-		return err
-	}
-	if len(items) == 0 && first {
-		fmt.Fprintln(o.ErrOut, "No queues found.")
-	}
-	return nil
+	return printTable(w, header, rows)
 }
 
 // forest is the queue hierarchy as 'queue tree' and 'queue top' show it:

@@ -275,14 +275,19 @@ func TestTreeWatch(t *testing.T) {
 		}
 	}
 	poll("first tree", func(s string) bool { return strings.Contains(s, "team-a") })
+	// A change the tree does not show prints nothing: had it printed, the
+	// third tree below would be the one before team-a was deleted.
+	relabelled := treeQueue("team-a", "", 1, open, 0)
+	relabelled.ResourceVersion, relabelled.Labels = "11", map[string]string{"team": "a"}
+	fw.Modify(relabelled)
 	q := treeQueue("team-a-dev", "team-a", 1, open, 0)
-	q.ResourceVersion = "11"
+	q.ResourceVersion = "12"
 	fw.Add(q)
 	poll("second tree", func(s string) bool {
 		return strings.Contains(s, "\n\nQUEUE") && strings.Contains(s, "└── team-a-dev")
 	})
 	gone := treeQueue("team-a", "", 1, open, 0)
-	gone.ResourceVersion = "12"
+	gone.ResourceVersion = "13"
 	fw.Delete(gone)
 	poll("third tree", func(s string) bool { return strings.Count(s, "COMPLETED\n") == 3 })
 	trees := strings.Split(out.String(), "\n\n")

@@ -15,7 +15,6 @@ import (
 
 	"github.com/kubectl-vc/kubectl-vc/pkg/apis/keys"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/completion"
-	vcprinters "github.com/kubectl-vc/kubectl-vc/pkg/cli/printers"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/util"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/write"
 )
@@ -214,7 +213,7 @@ func (o *UpdateOptions) Run(ctx context.Context) error {
 	}
 	if o.DryClient {
 		fmt.Fprintf(o.ErrOut, "merge patch that would be sent: %s\n", patch)
-		return vcprinters.Print(o.Printer, q, o.Out)
+		return o.Print(q)
 	}
 	updated, err := c.SchedulingV1beta1().Queues().Patch(ctx, o.Name, types.MergePatchType, patch, metav1.PatchOptions{DryRun: o.ServerDryRun()})
 	if err != nil {
@@ -223,7 +222,7 @@ func (o *UpdateOptions) Run(ctx context.Context) error {
 		}
 		return err
 	}
-	return vcprinters.Print(o.Printer, updated, o.Out)
+	return o.Print(updated)
 }
 
 // replaceList makes a merge patch that sets the resource map to exactly

@@ -7,11 +7,14 @@ package write
 
 import (
 	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/cli-runtime/pkg/printers"
 
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/completion"
+	vcprinters "github.com/kubectl-vc/kubectl-vc/pkg/cli/printers"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/util"
 	"github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned"
 	"github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned/scheme"
@@ -80,3 +83,18 @@ func (o *Options) ServerDryRun() []string { return util.DryRunOpts(o.DryServer) 
 
 // Suffix is what a dry run adds to "created" or "deleted".
 func (o *Options) Suffix() string { return util.DryRunSuffix(o.DryClient, o.DryServer) }
+
+// Print prints what was written as -o asks, the same way on either dry
+// run. An object that a client dry run made from generateName has no name
+// yet: in the name forms (no -o, -o name) it is shown by its prefix
+// (command.bus.volcano.sh/team-a-closequeue-).
+func (o *Options) Print(obj runtime.Object) error {
+	if m, err := meta.Accessor(obj); err == nil && m.GetName() == "" && m.GetGenerateName() != "" {
+		if f := o.PrintFlags.OutputFormat; f == nil || *f == "" || *f == "name" {
+			obj = obj.DeepCopyObject()
+			named, _ := meta.Accessor(obj)
+			named.SetName(m.GetGenerateName())
+		}
+	}
+	return vcprinters.Print(o.Printer, obj, o.Out)
+}

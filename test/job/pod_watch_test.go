@@ -1,0 +1,51 @@
+package job
+
+import (
+	"bufio"
+	"context"
+	"strings"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	schedulingv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/scheduling/v1beta1"
+)
+
+// TestPodListWatch: 'pod list --watch' prints the list, then a row per
+// change of a Volcano pod, found by its queue annotation or by a PodGroup
+// made after the list; other pods are not printed.
+func TestPodListWatch(t *testing.T) {
+	ns := namespace(t, "job-pods-watch")
+	plainPod(t, ns, "first", map[string]string{"volcano.sh/queue-name": "research"})
+	cmd := command(env.admin, "pod", "list", "-n", ns, "--watch", "--no-headers")
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	sc := bufio.NewScanner(stdout)
+	next := func() []string {
+		t.Helper()
+		if !sc.Scan() {
+			t.Fatalf("watch output ended: %v", sc.Err())
+		}
+		return strings.Fields(sc.Text())
+	}
+	if f := next(); len(f) < 4 || f[0] != "first" || f[3] != "research" {
+		t.Fatalf("first row: %v", f)
+	}
+	plainPod(t, ns, "unrelated", nil)
+	if _, err := env.vc.SchedulingV1beta1().PodGroups(ns).Create(context.Background(), &schedulingv1beta1.PodGroup{
+		ObjectMeta: metav1.ObjectMeta{Name: "pg-late", Namespace: ns},
+		Spec:       schedulingv1beta1.PodGroupSpec{MinMember: 1, Queue: "prod"},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	plainPod(t, ns, "grouped", map[string]string{"scheduling.k8s.io/group-name": "pg-late"})
+	if f := next(); len(f) < 4 || f[0] != "grouped" || f[3] != "prod" {
+		t.Fatalf("row of the grouped pod (the unrelated one must not show): %v", f)
+	}
+}

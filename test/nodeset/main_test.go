@@ -10,16 +10,26 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/kubectl-vc/kubectl-vc/internal/controlplane"
+	"github.com/kubectl-vc/kubectl-vc/test/internal/binary"
 	"github.com/kubectl-vc/kubectl-vc/test/internal/cptest"
 	"github.com/kubectl-vc/kubectl-vc/test/internal/nodesets"
 	"github.com/kubectl-vc/kubectl-vc/test/internal/pods"
 )
 
-var cp *controlplane.ControlPlane
+var (
+	cp *controlplane.ControlPlane
+	// vcBin is the built binary, for the tests that run it as a process
+	// (a --watch); the others run the commands in-process.
+	vcBin *binary.CLI
+)
 
 func TestMain(m *testing.M) {
-	cptest.Main(m, cptest.Options{Setup: func(e *cptest.Env) error {
+	cptest.Main(m, cptest.Options{Binary: true, Setup: func(e *cptest.Env) error {
 		cp = e.CP
+		var err error
+		if vcBin, err = binary.NewCLI(e); err != nil {
+			return err
+		}
 		// Slinky's Controller and RestApi kinds, for the tests that find
 		// slurmrestd as Slinky's operator does (rest_test.go).
 		return cptest.InstallSlinkyOperatorCRDs(context.Background(), cp)

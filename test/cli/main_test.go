@@ -3,7 +3,7 @@
 // kubectl-vc run as a user runs it against the real local control plane,
 // directly and as 'kubectl vc' through kubectl's plugin discovery. That is
 // the plugin's name, discovery and completion helper under kubectl, the
-// version, the completion machinery, paged lists (--chunk-size) and the
+// version and the completion scripts, the completion machinery, paged lists (--chunk-size) and the
 // list flags of every kind, a refused watch, an admission policy's refusal
 // and credentials as the user sees them, events folded in describe, and
 // the documentation's session. Each kind's own commands are proven in that
@@ -13,6 +13,7 @@
 package cli
 
 import (
+	"os"
 	"os/exec"
 	"strings"
 	"testing"
@@ -62,6 +63,7 @@ func setup(e *cptest.Env) error {
 	env.cp, env.cli = e.CP, c
 	env.binDir, env.bin, env.admin, env.alice, env.dead = c.Home, c.Bin, c.Admin, c.Alice, c.Dead
 	env.vc = versioned.NewForConfigOrDie(e.CP.AdminConfig())
+	e.Cleanup(func() error { return os.RemoveAll(versionedDir) }) // the binary built by versionedBinary, if any
 	return nil
 }
 

@@ -5,6 +5,9 @@ import (
 	"testing"
 )
 
+// TestCompletion asks the binary for completions as the shell scripts do:
+// one name completer for every kind (queue names as arguments and for
+// --parent and --queue, podgroup names in their namespace).
 func TestCompletion(t *testing.T) {
 	mustVC(t, "queue", "create", "e2e-comp-one")
 	mustVC(t, "queue", "create", "e2e-comp-two")
@@ -26,5 +29,3 @@ func TestCompletion(t *testing.T) {
 		t.Errorf("--queue completion:\n%s", r.Stdout)
 	}
 }
-
-// TestQueueListWatch: --watch prints the list, then a row per change.

@@ -1,21 +1,32 @@
-// Package cli runs the built kubectl-vc binary as a user would, against the
-// real local control plane: directly, and as 'kubectl vc' through kubectl's
-// plugin discovery.
+// Package cli proves the feature "the command line's shared conventions":
+// what holds for every kind and verb rather than for one, the built
+// kubectl-vc run as a user runs it against the real local control plane,
+// directly and as 'kubectl vc' through kubectl's plugin discovery. That is
+// the plugin's name, discovery and completion helper under kubectl, the
+// version and the completion scripts, the completion machinery, paged lists (--chunk-size) and the
+// list flags of every kind, a refused watch, an admission policy's refusal
+// and credentials as the user sees them, events folded in describe, and
+// the documentation's session. Each kind's own commands are proven in that
+// kind's suite (test/queue, test/podgroup, test/command, test/job,
+// test/nodeset, test/doctor); their bad input against the convention of
+// test/internal/badinput.
 package cli
 
 import (
+	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/kubectl-vc/kubectl-vc/internal/controlplane"
+	schedulingv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/scheduling/v1beta1"
 	"github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned"
 	"github.com/kubectl-vc/kubectl-vc/test/internal/binary"
 	"github.com/kubectl-vc/kubectl-vc/test/internal/cptest"
+	"github.com/kubectl-vc/kubectl-vc/test/internal/podgroups"
+	"github.com/kubectl-vc/kubectl-vc/test/internal/queues"
 )
 
 // env is what every test of the package shares: one control plane, one
@@ -23,6 +34,7 @@ import (
 // server that does not exist.
 var env struct {
 	cp      *controlplane.ControlPlane
+	cli     *binary.CLI
 	binDir  string
 	bin     string
 	admin   string
@@ -43,22 +55,15 @@ func setup(e *cptest.Env) error {
 	if err != nil {
 		return err
 	}
+	c, err := binary.NewCLI(e)
+	if err != nil {
+		return err
+	}
 	env.rootDir = root
-	env.cp, env.binDir, env.bin, env.admin = e.CP, e.Dir, e.Binary, e.Kubeconfig
-	env.alice = filepath.Join(e.Dir, "alice.kubeconfig")
-	env.dead = filepath.Join(e.Dir, "dead.kubeconfig")
-	if err := e.CP.WriteKubeconfig(env.alice, controlplane.UnprivilegedUser); err != nil {
-		return err
-	}
-	// The same credentials, but a port nothing listens on.
-	dead := e.CP.Kubeconfig()
-	for _, c := range dead.Clusters {
-		c.Server = "https://127.0.0.1:1"
-	}
-	if err := clientcmd.WriteToFile(*dead, env.dead); err != nil {
-		return err
-	}
+	env.cp, env.cli = e.CP, c
+	env.binDir, env.bin, env.admin, env.alice, env.dead = c.Home, c.Bin, c.Admin, c.Alice, c.Dead
 	env.vc = versioned.NewForConfigOrDie(e.CP.AdminConfig())
+	e.Cleanup(func() error { return os.RemoveAll(versionedDir) }) // the binary built by versionedBinary, if any
 	return nil
 }
 
@@ -68,11 +73,11 @@ type result = binary.Result
 // command prepares the binary with the given kubeconfig, in an
 // environment that reads nothing outside the test.
 func command(kubeconfig string, args ...string) *exec.Cmd {
-	return binary.Command(env.bin, env.binDir, kubeconfig, args...)
+	return env.cli.Command(kubeconfig, args...)
 }
 
 // cleanEnv is that environment, for commands the test builds itself.
-func cleanEnv() []string { return binary.Env(env.binDir) }
+func cleanEnv() []string { return env.cli.Env() }
 
 func runCmd(t *testing.T, cmd *exec.Cmd) result {
 	t.Helper()
@@ -82,7 +87,7 @@ func runCmd(t *testing.T, cmd *exec.Cmd) result {
 // vc runs the binary as the admin.
 func vc(t *testing.T, args ...string) result {
 	t.Helper()
-	return runCmd(t, command(env.admin, args...))
+	return env.cli.VC(t, args...)
 }
 
 // mustVC runs the binary as the admin and fails the test unless it succeeds.
@@ -98,4 +103,23 @@ func mustVC(t *testing.T, args ...string) result {
 func kube(t *testing.T) kubernetes.Interface {
 	t.Helper()
 	return kubernetes.NewForConfigOrDie(env.cp.AdminConfig())
+}
+
+func getQueue(t *testing.T, name string) *schedulingv1beta1.Queue {
+	t.Helper()
+	return queues.Get(t, env.vc, name)
+}
+
+// setStatus plays the queue controller: it applies the queue's status with
+// the controller's field manager.
+func setStatus(t *testing.T, name string, state schedulingv1beta1.QueueState, running int32) {
+	t.Helper()
+	queues.ApplyStatus(t, env.vc, name, state, running)
+}
+
+// makePodGroups creates, once per run, namespace e2e-pg with podgroups
+// train (queue q-pg, Running, one member pod on node-7, one event) and eval.
+func makePodGroups(t *testing.T) {
+	t.Helper()
+	podgroups.MakeExample(t, kube(t), env.vc)
 }

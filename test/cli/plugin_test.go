@@ -191,3 +191,25 @@ func contains(list []string, s string) bool {
 	}
 	return false
 }
+
+// TestPluginDiscovery runs the binary the way most users will: kubectl
+// finds kubectl-vc on PATH and runs it as 'kubectl vc'.
+func TestPluginDiscovery(t *testing.T) {
+	kubectl, err := exec.LookPath("kubectl")
+	if err != nil {
+		t.Skip("kubectl is not installed")
+	}
+	mustVC(t, "queue", "create", "e2e-plugin")
+	cmd := exec.Command(kubectl, "vc", "queue", "list", "e2e-plugin", "--kubeconfig", env.admin)
+	cmd.Env = append(cleanEnv(), "PATH="+env.binDir+":/usr/bin:/bin")
+	r := runCmd(t, cmd)
+	if r.Code != 0 || !strings.Contains(r.Stdout, "e2e-plugin") {
+		t.Fatalf("kubectl vc queue list:\n%s", r)
+	}
+	cmd = exec.Command(kubectl, "vc", "queue", "close", "--help")
+	cmd.Env = append(cleanEnv(), "PATH="+env.binDir+":/usr/bin:/bin")
+	r = runCmd(t, cmd)
+	if r.Code != 0 || !strings.Contains(r.Stdout, "kubectl vc queue close") {
+		t.Fatalf("kubectl vc queue close --help:\n%s", r)
+	}
+}

@@ -18,22 +18,22 @@ import (
 
 // vc runs 'kubectl vc' in-process as user against the test namespace.
 func (e *env) vcCmd(user string, args ...string) (code int, stdout, stderr string) {
-	e.t.Helper()
-	kubeconfig := filepath.Join(e.t.TempDir(), "kubeconfig")
+	e.T.Helper()
+	kubeconfig := filepath.Join(e.T.TempDir(), "kubeconfig")
 	if err := cp.WriteKubeconfig(kubeconfig, user); err != nil {
-		e.t.Fatal(err)
+		e.T.Fatal(err)
 	}
 	var out, errOut bytes.Buffer
 	streams := genericiooptions.IOStreams{In: &bytes.Buffer{}, Out: &out, ErrOut: &errOut}
-	code = cli.Execute(streams, append([]string{"--kubeconfig", kubeconfig, "--context", user, "-n", e.ns}, args...), cli.Commands()...)
+	code = cli.Execute(streams, append([]string{"--kubeconfig", kubeconfig, "--context", user, "-n", e.NS}, args...), cli.Commands()...)
 	return code, out.String(), errOut.String()
 }
 
 func (e *env) mustVC(args ...string) string {
-	e.t.Helper()
+	e.T.Helper()
 	code, out, errOut := e.vcCmd(controlplane.AdminUser, args...)
 	if code != 0 {
-		e.t.Fatalf("kubectl vc %s: exit %d: %s", strings.Join(args, " "), code, errOut)
+		e.T.Fatalf("kubectl vc %s: exit %d: %s", strings.Join(args, " "), code, errOut)
 	}
 	return out
 }
@@ -42,10 +42,10 @@ func (e *env) mustVC(args ...string) string {
 // the running controller and slurmctld, and the failure paths.
 func TestCLI(t *testing.T) {
 	e := start(t, "cli", 3)
-	e.newNodeSet("cli", 2)
-	e.eventually("two ready pods", func() (bool, string) { n := e.markAllReady(); return n == 2, fmt.Sprint(n) })
-	e.eventually("status", func() (bool, string) {
-		st := e.get("cli").Status
+	e.NewNodeSet("cli", 2)
+	e.Eventually("two ready pods", func() (bool, string) { n := e.MarkAllReady(); return n == 2, fmt.Sprint(n) })
+	e.Eventually("status", func() (bool, string) {
+		st := e.Get("cli").Status
 		return st.ReadyReplicas == 2 && st.SlurmIdle == 2, fmt.Sprintf("%+v", st)
 	})
 
@@ -61,19 +61,19 @@ func TestCLI(t *testing.T) {
 	if out := e.mustVC("nodeset", "scale", "cli", "--replicas", "3"); !strings.Contains(out, "scaled to 3") {
 		t.Fatalf("scale: %s", out)
 	}
-	e.eventually("third pod", func() (bool, string) { n := e.markAllReady(); return n == 3, fmt.Sprint(n) })
-	if got := *e.get("cli").Spec.Replicas; got != 3 {
+	e.Eventually("third pod", func() (bool, string) { n := e.MarkAllReady(); return n == 3, fmt.Sprint(n) })
+	if got := *e.Get("cli").Spec.Replicas; got != 3 {
 		t.Fatalf("replicas %d", got)
 	}
 
 	if out := e.mustVC("nodeset", "cordon", "cli-1"); out != "pod/cli-1 cordoned\n" {
 		t.Fatalf("cordon: %q", out)
 	}
-	e.eventually("cordon drains", func() (bool, string) {
-		st := e.slurmState("cli-1")
+	e.Eventually("cordon drains", func() (bool, string) {
+		st := e.SlurmState("cli-1")
 		return st == "DRAINED (kubectl-vc: pod cordoned)", st
 	})
-	out = e.mustVC(append([]string{"nodeset", "describe", "cli"}, e.slurm.ServeFlags(t)...)...)
+	out = e.mustVC(append([]string{"nodeset", "describe", "cli"}, e.Slurm.ServeFlags(t)...)...)
 	for _, want := range []string{"Replicas:", "3 desired", "RollingUpdate (maxUnavailable 1)",
 		"DRAINED (kubectl-vc: pod cordoned)"} {
 		if !strings.Contains(out, want) {
@@ -86,7 +86,7 @@ func TestCLI(t *testing.T) {
 			row = strings.Join(strings.Fields(l), " ")
 		}
 	}
-	rev := "cli-" + e.get("cli").Status.NodeSetHash
+	rev := "cli-" + e.Get("cli").Status.NodeSetHash
 	if !strings.HasPrefix(row, "cli-1 1 "+rev+" Running,Ready <none> yes <none> DRAINED") {
 		t.Errorf("describe row of cli-1: %q", row)
 	}
@@ -94,8 +94,8 @@ func TestCLI(t *testing.T) {
 	if out := e.mustVC("nodeset", "uncordon", "cli-1"); out != "pod/cli-1 uncordoned\n" {
 		t.Fatalf("uncordon: %q", out)
 	}
-	e.eventually("uncordon resumes", func() (bool, string) {
-		st := e.slurmState("cli-1")
+	e.Eventually("uncordon resumes", func() (bool, string) {
+		st := e.SlurmState("cli-1")
 		return st == "IDLE", st
 	})
 
@@ -113,9 +113,9 @@ func TestCLI(t *testing.T) {
 	}
 
 	// Failure paths: one line on stderr, exit 1.
-	stranger := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "stranger", Namespace: e.ns},
+	stranger := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "stranger", Namespace: e.NS},
 		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "x"}}}}
-	if _, err := e.kube.CoreV1().Pods(e.ns).Create(e.ctx, stranger, metav1.CreateOptions{}); err != nil {
+	if _, err := e.Kube.CoreV1().Pods(e.NS).Create(e.Ctx, stranger, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	for _, tc := range []struct {
@@ -136,7 +136,7 @@ func TestCLI(t *testing.T) {
 			t.Errorf("%s %v: exit %d, stderr %q; want one line with %q", tc.user, tc.args, code, errOut, tc.want)
 		}
 	}
-	if _, ok := e.pods()["stranger"].Annotations[slinkyv1beta1.AnnotationPodCordon]; ok {
+	if _, ok := e.Pods()["stranger"].Annotations[slinkyv1beta1.AnnotationPodCordon]; ok {
 		t.Fatal("refused cordon still annotated the pod")
 	}
 }

@@ -14,25 +14,25 @@ import (
 // bindToNewNode creates a Node object and binds the pod to it, playing
 // the scheduler; it returns the node's name.
 func (e *env) bindToNewNode(pod string) string {
-	e.t.Helper()
-	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "kube-" + pod + "-" + e.ns}}
-	if _, err := e.kube.CoreV1().Nodes().Create(e.ctx, node, metav1.CreateOptions{}); err != nil {
-		e.t.Fatal(err)
+	e.T.Helper()
+	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "kube-" + pod + "-" + e.NS}}
+	if _, err := e.Kube.CoreV1().Nodes().Create(e.Ctx, node, metav1.CreateOptions{}); err != nil {
+		e.T.Fatal(err)
 	}
-	e.t.Cleanup(func() { _ = e.kube.CoreV1().Nodes().Delete(e.ctx, node.Name, metav1.DeleteOptions{}) })
-	err := e.kube.CoreV1().Pods(e.ns).Bind(e.ctx, &corev1.Binding{
+	e.T.Cleanup(func() { _ = e.Kube.CoreV1().Nodes().Delete(e.Ctx, node.Name, metav1.DeleteOptions{}) })
+	err := e.Kube.CoreV1().Pods(e.NS).Bind(e.Ctx, &corev1.Binding{
 		ObjectMeta: metav1.ObjectMeta{Name: pod}, Target: corev1.ObjectReference{Kind: "Node", Name: node.Name}}, metav1.CreateOptions{})
 	if err != nil {
-		e.t.Fatal(err)
+		e.T.Fatal(err)
 	}
 	return node.Name
 }
 
 func (e *env) setUnschedulable(node string, v bool) {
-	e.t.Helper()
+	e.T.Helper()
 	patch := fmt.Sprintf(`{"spec":{"unschedulable":%t}}`, v)
-	if _, err := e.kube.CoreV1().Nodes().Patch(e.ctx, node, types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
-		e.t.Fatal(err)
+	if _, err := e.Kube.CoreV1().Nodes().Patch(e.Ctx, node, types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
+		e.T.Fatal(err)
 	}
 }
 
@@ -45,22 +45,22 @@ func (e *env) setUnschedulable(node string, v bool) {
 // state is checked after a full sync.
 func TestAdminDrainAndNodeCordon(t *testing.T) {
 	e := start(t, "adm", 3)
-	e.newNodeSet("adm", 1)
-	e.eventually("pod", func() (bool, string) { return len(e.pods()) == 1, names(e.pods()) })
+	e.NewNodeSet("adm", 1)
+	e.Eventually("pod", func() (bool, string) { return len(e.Pods()) == 1, names(e.Pods()) })
 	node := e.bindToNewNode("adm-0")
-	e.markAllReady()
+	e.MarkAllReady()
 	scontrol := func(args ...string) {
-		if _, err := e.slurm.Scontrol(e.ctx, append([]string{"update", "nodename=adm-0"}, args...)...); err != nil {
+		if _, err := e.Slurm.Scontrol(e.Ctx, append([]string{"update", "nodename=adm-0"}, args...)...); err != nil {
 			t.Fatal(err)
 		}
 	}
 	cordoned := func() bool {
-		_, ok := e.pods()["adm-0"].Annotations[slinkyv1beta1.AnnotationPodCordon]
+		_, ok := e.Pods()["adm-0"].Annotations[slinkyv1beta1.AnnotationPodCordon]
 		return ok
 	}
 	scaleTo := func(n int) {
-		e.patchNodeSet("adm", fmt.Sprintf(`{"spec":{"replicas":%d}}`, n))
-		e.eventually(fmt.Sprintf("%d pods", n), func() (bool, string) { return len(e.pods()) == n, names(e.pods()) })
+		e.PatchNodeSet("adm", fmt.Sprintf(`{"spec":{"replicas":%d}}`, n))
+		e.Eventually(fmt.Sprintf("%d pods", n), func() (bool, string) { return len(e.Pods()) == n, names(e.Pods()) })
 	}
 
 	for round, adminFirst := range []bool{true, false} {
@@ -69,25 +69,25 @@ func TestAdminDrainAndNodeCordon(t *testing.T) {
 			scontrol("state=drain", "reason=bad dimm")
 		}
 		e.setUnschedulable(node, true)
-		e.eventually("pod cordoned for its node", func() (bool, string) {
-			st := e.slurmState("adm-0")
+		e.Eventually("pod cordoned for its node", func() (bool, string) {
+			st := e.SlurmState("adm-0")
 			return cordoned() && st != "IDLE", st
 		})
 		if !adminFirst {
 			// The administrator takes over the drain: their reason.
 			scontrol("state=drain", "reason=bad dimm")
 		}
-		if st := e.slurmState("adm-0"); st != "DRAINED (bad dimm)" {
+		if st := e.SlurmState("adm-0"); st != "DRAINED (bad dimm)" {
 			t.Fatalf("administrator's drain: %s", st)
 		}
 		e.setUnschedulable(node, false)
-		e.eventually("pod uncordoned with its node", func() (bool, string) { return !cordoned(), "" })
-		if st := e.slurmState("adm-0"); st != "DRAINED (bad dimm)" {
+		e.Eventually("pod uncordoned with its node", func() (bool, string) { return !cordoned(), "" })
+		if st := e.SlurmState("adm-0"); st != "DRAINED (bad dimm)" {
 			t.Fatalf("administrator's drain resumed by the controller: %s", st)
 		}
 		scontrol("state=resume")
 		scaleTo(2 + round)
-		if st := e.slurmState("adm-0"); st != "IDLE" || cordoned() {
+		if st := e.SlurmState("adm-0"); st != "IDLE" || cordoned() {
 			t.Fatalf("after the administrator resumed: %s, pod cordoned %v", st, cordoned())
 		}
 	}

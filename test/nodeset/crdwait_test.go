@@ -46,7 +46,7 @@ func TestWaitsForTheNodeSetCRD(t *testing.T) {
 	t.Cleanup(func() { _ = plane.Stop() })
 	e := startOn(t, plane, "late", 1)
 
-	ns := nodeset.New(nodeset.Config{Slurm: e.slurm.Client(), DrainPoll: 200 * time.Millisecond,
+	ns := nodeset.New(nodeset.Config{Slurm: e.Slurm.Client(), DrainPoll: 200 * time.Millisecond,
 		Resync: time.Second, CRDPoll: time.Second})
 	cfg := rest.CopyConfig(plane.AdminConfig())
 	var requests atomic.Int64
@@ -75,9 +75,9 @@ func TestWaitsForTheNodeSetCRD(t *testing.T) {
 	if err := cptest.InstallCRDs(context.Background(), plane); err != nil {
 		t.Fatal(err)
 	}
-	e.newNodeSet("late", 1)
-	e.eventually("the NodeSet's pod, once NodeSets are served", func() (bool, string) {
-		n := len(e.pods())
+	e.NewNodeSet("late", 1)
+	e.Eventually("the NodeSet's pod, once NodeSets are served", func() (bool, string) {
+		n := len(e.Pods())
 		return n == 1, fmt.Sprint(n)
 	})
 	if requests.Load() == 0 {

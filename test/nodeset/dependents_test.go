@@ -20,36 +20,36 @@ import (
 // the Service is removed, the NodeSet's own is made.
 func TestDependentsNotTakenOver(t *testing.T) {
 	e := startWithoutController(t, "mine", 1)
-	svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "mine", Namespace: e.ns},
+	svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "mine", Namespace: e.NS},
 		Spec: corev1.ServiceSpec{Selector: map[string]string{"app": "web"}, Ports: []corev1.ServicePort{{Port: 80}}}}
-	if _, err := e.kube.CoreV1().Services(e.ns).Create(e.ctx, svc, metav1.CreateOptions{}); err != nil {
+	if _, err := e.Kube.CoreV1().Services(e.NS).Create(e.Ctx, svc, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	pdb := &policyv1.PodDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Name: "mine", Namespace: e.ns},
+	pdb := &policyv1.PodDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Name: "mine", Namespace: e.NS},
 		Spec: policyv1.PodDisruptionBudgetSpec{MinAvailable: ptr.To(intstr.FromInt32(1)),
 			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}}}}
-	if _, err := e.kube.PolicyV1().PodDisruptionBudgets(e.ns).Create(e.ctx, pdb, metav1.CreateOptions{}); err != nil {
+	if _, err := e.Kube.PolicyV1().PodDisruptionBudgets(e.NS).Create(e.Ctx, pdb, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	e.runControllerWith(controllerOptions{events: true})
-	ns := e.newNodeSet("mine", 1)
-	e.eventually("both names reported taken", func() (bool, string) {
+	ns := e.NewNodeSet("mine", 1)
+	e.Eventually("both names reported taken", func() (bool, string) {
 		s, d := e.condition("mine", "ServiceReady"), e.condition("mine", "DisruptionBudgetReady")
 		return s != nil && s.Status == metav1.ConditionFalse && s.Reason == "NameTaken" &&
 			d != nil && d.Status == metav1.ConditionFalse && d.Reason == "NameTaken", fmt.Sprint(s, d)
 	})
-	e.eventually("Warning events", func() (bool, string) {
+	e.Eventually("Warning events", func() (bool, string) {
 		a, b := e.events("mine", "ServiceNameTaken"), e.events("mine", "PodDisruptionBudgetNameTaken")
 		return len(a) > 0 && len(b) > 0 && strings.Contains(a[0], "not controlled by this NodeSet"), fmt.Sprint(a, b)
 	})
-	gotSvc, err := e.kube.CoreV1().Services(e.ns).Get(e.ctx, "mine", metav1.GetOptions{})
+	gotSvc, err := e.Kube.CoreV1().Services(e.NS).Get(e.Ctx, "mine", metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(gotSvc.OwnerReferences) != 0 || gotSvc.Spec.Selector["app"] != "web" || len(gotSvc.Spec.Selector) != 1 || gotSvc.Spec.ClusterIP == corev1.ClusterIPNone {
 		t.Fatalf("user's Service changed: %+v %+v", gotSvc.OwnerReferences, gotSvc.Spec)
 	}
-	gotPDB, err := e.kube.PolicyV1().PodDisruptionBudgets(e.ns).Get(e.ctx, "mine", metav1.GetOptions{})
+	gotPDB, err := e.Kube.PolicyV1().PodDisruptionBudgets(e.NS).Get(e.Ctx, "mine", metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,11 +57,11 @@ func TestDependentsNotTakenOver(t *testing.T) {
 		t.Fatalf("user's budget changed: %+v %+v", gotPDB.OwnerReferences, gotPDB.Spec)
 	}
 
-	if err := e.kube.CoreV1().Services(e.ns).Delete(e.ctx, "mine", metav1.DeleteOptions{}); err != nil {
+	if err := e.Kube.CoreV1().Services(e.NS).Delete(e.Ctx, "mine", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	e.eventually("the NodeSet's own Service", func() (bool, string) {
-		s, err := e.kube.CoreV1().Services(e.ns).Get(e.ctx, "mine", metav1.GetOptions{})
+	e.Eventually("the NodeSet's own Service", func() (bool, string) {
+		s, err := e.Kube.CoreV1().Services(e.NS).Get(e.Ctx, "mine", metav1.GetOptions{})
 		c := e.condition("mine", "ServiceReady")
 		return err == nil && metav1.IsControlledBy(s, ns) && s.Spec.Selector[slinkyv1beta1.LabelAppInstance] == "mine" &&
 			c != nil && c.Status == metav1.ConditionTrue, fmt.Sprint(err, c)

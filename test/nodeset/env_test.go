@@ -2,7 +2,6 @@ package nodeset
 
 import (
 	"context"
-	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -12,39 +11,25 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/util/rand"
 	kubeinformers "k8s.io/client-go/informers"
-	"k8s.io/client-go/kubernetes"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/tools/record"
 
 	"github.com/kubectl-vc/kubectl-vc/internal/controlplane"
-	"github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned"
 	vcscheme "github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned/scheme"
 	vcinformers "github.com/kubectl-vc/kubectl-vc/pkg/client/informers/externalversions"
 	"github.com/kubectl-vc/kubectl-vc/pkg/controller/framework"
 	"github.com/kubectl-vc/kubectl-vc/pkg/slurm"
 	"github.com/kubectl-vc/kubectl-vc/plugins/nodeset"
+	"github.com/kubectl-vc/kubectl-vc/test/internal/nodesets"
 )
 
 // startOn is startWithoutController on a control plane of the test's own
 // (e.g. one with kube-controller-manager), not the package's.
 func startOn(t testing.TB, plane *controlplane.ControlPlane, prefix string, slurmNodes int) *env {
 	t.Helper()
-	var nodes []string
-	for i := range slurmNodes {
-		nodes = append(nodes, fmt.Sprintf("%s-%d", prefix, i))
-	}
-	cl := startSlurm(t, nodes)
-	cfg := plane.AdminConfig()
-	e := &env{t: t, ctx: context.Background(), slurm: cl,
-		kube: kubernetes.NewForConfigOrDie(cfg), vc: versioned.NewForConfigOrDie(cfg)}
-	e.ns = "ns-" + rand.String(6)
-	if _, err := e.kube.CoreV1().Namespaces().Create(e.ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: e.ns}}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	return e
+	return &env{nodesets.StartWithoutController(t, plane, prefix, slurmNodes)}
 }
 
 // controllerOptions say how runControllerWith runs the controller.
@@ -68,8 +53,8 @@ type controllerOptions struct {
 
 // runControllerWith is runController with options.
 func (e *env) runControllerWith(o controllerOptions) {
-	t := e.t
-	cfg := nodeset.Config{Slurm: e.slurm.Client(), DrainPoll: 200 * time.Millisecond, Resync: time.Second}
+	t := e.T
+	cfg := nodeset.Config{Slurm: e.Slurm.Client(), DrainPoll: 200 * time.Millisecond, Resync: time.Second}
 	if o.slurm != nil {
 		cfg.Slurm = o.slurm
 	}
@@ -79,25 +64,25 @@ func (e *env) runControllerWith(o controllerOptions) {
 	if o.config != nil {
 		o.config(&cfg)
 	}
-	e.ctrl = nodeset.New(cfg)
+	e.Ctrl = nodeset.New(cfg)
 	if o.flags != nil {
 		fs := pflag.NewFlagSet("serve", pflag.ContinueOnError)
-		e.ctrl.AddFlags(fs)
+		e.Ctrl.AddFlags(fs)
 		if err := fs.Parse(o.flags); err != nil {
 			t.Fatal(err)
 		}
-		if err := e.ctrl.Validate(); err != nil {
+		if err := e.Ctrl.Validate(); err != nil {
 			t.Fatal(err)
 		}
 	}
-	trim := framework.CacheTransform(e.ctrl)
-	kf := kubeinformers.NewSharedInformerFactoryWithOptions(e.kube, 0, kubeinformers.WithTransform(trim))
-	vf := vcinformers.NewSharedInformerFactoryWithOptions(e.vc, 0, vcinformers.WithTransform(trim))
+	trim := framework.CacheTransform(e.Ctrl)
+	kf := kubeinformers.NewSharedInformerFactoryWithOptions(e.Kube, 0, kubeinformers.WithTransform(trim))
+	vf := vcinformers.NewSharedInformerFactoryWithOptions(e.VC, 0, vcinformers.WithTransform(trim))
 	var recorder record.EventRecorder = &record.FakeRecorder{}
 	var broadcaster record.EventBroadcaster
 	if o.events {
 		broadcaster = record.NewBroadcaster()
-		broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: e.kube.CoreV1().Events("")})
+		broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: e.Kube.CoreV1().Events("")})
 		// As serve's: our types too, or events about NodeSets are dropped.
 		sch := runtime.NewScheme()
 		if err := clientgoscheme.AddToScheme(sch); err != nil {
@@ -108,9 +93,9 @@ func (e *env) runControllerWith(o controllerOptions) {
 		}
 		recorder = broadcaster.NewRecorder(sch, corev1.EventSource{Component: "nodeset-controller"})
 	}
-	opt := &framework.ControllerOption{KubeClient: e.kube, VolcanoClient: e.vc,
+	opt := &framework.ControllerOption{KubeClient: e.Kube, VolcanoClient: e.VC,
 		KubeInformerFactory: kf, VolcanoInformerFactory: vf, Recorder: recorder, MetricsRegistry: o.metrics}
-	if err := e.ctrl.Initialize(context.Background(), opt); err != nil {
+	if err := e.Ctrl.Initialize(context.Background(), opt); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -119,7 +104,7 @@ func (e *env) runControllerWith(o controllerOptions) {
 	vf.Start(stop)
 	var wg sync.WaitGroup
 	wg.Add(1)
-	go func() { defer wg.Done(); e.ctrl.Run(ctx) }()
+	go func() { defer wg.Done(); e.Ctrl.Run(ctx) }()
 	t.Cleanup(func() {
 		cancel()
 		wg.Wait()
@@ -134,10 +119,10 @@ func (e *env) runControllerWith(o controllerOptions) {
 // events lists the messages of the events of reason about the object
 // named name.
 func (e *env) events(name, reason string) []string {
-	e.t.Helper()
-	list, err := e.kube.CoreV1().Events(e.ns).List(e.ctx, metav1.ListOptions{})
+	e.T.Helper()
+	list, err := e.Kube.CoreV1().Events(e.NS).List(e.Ctx, metav1.ListOptions{})
 	if err != nil {
-		e.t.Fatal(err)
+		e.T.Fatal(err)
 	}
 	var out []string
 	for _, ev := range list.Items {

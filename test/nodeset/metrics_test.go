@@ -51,32 +51,32 @@ func TestMetrics(t *testing.T) {
 	e := startWithoutController(t, "met", 2)
 	reg := prometheus.NewRegistry()
 	e.runControllerWith(controllerOptions{metrics: reg})
-	e.newNodeSet("met", 2)
-	e.eventually("two ready pods", func() (bool, string) { n := e.markAllReady(); return n == 2, fmt.Sprint(n) })
-	if _, err := e.slurm.Allocate(e.ctx, "met-1", 30); err != nil {
+	e.NewNodeSet("met", 2)
+	e.Eventually("two ready pods", func() (bool, string) { n := e.MarkAllReady(); return n == 2, fmt.Sprint(n) })
+	if _, err := e.Slurm.Allocate(e.Ctx, "met-1", 30); err != nil {
 		t.Fatal(err)
 	}
-	e.eventually("replicas by Slurm state", func() (bool, string) {
-		got := metric(t, reg, e.ns, "volcano_nodeset_replicas_by_slurm_state")
+	e.Eventually("replicas by Slurm state", func() (bool, string) {
+		got := metric(t, reg, e.NS, "volcano_nodeset_replicas_by_slurm_state")
 		return got == "nodeset=met,state=allocated=1 nodeset=met,state=down=0 nodeset=met,state=drain=0 nodeset=met,state=idle=1", got
 	})
-	e.eventually("replicas by status", func() (bool, string) {
-		got := metric(t, reg, e.ns, "volcano_nodeset_replicas")
+	e.Eventually("replicas by status", func() (bool, string) {
+		got := metric(t, reg, e.NS, "volcano_nodeset_replicas")
 		return got == "nodeset=met,status=available=2 nodeset=met,status=current=2 nodeset=met,status=desired=2 "+
 			"nodeset=met,status=ready=2 nodeset=met,status=unavailable=0 nodeset=met,status=updated=2", got
 	})
-	if got := metric(t, reg, e.ns, "volcano_nodeset_pods_created_total"); got != "=2" {
+	if got := metric(t, reg, e.NS, "volcano_nodeset_pods_created_total"); got != "=2" {
 		t.Errorf("pods created: %s", got)
 	}
-	if got := metric(t, reg, e.ns, "volcano_nodeset_controller_syncs_total"); got == "" || got == "=0" {
+	if got := metric(t, reg, e.NS, "volcano_nodeset_controller_syncs_total"); got == "" || got == "=0" {
 		t.Errorf("syncs: %q", got)
 	}
 
-	if err := e.vc.SlinkyV1beta1().NodeSets(e.ns).Delete(e.ctx, "met", metav1.DeleteOptions{}); err != nil {
+	if err := e.VC.SlinkyV1beta1().NodeSets(e.NS).Delete(e.Ctx, "met", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	e.eventually("series of the deleted NodeSet gone", func() (bool, string) {
-		a, b := metric(t, reg, e.ns, "volcano_nodeset_replicas"), metric(t, reg, e.ns, "volcano_nodeset_replicas_by_slurm_state")
+	e.Eventually("series of the deleted NodeSet gone", func() (bool, string) {
+		a, b := metric(t, reg, e.NS, "volcano_nodeset_replicas"), metric(t, reg, e.NS, "volcano_nodeset_replicas_by_slurm_state")
 		return a == "" && b == "", a + " " + b
 	})
 }

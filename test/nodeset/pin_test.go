@@ -32,30 +32,30 @@ func pinnedTo(p *corev1.Pod) string {
 // NoSchedule taint) or is gone loses its pins.
 func TestPinToNode(t *testing.T) {
 	e := start(t, "pin", 1)
-	e.newNodeSet("pin", 1, func(ns *slinkyv1beta1.NodeSet) { ns.Spec.PinToNode = true })
-	e.eventually("pod", func() (bool, string) { return len(e.pods()) == 1, names(e.pods()) })
+	e.NewNodeSet("pin", 1, func(ns *slinkyv1beta1.NodeSet) { ns.Spec.PinToNode = true })
+	e.Eventually("pod", func() (bool, string) { return len(e.Pods()) == 1, names(e.Pods()) })
 	node := e.bindToNewNode("pin-0")
 	// The node is ready: its not-ready taint (set by the API server's
 	// admission on creation) goes, as the node lifecycle controller
 	// removes it for a ready node.
-	if _, err := e.kube.CoreV1().Nodes().Patch(e.ctx, node, "application/merge-patch+json", []byte(`{"spec":{"taints":null}}`), metav1.PatchOptions{}); err != nil {
+	if _, err := e.Kube.CoreV1().Nodes().Patch(e.Ctx, node, "application/merge-patch+json", []byte(`{"spec":{"taints":null}}`), metav1.PatchOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	e.markAllReady()
-	e.eventually("ordinal 0 pinned", func() (bool, string) {
-		m := e.get("pin").Status.OrdinalToNode
+	e.MarkAllReady()
+	e.Eventually("ordinal 0 pinned", func() (bool, string) {
+		m := e.Get("pin").Status.OrdinalToNode
 		return m["0"] == node, fmt.Sprint(m)
 	})
 	replace := func() *corev1.Pod {
 		t.Helper()
-		old := e.pods()["pin-0"].UID
-		if err := e.kube.CoreV1().Pods(e.ns).Delete(e.ctx, "pin-0", metav1.DeleteOptions{GracePeriodSeconds: new(int64)}); err != nil {
+		old := e.Pods()["pin-0"].UID
+		if err := e.Kube.CoreV1().Pods(e.NS).Delete(e.Ctx, "pin-0", metav1.DeleteOptions{GracePeriodSeconds: new(int64)}); err != nil {
 			t.Fatal(err)
 		}
 		var p *corev1.Pod
-		e.eventually("pin-0 made again", func() (bool, string) {
-			p = e.pods()["pin-0"]
-			return p != nil && p.UID != old, names(e.pods())
+		e.Eventually("pin-0 made again", func() (bool, string) {
+			p = e.Pods()["pin-0"]
+			return p != nil && p.UID != old, names(e.Pods())
 		})
 		return p
 	}
@@ -65,11 +65,11 @@ func TestPinToNode(t *testing.T) {
 
 	// A NoSchedule taint the pod does not tolerate: the pin goes.
 	taint := `{"spec":{"taints":[{"key":"maintenance","effect":"NoSchedule"}]}}`
-	if _, err := e.kube.CoreV1().Nodes().Patch(e.ctx, node, "application/merge-patch+json", []byte(taint), metav1.PatchOptions{}); err != nil {
+	if _, err := e.Kube.CoreV1().Nodes().Patch(e.Ctx, node, "application/merge-patch+json", []byte(taint), metav1.PatchOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	e.eventually("pin dropped", func() (bool, string) {
-		m := e.get("pin").Status.OrdinalToNode
+	e.Eventually("pin dropped", func() (bool, string) {
+		m := e.Get("pin").Status.OrdinalToNode
 		return len(m) == 0, fmt.Sprint(m)
 	})
 	if got := pinnedTo(replace()); got != "" {

@@ -17,7 +17,7 @@ import (
 )
 
 func (e *env) evict(pod string) error {
-	return e.kube.PolicyV1().Evictions(e.ns).Evict(e.ctx, &policyv1.Eviction{ObjectMeta: metav1.ObjectMeta{Name: pod, Namespace: e.ns}})
+	return e.Kube.PolicyV1().Evictions(e.NS).Evict(e.Ctx, &policyv1.Eviction{ObjectMeta: metav1.ObjectMeta{Name: pod, Namespace: e.NS}})
 }
 
 func protected(p *corev1.Pod) bool {
@@ -34,25 +34,25 @@ func protected(p *corev1.Pod) bool {
 func TestBusyPodsProtected(t *testing.T) {
 	plane := cptest.StartLevel(t, controlplane.Controllers)
 	e := startOn(t, plane, "prot", 3)
-	e.runController()
-	ns := e.newNodeSet("prot", 3)
-	e.eventually("three pods", func() (bool, string) { return len(e.pods()) == 3, names(e.pods()) })
-	e.markAllReady()
+	e.RunController()
+	ns := e.NewNodeSet("prot", 3)
+	e.Eventually("three pods", func() (bool, string) { return len(e.Pods()) == 3, names(e.Pods()) })
+	e.MarkAllReady()
 	// Jobs are started now: slurmctld, with no slurmd to answer its pings,
 	// soon sets idle nodes NOT_RESPONDING, and then allocates them no more.
 	var jobs []string
 	for _, node := range []string{"prot-1", "prot-2"} {
-		job, err := e.slurm.Allocate(e.ctx, node, 30)
+		job, err := e.Slurm.Allocate(e.Ctx, node, 30)
 		if err != nil {
 			t.Fatal(err)
 		}
 		jobs = append(jobs, job)
 	}
-	e.eventually("the busy pods protected, the idle one not", func() (bool, string) {
-		p := e.pods()
+	e.Eventually("the busy pods protected, the idle one not", func() (bool, string) {
+		p := e.Pods()
 		return protected(p["prot-1"]) && protected(p["prot-2"]) && !protected(p["prot-0"]), fmt.Sprint(p["prot-1"].Labels)
 	})
-	pdb, err := e.kube.PolicyV1().PodDisruptionBudgets(e.ns).Get(e.ctx, "prot", metav1.GetOptions{})
+	pdb, err := e.Kube.PolicyV1().PodDisruptionBudgets(e.NS).Get(e.Ctx, "prot", metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,15 +67,15 @@ func TestBusyPodsProtected(t *testing.T) {
 	// it still fail the budget (refusing everything), it looks again only
 	// when the budget or a pod changes: poke it.
 	pokes, last := 0, time.Now()
-	e.eventually("the disruption controller counts the protected pod", func() (bool, string) {
-		pdb, err := e.kube.PolicyV1().PodDisruptionBudgets(e.ns).Get(e.ctx, "prot", metav1.GetOptions{})
+	e.Eventually("the disruption controller counts the protected pod", func() (bool, string) {
+		pdb, err := e.Kube.PolicyV1().PodDisruptionBudgets(e.NS).Get(e.Ctx, "prot", metav1.GetOptions{})
 		if err != nil {
 			return false, err.Error()
 		}
 		if time.Since(last) > 5*time.Second {
 			pokes, last = pokes+1, time.Now()
 			patch := fmt.Sprintf(`{"metadata":{"annotations":{"test.kubectl-vc.io/poke":"%d"}}}`, pokes)
-			_, _ = e.kube.PolicyV1().PodDisruptionBudgets(e.ns).Patch(e.ctx, "prot", types.MergePatchType, []byte(patch), metav1.PatchOptions{})
+			_, _ = e.Kube.PolicyV1().PodDisruptionBudgets(e.NS).Patch(e.Ctx, "prot", types.MergePatchType, []byte(patch), metav1.PatchOptions{})
 		}
 		return pdb.Status.ObservedGeneration == pdb.Generation && pdb.Status.CurrentHealthy == 2 && pdb.Status.ExpectedPods == 3,
 			fmt.Sprintf("%+v", pdb.Status)
@@ -87,32 +87,32 @@ func TestBusyPodsProtected(t *testing.T) {
 	if err := e.evict("prot-0"); err != nil {
 		t.Fatalf("evicting the idle pod: %v", err)
 	}
-	if got := e.slurmState("prot-1"); got != "ALLOCATED" {
+	if got := e.SlurmState("prot-1"); got != "ALLOCATED" {
 		t.Fatalf("prot-1 in Slurm: %s", got)
 	}
-	if p := e.pods()["prot-1"]; p == nil || p.DeletionTimestamp != nil {
+	if p := e.Pods()["prot-1"]; p == nil || p.DeletionTimestamp != nil {
 		t.Fatal("the busy pod is gone")
 	}
 
 	// The job ends: the pod is no longer protected, and can be evicted.
-	if err := e.slurm.EndJob(e.ctx, jobs[0], "prot-1"); err != nil {
+	if err := e.Slurm.EndJob(e.Ctx, jobs[0], "prot-1"); err != nil {
 		t.Fatal(err)
 	}
-	e.eventually("protection lifted", func() (bool, string) {
-		p := e.pods()["prot-1"]
+	e.Eventually("protection lifted", func() (bool, string) {
+		p := e.Pods()["prot-1"]
 		return p != nil && !protected(p), fmt.Sprint(p)
 	})
-	uid := e.pods()["prot-1"].UID
-	e.eventually("the idle pod evicted", func() (bool, string) {
+	uid := e.Pods()["prot-1"].UID
+	e.Eventually("the idle pod evicted", func() (bool, string) {
 		err := e.evict("prot-1")
-		p := e.pods()["prot-1"]
+		p := e.Pods()["prot-1"]
 		return err == nil || p == nil || p.UID != uid, fmt.Sprint(err)
 	})
 
 	// Protection off: the budget and the labels go; prot-2 still runs its job.
-	e.patchNodeSet("prot", `{"spec":{"workloadDisruptionProtection":false}}`)
-	e.eventually("budget deleted, label removed", func() (bool, string) {
-		_, err := e.kube.PolicyV1().PodDisruptionBudgets(e.ns).Get(e.ctx, "prot", metav1.GetOptions{})
-		return apierrors.IsNotFound(err) && !protected(e.pods()["prot-2"]), fmt.Sprint(err)
+	e.PatchNodeSet("prot", `{"spec":{"workloadDisruptionProtection":false}}`)
+	e.Eventually("budget deleted, label removed", func() (bool, string) {
+		_, err := e.Kube.PolicyV1().PodDisruptionBudgets(e.NS).Get(e.Ctx, "prot", metav1.GetOptions{})
+		return apierrors.IsNotFound(err) && !protected(e.Pods()["prot-2"]), fmt.Sprint(err)
 	})
 }

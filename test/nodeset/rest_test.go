@@ -22,14 +22,15 @@ import (
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/doctor"
 	"github.com/kubectl-vc/kubectl-vc/pkg/slurm"
 	"github.com/kubectl-vc/kubectl-vc/plugins/nodeset"
+	"github.com/kubectl-vc/kubectl-vc/test/internal/nodesets"
 )
 
 // restOnly skips a test of what only the REST client does when the suite
 // runs over the Slurm commands.
 func restOnly(t *testing.T) {
 	t.Helper()
-	if restSuite(t) == nil {
-		t.Skipf("over slurmrestd only: 'make test' runs it with %s=slurm-24.11 and slurm-26.05", slurmEnv)
+	if nodesets.RESTSuite(t) == nil {
+		t.Skipf("over slurmrestd only: 'make test' runs it with %s=slurm-24.11 and slurm-26.05", nodesets.SlurmEnv)
 	}
 }
 
@@ -63,12 +64,12 @@ func (r *clusterIPRoutes) transport() http.RoundTripper {
 
 // condition returns the NodeSet's SlurmReachable condition.
 func (e *env) reachable(name string) *metav1.Condition {
-	return meta.FindStatusCondition(e.get(name).Status.Conditions, "SlurmReachable")
+	return meta.FindStatusCondition(e.Get(name).Status.Conditions, "SlurmReachable")
 }
 
 func (e *env) waitReachable(name, status, reason, fragment string) {
-	e.t.Helper()
-	e.eventually(fmt.Sprintf("SlurmReachable %s/%s", status, reason), func() (bool, string) {
+	e.T.Helper()
+	e.Eventually(fmt.Sprintf("SlurmReachable %s/%s", status, reason), func() (bool, string) {
 		c := e.reachable(name)
 		return c != nil && string(c.Status) == status && c.Reason == reason && strings.Contains(c.Message, fragment), fmt.Sprintf("%+v", c)
 	})
@@ -84,22 +85,22 @@ func (e *env) waitReachable(name, status, reason, fragment string) {
 func TestFindsSlurmAsSlinky(t *testing.T) {
 	restOnly(t)
 	e := startWithoutController(t, "disc", 2)
-	rb := e.slurm.(*restBackend)
+	rb := e.Slurm.(*nodesets.RESTBackend)
 	routes := &clusterIPRoutes{routes: map[string]string{}}
 	e.runControllerWith(controllerOptions{discover: true, events: true, config: func(c *nodeset.Config) {
 		c.RESTTransport = routes.transport()
 		c.KeyTTL = time.Second
 	}})
-	e.newNodeSet("disc", 2)
+	e.NewNodeSet("disc", 2)
 
-	e.waitReachable("disc", "False", "ControllerNotFound", "Slinky Controller "+e.ns+"/slurm")
-	if n := len(e.pods()); n != 0 {
+	e.waitReachable("disc", "False", "ControllerNotFound", "Slinky Controller "+e.NS+"/slurm")
+	if n := len(e.Pods()); n != 0 {
 		t.Fatalf("%d pods made while Slurm could not be found", n)
 	}
 	if f := e.doctorNodeSet("disc"); f.Status != doctor.Fail || !strings.Contains(f.Message, "ControllerNotFound") || f.Fix == "" {
 		t.Fatalf("doctor on a NodeSet without its Controller: %+v", f)
 	}
-	_, err := e.vc.SlinkyV1beta1().Controllers(e.ns).Create(e.ctx, &slinkyv1beta1.Controller{
+	_, err := e.VC.SlinkyV1beta1().Controllers(e.NS).Create(e.Ctx, &slinkyv1beta1.Controller{
 		ObjectMeta: metav1.ObjectMeta{Name: "slurm"},
 		Spec: slinkyv1beta1.ControllerSpec{
 			JwtKeyRef: &corev1.SecretKeySelector{
@@ -114,7 +115,7 @@ func TestFindsSlurmAsSlinky(t *testing.T) {
 	e.waitReachable("disc", "False", "RestApiNotFound", "no Slinky RestApi")
 	// A RestApi of another Controller does not count.
 	for name, ctrl := range map[string]string{"other": "another", "slurm": "slurm"} {
-		_, err = e.vc.SlinkyV1beta1().RestApis(e.ns).Create(e.ctx, &slinkyv1beta1.RestApi{
+		_, err = e.VC.SlinkyV1beta1().RestApis(e.NS).Create(e.Ctx, &slinkyv1beta1.RestApi{
 			ObjectMeta: metav1.ObjectMeta{Name: name},
 			Spec:       slinkyv1beta1.RestApiSpec{ControllerRef: corev1.LocalObjectReference{Name: ctrl}},
 		}, metav1.CreateOptions{})
@@ -122,24 +123,24 @@ func TestFindsSlurmAsSlinky(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	e.waitReachable("disc", "False", "ServiceNotFound", "Service "+e.ns+"/slurm-restapi")
-	svc, err := e.kube.CoreV1().Services(e.ns).Create(e.ctx, &corev1.Service{
+	e.waitReachable("disc", "False", "ServiceNotFound", "Service "+e.NS+"/slurm-restapi")
+	svc, err := e.Kube.CoreV1().Services(e.NS).Create(e.Ctx, &corev1.Service{
 		ObjectMeta: metav1.ObjectMeta{Name: "slurm-restapi"},
 		Spec:       corev1.ServiceSpec{Ports: []corev1.ServicePort{{Name: "slurmrestd", Port: 6820}}},
 	}, metav1.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	restd, err := url.Parse(rb.c.URL)
+	restd, err := url.Parse(rb.Cluster.URL)
 	if err != nil {
 		t.Fatal(err)
 	}
 	routes.set(net.JoinHostPort(svc.Spec.ClusterIP, "6820"), restd.Host)
-	e.waitReachable("disc", "False", "SecretNotFound", "JWT key Secret "+e.ns+"/slurm-jwt")
+	e.waitReachable("disc", "False", "SecretNotFound", "JWT key Secret "+e.NS+"/slurm-jwt")
 
 	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "slurm-jwt"},
-		Data: map[string][]byte{"jwt_hs256.key": rb.c.JWTKey}}
-	if _, err := e.kube.CoreV1().Secrets(e.ns).Create(e.ctx, secret, metav1.CreateOptions{}); err != nil {
+		Data: map[string][]byte{"jwt_hs256.key": rb.Cluster.JWTKey}}
+	if _, err := e.Kube.CoreV1().Secrets(e.NS).Create(e.Ctx, secret, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	e.waitReachable("disc", "True", "Refreshed", "over REST v0.0.4")
@@ -150,33 +151,33 @@ func TestFindsSlurmAsSlinky(t *testing.T) {
 		!strings.Contains(c.Message, "RestApi slurm") {
 		t.Fatalf("condition does not say where Slurm is: %s", c.Message)
 	}
-	e.eventually("two ready pods, idle in Slurm", func() (bool, string) {
-		e.markAllReady()
-		st := e.get("disc").Status
+	e.Eventually("two ready pods, idle in Slurm", func() (bool, string) {
+		e.MarkAllReady()
+		st := e.Get("disc").Status
 		return st.ReadyReplicas == 2 && st.SlurmIdle == 2, fmt.Sprintf("%+v", st)
 	})
 
 	// A wrong key: slurmrestd refuses the token; nothing is done.
 	secret.Data["jwt_hs256.key"] = []byte("a key that is not the cluster's, 32+ bytes long")
-	if _, err := e.kube.CoreV1().Secrets(e.ns).Update(e.ctx, secret, metav1.UpdateOptions{}); err != nil {
+	if _, err := e.Kube.CoreV1().Secrets(e.NS).Update(e.Ctx, secret, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	e.waitReachable("disc", "False", "Unauthorized", "HTTP 511")
-	e.patchNodeSet("disc", `{"spec":{"replicas":1}}`)
-	gen := e.get("disc").Generation
-	e.eventually("the scale-in seen", func() (bool, string) {
-		st := e.get("disc").Status
+	e.PatchNodeSet("disc", `{"spec":{"replicas":1}}`)
+	gen := e.Get("disc").Generation
+	e.Eventually("the scale-in seen", func() (bool, string) {
+		st := e.Get("disc").Status
 		return st.ObservedGeneration == gen, fmt.Sprintf("%+v", st)
 	})
-	for name, p := range e.pods() {
+	for name, p := range e.Pods() {
 		if _, ok := p.Annotations[slinkyv1beta1.AnnotationPodCordon]; ok {
 			t.Fatalf("%s cordoned with a refused token", name)
 		}
-		if got := e.slurmState(name); got != "IDLE" {
+		if got := e.SlurmState(name); got != "IDLE" {
 			t.Fatalf("%s is %s with a refused token", name, got)
 		}
 	}
-	if n := len(e.pods()); n != 2 {
+	if n := len(e.Pods()); n != 2 {
 		t.Fatalf("%d pods with a refused token, want 2", n)
 	}
 	if ev := e.events("disc", "SlurmUnreachable"); len(ev) == 0 || !strings.Contains(strings.Join(ev, "\n"), "HTTP 511") {
@@ -184,14 +185,14 @@ func TestFindsSlurmAsSlinky(t *testing.T) {
 	}
 
 	// The right key again: the scale-in drains disc-1 over REST, then deletes it.
-	secret.Data["jwt_hs256.key"] = rb.c.JWTKey
-	if _, err := e.kube.CoreV1().Secrets(e.ns).Update(e.ctx, secret, metav1.UpdateOptions{}); err != nil {
+	secret.Data["jwt_hs256.key"] = rb.Cluster.JWTKey
+	if _, err := e.Kube.CoreV1().Secrets(e.NS).Update(e.Ctx, secret, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	e.eventually("scaled in after a drain", func() (bool, string) {
-		return len(e.pods()) == 1 && e.pods()["disc-0"] != nil, names(e.pods())
+	e.Eventually("scaled in after a drain", func() (bool, string) {
+		return len(e.Pods()) == 1 && e.Pods()["disc-0"] != nil, names(e.Pods())
 	})
-	if got := e.slurmState("disc-1"); got != "DRAINED (kubectl-vc: scale-in)" {
+	if got := e.SlurmState("disc-1"); got != "DRAINED (kubectl-vc: scale-in)" {
 		t.Fatalf("disc-1 is %s after the scale-in", got)
 	}
 	e.waitReachable("disc", "True", "Refreshed", "over REST")
@@ -205,46 +206,46 @@ func TestFindsSlurmAsSlinky(t *testing.T) {
 func TestTokenRenewed(t *testing.T) {
 	restOnly(t)
 	e := startWithoutController(t, "tok", 2)
-	rb := e.slurm.(*restBackend)
+	rb := e.Slurm.(*nodesets.RESTBackend)
 	const life = 3 * time.Second
 
 	// The premise: an expired token is refused by this slurmrestd.
-	old, err := slurm.NewSignedToken(rb.c.JWTKey, "")
+	old, err := slurm.NewSignedToken(rb.Cluster.JWTKey, "")
 	if err != nil {
 		t.Fatal(err)
 	}
 	old.SetLifetime(life, 0)
-	tok, err := old.Token(e.ctx)
+	tok, err := old.Token(e.Ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	stale, err := slurm.NewREST(slurm.RESTConfig{URL: rb.c.URL, Token: fixedToken(tok)})
+	stale, err := slurm.NewREST(slurm.RESTConfig{URL: rb.Cluster.URL, Token: fixedToken(tok)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := stale.Refresh(e.ctx); err != nil {
+	if err := stale.Refresh(e.Ctx); err != nil {
 		t.Fatalf("a fresh token: %v", err)
 	}
 
 	e.runControllerWith(controllerOptions{flags: rb.ServeFlags(t), config: func(c *nodeset.Config) { c.TokenLifetime = life }})
-	e.newNodeSet("tok", 2)
-	e.eventually("two ready pods, idle in Slurm", func() (bool, string) {
-		e.markAllReady()
-		st := e.get("tok").Status
+	e.NewNodeSet("tok", 2)
+	e.Eventually("two ready pods, idle in Slurm", func() (bool, string) {
+		e.MarkAllReady()
+		st := e.Get("tok").Status
 		return st.ReadyReplicas == 2 && st.SlurmIdle == 2, fmt.Sprintf("%+v", st)
 	})
 	time.Sleep(life + time.Second)
-	if err := stale.Refresh(e.ctx); err == nil || !strings.Contains(err.Error(), "HTTP 511") {
+	if err := stale.Refresh(e.Ctx); err == nil || !strings.Contains(err.Error(), "HTTP 511") {
 		t.Fatalf("an expired token was not refused: %v", err)
 	}
 	// Three lifetimes of refreshes (one a second), then a drain.
 	time.Sleep(2 * life)
 	e.waitReachable("tok", "True", "Refreshed", "over REST")
-	e.patchNodeSet("tok", `{"spec":{"replicas":1}}`)
-	e.eventually("scaled in after a drain", func() (bool, string) {
-		return len(e.pods()) == 1, names(e.pods())
+	e.PatchNodeSet("tok", `{"spec":{"replicas":1}}`)
+	e.Eventually("scaled in after a drain", func() (bool, string) {
+		return len(e.Pods()) == 1, names(e.Pods())
 	})
-	if got := e.slurmState("tok-1"); got != "DRAINED (kubectl-vc: scale-in)" {
+	if got := e.SlurmState("tok-1"); got != "DRAINED (kubectl-vc: scale-in)" {
 		t.Fatalf("tok-1 is %s", got)
 	}
 	e.waitReachable("tok", "True", "Refreshed", "over REST")
@@ -252,18 +253,18 @@ func TestTokenRenewed(t *testing.T) {
 
 // doctorNodeSet is doctor's finding about the NodeSet.
 func (e *env) doctorNodeSet(name string) doctor.Finding {
-	e.t.Helper()
+	e.T.Helper()
 	_, out, errOut := e.vcCmd(controlplane.AdminUser, "doctor", "-o", "json")
 	var r doctor.Report
 	if err := json.Unmarshal([]byte(out), &r); err != nil {
-		e.t.Fatalf("doctor -o json: %v\n%s%s", err, out, errOut)
+		e.T.Fatalf("doctor -o json: %v\n%s%s", err, out, errOut)
 	}
 	for _, f := range r.Checks {
-		if f.Check == "nodesets" && slices.Contains(f.Objects, e.ns+"/"+name) {
+		if f.Check == "nodesets" && slices.Contains(f.Objects, e.NS+"/"+name) {
 			return f
 		}
 	}
-	e.t.Fatalf("doctor says nothing about NodeSet %s:\n%s", name, out)
+	e.T.Fatalf("doctor says nothing about NodeSet %s:\n%s", name, out)
 	return doctor.Finding{}
 }
 

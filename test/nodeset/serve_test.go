@@ -12,6 +12,7 @@ import (
 
 	"github.com/kubectl-vc/kubectl-vc/pkg/controller"
 	"github.com/kubectl-vc/kubectl-vc/pkg/controller/framework"
+	"github.com/kubectl-vc/kubectl-vc/test/internal/nodesets"
 )
 
 // TestServeRunsNodeSetController: the controller registered with the
@@ -21,7 +22,7 @@ import (
 func TestServeRunsNodeSetController(t *testing.T) {
 	// No test controller: whatever happens below is the manager's doing.
 	e := startWithoutController(t, "served", 1)
-	ns, err := framework.Configure("nodeset", e.slurm.ServeFlags(t)...)
+	ns, err := framework.Configure("nodeset", e.Slurm.ServeFlags(t)...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -36,17 +37,17 @@ func TestServeRunsNodeSetController(t *testing.T) {
 			t.Errorf("manager: %v", err)
 		}
 	})
-	e.newNodeSet("served", 1)
-	e.eventually("pod", func() (bool, string) { n := e.markAllReady(); return n == 1, fmt.Sprint(n) })
-	e.eventually("status with Slurm counts", func() (bool, string) {
-		st := e.get("served").Status
+	e.NewNodeSet("served", 1)
+	e.Eventually("pod", func() (bool, string) { n := e.MarkAllReady(); return n == 1, fmt.Sprint(n) })
+	e.Eventually("status with Slurm counts", func() (bool, string) {
+		st := e.Get("served").Status
 		return st.ReadyReplicas == 1 && st.SlurmIdle == 1, fmt.Sprintf("%+v", st)
 	})
 	want := "read with scontrol, sinfo and squeue (slurm.conf "
-	if _, rest := e.slurm.(*restBackend); rest {
+	if _, rest := e.Slurm.(*nodesets.RESTBackend); rest {
 		want = "read over REST v0.0.4"
 	}
-	c := meta.FindStatusCondition(e.get("served").Status.Conditions, "SlurmReachable")
+	c := meta.FindStatusCondition(e.Get("served").Status.Conditions, "SlurmReachable")
 	if c == nil || c.Status != metav1.ConditionTrue || !strings.Contains(c.Message, want) {
 		t.Fatalf("SlurmReachable %+v: want True saying %q", c, want)
 	}

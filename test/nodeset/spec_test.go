@@ -17,8 +17,8 @@ import (
 )
 
 func (e *env) condition(name, typ string) *metav1.Condition {
-	e.t.Helper()
-	return meta.FindStatusCondition(e.get(name).Status.Conditions, typ)
+	e.T.Helper()
+	return meta.FindStatusCondition(e.Get(name).Status.Conditions, typ)
 }
 
 // TestUnsupportedSpecNotIgnored: what the controller does not implement is
@@ -30,32 +30,32 @@ func TestUnsupportedSpecNotIgnored(t *testing.T) {
 	e := startWithoutController(t, "uns", 2)
 	e.runControllerWith(controllerOptions{events: true})
 
-	ds := e.newNodeSet("uns", 2, func(ns *slinkyv1beta1.NodeSet) { ns.Spec.ScalingMode = slinkyv1beta1.ScalingModeDaemonSet })
-	e.eventually("DaemonSet mode refused", func() (bool, string) {
+	ds := e.NewNodeSet("uns", 2, func(ns *slinkyv1beta1.NodeSet) { ns.Spec.ScalingMode = slinkyv1beta1.ScalingModeDaemonSet })
+	e.Eventually("DaemonSet mode refused", func() (bool, string) {
 		c := e.condition("uns", "SpecSupported")
-		return c != nil && c.Status == metav1.ConditionFalse && e.get("uns").Status.ObservedGeneration == ds.Generation, fmt.Sprint(c)
+		return c != nil && c.Status == metav1.ConditionFalse && e.Get("uns").Status.ObservedGeneration == ds.Generation, fmt.Sprint(c)
 	})
 	if c := e.condition("uns", "SpecSupported"); !strings.Contains(c.Message, "scalingMode DaemonSet is not implemented") {
 		t.Fatalf("condition: %+v", c)
 	}
-	if n := len(e.pods()); n != 0 {
+	if n := len(e.Pods()); n != 0 {
 		t.Fatalf("%d pods made for a DaemonSet-mode NodeSet", n)
 	}
-	e.eventually("Warning event", func() (bool, string) {
+	e.Eventually("Warning event", func() (bool, string) {
 		ev := e.events("uns", "UnsupportedSpec")
 		return len(ev) > 0 && strings.Contains(ev[0], "DaemonSet"), fmt.Sprint(ev)
 	})
-	e.patchNodeSet("uns", `{"spec":{"scalingMode":"StatefulSet"}}`)
-	e.eventually("StatefulSet mode: pods, spec supported", func() (bool, string) {
+	e.PatchNodeSet("uns", `{"spec":{"scalingMode":"StatefulSet"}}`)
+	e.Eventually("StatefulSet mode: pods, spec supported", func() (bool, string) {
 		c := e.condition("uns", "SpecSupported")
-		return len(e.pods()) == 2 && c != nil && c.Status == metav1.ConditionTrue, fmt.Sprint(c)
+		return len(e.Pods()) == 2 && c != nil && c.Status == metav1.ConditionTrue, fmt.Sprint(c)
 	})
-	e.markAllReady()
+	e.MarkAllReady()
 
-	e.patchNodeSet("uns", `{"spec":{"updateStrategy":{"type":"ScheduledUpdate","scheduledUpdate":{"startTime":"2030-01-01T00:00:00Z","duration":"1h"}},`+
+	e.PatchNodeSet("uns", `{"spec":{"updateStrategy":{"type":"ScheduledUpdate","scheduledUpdate":{"startTime":"2030-01-01T00:00:00Z","duration":"1h"}},`+
 		`"persistentVolumeClaimRetentionPolicy":{"whenScaled":"Delete"},"ssh":{"enabled":true,"sssdConfRef":{"name":"sssd","key":"sssd.conf"}},`+
 		`"logfile":{"name":"logfile","image":"alpine"}}}`)
-	e.eventually("each unsupported field listed", func() (bool, string) {
+	e.Eventually("each unsupported field listed", func() (bool, string) {
 		c := e.condition("uns", "SpecSupported")
 		if c == nil || c.Status != metav1.ConditionFalse {
 			return false, fmt.Sprint(c)
@@ -68,16 +68,16 @@ func TestUnsupportedSpecNotIgnored(t *testing.T) {
 		return true, ""
 	})
 	uids := map[string]types.UID{}
-	for n, p := range e.pods() {
+	for n, p := range e.Pods() {
 		uids[n] = p.UID
 	}
-	e.patchNodeSet("uns", `{"spec":{"template":{"metadata":{"labels":{"team":"other"}}}}}`)
-	gen := e.get("uns").Generation
-	e.eventually("template change seen", func() (bool, string) {
-		st := e.get("uns").Status
+	e.PatchNodeSet("uns", `{"spec":{"template":{"metadata":{"labels":{"team":"other"}}}}}`)
+	gen := e.Get("uns").Generation
+	e.Eventually("template change seen", func() (bool, string) {
+		st := e.Get("uns").Status
 		return st.ObservedGeneration == gen && st.UpdatedReplicas == 0, fmt.Sprintf("%+v", st)
 	})
-	for n, p := range e.pods() {
+	for n, p := range e.Pods() {
 		if p.UID != uids[n] || p.Annotations[slinkyv1beta1.AnnotationPodCordon] != "" {
 			t.Fatalf("ScheduledUpdate touched %s", n)
 		}
@@ -90,12 +90,12 @@ func TestCreatesCappedPerSync(t *testing.T) {
 	e := startWithoutController(t, "burst", 1)
 	e.runControllerWith(controllerOptions{events: true})
 	t.Cleanup(func() {
-		_ = e.vc.SlinkyV1beta1().NodeSets(e.ns).Delete(e.ctx, "burst", metav1.DeleteOptions{})
-		_ = e.kube.CoreV1().Pods(e.ns).DeleteCollection(e.ctx, metav1.DeleteOptions{}, metav1.ListOptions{})
+		_ = e.VC.SlinkyV1beta1().NodeSets(e.NS).Delete(e.Ctx, "burst", metav1.DeleteOptions{})
+		_ = e.Kube.CoreV1().Pods(e.NS).DeleteCollection(e.Ctx, metav1.DeleteOptions{}, metav1.ListOptions{})
 	})
-	e.newNodeSet("burst", 251)
-	e.eventually("251 pods", func() (bool, string) { n := len(e.pods()); return n == 251, fmt.Sprint(n) })
-	e.eventually("two scale-up events", func() (bool, string) {
+	e.NewNodeSet("burst", 251)
+	e.Eventually("251 pods", func() (bool, string) { n := len(e.Pods()); return n == 251, fmt.Sprint(n) })
+	e.Eventually("two scale-up events", func() (bool, string) {
 		ev := e.events("burst", "ScaleUp")
 		return len(ev) == 2, fmt.Sprint(ev)
 	})
@@ -111,7 +111,7 @@ func TestCreatesCappedPerSync(t *testing.T) {
 // available, none unavailable. The refusal is a Warning event.
 func TestUnavailableCountsPods(t *testing.T) {
 	e := startWithoutController(t, "una", 3)
-	name := "refuse-una-2-" + e.ns
+	name := "refuse-una-2-" + e.NS
 	vap := &admissionregistrationv1.ValidatingAdmissionPolicy{
 		ObjectMeta: metav1.ObjectMeta{Name: name},
 		Spec: admissionregistrationv1.ValidatingAdmissionPolicySpec{
@@ -127,36 +127,36 @@ func TestUnavailableCountsPods(t *testing.T) {
 		Spec: admissionregistrationv1.ValidatingAdmissionPolicyBindingSpec{PolicyName: name,
 			ValidationActions: []admissionregistrationv1.ValidationAction{admissionregistrationv1.Deny},
 			MatchResources: &admissionregistrationv1.MatchResources{NamespaceSelector: &metav1.LabelSelector{
-				MatchLabels: map[string]string{corev1.LabelMetadataName: e.ns}}}},
+				MatchLabels: map[string]string{corev1.LabelMetadataName: e.NS}}}},
 	}
-	if _, err := e.kube.AdmissionregistrationV1().ValidatingAdmissionPolicies().Create(e.ctx, vap, metav1.CreateOptions{}); err != nil {
+	if _, err := e.Kube.AdmissionregistrationV1().ValidatingAdmissionPolicies().Create(e.Ctx, vap, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		_ = e.kube.AdmissionregistrationV1().ValidatingAdmissionPolicies().Delete(e.ctx, name, metav1.DeleteOptions{})
+		_ = e.Kube.AdmissionregistrationV1().ValidatingAdmissionPolicies().Delete(e.Ctx, name, metav1.DeleteOptions{})
 	})
-	if _, err := e.kube.AdmissionregistrationV1().ValidatingAdmissionPolicyBindings().Create(e.ctx, binding, metav1.CreateOptions{}); err != nil {
+	if _, err := e.Kube.AdmissionregistrationV1().ValidatingAdmissionPolicyBindings().Create(e.Ctx, binding, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		_ = e.kube.AdmissionregistrationV1().ValidatingAdmissionPolicyBindings().Delete(e.ctx, name, metav1.DeleteOptions{})
+		_ = e.Kube.AdmissionregistrationV1().ValidatingAdmissionPolicyBindings().Delete(e.Ctx, name, metav1.DeleteOptions{})
 	})
 	// The policy is in force once it refuses a pod of that name.
-	e.eventually("policy in force", func() (bool, string) {
-		p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "una-2", Namespace: e.ns},
+	e.Eventually("policy in force", func() (bool, string) {
+		p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "una-2", Namespace: e.NS},
 			Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "x"}}}}
-		_, err := e.kube.CoreV1().Pods(e.ns).Create(e.ctx, p, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+		_, err := e.Kube.CoreV1().Pods(e.NS).Create(e.Ctx, p, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
 		return err != nil && strings.Contains(err.Error(), "no una-2 here"), fmt.Sprint(err)
 	})
 
 	e.runControllerWith(controllerOptions{events: true})
-	e.newNodeSet("una", 3)
-	e.eventually("two available pods, none unavailable", func() (bool, string) {
-		e.markAllReady()
-		st := e.get("una").Status
+	e.NewNodeSet("una", 3)
+	e.Eventually("two available pods, none unavailable", func() (bool, string) {
+		e.MarkAllReady()
+		st := e.Get("una").Status
 		return st.Replicas == 2 && st.AvailableReplicas == 2 && st.UnavailableReplicas == 0 && st.Desired == 3, fmt.Sprintf("%+v", st)
 	})
-	e.eventually("the refused create reported", func() (bool, string) {
+	e.Eventually("the refused create reported", func() (bool, string) {
 		ev := e.events("una", "FailedCreate")
 		return len(ev) > 0 && strings.Contains(ev[0], "una-2"), fmt.Sprint(ev)
 	})
@@ -167,15 +167,15 @@ func TestUnavailableCountsPods(t *testing.T) {
 // ordinal.
 func TestPodDeletionCost(t *testing.T) {
 	e := start(t, "cost", 3)
-	e.newNodeSet("cost", 3)
-	e.eventually("three ready pods", func() (bool, string) { n := e.markAllReady(); return n == 3, fmt.Sprint(n) })
+	e.NewNodeSet("cost", 3)
+	e.Eventually("three ready pods", func() (bool, string) { n := e.MarkAllReady(); return n == 3, fmt.Sprint(n) })
 	patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:"-5"}}}`, slinkyv1beta1.AnnotationPodDeletionCost)
-	if _, err := e.kube.CoreV1().Pods(e.ns).Patch(e.ctx, "cost-0", types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
+	if _, err := e.Kube.CoreV1().Pods(e.NS).Patch(e.Ctx, "cost-0", types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	e.patchNodeSet("cost", `{"spec":{"replicas":2}}`)
-	e.eventually("cost-0 removed", func() (bool, string) {
-		p := e.pods()
+	e.PatchNodeSet("cost", `{"spec":{"replicas":2}}`)
+	e.Eventually("cost-0 removed", func() (bool, string) {
+		p := e.Pods()
 		return names(p) == "cost-1,cost-2", names(p)
 	})
 }
@@ -187,7 +187,7 @@ func TestPodDeletionCost(t *testing.T) {
 // oversubscribeNode.
 func TestPodSpecFromNodeSet(t *testing.T) {
 	e := start(t, "vct", 1)
-	e.newNodeSet("vct", 1, func(ns *slinkyv1beta1.NodeSet) {
+	e.NewNodeSet("vct", 1, func(ns *slinkyv1beta1.NodeSet) {
 		ns.Spec.Slurmd.VolumeMounts = []corev1.VolumeMount{{Name: "data", MountPath: "/data"}}
 		ns.Spec.VolumeClaimTemplates = []corev1.PersistentVolumeClaim{{
 			ObjectMeta: metav1.ObjectMeta{Name: "data", Labels: map[string]string{"tier": "scratch"}},
@@ -195,8 +195,8 @@ func TestPodSpecFromNodeSet(t *testing.T) {
 				Resources: corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}}},
 		}}
 	})
-	e.eventually("pod", func() (bool, string) { return len(e.pods()) == 1, names(e.pods()) })
-	pod := e.pods()["vct-0"]
+	e.Eventually("pod", func() (bool, string) { return len(e.Pods()) == 1, names(e.Pods()) })
+	pod := e.Pods()["vct-0"]
 	var claim string
 	for _, v := range pod.Spec.Volumes {
 		if v.Name == "data" && v.PersistentVolumeClaim != nil {
@@ -206,7 +206,7 @@ func TestPodSpecFromNodeSet(t *testing.T) {
 	if claim != "data-vct-0" {
 		t.Fatalf("volumes %+v", pod.Spec.Volumes)
 	}
-	pvc, err := e.kube.CoreV1().PersistentVolumeClaims(e.ns).Get(e.ctx, claim, metav1.GetOptions{})
+	pvc, err := e.Kube.CoreV1().PersistentVolumeClaims(e.NS).Get(e.Ctx, claim, metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -219,15 +219,15 @@ func TestPodSpecFromNodeSet(t *testing.T) {
 		t.Fatalf("anti-affinity: %+v", aa)
 	}
 
-	e.patchNodeSet("vct", `{"spec":{"replicas":0}}`)
-	e.eventually("pod gone", func() (bool, string) { return len(e.pods()) == 0, names(e.pods()) })
-	if _, err := e.kube.CoreV1().PersistentVolumeClaims(e.ns).Get(e.ctx, claim, metav1.GetOptions{}); err != nil {
+	e.PatchNodeSet("vct", `{"spec":{"replicas":0}}`)
+	e.Eventually("pod gone", func() (bool, string) { return len(e.Pods()) == 0, names(e.Pods()) })
+	if _, err := e.Kube.CoreV1().PersistentVolumeClaims(e.NS).Get(e.Ctx, claim, metav1.GetOptions{}); err != nil {
 		t.Fatalf("claim not retained: %v", err)
 	}
 
-	e.patchNodeSet("vct", `{"spec":{"replicas":1,"oversubscribeNode":true}}`)
-	e.eventually("pod back, without anti-affinity", func() (bool, string) {
-		p := e.pods()["vct-0"]
-		return p != nil && (p.Spec.Affinity == nil || p.Spec.Affinity.PodAntiAffinity == nil), names(e.pods())
+	e.PatchNodeSet("vct", `{"spec":{"replicas":1,"oversubscribeNode":true}}`)
+	e.Eventually("pod back, without anti-affinity", func() (bool, string) {
+		p := e.Pods()["vct-0"]
+		return p != nil && (p.Spec.Affinity == nil || p.Spec.Affinity.PodAntiAffinity == nil), names(e.Pods())
 	})
 }

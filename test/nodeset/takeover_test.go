@@ -128,9 +128,9 @@ func TestTakeOverKeepsPods(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			name := "tk" + tc.name[:1]
 			e := startWithoutController(t, name, 2)
-			ns := e.newNodeSet(name, 2)
+			ns := e.NewNodeSet(name, 2)
 			rev := tc.revision(t, ns)
-			if _, err := e.kube.AppsV1().ControllerRevisions(e.ns).Create(e.ctx, rev, metav1.CreateOptions{}); err != nil {
+			if _, err := e.Kube.AppsV1().ControllerRevisions(e.NS).Create(e.Ctx, rev, metav1.CreateOptions{}); err != nil {
 				t.Fatal(err)
 			}
 			hash := rev.Labels[hashLabel]
@@ -145,41 +145,41 @@ func TestTakeOverKeepsPods(t *testing.T) {
 					labels[k] = v
 				}
 				p := &corev1.Pod{
-					ObjectMeta: metav1.ObjectMeta{Name: pod, Namespace: e.ns, Labels: labels,
+					ObjectMeta: metav1.ObjectMeta{Name: pod, Namespace: e.NS, Labels: labels,
 						OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(ns, slinkyv1beta1.NodeSetKind)}},
 					Spec: corev1.PodSpec{Hostname: pod, Subdomain: name,
 						Containers: []corev1.Container{{Name: "slurmd", Image: ns.Spec.Slurmd.Image}}},
 				}
-				if _, err := e.kube.CoreV1().Pods(e.ns).Create(e.ctx, p, metav1.CreateOptions{}); err != nil {
+				if _, err := e.Kube.CoreV1().Pods(e.NS).Create(e.Ctx, p, metav1.CreateOptions{}); err != nil {
 					t.Fatal(err)
 				}
 			}
-			e.markAllReady()
+			e.MarkAllReady()
 			uids := map[string]types.UID{}
-			for n, p := range e.pods() {
+			for n, p := range e.Pods() {
 				uids[n] = p.UID
 			}
 
-			e.runController()
-			e.eventually("status of the taken-over NodeSet", func() (bool, string) {
-				st := e.get(name).Status
+			e.RunController()
+			e.Eventually("status of the taken-over NodeSet", func() (bool, string) {
+				st := e.Get(name).Status
 				return st.ObservedGeneration == ns.Generation && st.Replicas == 2 && st.SlurmIdle == 2, fmt.Sprintf("%+v", st)
 			})
-			st := e.get(name).Status
+			st := e.Get(name).Status
 			if st.NodeSetHash != hash || st.UpdatedReplicas != 2 {
 				t.Fatalf("update revision %s (want %s), %d of 2 pods updated", st.NodeSetHash, hash, st.UpdatedReplicas)
 			}
 			if r := revisionsOfOwner(e, ns); len(r) != 1 {
 				t.Fatalf("revisions %v, want the existing %s only", r, rev.Name)
 			}
-			for n, p := range e.pods() {
+			for n, p := range e.Pods() {
 				if p.UID != uids[n] {
 					t.Fatalf("%s replaced", n)
 				}
 				if _, ok := p.Annotations[slinkyv1beta1.AnnotationPodCordon]; ok {
 					t.Fatalf("%s cordoned", n)
 				}
-				if got := e.slurmState(n); got != "IDLE" {
+				if got := e.SlurmState(n); got != "IDLE" {
 					t.Fatalf("%s in Slurm: %s", n, got)
 				}
 			}
@@ -196,12 +196,12 @@ func TestTakeOverKeepsPods(t *testing.T) {
 			}
 
 			// A real change is an update: the pods are replaced.
-			e.patchNodeSet(name, `{"spec":{"template":{"metadata":{"labels":{"team":"hpc2"}}}}}`)
-			e.eventually("pods replaced on the new revision", func() (bool, string) {
-				e.markAllReady()
-				st := e.get(name).Status
+			e.PatchNodeSet(name, `{"spec":{"template":{"metadata":{"labels":{"team":"hpc2"}}}}}`)
+			e.Eventually("pods replaced on the new revision", func() (bool, string) {
+				e.MarkAllReady()
+				st := e.Get(name).Status
 				replaced := 0
-				for n, p := range e.pods() {
+				for n, p := range e.Pods() {
 					if p.UID != uids[n] && p.Labels[hashLabel] == st.NodeSetHash && st.NodeSetHash != hash {
 						replaced++
 					}
@@ -215,10 +215,10 @@ func TestTakeOverKeepsPods(t *testing.T) {
 // revisionsOfOwner lists the revisions the NodeSet controls, whatever
 // their labels.
 func revisionsOfOwner(e *env, ns *slinkyv1beta1.NodeSet) []string {
-	e.t.Helper()
-	list, err := e.kube.AppsV1().ControllerRevisions(e.ns).List(e.ctx, metav1.ListOptions{})
+	e.T.Helper()
+	list, err := e.Kube.AppsV1().ControllerRevisions(e.NS).List(e.Ctx, metav1.ListOptions{})
 	if err != nil {
-		e.t.Fatal(err)
+		e.T.Fatal(err)
 	}
 	var out []string
 	for i := range list.Items {

@@ -13,6 +13,10 @@
 //
 // DaemonSets are not covered here: without a node a DaemonSet makes no pod.
 // The node-level suite (test/install, TestServeInCluster) covers them.
+//
+// The podgroup commands ('kubectl vc podgroup ...', the cli_*_test.go
+// files) are proven here too, the built binary run as a user runs it, on
+// podgroups the tests write themselves.
 package podgroup
 
 import (
@@ -45,6 +49,7 @@ import (
 	"github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned"
 	"github.com/kubectl-vc/kubectl-vc/pkg/controller"
 	"github.com/kubectl-vc/kubectl-vc/pkg/controller/framework"
+	"github.com/kubectl-vc/kubectl-vc/test/internal/binary"
 	"github.com/kubectl-vc/kubectl-vc/test/internal/cptest"
 
 	_ "github.com/kubectl-vc/kubectl-vc/plugins/podgroup"
@@ -65,19 +70,29 @@ const revisionAnnotation = "deployment.kubernetes.io/revision"
 var env struct {
 	kube kubernetes.Interface
 	vc   versioned.Interface
+	// cli is the built binary; admin, alice and dead its kubeconfigs
+	// (binary.CLI).
+	cli                *binary.CLI
+	admin, alice, dead string
 }
 
 // TestMain shares one cluster and one in-process manager running only the
 // podgroup controller; each test works in its own namespace. The manager
-// is stopped, and has returned, before the cluster is.
+// is stopped, and has returned, before the cluster is. The binary is built
+// for the tests of the podgroup commands.
 func TestMain(m *testing.M) {
-	cptest.Main(m, cptest.Options{Level: controlplane.Controllers, Setup: setup})
+	cptest.Main(m, cptest.Options{Level: controlplane.Controllers, Binary: true, Setup: setup})
 }
 
 func setup(e *cptest.Env) error {
 	cfg := e.CP.AdminConfig()
 	env.kube = kubernetes.NewForConfigOrDie(cfg)
 	env.vc = versioned.NewForConfigOrDie(cfg)
+	c, err := binary.NewCLI(e)
+	if err != nil {
+		return err
+	}
+	env.cli, env.admin, env.alice, env.dead = c, c.Admin, c.Alice, c.Dead
 	if _, err := env.kube.SchedulingV1().PriorityClasses().Create(context.Background(),
 		&schedulingv1.PriorityClass{ObjectMeta: metav1.ObjectMeta{Name: priorityClass}, Value: 1000}, metav1.CreateOptions{}); err != nil {
 		return err

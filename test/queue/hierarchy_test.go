@@ -51,7 +51,7 @@ func waitEvent(t *testing.T, kube kubernetes.Interface, q *v1beta1.Queue, reason
 // cli runs the built binary as the admin.
 func cli(t *testing.T, args ...string) string {
 	t.Helper()
-	out, err := exec.Command(binary, append([]string{"--kubeconfig", kubeconfig}, args...)...).CombinedOutput()
+	out, err := exec.Command(vcBinary, append([]string{"--kubeconfig", kubeconfig}, args...)...).CombinedOutput()
 	if err != nil {
 		t.Fatalf("kubectl-vc %s: %v\n%s", strings.Join(args, " "), err, out)
 	}

@@ -1,6 +1,9 @@
-// Package queue holds the integration tests of the queue controller: real
-// 'kubectl vc serve' processes (the built binary) against the real local
-// API server, with Commands written as vcctl writes them.
+// Package queue proves the queue feature against the real local API
+// server: the queue controller as real 'kubectl vc serve' processes (the
+// built binary), with Commands written as vcctl writes them, and the
+// queue commands ('kubectl vc queue ...', the cli_*_test.go files) run as
+// a user runs the binary, with the test playing the controller where one
+// is needed.
 package queue
 
 import (
@@ -23,14 +26,14 @@ import (
 
 var (
 	cp         *controlplane.ControlPlane
-	binary     string
+	vcBinary   string
 	kubeconfig string
 )
 
 func TestMain(m *testing.M) {
 	cptest.Main(m, cptest.Options{Binary: true, Setup: func(e *cptest.Env) error {
-		cp, binary, kubeconfig = e.CP, e.Binary, e.Kubeconfig
-		return nil
+		cp, vcBinary, kubeconfig = e.CP, e.Binary, e.Kubeconfig
+		return setupCLI(e)
 	}})
 }
 
@@ -44,7 +47,7 @@ func clients(t testing.TB) (versioned.Interface, kubernetes.Interface) {
 // another) and waits for /readyz; it is killed when the test ends.
 func startServe(t testing.TB, args ...string) *cptest.Serve {
 	t.Helper()
-	return cptest.StartServe(t, binary, kubeconfig, args...)
+	return cptest.StartServe(t, vcBinary, kubeconfig, args...)
 }
 
 func eventually(t testing.TB, what string, cond func() (bool, error)) {

@@ -1,6 +1,9 @@
 // Package binary runs the built kubectl-vc as a user runs it, in an
 // environment that reads nothing of the machine's own configuration, and
-// keeps what it printed.
+// keeps what it printed: one run (Run), a package's binary with its
+// kubeconfigs (CLI), the output of a command that keeps running (a
+// --watch: LineReader, SyncBuffer), and the requests it makes
+// (RecordingProxy).
 package binary
 
 import (

@@ -1,6 +1,7 @@
-// Package queues holds what the suites that drive a queue controller
-// through the API share: creating queues, asking for a state change with a
-// Command as vcctl does, and waiting for the controller's answer.
+// Package queues holds what the suites that work with queues through the
+// API share: creating queues, asking for a state change with a Command as
+// vcctl does, waiting for the controller's answer, and playing the
+// controller where none runs.
 package queues
 
 import (
@@ -15,7 +16,9 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 
 	busv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/bus/v1alpha1"
+	"github.com/kubectl-vc/kubectl-vc/pkg/apis/keys"
 	"github.com/kubectl-vc/kubectl-vc/pkg/apis/scheduling/v1beta1"
+	applyv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/client/applyconfiguration/scheduling/v1beta1"
 	"github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned"
 )
 
@@ -94,4 +97,32 @@ func WaitState(t testing.TB, vc versioned.Interface, name string, want v1beta1.Q
 		return err == nil && q.Status.State == want, err
 	})
 	return q
+}
+
+// ApplyStatus plays the queue controller: it applies the queue's status
+// (state and running count) with the controller's field manager.
+func ApplyStatus(t testing.TB, vc versioned.Interface, name string, state v1beta1.QueueState, running int32) {
+	t.Helper()
+	ac := applyv1beta1.Queue(name).WithStatus(applyv1beta1.QueueStatus().WithState(state).WithRunning(running))
+	if _, err := vc.SchedulingV1beta1().Queues().ApplyStatus(context.Background(), ac,
+		metav1.ApplyOptions{FieldManager: keys.QueueControllerManager, Force: true}); err != nil {
+		t.Fatalf("apply status of %s: %v", name, err)
+	}
+}
+
+// CommandsFor returns the Commands, in every namespace, whose target is
+// the named queue.
+func CommandsFor(t testing.TB, vc versioned.Interface, queue string) []busv1alpha1.Command {
+	t.Helper()
+	list, err := vc.BusV1alpha1().Commands(metav1.NamespaceAll).List(context.Background(), metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []busv1alpha1.Command
+	for _, c := range list.Items {
+		if c.TargetObject != nil && c.TargetObject.Name == queue {
+			out = append(out, c)
+		}
+	}
+	return out
 }

@@ -1,4 +1,4 @@
-package cli
+package queue
 
 import (
 	"context"
@@ -14,7 +14,7 @@ import (
 // status.allocated through the status subresource.
 func setAllocated(t *testing.T, name string, allocated corev1.ResourceList) {
 	t.Helper()
-	q := getQueue(t, name)
+	q := getQueue(t, env.vc, name)
 	q.Status.Allocated = allocated
 	if _, err := env.vc.SchedulingV1beta1().Queues().UpdateStatus(context.Background(), q, metav1.UpdateOptions{}); err != nil {
 		t.Fatalf("update status of %s: %v", name, err)

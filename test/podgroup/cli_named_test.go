@@ -1,4 +1,4 @@
-package cli
+package podgroup
 
 import (
 	"context"
@@ -19,7 +19,7 @@ import (
 func TestPodGroupListNamed(t *testing.T) {
 	const ns = "list-named-podgroups"
 	ctx := context.Background()
-	if _, err := kube(t).CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+	if _, err := env.kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	pgs := env.vc.SchedulingV1beta1().PodGroups(ns)
@@ -44,15 +44,15 @@ func TestPodGroupListNamed(t *testing.T) {
 	}
 
 	out := startWatch(t, "pg", "list", "a", "-n", ns, "--watch", "--no-headers")
-	if f := out.waitFor(t, "a"); len(f) < 2 || f[1] != "Pending" {
+	if f := out.WaitFor(t, "a"); len(f) < 2 || f[1] != "Pending" {
 		t.Fatalf("listed row: %v", f)
 	}
 	setPhase("b", schedulingv1beta1.PodGroupRunning) // not named: no row
 	setPhase("a", schedulingv1beta1.PodGroupInqueue)
-	if f := out.waitFor(t, "a"); len(f) < 2 || f[1] != "Inqueue" {
+	if f := out.WaitFor(t, "a"); len(f) < 2 || f[1] != "Inqueue" {
 		t.Fatalf("watched row: %v", f)
 	}
-	for _, l := range out.seen {
+	for _, l := range out.Seen {
 		if f := strings.Fields(l); len(f) > 0 && f[0] == "b" {
 			t.Errorf("the watch of a printed b: %q", l)
 		}
@@ -67,7 +67,7 @@ func TestPodGroupListNamed(t *testing.T) {
 		{[]string{"pg", "list", "a", "-n", ns, "-l", "x=y"}, "give podgroup names or --selector, not both"},
 		{[]string{"nodeset", "list", "a", "-n", ns, "-l", "x=y"}, "give NodeSet names or --selector, not both"},
 	} {
-		r := vc(t, c.args...)
+		r := runVC(t, c.args...)
 		if r.Code == 0 || strings.TrimSpace(r.Stderr) != "error: "+c.want || r.Stdout != "" {
 			t.Errorf("%v: exit %d, stdout %q, stderr %q; want a non-zero exit, nothing on stdout and the one line %q",
 				c.args, r.Code, r.Stdout, r.Stderr, "error: "+c.want)

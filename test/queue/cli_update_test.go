@@ -1,4 +1,4 @@
-package cli
+package queue
 
 import (
 	"context"
@@ -16,7 +16,7 @@ func TestQueueUpdate(t *testing.T) {
 	mustVC(t, "queue", "create", "e2e-upd-parent")
 	mustVC(t, "queue", "create", "e2e-upd", "--capability", "cpu=4,memory=8Gi", "--weight", "2")
 	// Fields the CLI never sets must survive an update.
-	q := getQueue(t, "e2e-upd")
+	q := getQueue(t, env.vc, "e2e-upd")
 	q.Spec.Type = "batch"
 	q.Spec.Affinity = &schedulingv1beta1.Affinity{NodeGroupAffinity: &schedulingv1beta1.NodeGroupAffinity{RequiredDuringSchedulingIgnoredDuringExecution: []string{"ng1"}}}
 	if _, err := env.vc.SchedulingV1beta1().Queues().Update(ctx, q, metav1.UpdateOptions{}); err != nil {
@@ -26,7 +26,7 @@ func TestQueueUpdate(t *testing.T) {
 	if strings.TrimSpace(r.Stdout) != "queue.scheduling.volcano.sh/e2e-upd updated" {
 		t.Errorf("output: %q", r.Stdout)
 	}
-	q = getQueue(t, "e2e-upd")
+	q = getQueue(t, env.vc, "e2e-upd")
 	if q.Spec.Weight != 5 || q.Spec.Parent != "e2e-upd-parent" || q.Spec.Priority != 3 {
 		t.Errorf("spec: %+v", q.Spec)
 	}
@@ -40,12 +40,12 @@ func TestQueueUpdate(t *testing.T) {
 	rv := q.ResourceVersion
 	mustVC(t, "queue", "update", "e2e-upd", "--weight", "9", "--dry-run=server")
 	mustVC(t, "queue", "update", "e2e-upd", "--weight", "9", "--dry-run=client")
-	if getQueue(t, "e2e-upd").ResourceVersion != rv {
+	if getQueue(t, env.vc, "e2e-upd").ResourceVersion != rv {
 		t.Error("dry run changed the queue")
 	}
 	// An empty list removes it.
 	mustVC(t, "queue", "update", "e2e-upd", "--capability", "")
-	if c := getQueue(t, "e2e-upd").Spec.Capability; len(c) != 0 {
+	if c := getQueue(t, env.vc, "e2e-upd").Spec.Capability; len(c) != 0 {
 		t.Errorf("capability not removed: %v", c)
 	}
 }

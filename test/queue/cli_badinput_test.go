@@ -1,62 +1,23 @@
-package cli
+package queue
 
 import (
-	"context"
-	"fmt"
-	"sort"
 	"strings"
 	"testing"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"github.com/kubectl-vc/kubectl-vc/test/internal/badinput"
 )
 
-// snapshot is every queue (with its resourceVersion), podgroup and Command
-// on the server, so a failed command can be shown to have changed nothing.
-func snapshot(t *testing.T) string {
-	t.Helper()
-	ctx := context.Background()
-	var parts []string
-	qs, err := env.vc.SchedulingV1beta1().Queues().List(ctx, metav1.ListOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, q := range qs.Items {
-		parts = append(parts, "queue/"+q.Name+"@"+q.ResourceVersion)
-	}
-	cs, err := env.vc.BusV1alpha1().Commands(metav1.NamespaceAll).List(ctx, metav1.ListOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, c := range cs.Items {
-		parts = append(parts, "command/"+c.Namespace+"/"+c.Name)
-	}
-	pgs, err := env.vc.SchedulingV1beta1().PodGroups(metav1.NamespaceAll).List(ctx, metav1.ListOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, pg := range pgs.Items {
-		parts = append(parts, "podgroup/"+pg.Namespace+"/"+pg.Name+"@"+pg.ResourceVersion)
-	}
-	sort.Strings(parts)
-	return strings.Join(parts, "\n")
-}
-
-// TestBadInput runs the binary with input it must reject. Each case must
-// exit non-zero, print exactly one line on stderr that names the problem
-// (and where possible the fix), no Go error chain or stack trace, nothing on
-// stdout, and leave the server unchanged.
+// TestBadInput runs the queue commands with input they must reject. Each
+// case must exit non-zero, print exactly one line on stderr that names the
+// problem (and where possible the fix), no Go error chain or stack trace,
+// nothing on stdout, and leave the server unchanged (badinput.Run).
 func TestBadInput(t *testing.T) {
 	mustVC(t, "queue", "create", "e2e-bad")
 	mustVC(t, "queue", "create", "e2e-bad-child", "--parent", "e2e-bad")
 	long := strings.Repeat("a", 64)
 
 	admin, alice, dead := env.admin, env.alice, env.dead
-	cases := []struct {
-		name       string
-		kubeconfig string
-		args       []string
-		want       string // substring of the error line
-	}{
+	cases := []badinput.Case{
 		{"create: uppercase name", admin, []string{"queue", "create", "Team_A"}, `invalid queue name "Team_A"`},
 		{"create: name too long", admin, []string{"queue", "create", long}, "invalid queue name"},
 		{"create: no name", admin, []string{"queue", "create"}, "name the queue to create"},
@@ -122,37 +83,8 @@ func TestBadInput(t *testing.T) {
 		{"unreachable: close", dead, []string{"queue", "close", "e2e-bad"}, "cannot reach the Kubernetes API server"},
 		{"unreachable: create", dead, []string{"queue", "create", "x0"}, "cannot reach the Kubernetes API server"},
 	}
-	cases = append(cases, extraBadInput(admin, alice, dead)...)
 	if len(cases) < 30 {
 		t.Fatalf("only %d cases", len(cases))
 	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			before := snapshot(t)
-			r := runCmd(t, command(tc.kubeconfig, tc.args...))
-			after := snapshot(t)
-			if r.Code == 0 {
-				t.Fatalf("%v succeeded:\n%s", tc.args, r)
-			}
-			lines := strings.Split(strings.TrimRight(r.Stderr, "\n"), "\n")
-			if len(lines) != 1 || !strings.HasPrefix(lines[0], "error: ") {
-				t.Errorf("want one 'error:' line on stderr:\n%s", r)
-			}
-			if !strings.Contains(r.Stderr, tc.want) {
-				t.Errorf("stderr does not mention %q:\n%s", tc.want, r.Stderr)
-			}
-			for _, bad := range []string{"goroutine ", "panic", "dial tcp", "Get \"https", "&{", "%!"} {
-				if strings.Contains(r.Stderr, bad) {
-					t.Errorf("stderr has %q (a Go error chain or trace):\n%s", bad, r.Stderr)
-				}
-			}
-			if strings.TrimSpace(r.Stdout) != "" {
-				t.Errorf("stdout not empty:\n%s", r.Stdout)
-			}
-			if before != after {
-				t.Errorf("server changed:\nbefore:\n%s\nafter:\n%s", before, after)
-			}
-		})
-	}
-	_ = fmt.Sprint()
+	badinput.Run(t, env.cli, env.vc, cases)
 }

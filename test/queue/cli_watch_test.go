@@ -1,4 +1,4 @@
-package cli
+package queue
 
 import (
 	"bufio"
@@ -8,9 +8,10 @@ import (
 	schedulingv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/scheduling/v1beta1"
 )
 
+// TestQueueListWatch: --watch prints the list, then a row per change.
 func TestQueueListWatch(t *testing.T) {
 	mustVC(t, "queue", "create", "e2e-watch")
-	cmd := command(env.admin, "queue", "list", "e2e-watch", "--watch", "--no-headers")
+	cmd := vcCommand(env.admin, "queue", "list", "e2e-watch", "--watch", "--no-headers")
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)

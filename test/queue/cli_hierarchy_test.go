@@ -1,4 +1,4 @@
-package cli
+package queue
 
 import (
 	"context"
@@ -65,7 +65,7 @@ func TestQueueCreateUpdateHierarchy(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			before := snapshot(t)
-			r := vc(t, tc.args...)
+			r := runVC(t, tc.args...)
 			after := snapshot(t)
 			if r.Code == 0 {
 				t.Fatalf("%v succeeded:\n%s", tc.args, r)
@@ -88,10 +88,10 @@ func TestQueueCreateUpdateHierarchy(t *testing.T) {
 	mustVC(t, "queue", "update", "hc-team", "--guarantee", "cpu=5")
 	mustVC(t, "queue", "update", "hc-c", "--parent", "hc-a")
 	mustVC(t, "queue", "create", "hc-later", "--parent", "hc-a")
-	if q := getQueue(t, "hc-t2"); q.Spec.Parent != "hc-team" || q.Spec.Capability.Cpu().String() != "8" {
+	if q := getQueue(t, env.vc, "hc-t2"); q.Spec.Parent != "hc-team" || q.Spec.Capability.Cpu().String() != "8" {
 		t.Errorf("hc-t2: %+v", q.Spec)
 	}
-	if q := getQueue(t, "hc-c"); q.Spec.Parent != "hc-a" {
+	if q := getQueue(t, env.vc, "hc-c"); q.Spec.Parent != "hc-a" {
 		t.Errorf("hc-c not moved: %+v", q.Spec)
 	}
 }

@@ -1,4 +1,4 @@
-package cli
+package queue
 
 import (
 	"context"
@@ -193,12 +193,12 @@ func TestQueueTopBadInput(t *testing.T) {
 		{"queue", "top", "e2e-top-a"},
 		{"queue", "tree", "-o", "name"},
 	} {
-		r := vc(t, args...)
+		r := runVC(t, args...)
 		if r.Code == 0 || r.Stdout != "" || strings.Count(r.Stderr, "\n") != 1 || !strings.HasPrefix(r.Stderr, "error: ") {
 			t.Errorf("%v:\n%s", args, r)
 		}
 	}
-	r := vc(t, "queue", "top", "--sort-by", "nvidia.com/gpu")
+	r := runVC(t, "queue", "top", "--sort-by", "nvidia.com/gpu")
 	if !strings.Contains(r.Stderr, "use name or one of cpu, memory") {
 		t.Errorf("unknown resource does not say what is known:\n%s", r)
 	}
@@ -290,7 +290,7 @@ func waitFor(t *testing.T, what string, out *binary.SyncBuffer, cond func(string
 func TestQueueTreeWatch(t *testing.T) {
 	makeTopQueues(t)
 	var stdout, stderr binary.SyncBuffer
-	cmd := command(env.admin, "queue", "tree", "--watch")
+	cmd := vcCommand(env.admin, "queue", "tree", "--watch")
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -320,7 +320,7 @@ func TestQueueTreeWatch(t *testing.T) {
 // and 'queue tree -o ...'. It runs only when KUBECTL_VC_DOCS_OUT names a
 // directory, alone so that no other test's queues show:
 //
-//	KUBECTL_VC_DOCS_OUT=/tmp/docs go test ./test/cli -run TestQueueTopDocs
+//	KUBECTL_VC_DOCS_OUT=/tmp/docs go test ./test/queue -run TestQueueTopDocs
 func TestQueueTopDocs(t *testing.T) {
 	out := os.Getenv("KUBECTL_VC_DOCS_OUT")
 	if out == "" {
@@ -328,7 +328,7 @@ func TestQueueTopDocs(t *testing.T) {
 	}
 	var b strings.Builder
 	show := func(args ...string) {
-		r := vc(t, args...)
+		r := runVC(t, args...)
 		fmt.Fprintf(&b, "$ kubectl vc %s\n%s%s", strings.Join(args, " "), r.Stdout, r.Stderr)
 		if r.Code != 0 {
 			fmt.Fprintf(&b, "(exit %d)\n", r.Code)
@@ -389,8 +389,8 @@ func TestQueueTopCompletion(t *testing.T) {
 // 500), in one request with 0.
 func TestQueueTopTreeChunkSize(t *testing.T) {
 	makeTopQueues(t)
-	proxy := newRecordingProxy(t, env.cp.AdminConfig())
-	kc := proxy.kubeconfig(t)
+	proxy := binary.NewRecordingProxy(t, cp.AdminConfig())
+	kc := proxy.Kubeconfig(t)
 	const path = "/apis/scheduling.volcano.sh/v1beta1/queues"
 	for _, verb := range []string{"top", "tree"} {
 		for _, c := range []struct {
@@ -402,13 +402,13 @@ func TestQueueTopTreeChunkSize(t *testing.T) {
 			{[]string{"--chunk-size=0"}, "", false},
 			{nil, "500", false},
 		} {
-			proxy.reset()
+			proxy.Reset()
 			args := append([]string{"queue", verb, "-o", "json"}, c.flag...)
-			r := runCmd(t, command(kc, args...))
+			r := runCmd(t, vcCommand(kc, args...))
 			if r.Code != 0 || !strings.Contains(r.Stdout, `"e2e-top-a-y"`) || !strings.Contains(r.Stdout, `"e2e-top-b"`) {
 				t.Fatalf("%v:\n%s", args, r)
 			}
-			lists := proxy.lists(path)
+			lists := proxy.Lists(path)
 			if len(lists) == 0 || (c.many && len(lists) < 3) || (!c.many && len(lists) != 1) {
 				t.Errorf("%v: %d list requests", args, len(lists))
 			}
@@ -419,7 +419,7 @@ func TestQueueTopTreeChunkSize(t *testing.T) {
 			}
 		}
 	}
-	r := vc(t, "queue", "top", "--chunk-size", "-1")
+	r := runVC(t, "queue", "top", "--chunk-size", "-1")
 	if r.Code == 0 || r.Stdout != "" || strings.Count(r.Stderr, "\n") != 1 {
 		t.Errorf("negative --chunk-size:\n%s", r)
 	}

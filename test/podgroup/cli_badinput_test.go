@@ -1,15 +1,17 @@
-package cli
+package podgroup
 
-type badCase = struct {
-	name       string
-	kubeconfig string
-	args       []string
-	want       string
-}
+import (
+	"testing"
 
-// extraBadInput adds the cases of the podgroup and command verbs.
-func extraBadInput(admin, alice, dead string) []badCase {
-	return []badCase{
+	"github.com/kubectl-vc/kubectl-vc/test/internal/badinput"
+)
+
+// TestPodGroupBadInput runs the podgroup commands with input they must
+// reject: one 'error:' line on stderr, nothing on stdout, a non-zero exit,
+// the server unchanged (badinput.Run).
+func TestPodGroupBadInput(t *testing.T) {
+	admin, alice, dead := env.admin, env.alice, env.dead
+	badinput.Run(t, env.cli, env.vc, []badinput.Case{
 		{"pg list: unknown phase", admin, []string{"podgroup", "list", "--phase", "Sleeping"}, `unknown --phase "Sleeping"`},
 		{"pg list: bad queue", admin, []string{"pg", "list", "--queue", "Bad_Q"}, "invalid --queue"},
 		{"pg list: names with -A", admin, []string{"pg", "list", "-A", "x"}, "cannot be combined with --all-namespaces"},
@@ -19,9 +21,5 @@ func extraBadInput(admin, alice, dead string) []badCase {
 		{"pg describe: no name", admin, []string{"pg", "describe"}, "name the podgroup to describe"},
 		{"pg list: forbidden", alice, []string{"pg", "list", "-A"}, "forbidden"},
 		{"pg list: unreachable", dead, []string{"pg", "list"}, "cannot reach the Kubernetes API server"},
-		{"command list: unknown -o", admin, []string{"command", "list", "-o", "csv"}, `unknown output format "csv"`},
-		{"command list: bad selector", admin, []string{"command", "list", "-l", "=x"}, "invalid --selector"},
-		{"command list: forbidden", alice, []string{"command", "list", "-A"}, "forbidden"},
-		{"command list: extra argument", admin, []string{"command", "list", "x"}, `unknown command "x"`},
-	}
+	})
 }

@@ -1,4 +1,8 @@
-package nodeset
+// Package nodesets is what the NodeSet suites share (test/nodeset, and
+// test/bench's BenchmarkScaleOutIn): the Slurm of a test, chosen by
+// $KVC_TEST_SLURM, and a test's world of a namespace, that Slurm and a
+// running NodeSet controller.
+package nodesets
 
 import (
 	"context"
@@ -8,6 +12,7 @@ import (
 	"net/http/httputil"
 	"net/url"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"sync/atomic"
 	"testing"
@@ -23,11 +28,11 @@ import (
 // ("slurm-24.11", "slurm-26.05": slurmctld, slurmd and slurmrestd of that
 // Slurm in a chroot, reached over REST with a JWT). 'make test' runs the
 // package once for each.
-const slurmEnv = "KVC_TEST_SLURM"
+const SlurmEnv = "KVC_TEST_SLURM"
 
-// slurmBackend is the Slurm cluster of one test: the same behaviour is
-// proven whichever way the controller reaches Slurm.
-type slurmBackend interface {
+// Backend is the Slurm cluster of one test: the same behaviour is proven
+// whichever way the controller reaches Slurm.
+type Backend interface {
 	// Name is how the backend appears in logs: "commands", "slurm-24.11".
 	Name() string
 	// Client is a new client for the controller.
@@ -48,9 +53,9 @@ type slurmBackend interface {
 	ServeFlags(t testing.TB) []string
 }
 
-// restSuite is the REST suite $KVC_TEST_SLURM names, or nil for commands.
-func restSuite(t testing.TB) *slurmtest.RESTSuite {
-	name := os.Getenv(slurmEnv)
+// RESTSuite is the REST suite $KVC_TEST_SLURM names, or nil for commands.
+func RESTSuite(t testing.TB) *slurmtest.RESTSuite {
+	name := os.Getenv(SlurmEnv)
 	if name == "" || name == "commands" {
 		return nil
 	}
@@ -59,15 +64,15 @@ func restSuite(t testing.TB) *slurmtest.RESTSuite {
 			return &s
 		}
 	}
-	t.Fatalf("%s=%s: want commands or one of the REST suites", slurmEnv, name)
+	t.Fatalf("%s=%s: want commands or one of the REST suites", SlurmEnv, name)
 	return nil
 }
 
-// startSlurm starts the test's Slurm with the given node names.
-func startSlurm(t testing.TB, nodes []string) slurmBackend {
+// StartSlurm starts the test's Slurm with the given node names.
+func StartSlurm(t testing.TB, nodes []string) Backend {
 	t.Helper()
-	if s := restSuite(t); s != nil {
-		return &restBackend{c: slurmtest.StartRESTT(t, *s, nodes...)}
+	if s := RESTSuite(t); s != nil {
+		return &RESTBackend{Cluster: slurmtest.StartRESTT(t, *s, nodes...)}
 	}
 	return &commandsBackend{c: slurmtest.StartT(t, nodes...)}
 }
@@ -101,13 +106,13 @@ func (b *commandsBackend) Flaky(t testing.TB) (slurm.Client, *atomic.Bool) {
 	down := &atomic.Bool{}
 	flag := filepath.Join(dir, "down")
 	for _, name := range []string{"scontrol", "squeue"} {
-		bin := lookPath(t, name)
+		bin := LookPath(t, name)
 		if err := os.Symlink(bin, filepath.Join(dir, name)); err != nil {
 			t.Fatal(err)
 		}
 	}
 	script := fmt.Sprintf("#!/bin/sh\nif [ -e %q ]; then echo 'slurm_load_node: Socket timed out on send/recv operation' >&2; exit 1; fi\nexec %q \"$@\"\n",
-		flag, lookPath(t, "sinfo"))
+		flag, LookPath(t, "sinfo"))
 	if err := os.WriteFile(filepath.Join(dir, "sinfo"), []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -130,16 +135,16 @@ func (f *flagFile) Refresh(ctx context.Context) error {
 	return f.Client.Refresh(ctx)
 }
 
-// restBackend is slurmctld, one slurmd per node and slurmrestd of one
+// RESTBackend is slurmctld, one slurmd per node and slurmrestd of one
 // Slurm version in a chroot, reached over REST with a signed JWT.
-type restBackend struct{ c *slurmtest.RESTCluster }
+type RESTBackend struct{ Cluster *slurmtest.RESTCluster }
 
-func (b *restBackend) Name() string { return b.c.Suite.Name }
+func (b *RESTBackend) Name() string { return b.Cluster.Suite.Name }
 
-func (b *restBackend) Client() slurm.Client { return b.clientAt(b.c.URL) }
+func (b *RESTBackend) Client() slurm.Client { return b.clientAt(b.Cluster.URL) }
 
-func (b *restBackend) clientAt(u string) *slurm.REST {
-	tok, err := slurm.NewSignedToken(b.c.JWTKey, "")
+func (b *RESTBackend) clientAt(u string) *slurm.REST {
+	tok, err := slurm.NewSignedToken(b.Cluster.JWTKey, "")
 	if err != nil {
 		panic(err)
 	}
@@ -150,38 +155,38 @@ func (b *restBackend) clientAt(u string) *slurm.REST {
 	return cl
 }
 
-func (b *restBackend) State(ctx context.Context, node string) (slurm.NodeState, error) {
-	return b.clientAt(b.c.URL).State(ctx, node)
+func (b *RESTBackend) State(ctx context.Context, node string) (slurm.NodeState, error) {
+	return b.clientAt(b.Cluster.URL).State(ctx, node)
 }
 
-func (b *restBackend) Allocate(ctx context.Context, node string, minutes int) (string, error) {
+func (b *RESTBackend) Allocate(ctx context.Context, node string, minutes int) (string, error) {
 	d := time.Duration(minutes) * time.Minute
-	return b.c.Submit(ctx, node, d, d)
+	return b.Cluster.Submit(ctx, node, d, d)
 }
 
 // EndJob cancels the job: a real slurmd ends it, and the node is IDLE
 // again (DRAINED if it was draining).
-func (b *restBackend) EndJob(ctx context.Context, jobID, _ string) error {
-	return b.c.Cancel(ctx, jobID)
+func (b *RESTBackend) EndJob(ctx context.Context, jobID, _ string) error {
+	return b.Cluster.Cancel(ctx, jobID)
 }
 
-func (b *restBackend) Scontrol(ctx context.Context, args ...string) (string, error) {
-	return b.c.Command(ctx, "scontrol", args...)
+func (b *RESTBackend) Scontrol(ctx context.Context, args ...string) (string, error) {
+	return b.Cluster.Command(ctx, "scontrol", args...)
 }
 
-func (b *restBackend) ServeFlags(t testing.TB) []string {
+func (b *RESTBackend) ServeFlags(t testing.TB) []string {
 	key := filepath.Join(t.TempDir(), "jwt_hs256.key")
-	if err := os.WriteFile(key, b.c.JWTKey, 0o600); err != nil {
+	if err := os.WriteFile(key, b.Cluster.JWTKey, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	return []string{"--slurm-rest-url=" + b.c.URL, "--slurm-jwt-key-file=" + key}
+	return []string{"--slurm-rest-url=" + b.Cluster.URL, "--slurm-jwt-key-file=" + key}
 }
 
 // Flaky: slurmrestd behind a proxy that drops every connection while down,
 // as a network between serve and slurmrestd that fails.
-func (b *restBackend) Flaky(t testing.TB) (slurm.Client, *atomic.Bool) {
+func (b *RESTBackend) Flaky(t testing.TB) (slurm.Client, *atomic.Bool) {
 	t.Helper()
-	target, err := url.Parse(b.c.URL)
+	target, err := url.Parse(b.Cluster.URL)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -203,4 +208,14 @@ func (b *restBackend) Flaky(t testing.TB) (slurm.Client, *atomic.Bool) {
 	go func() { _ = srv.Serve(l) }()
 	t.Cleanup(func() { _ = srv.Close() })
 	return b.clientAt("http://" + l.Addr().String()), down
+}
+
+// LookPath finds a command on PATH or fails the test.
+func LookPath(t testing.TB, name string) string {
+	t.Helper()
+	bin, err := exec.LookPath(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return bin
 }

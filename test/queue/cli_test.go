@@ -1,59 +1,19 @@
-package cli
+package queue
 
 import (
 	"bufio"
 	"context"
 	"encoding/json"
-	"os/exec"
 	"strings"
 	"testing"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	busv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/bus/v1alpha1"
-	"github.com/kubectl-vc/kubectl-vc/pkg/apis/keys"
 	schedulingv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/scheduling/v1beta1"
-	applyv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/client/applyconfiguration/scheduling/v1beta1"
 )
-
-// setStatus plays the queue controller: it applies the queue's status with
-// the controller's field manager.
-func setStatus(t *testing.T, name string, state schedulingv1beta1.QueueState, running int32) {
-	t.Helper()
-	ac := applyv1beta1.Queue(name).WithStatus(applyv1beta1.QueueStatus().WithState(state).WithRunning(running))
-	if _, err := env.vc.SchedulingV1beta1().Queues().ApplyStatus(context.Background(), ac,
-		metav1.ApplyOptions{FieldManager: keys.QueueControllerManager, Force: true}); err != nil {
-		t.Fatalf("apply status of %s: %v", name, err)
-	}
-}
-
-func getQueue(t *testing.T, name string) *schedulingv1beta1.Queue {
-	t.Helper()
-	q, err := env.vc.SchedulingV1beta1().Queues().Get(context.Background(), name, metav1.GetOptions{})
-	if err != nil {
-		t.Fatalf("get queue %s: %v", name, err)
-	}
-	return q
-}
-
-// commandsFor returns the Commands whose target is the named queue.
-func commandsFor(t *testing.T, queue string) []busv1alpha1.Command {
-	t.Helper()
-	list, err := env.vc.BusV1alpha1().Commands(metav1.NamespaceAll).List(context.Background(), metav1.ListOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []busv1alpha1.Command
-	for _, c := range list.Items {
-		if c.TargetObject != nil && c.TargetObject.Name == queue {
-			out = append(out, c)
-		}
-	}
-	return out
-}
 
 func TestQueueCreateAndRead(t *testing.T) {
 	r := mustVC(t, "queue", "create", "e2e-read", "--weight", "3", "--capability", "cpu=4,memory=8Gi",
@@ -61,7 +21,7 @@ func TestQueueCreateAndRead(t *testing.T) {
 	if strings.TrimSpace(r.Stdout) != "queue.scheduling.volcano.sh/e2e-read created" {
 		t.Errorf("create output: %q", r.Stdout)
 	}
-	q := getQueue(t, "e2e-read")
+	q := getQueue(t, env.vc, "e2e-read")
 	if q.Spec.Weight != 3 || q.Spec.Priority != 5 || q.Spec.Reclaimable == nil || *q.Spec.Reclaimable {
 		t.Errorf("spec not as asked: %+v", q.Spec)
 	}
@@ -135,7 +95,7 @@ func TestQueueCreateAndRead(t *testing.T) {
 // what Volcano's vcctl writes, so Volcano's controllers act on it.
 func TestQueueCommandWireFormat(t *testing.T) {
 	mustVC(t, "queue", "create", "e2e-wire")
-	uid := getQueue(t, "e2e-wire").UID
+	uid := getQueue(t, env.vc, "e2e-wire").UID
 	mustVC(t, "queue", "close", "e2e-wire")
 	mustVC(t, "queue", "open", "e2e-wire", "--command-namespace", "kube-system")
 
@@ -209,7 +169,7 @@ func TestQueueCloseWait(t *testing.T) {
 	mustVC(t, "queue", "create", "e2e-wait")
 	setStatus(t, "e2e-wait", schedulingv1beta1.QueueStateOpen, 2)
 
-	cmd := command(env.admin, "queue", "close", "e2e-wait", "--wait", "--timeout", "5m")
+	cmd := vcCommand(env.admin, "queue", "close", "e2e-wait", "--wait", "--timeout", "5m")
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -255,7 +215,7 @@ func TestQueueCloseWait(t *testing.T) {
 func TestQueueWaitTimeout(t *testing.T) {
 	mustVC(t, "queue", "create", "e2e-timeout")
 	setStatus(t, "e2e-timeout", schedulingv1beta1.QueueStateClosing, 3)
-	r := vc(t, "queue", "close", "e2e-timeout", "--wait", "--timeout", "2s")
+	r := runVC(t, "queue", "close", "e2e-timeout", "--wait", "--timeout", "2s")
 	if r.Code == 0 {
 		t.Fatalf("want failure:\n%s", r)
 	}
@@ -267,29 +227,6 @@ func TestQueueWaitTimeout(t *testing.T) {
 	if !strings.Contains(r.Stderr, "queue/e2e-timeout: Closing") {
 		t.Errorf("no progress before the timeout:\n%s", r.Stderr)
 	}
-}
-
-// TestPluginDiscovery runs the binary the way most users will: kubectl
-// finds kubectl-vc on PATH and runs it as 'kubectl vc'.
-func TestPluginDiscovery(t *testing.T) {
-	kubectl, err := exec.LookPath("kubectl")
-	if err != nil {
-		t.Skip("kubectl is not installed")
-	}
-	mustVC(t, "queue", "create", "e2e-plugin")
-	cmd := exec.Command(kubectl, "vc", "queue", "list", "e2e-plugin", "--kubeconfig", env.admin)
-	cmd.Env = append(cleanEnv(), "PATH="+env.binDir+":/usr/bin:/bin")
-	r := runCmd(t, cmd)
-	if r.Code != 0 || !strings.Contains(r.Stdout, "e2e-plugin") {
-		t.Fatalf("kubectl vc queue list:\n%s", r)
-	}
-	cmd = exec.Command(kubectl, "vc", "queue", "close", "--help")
-	cmd.Env = append(cleanEnv(), "PATH="+env.binDir+":/usr/bin:/bin")
-	r = runCmd(t, cmd)
-	if r.Code != 0 || !strings.Contains(r.Stdout, "kubectl vc queue close") {
-		t.Fatalf("kubectl vc queue close --help:\n%s", r)
-	}
-	_ = time.Second
 }
 
 // waitUntil waits, without a deadline of its own (the test binary's

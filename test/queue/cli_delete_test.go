@@ -1,4 +1,4 @@
-package cli
+package queue
 
 import (
 	"context"
@@ -16,7 +16,7 @@ func TestQueueDelete(t *testing.T) {
 	mustVC(t, "queue", "create", "e2e-del")
 	setStatus(t, "e2e-del", schedulingv1beta1.QueueStateClosed, 0)
 	mustVC(t, "queue", "delete", "e2e-del", "--dry-run=server")
-	getQueue(t, "e2e-del")
+	getQueue(t, env.vc, "e2e-del")
 	r := mustVC(t, "queue", "delete", "e2e-del", "--wait")
 	if strings.TrimSpace(r.Stdout) != "queue.scheduling.volcano.sh/e2e-del deleted" {
 		t.Errorf("output: %q", r.Stdout)
@@ -29,7 +29,7 @@ func TestQueueDelete(t *testing.T) {
 	// here), then deletes.
 	mustVC(t, "queue", "create", "e2e-delc")
 	setStatus(t, "e2e-delc", schedulingv1beta1.QueueStateOpen, 0)
-	cmd := command(env.admin, "queue", "delete", "e2e-delc", "--close", "--timeout", "5m")
+	cmd := vcCommand(env.admin, "queue", "delete", "e2e-delc", "--close", "--timeout", "5m")
 	var out strings.Builder
 	cmd.Stdout = &out
 	if err := cmd.Start(); err != nil {

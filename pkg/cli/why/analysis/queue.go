@@ -51,8 +51,14 @@ func (a *analyzer) queueTarget() bool {
 		a.ok("queue", "queue %s is %s and a leaf (parent %s)", q.Name, queueState(q), orNone(parentName(q)))
 	}
 
+	from := len(a.rep.Reasons)
 	a.queueCapability(q)
 	a.checkDeserved(q, nil)
+	if len(waiting) == 0 { // a full queue blocks nothing while nothing waits
+		for i := from; i < len(a.rep.Reasons); i++ {
+			a.rep.Reasons[i].Blocking = false
+		}
+	}
 	if st := a.stale(q.Name); len(st) > 0 {
 		if q.Status.State == schedulingv1beta1.QueueStateClosing {
 			a.block(StalePodGroups, obj, fmt.Sprintf("queue %s stays Closing while it counts %d finished podgroup(s)", q.Name, len(st)),

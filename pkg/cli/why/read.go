@@ -346,6 +346,7 @@ func (r *Reader) readLeases(ctx context.Context, s *analysis.Snapshot) {
 		if isUsed[n] && !leaseFresh(seen.Lease, s.Now) {
 			seen.LastEvent = r.lastEvent(ctx, s, n)
 			seen.BoundPod = r.boundPod(ctx, s, n)
+			seen.Probed = true
 		}
 		s.Schedulers[n] = seen
 	}

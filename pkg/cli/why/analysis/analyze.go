@@ -97,9 +97,12 @@ func (a *analyzer) workload() bool {
 	}
 	a.checkSchedulers()
 	group := a.checkGroup()
-	queueName := a.queueName(group)
-	if q := a.checkQueue(queueName, group != nil || s.Kind == Job); q != nil && group != nil {
-		a.checkCapacity(group, q)
+	// A pod whose named group is missing goes to the queue that group
+	// will name: nothing to check yet.
+	if group != nil || s.Kind == Job || s.Kind == Pod && s.Pod.Annotations[keys.KubeGroupName] == "" {
+		if q := a.checkQueue(a.queueName(group), group != nil || s.Kind == Job); q != nil && group != nil {
+			a.checkCapacity(group, q)
+		}
 	}
 	a.checkSchedulerWords(group)
 	return waiting
@@ -255,16 +258,18 @@ func (a *analyzer) schedulerState(name string, seen SchedulerSeen) (bool, []stri
 		ev = append(ev, "no Lease "+seen.LeaseName)
 	}
 	recent := false
-	if seen.LastEvent.IsZero() {
-		ev = append(ev, fmt.Sprintf("no event from %q", name))
-	} else {
+	switch {
+	case !seen.LastEvent.IsZero():
 		ago := now.Sub(seen.LastEvent)
 		recent = ago <= RecentEvents
 		ev = append(ev, fmt.Sprintf("last event from %q %s ago", name, human(ago)))
+	case seen.Probed:
+		ev = append(ev, fmt.Sprintf("no event from %q", name))
 	}
-	if seen.BoundPod != "" {
+	switch {
+	case seen.BoundPod != "":
 		ev = append(ev, fmt.Sprintf("it placed pod %s", seen.BoundPod))
-	} else if !fresh && !recent {
+	case seen.Probed:
 		ev = append(ev, fmt.Sprintf("no pod placed by %q seen", name))
 	}
 	if seen.Lease != nil {

@@ -144,8 +144,12 @@ func TestAnalyze(t *testing.T) {
 			s.Schedulers["volcano"] = SchedulerSeen{LeaseName: "volcano-system/volcano", LastEvent: now.Add(-time.Minute)}
 		}},
 		{name: "no lease, no events", change: func(s *Snapshot) {
-			s.Schedulers["volcano"] = SchedulerSeen{LeaseName: "volcano-system/volcano"}
-		}, want: []Code{SchedulerNotRunning}},
+			s.Schedulers["volcano"] = SchedulerSeen{LeaseName: "volcano-system/volcano", Probed: true}
+		}, want: []Code{SchedulerNotRunning}, check: func(t *testing.T, r Report) {
+			if x := find(r, SchedulerNotRunning); !strings.Contains(strings.Join(x.Evidence, ";"), `no event from "volcano"`) {
+				t.Errorf("evidence: %v", x.Evidence)
+			}
+		}},
 		{name: "minMember above the pods", change: func(s *Snapshot) {
 			s.PodGroup.Spec.MinMember = 4
 			sync(s)
@@ -235,7 +239,7 @@ func TestAnalyze(t *testing.T) {
 			s.PodGroup.Spec.MinMember = 2
 			s.PodGroup.Status.Phase = schedulingv1beta1.PodGroupInqueue
 			s.PodGroup.Status.Conditions = []schedulingv1beta1.PodGroupCondition{{Type: "Unschedulable", Status: corev1.ConditionTrue, Reason: "NotEnoughResources",
-				Message: "1/2 tasks in gang unschedulable: pod group is not ready, 2 Pending, 2 minAvailable; Pending: 1 Schedulable, 1 Unschedulable. Origin reason is train-1: 0/1 nodes are available: 1 Insufficient cpu.",
+				Message:            "1/2 tasks in gang unschedulable: pod group is not ready, 2 Pending, 2 minAvailable; Pending: 1 Schedulable, 1 Unschedulable. Origin reason is train-1: 0/1 nodes are available: 1 Insufficient cpu.",
 				LastTransitionTime: metav1.NewTime(now.Add(-time.Minute))}}
 			sync(s)
 		}, want: []Code{Unschedulable}, check: func(t *testing.T, r Report) {
@@ -348,7 +352,7 @@ func TestAnalyzeQueue(t *testing.T) {
 	s.Kind, s.Namespace, s.Name = Queue, "", "default"
 	s.PodGroup, s.Pods = nil, nil
 	r := Analyze(s)
-	if got := r.Blocking(); !slices.Equal(got, []Code{Unschedulable}) || r.Status != "Open" {
+	if got := r.Blocking(); !slices.Equal(got, []Code{PodGroupsWaiting}) || r.Status != "Open" {
 		t.Errorf("a podgroup waits: %v %s", got, r.Status)
 	}
 	s.PodGroups[0].Status.Phase = schedulingv1beta1.PodGroupRunning
@@ -358,7 +362,7 @@ func TestAnalyzeQueue(t *testing.T) {
 		t.Errorf("nothing waits: %v", got)
 	}
 	s.PodGroups = append(s.PodGroups, group("next", "default", 1, schedulingv1beta1.PodGroupPending, "cpu=1"))
-	if got := Analyze(s).Blocking(); !slices.Equal(got, []Code{QueueCapabilityReached, Unschedulable}) {
+	if got := Analyze(s).Blocking(); !slices.Equal(got, []Code{QueueCapabilityReached, PodGroupsWaiting}) {
 		t.Errorf("full with work waiting: %v", got)
 	}
 	s.Queues[1].Status.State = schedulingv1beta1.QueueStateClosing

@@ -85,7 +85,7 @@ func (a *analyzer) queueTarget() bool {
 			ev = append(ev, fmt.Sprintf("%s (%s, minMember %d): no Unschedulable condition", groupRef(g), pgPhase(g), g.Spec.MinMember))
 		}
 	}
-	a.block(Unschedulable, obj, fmt.Sprintf("%d podgroup(s) wait in queue %s (%s)", len(waiting), q.Name, phaseCounts(counts)),
+	a.block(PodGroupsWaiting, obj, fmt.Sprintf("%d podgroup(s) wait in queue %s (%s)", len(waiting), q.Name, phaseCounts(counts)),
 		"run 'kubectl vc why podgroup NAME -n NAMESPACE' for each", ev...)
 	return true
 }

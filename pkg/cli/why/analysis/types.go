@@ -80,6 +80,9 @@ const (
 	// Unschedulable: the scheduler's own condition on the PodGroup, with
 	// the gang arithmetic.
 	Unschedulable Code = "Unschedulable"
+	// PodGroupsWaiting: (why queue) podgroups of the queue wait, quoted
+	// with the scheduler's condition on each.
+	PodGroupsWaiting Code = "PodGroupsWaiting"
 	// SchedulerEvents: the scheduler's latest events, when no condition says more.
 	SchedulerEvents Code = "SchedulerEvents"
 	// NotChecked: something could not be read (RBAC); what depends on it
@@ -214,6 +217,10 @@ type SchedulerSeen struct {
 	LastEvent time.Time
 	// BoundPod names a pod it placed on a node, empty when none was seen.
 	BoundPod string
+	// Probed is set when its events and placed pods were looked for
+	// (LastEvent and BoundPod mean something); a scheduler with a fresh
+	// Lease is not probed.
+	Probed bool
 }
 
 // Unreadable is something the command could not read.

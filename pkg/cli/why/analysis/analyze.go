@@ -528,7 +528,10 @@ func (a *analyzer) checkQueue(name string, relevant bool) *schedulingv1beta1.Que
 			fmt.Sprintf("submit to one of its children (%s), or make a leaf queue for this work", strings.Join(kids, ", ")),
 			fmt.Sprintf("queues with spec.parent=%s: %s", q.Name, strings.Join(kids, ", ")))
 	} else {
-		a.ok("queue", "queue %s is %s and a leaf (parent %s)", q.Name, queueState(q), orNone(rules.EffectiveParent(q)))
+		a.ok("queue", "queue %s is a leaf (parent %s)", q.Name, orNone(rules.EffectiveParent(q)))
+	}
+	if st := q.Status.State; st != schedulingv1beta1.QueueStateClosed && st != schedulingv1beta1.QueueStateClosing && st != schedulingv1beta1.QueueStateUnknown {
+		a.ok("queue-state", "queue %s is %s", q.Name, queueState(q))
 	}
 	return q
 }

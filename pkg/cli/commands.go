@@ -10,6 +10,7 @@ import (
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/podgroup"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/queue"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/serve"
+	"github.com/kubectl-vc/kubectl-vc/pkg/cli/why"
 )
 
 // Commands lists the command groups beyond version and completion. Each
@@ -26,5 +27,6 @@ func Commands() []Subcommand {
 		group(commandGroup, command.Commands),
 		serve.NewCmd,
 		doctor.NewCmd,
+		why.NewCmd,
 	}
 }

@@ -17,6 +17,7 @@ import (
 	schedulingv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/scheduling/v1beta1"
 	vcprinters "github.com/kubectl-vc/kubectl-vc/pkg/cli/printers"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/util"
+	"github.com/kubectl-vc/kubectl-vc/pkg/cli/why"
 )
 
 // waitingNote is how a pending job Command is shown.
@@ -99,6 +100,7 @@ func (o *DescribeOptions) Run(ctx context.Context) error {
 		d.Table(0, "Pending Commands", "", rows)
 	}
 	d.Events(ctx, o.Kube, j.Namespace, "Job", j)
+	why.Describe(ctx, d, o.Client, o.Kube, why.Job, j.Namespace, j.Name)
 	return nil
 }
 

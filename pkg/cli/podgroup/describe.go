@@ -16,6 +16,7 @@ import (
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/completion"
 	vcprinters "github.com/kubectl-vc/kubectl-vc/pkg/cli/printers"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/util"
+	"github.com/kubectl-vc/kubectl-vc/pkg/cli/why"
 )
 
 // DescribeOptions holds the input of 'podgroup describe'.
@@ -115,5 +116,6 @@ func (o *DescribeOptions) Run(ctx context.Context) error {
 		d.Table(0, "Pods", "Name\tPhase\tNode", rows)
 	}
 	d.Events(ctx, o.Kube, pg.Namespace, "PodGroup", pg)
+	why.Describe(ctx, d, o.Client, o.Kube, why.PodGroup, pg.Namespace, pg.Name)
 	return nil
 }

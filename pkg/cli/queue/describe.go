@@ -16,6 +16,7 @@ import (
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/completion"
 	vcprinters "github.com/kubectl-vc/kubectl-vc/pkg/cli/printers"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/util"
+	"github.com/kubectl-vc/kubectl-vc/pkg/cli/why"
 	"github.com/kubectl-vc/kubectl-vc/pkg/rules"
 )
 
@@ -129,5 +130,6 @@ func (o *DescribeOptions) Run(ctx context.Context) error {
 		d.Table(0, "Pending Commands", "", rows)
 	}
 	d.Events(ctx, o.Kube, metav1.NamespaceAll, "Queue", q)
+	why.Describe(ctx, d, o.Client, o.Kube, why.Queue, "", q.Name)
 	return nil
 }

@@ -1,0 +1,415 @@
+package analysis
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/kubectl-vc/kubectl-vc/pkg/apis/keys"
+	schedulingv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/scheduling/v1beta1"
+	"github.com/kubectl-vc/kubectl-vc/pkg/rules"
+)
+
+// NoReadyNodes: no node is Ready and schedulable.
+const NoReadyNodes Code = "NoReadyNodes"
+
+// checkCapacity checks what the group needs against its queue and the
+// queues above it (capability, deserved), and against the cluster's nodes.
+//
+// A Pending group must first be enqueued: Volcano's scheduler admits it
+// when its minResources, plus what the queue has allocated, plus the
+// minResources of the queue's other Inqueue groups, fit the capability (a
+// group without minResources is admitted unchecked). An Inqueue group's
+// pods are then placed while allocated plus their requests fit.
+func (a *analyzer) checkCapacity(pg *schedulingv1beta1.PodGroup, q *schedulingv1beta1.Queue) {
+	a.checkCluster(pg)
+	enqueue := pg.Status.Phase == "" || pg.Status.Phase == schedulingv1beta1.PodGroupPending
+	var need corev1.ResourceList
+	what := ""
+	switch {
+	case enqueue && pg.Spec.MinResources != nil:
+		need, what = *pg.Spec.MinResources, "its minResources"
+	case enqueue:
+		a.ok("capacity", "PodGroup %s sets no minResources: the scheduler enqueues it without checking the queue's capacity", pg.Name)
+	default:
+		var n int
+		need, n = a.unplacedRequests(pg)
+		what = fmt.Sprintf("the requests of its %d unplaced pod(s)", n)
+	}
+	mr := corev1.ResourceList(nil)
+	if pg.Spec.MinResources != nil {
+		mr = *pg.Spec.MinResources
+	}
+	var fine []string
+	blocked := false
+	for _, x := range a.chain(q) {
+		code, overCode := QueueCapabilityReached, MinResourcesOverCapability
+		if x != q {
+			code = ParentCapabilityReached
+		}
+		inq, dead, ninq := a.inqueue(x.Name, pg)
+		var over, reached []ResourceUse
+		var deadHelps = true
+		for _, r := range sortedNames(need) {
+			c, ok := x.Spec.Capability[r]
+			if !ok {
+				continue
+			}
+			n := need[r]
+			if m, ok := mr[r]; ok && m.Cmp(c) > 0 {
+				over = append(over, ResourceUse{Resource: string(r), Needed: m.String(), Limit: c.String()})
+				continue
+			}
+			alloc := x.Status.Allocated[r]
+			used := alloc.DeepCopy()
+			u := ResourceUse{Resource: string(r), Needed: n.String(), Allocated: alloc.String(), Limit: c.String()}
+			if enqueue {
+				iq := inq[r]
+				used.Add(iq)
+				u.Inqueue = iq.String()
+			}
+			u.Used = used.String()
+			total := used.DeepCopy()
+			total.Add(n)
+			if total.Cmp(c) > 0 {
+				reached = append(reached, u)
+				d := dead[r]
+				total.Sub(d)
+				if d.IsZero() || total.Cmp(c) > 0 {
+					deadHelps = false
+				}
+			} else {
+				fine = append(fine, fmt.Sprintf("%s %s: %s used + %s needed of %s", x.Name, r, used.String(), n.String(), c.String()))
+			}
+		}
+		if len(over) > 0 {
+			blocked = true
+			r := a.block(overCode, "queue/"+x.Name,
+				fmt.Sprintf("the group's minResources is larger than the capability of queue %s (%s): it can never run there", x.Name, arith(over, false)),
+				fmt.Sprintf("lower what the group asks (its pods' requests or minMember), or raise the capability: kubectl vc queue update %s --capability %s", x.Name, raised(x.Spec.Capability, over)),
+				fmt.Sprintf("%s spec.minResources %s", groupRef(pg), listString(mr)), fmt.Sprintf("queue/%s spec.capability %s", x.Name, listString(x.Spec.Capability)))
+			r.Resources = over
+		}
+		if len(reached) > 0 {
+			blocked = true
+			who := "its queue " + x.Name
+			if x != q {
+				who = fmt.Sprintf("queue %s above %s", x.Name, q.Name)
+			}
+			ev := []string{fmt.Sprintf("queue/%s spec.capability %s", x.Name, listString(x.Spec.Capability)),
+				fmt.Sprintf("queue/%s status.allocated %s", x.Name, orNone(listString(x.Status.Allocated))),
+				fmt.Sprintf("%s needs %s: %s", groupRef(pg), what, listString(need))}
+			if enqueue {
+				ev = append(ev, fmt.Sprintf("%d other podgroup(s) Inqueue in %s hold minResources %s", ninq, x.Name, orNone(listString(inq))))
+			}
+			r := a.block(code, "queue/"+x.Name,
+				fmt.Sprintf("%s has reached its capability: %s", who, arith(reached, true)),
+				fmt.Sprintf("wait for work in %s to finish, or raise its capability: kubectl vc queue update %s --capability %s", x.Name, x.Name, raisedBy(x.Spec.Capability, reached)),
+				ev...)
+			r.Resources = reached
+			if deadHelps && len(dead) > 0 {
+				st := a.stale(x.Name)
+				a.block(StalePodGroups, "queue/"+x.Name,
+					fmt.Sprintf("finished podgroups still hold minResources %s in queue %s; without them the group would fit", listString(dead), x.Name),
+					"delete the finished podgroups (kubectl delete podgroup -n NAMESPACE NAME), or their finished jobs",
+					fmt.Sprintf("Inqueue or Running with no running pod and all pods finished: %s", strings.Join(st, ", ")))
+			}
+		}
+	}
+	if !blocked && len(fine) > 0 {
+		a.ok("capacity", "within capability: %s", strings.Join(fine, "; "))
+	}
+	a.checkDeserved(q, pg)
+	if st := a.stale(q.Name); len(st) > 0 && !a.has(StalePodGroups) && q.Status.State != schedulingv1beta1.QueueStateClosing {
+		a.note(StalePodGroups, "queue/"+q.Name, fmt.Sprintf("queue %s still counts %d finished podgroup(s)", q.Name, len(st)),
+			"delete them when their jobs are done: they keep the queue from closing, and Inqueue ones hold minResources",
+			strings.Join(st, ", "))
+	}
+}
+
+// chain is q and the queues above it, root left out (its resources are
+// the cluster's).
+func (a *analyzer) chain(q *schedulingv1beta1.Queue) []*schedulingv1beta1.Queue {
+	out := []*schedulingv1beta1.Queue{}
+	seen := map[string]bool{}
+	for x := q; x != nil && !seen[x.Name] && x.Name != keys.RootQueue; x = a.queues[rules.EffectiveParent(x)] {
+		seen[x.Name] = true
+		out = append(out, x)
+	}
+	return out
+}
+
+// subtree is the names of queue and every queue below it.
+func (a *analyzer) subtree(queue string) map[string]bool {
+	out := map[string]bool{}
+	var walk func(string)
+	walk = func(n string) {
+		if out[n] {
+			return
+		}
+		out[n] = true
+		for _, c := range a.children[n] {
+			walk(c)
+		}
+	}
+	walk(queue)
+	return out
+}
+
+// inqueue sums the minResources of the Inqueue podgroups in queue and below
+// it, except pg; dead is the part of finished groups.
+func (a *analyzer) inqueue(queue string, pg *schedulingv1beta1.PodGroup) (sum, dead corev1.ResourceList, n int) {
+	sum, dead = corev1.ResourceList{}, corev1.ResourceList{}
+	in := a.subtree(queue)
+	for i := range a.s.PodGroups {
+		g := &a.s.PodGroups[i]
+		if (pg != nil && g.Namespace == pg.Namespace && g.Name == pg.Name) || !in[pgQueue(g)] ||
+			g.Status.Phase != schedulingv1beta1.PodGroupInqueue || g.Spec.MinResources == nil {
+			continue
+		}
+		n++
+		addTo(sum, *g.Spec.MinResources)
+		if isStale(g) {
+			addTo(dead, *g.Spec.MinResources)
+		}
+	}
+	return sum, dead, n
+}
+
+// unplacedRequests sums the requests of the group's pods that are not on a
+// node yet, as many as it still needs to reach minMember (at least one).
+func (a *analyzer) unplacedRequests(pg *schedulingv1beta1.PodGroup) (corev1.ResourceList, int) {
+	var placed int32
+	var unplaced []corev1.ResourceList
+	for _, p := range a.livePods() {
+		if p.Spec.NodeName != "" {
+			placed++
+			continue
+		}
+		unplaced = append(unplaced, podRequests(p))
+	}
+	k := int(pg.Spec.MinMember - placed)
+	if k < 1 {
+		k = 1
+	}
+	if k > len(unplaced) {
+		k = len(unplaced)
+	}
+	sum := corev1.ResourceList{}
+	for _, r := range unplaced[:k] {
+		addTo(sum, r)
+	}
+	return sum, k
+}
+
+// podRequests is what the scheduler reserves for a pod: the sum of its
+// containers' requests, or the largest init container's when larger, plus
+// its overhead.
+func podRequests(p *corev1.Pod) corev1.ResourceList {
+	sum := corev1.ResourceList{}
+	for _, c := range p.Spec.Containers {
+		addTo(sum, c.Resources.Requests)
+	}
+	for _, c := range p.Spec.InitContainers {
+		for r, q := range c.Resources.Requests {
+			if cur, ok := sum[r]; !ok || q.Cmp(cur) > 0 {
+				sum[r] = q.DeepCopy()
+			}
+		}
+	}
+	addTo(sum, p.Spec.Overhead)
+	return sum
+}
+
+// checkCluster: the group's minResources must fit what the Ready,
+// schedulable nodes offer together.
+func (a *analyzer) checkCluster(pg *schedulingv1beta1.PodGroup) {
+	total := corev1.ResourceList{}
+	ready := 0
+	for i := range a.s.Nodes {
+		n := &a.s.Nodes[i]
+		if n.Spec.Unschedulable || !nodeReady(n) {
+			continue
+		}
+		ready++
+		addTo(total, n.Status.Allocatable)
+	}
+	if ready == 0 {
+		a.block(NoReadyNodes, a.objectRef(), fmt.Sprintf("no node is Ready and schedulable (%d node(s) in all): nothing can be placed", len(a.s.Nodes)),
+			"add nodes, or uncordon them (kubectl uncordon NODE)", fmt.Sprintf("%d node(s), none Ready and schedulable", len(a.s.Nodes)))
+		return
+	}
+	if pg.Spec.MinResources == nil {
+		a.ok("cluster", "%d Ready node(s) offer %s", ready, listString(total))
+		return
+	}
+	var over []ResourceUse
+	for _, r := range sortedNames(*pg.Spec.MinResources) {
+		m := (*pg.Spec.MinResources)[r]
+		t := total[r]
+		if m.Cmp(t) > 0 {
+			over = append(over, ResourceUse{Resource: string(r), Needed: m.String(), Limit: t.String()})
+		}
+	}
+	if len(over) == 0 {
+		a.ok("cluster", "minResources %s fits the %s that %d Ready node(s) offer", listString(*pg.Spec.MinResources), listString(total), ready)
+		return
+	}
+	r := a.block(MinResourcesOverCluster, groupRef(pg),
+		fmt.Sprintf("the group's minResources is more than all %d Ready node(s) offer together (%s): it can never run", ready, arith(over, false)),
+		"lower what the group asks (its pods' requests or minMember), or add nodes with these resources",
+		fmt.Sprintf("%s spec.minResources %s", groupRef(pg), listString(*pg.Spec.MinResources)),
+		fmt.Sprintf("allocatable of %d Ready, schedulable node(s): %s", ready, listString(total)))
+	r.Resources = over
+}
+
+func nodeReady(n *corev1.Node) bool {
+	for _, c := range n.Status.Conditions {
+		if c.Type == corev1.NodeReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
+// checkDeserved: a queue over its deserved share gets nothing more while
+// other queues wait (and may have its work reclaimed).
+func (a *analyzer) checkDeserved(q *schedulingv1beta1.Queue, self *schedulingv1beta1.PodGroup) {
+	if len(q.Spec.Deserved) == 0 {
+		return
+	}
+	var over []ResourceUse
+	for _, r := range sortedNames(q.Spec.Deserved) {
+		d := q.Spec.Deserved[r]
+		al := q.Status.Allocated[r]
+		if al.Cmp(d) >= 0 {
+			over = append(over, ResourceUse{Resource: string(r), Allocated: al.String(), Used: al.String(), Limit: d.String()})
+		}
+	}
+	if len(over) == 0 {
+		a.ok("deserved", "queue %s is within its deserved share %s", q.Name, listString(q.Spec.Deserved))
+		return
+	}
+	waiting := a.waitingElsewhere(q.Name, self)
+	if len(waiting) == 0 {
+		a.ok("deserved", "queue %s is at or over its deserved share (%s) but no other queue waits: it may use what is idle", q.Name, arith(over, false))
+		return
+	}
+	r := a.block(QueueOverDeserved, "queue/"+q.Name,
+		fmt.Sprintf("queue %s has reached its deserved share (%s) while %d podgroup(s) of other queues wait: it gets nothing more, and may lose work to reclaim", q.Name, arith(over, false), len(waiting)),
+		fmt.Sprintf("wait for work in %s to finish or be reclaimed, or raise its deserved share (kubectl vc queue update %s --deserved ...)", q.Name, q.Name),
+		fmt.Sprintf("queue/%s spec.deserved %s", q.Name, listString(q.Spec.Deserved)),
+		fmt.Sprintf("queue/%s status.allocated %s", q.Name, orNone(listString(q.Status.Allocated))),
+		fmt.Sprintf("waiting in other queues: %s", strings.Join(first(waiting, 5), ", ")))
+	r.Resources = over
+}
+
+// waitingElsewhere lists the podgroups of other queues that wait (Pending
+// or Inqueue, not finished).
+func (a *analyzer) waitingElsewhere(queue string, self *schedulingv1beta1.PodGroup) []string {
+	var out []string
+	for i := range a.s.PodGroups {
+		g := &a.s.PodGroups[i]
+		if pgQueue(g) == queue || (self != nil && g.UID == self.UID && g.Name == self.Name) || isStale(g) {
+			continue
+		}
+		if ph := pgPhase(g); ph == string(schedulingv1beta1.PodGroupPending) || ph == string(schedulingv1beta1.PodGroupInqueue) {
+			out = append(out, fmt.Sprintf("%s/%s (queue %s)", g.Namespace, g.Name, pgQueue(g)))
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+func (a *analyzer) has(code Code) bool {
+	for _, r := range a.rep.Reasons {
+		if r.Reason == code {
+			return true
+		}
+	}
+	return false
+}
+
+// arith writes the numbers of a capacity reason, per resource.
+func arith(us []ResourceUse, used bool) string {
+	var parts []string
+	for _, u := range us {
+		switch {
+		case used && u.Inqueue != "":
+			parts = append(parts, fmt.Sprintf("%s %s allocated + %s Inqueue + %s needed > %s", u.Resource, u.Allocated, u.Inqueue, u.Needed, u.Limit))
+		case used:
+			parts = append(parts, fmt.Sprintf("%s %s allocated + %s needed > %s", u.Resource, u.Allocated, u.Needed, u.Limit))
+		case u.Needed != "":
+			parts = append(parts, fmt.Sprintf("%s %s > %s", u.Resource, u.Needed, u.Limit))
+		default:
+			parts = append(parts, fmt.Sprintf("%s %s allocated of %s", u.Resource, u.Allocated, u.Limit))
+		}
+	}
+	return strings.Join(parts, "; ")
+}
+
+// raised is a --capability value that fits the needs of over.
+func raised(list corev1.ResourceList, over []ResourceUse) string {
+	out := list.DeepCopy()
+	for _, u := range over {
+		out[corev1.ResourceName(u.Resource)] = resource.MustParse(u.Needed)
+	}
+	return flagList(out)
+}
+
+// raisedBy is a value of list that fits used + needed of each resource.
+func raisedBy(list corev1.ResourceList, us []ResourceUse) string {
+	out := list.DeepCopy()
+	for _, u := range us {
+		v := resource.MustParse(orZero(u.Used))
+		v.Add(resource.MustParse(orZero(u.Needed)))
+		out[corev1.ResourceName(u.Resource)] = v
+	}
+	return flagList(out)
+}
+
+func orZero(s string) string {
+	if s == "" {
+		return "0"
+	}
+	return s
+}
+
+func flagList(l corev1.ResourceList) string {
+	var parts []string
+	for _, r := range sortedNames(l) {
+		q := l[r]
+		parts = append(parts, string(r)+"="+q.String())
+	}
+	return strings.Join(parts, ",")
+}
+
+// listString writes a resource list as cpu=4,memory=8Gi.
+func listString(l corev1.ResourceList) string { return flagList(l) }
+
+func addTo(sum, add corev1.ResourceList) {
+	for r, q := range add {
+		v := sum[r]
+		v.Add(q)
+		sum[r] = v
+	}
+}
+
+func sortedNames(l corev1.ResourceList) []corev1.ResourceName {
+	out := make([]corev1.ResourceName, 0, len(l))
+	for r := range l {
+		out = append(out, r)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
+	return out
+}
+
+func first(s []string, n int) []string {
+	if len(s) <= n {
+		return s
+	}
+	return append(append([]string{}, s[:n]...), fmt.Sprintf("and %d more", len(s)-n))
+}

@@ -1,0 +1,110 @@
+package analysis
+
+import (
+	"fmt"
+	"time"
+
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/duration"
+)
+
+// RecentEvents is how old a scheduler's latest event may be for a
+// scheduler without a Lease to count as running.
+const RecentEvents = 10 * time.Minute
+
+// leaseGrace allows for clock skew between this machine and a Lease's
+// holder (as doctor does).
+const leaseGrace = 30 * time.Second
+
+// leaseState says whether a Lease is held and renewed within its
+// duration, and describes it.
+func leaseState(l *coordinationv1.Lease, now time.Time) (bool, string) {
+	holder := ""
+	if l.Spec.HolderIdentity != nil {
+		holder = *l.Spec.HolderIdentity
+	}
+	var renewed time.Time
+	if l.Spec.RenewTime != nil {
+		renewed = l.Spec.RenewTime.Time
+	}
+	d := 15 * time.Second
+	if l.Spec.LeaseDurationSeconds != nil {
+		d = time.Duration(*l.Spec.LeaseDurationSeconds) * time.Second
+	}
+	if holder == "" || renewed.IsZero() {
+		return false, "has no holder"
+	}
+	since := now.Sub(renewed)
+	if since > d+leaseGrace {
+		return false, fmt.Sprintf("expired: held by %s, last renewed %s ago (duration %s)", holder, human(since), d)
+	}
+	return true, fmt.Sprintf("held by %s, renewed %s ago", holder, human(since))
+}
+
+// human writes a duration as kubectl's AGE column does.
+func human(d time.Duration) string {
+	if d < 0 {
+		d = 0
+	}
+	return duration.HumanDuration(d)
+}
+
+// eventTime is when an event last happened, whichever way it was recorded.
+func eventTime(e *corev1.Event) time.Time {
+	switch {
+	case e.Series != nil && !e.Series.LastObservedTime.IsZero():
+		return e.Series.LastObservedTime.Time
+	case !e.LastTimestamp.IsZero():
+		return e.LastTimestamp.Time
+	case !e.EventTime.IsZero():
+		return e.EventTime.Time
+	case !e.FirstTimestamp.IsZero():
+		return e.FirstTimestamp.Time
+	}
+	return e.CreationTimestamp.Time
+}
+
+// eventSource is who wrote an event.
+func eventSource(e *corev1.Event) string {
+	switch {
+	case e.Source.Component != "":
+		return e.Source.Component
+	case e.ReportingController != "":
+		return e.ReportingController
+	}
+	return "<unknown>"
+}
+
+// eventCount is how often an event happened.
+func eventCount(e *corev1.Event) int32 {
+	if e.Series != nil && e.Series.Count > 0 {
+		return e.Series.Count
+	}
+	if e.Count > 0 {
+		return e.Count
+	}
+	return 1
+}
+
+// editDistance is the Levenshtein distance of a and b.
+func editDistance(a, b string) int {
+	ra, rb := []rune(a), []rune(b)
+	prev := make([]int, len(rb)+1)
+	cur := make([]int, len(rb)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(ra); i++ {
+		cur[0] = i
+		for j := 1; j <= len(rb); j++ {
+			cost := 1
+			if ra[i-1] == rb[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(rb)]
+}

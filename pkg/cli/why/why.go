@@ -119,7 +119,7 @@ func NewCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Command {
 		ValidArgsFunction: o.complete(f),
 		RunE:              util.RunE(o),
 	}
-	cmd.Flags().StringVarP(&o.Output, "output", "o", "", "Output format: json or yaml (default: one line per reason and check)")
+	util.AddOutputFlag(cmd, &o.Output, "json", "yaml")
 	cmd.Flags().StringSliceVar(&o.SchedulerNames, "scheduler-name", []string{DefaultSchedulerName}, "Names Volcano's scheduler answers to (repeatable); its leader Lease is named after the first")
 	cmd.Flags().StringVar(&o.ControllersNamespace, "controllers-namespace", "volcano-system", "Namespace of the Leases of Volcano's scheduler and controllers and of serve")
 	chunk.AddFlag(cmd, &o.ChunkSize)

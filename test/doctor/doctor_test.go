@@ -319,7 +319,7 @@ func TestDoctorBadInput(t *testing.T) {
 		args       []string
 		want       string
 	}{
-		{env.admin, []string{"-o", "xml"}, `error: unknown output format "xml": use json or yaml`},
+		{env.admin, []string{"-o", "xml"}, `error: unknown output format "xml": use one of json, yaml`},
 		{env.admin, []string{"--stuck-after", "0s"}, "error: --stuck-after must be positive, got 0s"},
 		{env.admin, []string{"extra"}, `error: unknown command "extra" for "kubectl-vc doctor"`},
 		{env.dead, nil, "error: cannot reach the Kubernetes API server at 127.0.0.1:1"},

@@ -354,7 +354,7 @@ func TestBadInput(t *testing.T) {
 		{[]string{"why", "pod", "nope", "-n", "default"}, `pod "nope" not found in namespace "default"`},
 		{[]string{"why", "queue", "nope"}, `queue "nope" not found`},
 		{[]string{"why", "job", "nope"}, `job "nope" not found in namespace "default"`},
-		{[]string{"why", "queue", "root", "-o", "wide"}, `unknown output format "wide": use json or yaml`},
+		{[]string{"why", "queue", "root", "-o", "wide"}, `unknown output format "wide": use one of json, yaml`},
 		{[]string{"why", "queue", "root", "--chunk-size", "-1"}, "invalid --chunk-size -1"},
 	} {
 		r := vc(t, c.args...)

@@ -12,7 +12,6 @@ import (
 	"k8s.io/kubectl/pkg/util/templates"
 
 	batchv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/batch/v1alpha1"
-	"github.com/kubectl-vc/kubectl-vc/pkg/cli/completion"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/list"
 	vcprinters "github.com/kubectl-vc/kubectl-vc/pkg/cli/printers"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/util"
@@ -21,8 +20,7 @@ import (
 // ListOptions holds the input of 'job list'.
 type ListOptions struct {
 	list.Options
-	Queue string
-	Phase string
+	list.QueuePhase
 }
 
 func newListCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Command {
@@ -54,10 +52,8 @@ func newListCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Comma
 		ValidArgsFunction: Kind.Names(f),
 		RunE:              util.RunE(o),
 	}
-	o.AddFlags(cmd, list.Flags{AllNamespaces: "List jobs of every namespace", Selector: "Label selector, e.g. -l team=nlp", Watch: true})
-	cmd.Flags().StringVar(&o.Queue, "queue", "", "Only jobs of this queue")
-	util.AddEnumFlag(cmd, &o.Phase, "phase", "", "Only jobs in this phase", util.Names(phases))
-	_ = cmd.RegisterFlagCompletionFunc("queue", completion.Queues.Flag(f))
+	o.Options.AddFlags(cmd, list.Flags{AllNamespaces: "List jobs of every namespace", Selector: "Label selector, e.g. -l team=nlp", Watch: true})
+	o.QueuePhase.AddFlags(cmd, f, "jobs", util.Names(phases))
 	return cmd
 }
 
@@ -69,26 +65,13 @@ func (o *ListOptions) Validate() error {
 	if err := o.ValidateNames("job", ValidateName); err != nil {
 		return err
 	}
-	if o.Queue != "" {
-		if err := ValidateQueueFlag(o.Queue); err != nil {
-			return err
-		}
-	}
-	phase, err := util.Enum("phase", o.Phase, phases)
-	o.Phase = string(phase)
-	return err
+	return o.QueuePhase.Validate(util.Names(phases))
 }
 
 // keep applies the filters the API server cannot (spec and status fields
 // of a custom resource are not selectable).
 func (o *ListOptions) keep(j *batchv1alpha1.Job) bool {
-	if o.Queue != "" && queueOf(j) != o.Queue {
-		return false
-	}
-	if o.Phase != "" && string(phaseOf(j)) != o.Phase {
-		return false
-	}
-	return true
+	return o.Keeps(queueOf(j), string(phaseOf(j)))
 }
 
 // Run lists the jobs, --chunk-size at a time (named jobs are picked from

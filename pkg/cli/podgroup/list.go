@@ -25,8 +25,7 @@ var phases = []schedulingv1beta1.PodGroupPhase{
 // ListOptions holds the input of 'podgroup list'.
 type ListOptions struct {
 	list.Options
-	Queue string
-	Phase string
+	list.QueuePhase
 }
 
 func newListCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Command {
@@ -52,10 +51,8 @@ func newListCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Comma
 		ValidArgsFunction: completion.PodGroups.Names(f),
 		RunE:              util.RunE(o),
 	}
-	o.AddFlags(cmd, list.Flags{AllNamespaces: "List podgroups of every namespace", Selector: "Label selector, e.g. -l app=train", Watch: true})
-	cmd.Flags().StringVar(&o.Queue, "queue", "", "Only podgroups of this queue")
-	util.AddEnumFlag(cmd, &o.Phase, "phase", "", "Only podgroups in this phase", util.Names(phases))
-	_ = cmd.RegisterFlagCompletionFunc("queue", completion.Queues.Flag(f))
+	o.Options.AddFlags(cmd, list.Flags{AllNamespaces: "List podgroups of every namespace", Selector: "Label selector, e.g. -l app=train", Watch: true})
+	o.QueuePhase.AddFlags(cmd, f, "podgroups", util.Names(phases))
 	return cmd
 }
 
@@ -67,24 +64,11 @@ func (o *ListOptions) Validate() error {
 	if err := o.ValidateNames("podgroup", validateName); err != nil {
 		return err
 	}
-	if o.Queue != "" {
-		if errs := validation.IsDNS1123Subdomain(o.Queue); len(errs) > 0 {
-			return util.UsageErrorf("invalid --queue %q: %s", o.Queue, errs[0])
-		}
-	}
-	phase, err := util.Enum("phase", o.Phase, phases)
-	o.Phase = string(phase)
-	return err
+	return o.QueuePhase.Validate(util.Names(phases))
 }
 
 func (o *ListOptions) keep(pg *schedulingv1beta1.PodGroup) bool {
-	if o.Queue != "" && queueOf(pg) != o.Queue {
-		return false
-	}
-	if o.Phase != "" && phaseOf(pg) != o.Phase {
-		return false
-	}
-	return true
+	return o.Keeps(queueOf(pg), phaseOf(pg))
 }
 
 // Run lists podgroups (filters on queue and phase are applied here: the

@@ -112,7 +112,7 @@ func (o *TopOptions) Validate() error {
 	if err := chunk.Validate(o.ChunkSize); err != nil {
 		return err
 	}
-	if err := validateOutput(o.Output, topOutputs); err != nil {
+	if err := util.ValidateOutput(o.Output, topOutputs...); err != nil {
 		return err
 	}
 	if o.SortBy == "" || o.SortBy == sortByName {

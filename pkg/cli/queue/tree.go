@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -99,15 +98,7 @@ func (o *TreeOptions) Validate() error {
 	if err := chunk.Validate(o.ChunkSize); err != nil {
 		return err
 	}
-	return validateOutput(o.Output, treeOutputs)
-}
-
-// validateOutput refuses an -o value outside allowed ("" is the table).
-func validateOutput(output string, allowed []string) error {
-	if output == "" || slices.Contains(allowed, output) {
-		return nil
-	}
-	return util.UsageErrorf("unknown output format %q: use one of %s", output, strings.Join(allowed, ", "))
+	return util.ValidateOutput(o.Output, treeOutputs...)
 }
 
 // Run lists queues (and, where needed, podgroups) and prints the tree;

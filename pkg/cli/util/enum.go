@@ -53,3 +53,17 @@ func AddOutputFlag(cmd *cobra.Command, p *string, formats ...string) {
 	cmd.Flags().StringVarP(p, "output", "o", "", "Output format. One of: ("+strings.Join(formats, ", ")+").")
 	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions(formats, cobra.ShellCompDirectiveNoFileComp))
 }
+
+// ValidateOutput refuses an -o value outside formats ("" is the
+// command's default output).
+func ValidateOutput(output string, formats ...string) error {
+	for _, f := range formats {
+		if output == "" || output == f {
+			return nil
+		}
+	}
+	if output == "" {
+		return nil
+	}
+	return UsageErrorf("unknown output format %q: use one of %s", output, strings.Join(formats, ", "))
+}

@@ -82,8 +82,8 @@ func (o *Options) Complete() error {
 
 // Validate checks the flags.
 func (o *Options) Validate() error {
-	if o.Output != "" && o.Output != "json" && o.Output != "yaml" {
-		return util.UsageErrorf("unknown output format %q: use json or yaml", o.Output)
+	if err := util.ValidateOutput(o.Output, "json", "yaml"); err != nil {
+		return err
 	}
 	return nil
 }

@@ -377,7 +377,7 @@ func (r *Reader) lastEvent(ctx context.Context, s *analysis.Snapshot, scheduler 
 			return last
 		}
 		for i := range items {
-			if t := eventTime(&items[i]); t.After(last) {
+			if t := analysis.EventTime(&items[i]); t.After(last) {
 				last = t
 			}
 		}
@@ -404,18 +404,4 @@ func (r *Reader) boundPod(ctx context.Context, s *analysis.Snapshot, scheduler s
 	}
 	p := list.Items[0]
 	return p.Namespace + "/" + p.Name + " on " + p.Spec.NodeName
-}
-
-func eventTime(e *corev1.Event) time.Time {
-	switch {
-	case e.Series != nil && !e.Series.LastObservedTime.IsZero():
-		return e.Series.LastObservedTime.Time
-	case !e.LastTimestamp.IsZero():
-		return e.LastTimestamp.Time
-	case !e.EventTime.IsZero():
-		return e.EventTime.Time
-	case !e.FirstTimestamp.IsZero():
-		return e.FirstTimestamp.Time
-	}
-	return e.CreationTimestamp.Time
 }

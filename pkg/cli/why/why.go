@@ -160,8 +160,8 @@ func (o *Options) Complete(args []string) error {
 
 // Validate checks the name and the flags.
 func (o *Options) Validate() error {
-	if o.Output != "" && o.Output != "json" && o.Output != "yaml" {
-		return util.UsageErrorf("unknown output format %q: use json or yaml", o.Output)
+	if err := util.ValidateOutput(o.Output, "json", "yaml"); err != nil {
+		return err
 	}
 	if errs := validation.IsDNS1123Subdomain(o.Name); len(errs) > 0 {
 		return util.UsageErrorf("invalid %s name %q: %s", o.Kind, o.Name, errs[0])

@@ -587,12 +587,12 @@ func (a *analyzer) closedBy(q *schedulingv1beta1.Queue, ev *[]string) string {
 		if e.Reason != "CloseQueue" && e.Reason != "StateChanged" {
 			continue
 		}
-		if last == nil || eventTime(e).After(eventTime(last)) {
+		if last == nil || EventTime(e).After(EventTime(last)) {
 			last = e
 		}
 	}
 	if last != nil {
-		*ev = append(*ev, fmt.Sprintf("event %s %q from %s %s ago", last.Reason, last.Message, eventSource(last), human(a.s.Now.Sub(eventTime(last)))))
+		*ev = append(*ev, fmt.Sprintf("event %s %q from %s %s ago", last.Reason, last.Message, eventSource(last), human(a.s.Now.Sub(EventTime(last)))))
 		if who == "" && last.Reason == "CloseQueue" {
 			who = ", by a CloseQueue Command (applied and deleted)"
 		}

@@ -50,8 +50,8 @@ func human(d time.Duration) string {
 	return duration.HumanDuration(d)
 }
 
-// eventTime is when an event last happened, whichever way it was recorded.
-func eventTime(e *corev1.Event) time.Time {
+// EventTime is when an event last happened, whichever way it was recorded.
+func EventTime(e *corev1.Event) time.Time {
 	switch {
 	case e.Series != nil && !e.Series.LastObservedTime.IsZero():
 		return e.Series.LastObservedTime.Time

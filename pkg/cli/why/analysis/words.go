@@ -140,7 +140,7 @@ func (a *analyzer) quotedEvents() []string {
 			evs = append(evs, e)
 		}
 	}
-	sort.SliceStable(evs, func(i, j int) bool { return eventTime(evs[i]).After(eventTime(evs[j])) })
+	sort.SliceStable(evs, func(i, j int) bool { return EventTime(evs[i]).After(EventTime(evs[j])) })
 	seen := map[string]bool{}
 	var out []string
 	for _, e := range evs {
@@ -154,7 +154,7 @@ func (a *analyzer) quotedEvents() []string {
 			count = fmt.Sprintf(" (x%d)", n)
 		}
 		out = append(out, fmt.Sprintf("event %s %s on %s/%s from %s %s ago%s: %q", e.Type, e.Reason,
-			strings.ToLower(e.InvolvedObject.Kind), e.InvolvedObject.Name, eventSource(e), human(a.s.Now.Sub(eventTime(e))), count, e.Message))
+			strings.ToLower(e.InvolvedObject.Kind), e.InvolvedObject.Name, eventSource(e), human(a.s.Now.Sub(EventTime(e))), count, e.Message))
 		if len(out) == maxQuoted {
 			break
 		}

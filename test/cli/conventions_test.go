@@ -101,6 +101,12 @@ func TestOneBehaviourForEveryKind(t *testing.T) {
 		{[]string{"queue", "clsoe", "a"}, `unknown command "clsoe" for "kubectl-vc queue"; did you mean "close"?`},
 		{[]string{"podgroups", "lsit"}, `unknown command "lsit" for "kubectl-vc podgroup"; did you mean "list"?`},
 		{[]string{"pg", "list", "--phase", "sleeping"}, `unknown --phase "sleeping": use one of Pending, Running`},
+		// Not found names the namespace, in every namespaced kind.
+		{[]string{"pg", "describe", "nope", "-n", "default"}, `podgroup "nope" not found in namespace "default"`},
+		{[]string{"pg", "list", "nope", "-n", "default"}, `podgroup "nope" not found in namespace "default"`},
+		{[]string{"nodeset", "describe", "nope", "-n", "default"}, `nodeset "nope" not found in namespace "default"`},
+		{[]string{"nodeset", "history", "nope", "-n", "default"}, `nodeset "nope" not found in namespace "default"`},
+		{[]string{"nodeset", "scale", "nope", "--replicas", "2", "-n", "default"}, `nodeset "nope" not found in namespace "default"`},
 	} {
 		r := vc(t, tc.args...)
 		if r.Code == 0 || r.Stdout != "" || strings.Count(r.Stderr, "\n") != 1 || !strings.Contains(r.Stderr, tc.want) {

@@ -101,7 +101,7 @@ func (o *DescribeOptions) Validate() error {
 func (o *DescribeOptions) Run(ctx context.Context) error {
 	ns, err := o.vc.SlinkyV1beta1().NodeSets(o.namespace).Get(ctx, o.Name, metav1.GetOptions{})
 	if err != nil {
-		return err
+		return util.InNamespace(err, o.namespace)
 	}
 	pods, err := nodeSetPods(ctx, o.kc, ns)
 	if err != nil {

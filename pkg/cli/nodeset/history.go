@@ -76,7 +76,7 @@ func (o *HistoryOptions) Validate() error { return validateName("NodeSet", o.Nam
 func (o *HistoryOptions) Run(ctx context.Context) error {
 	ns, err := o.vc.SlinkyV1beta1().NodeSets(o.namespace).Get(ctx, o.Name, metav1.GetOptions{})
 	if err != nil {
-		return err
+		return util.InNamespace(err, o.namespace)
 	}
 	// By owner, not by label: Slinky's operator labels its revisions with
 	// the template's labels only.

@@ -76,7 +76,7 @@ func (o *ScaleOptions) Run(ctx context.Context) error {
 	patch := fmt.Appendf(nil, `{"spec":{"replicas":%d}}`, o.Replicas)
 	ns, err := o.client.SlinkyV1beta1().NodeSets(o.namespace).Patch(ctx, o.Name, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: keys.CLIManager})
 	if err != nil {
-		return err
+		return util.InNamespace(err, o.namespace)
 	}
 	fmt.Fprintf(o.Out, "nodeset.slinky.slurm.net/%s scaled to %d (currently %d pods)\n", ns.Name, o.Replicas, ns.Status.Replicas)
 	return nil

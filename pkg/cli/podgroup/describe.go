@@ -58,7 +58,7 @@ func (o *DescribeOptions) Validate() error {
 func (o *DescribeOptions) Run(ctx context.Context) error {
 	pg, err := o.Client.SchedulingV1beta1().PodGroups(o.Namespace).Get(ctx, o.Name, metav1.GetOptions{})
 	if err != nil {
-		return err
+		return util.InNamespace(err, o.Namespace)
 	}
 	d := vcprinters.NewDescriber(o.Out)
 	defer d.Flush()

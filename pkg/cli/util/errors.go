@@ -104,3 +104,22 @@ func firstLine(s string) string {
 	}
 	return strings.TrimSpace(s)
 }
+
+// InNamespace names the namespace in a not-found error of an object read
+// from ns ("podgroup \"x\" not found in namespace \"batch\""), as every
+// command says it: the API server's own message leaves it out.
+func InNamespace(err error, ns string) error {
+	var status apierrors.APIStatus
+	if !errors.As(err, &status) || status.Status().Reason != metav1.StatusReasonNotFound {
+		return err
+	}
+	d := status.Status().Details
+	if d == nil || d.Name == "" || ns == "" {
+		return err
+	}
+	kind := strings.TrimSuffix(d.Kind, "s")
+	if kind == "" {
+		kind = "object"
+	}
+	return UsageErrorf("%s %q not found in namespace %q", kind, d.Name, ns)
+}

@@ -65,11 +65,51 @@ type Options struct {
 	LeaseDuration  time.Duration
 	RenewDeadline  time.Duration
 	RetryPeriod    time.Duration
+
+	// ShutdownGrace bounds the stop after ctx ends (0: DefaultShutdownGrace).
+	ShutdownGrace time.Duration
 }
 
 // Run runs the selected controllers until ctx is cancelled (SIGTERM) or, with
 // leader election, until the lease is lost. It returns nil on a clean stop.
+//
+// Once ctx is cancelled it returns within o.ShutdownGrace (default
+// DefaultShutdownGrace) whatever it was doing: workers finish their current
+// item in that time, and a step stuck on an unreachable API server (a
+// discovery call, the Lease release) is left behind, since the process is
+// about to exit anyway. A kubelet that waits 30 s before SIGKILL, and an
+// operator at a terminal, are both better served by a prompt exit.
 func Run(ctx context.Context, cfg *rest.Config, o Options) error {
+	grace := o.ShutdownGrace
+	if grace <= 0 {
+		grace = DefaultShutdownGrace
+	}
+	p := &progress{server: hostOf(cfg)}
+	done := make(chan error, 1)
+	go func() { done <- run(ctx, cfg, o, p) }()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+	}
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(grace):
+		what, _ := p.current()
+		if what == "" {
+			what = "the controllers to stop"
+		}
+		klog.InfoS("stopping without waiting any longer", "waitedFor", what, "grace", grace)
+		return nil
+	}
+}
+
+// DefaultShutdownGrace bounds how long Run waits, after its context ends,
+// for the controllers and the manager to stop.
+const DefaultShutdownGrace = 5 * time.Second
+
+func run(ctx context.Context, cfg *rest.Config, o Options, p *progress) error {
 	ctrls := o.Controllers
 	if len(ctrls) == 0 {
 		for _, n := range framework.Names() {
@@ -81,8 +121,8 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 		}
 	}
 	for _, c := range ctrls {
-		if p, ok := c.(framework.Preflighter); ok {
-			if err := p.Preflight(); err != nil {
+		if pf, ok := c.(framework.Preflighter); ok {
+			if err := pf.Preflight(); err != nil {
 				return fmt.Errorf("controller %s cannot start: %w", c.Name(), err)
 			}
 		}
@@ -124,17 +164,26 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 		}
 	}()
 
+	klog.InfoS("starting", "apiServer", p.server, "controllers", names(ctrls), "leaderElect", o.LeaderElect)
+	go p.report(ctx, 10*time.Second)
+	if err := firstContact(ctx, kube, p, 5*time.Second); err != nil {
+		return nil // ctx ended: a clean stop
+	}
+
 	run := func(ctx context.Context) error {
-		return runControllers(ctx, kube, vc, reg, ctrls, o, &ready)
+		return runControllers(ctx, kube, vc, reg, ctrls, o, &ready, p)
 	}
 	if !o.LeaderElect {
+		if o.LeaseNamespace != "" && o.LeaseName != "" {
+			go warnOtherServe(ctx, kube, o.LeaseNamespace, o.LeaseName, time.Minute)
+		}
 		return run(ctx)
 	}
-	return runWithLeaderElection(ctx, kube, o, &ready, run)
+	return runWithLeaderElection(ctx, kube, o, &ready, p, run)
 }
 
 func runControllers(ctx context.Context, kube kubernetes.Interface, vc versioned.Interface, reg *prometheus.Registry,
-	ctrls []framework.Controller, o Options, ready *atomic.Value) error {
+	ctrls []framework.Controller, o Options, ready *atomic.Value, p *progress) error {
 	// The caches keep only what the running controllers read: with
 	// --controllers=queue the pods are not even watched, and a pod cached
 	// for the podgroup controller keeps its resources but not its env.
@@ -165,10 +214,15 @@ func runControllers(ctx context.Context, kube kubernetes.Interface, vc versioned
 		FeatureGates:           o.FeatureGates,
 	}
 	for _, c := range ctrls {
+		// Initializing may ask the API server what it serves (the NodeSet
+		// controller's discovery).
+		p.wait("the " + c.Name() + " controller to initialize")
 		if err := c.Initialize(ctx, opt); err != nil {
 			return fmt.Errorf("initialize controller %s: %w", c.Name(), err)
 		}
 	}
+	p.wait("the informer caches to fill (list and watch of every cached kind)")
+	defer p.done()
 	stop := ctx.Done()
 	kubeFactory.Start(stop)
 	vcFactory.Start(stop)
@@ -186,6 +240,7 @@ func runControllers(ctx context.Context, kube kubernetes.Interface, vc versioned
 			return cacheErr(ctx, t)
 		}
 	}
+	p.done()
 	ready.Store("ok")
 	klog.InfoS("caches synced, starting controllers", "controllers", names(ctrls))
 
@@ -217,7 +272,7 @@ func names(ctrls []framework.Controller) []string {
 	return out
 }
 
-func runWithLeaderElection(ctx context.Context, kube kubernetes.Interface, o Options, ready *atomic.Value,
+func runWithLeaderElection(ctx context.Context, kube kubernetes.Interface, o Options, ready *atomic.Value, p *progress,
 	run func(context.Context) error) error {
 	id := o.Identity
 	if id == "" {
@@ -232,6 +287,7 @@ func runWithLeaderElection(ctx context.Context, kube kubernetes.Interface, o Opt
 	// A standby replica is healthy and ready: it is doing its job, which is
 	// to wait for the lease.
 	ready.Store("ok: standby, waiting for the lease")
+	p.wait(fmt.Sprintf("the leader-election Lease %s/%s (a standby acts once it holds it)", o.LeaseNamespace, o.LeaseName))
 	var runErr error
 	var lost atomic.Bool
 	runCtx, cancel := context.WithCancel(ctx)
@@ -245,6 +301,7 @@ func runWithLeaderElection(ctx context.Context, kube kubernetes.Interface, o Opt
 		ReleaseOnCancel: true,
 		Callbacks: leaderelection.LeaderCallbacks{
 			OnStartedLeading: func(lctx context.Context) {
+				p.done()
 				klog.InfoS("became leader", "identity", id, "lease", o.LeaseNamespace+"/"+o.LeaseName)
 				ready.Store("")
 				runErr = run(lctx)

@@ -2,6 +2,7 @@ package install
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"reflect"
@@ -216,7 +217,7 @@ func (o *Options) Run(ctx context.Context) error {
 			return err
 		}
 	}
-	a := &applier{dyn: o.dyn, mapper: o.mapper, dryRun: o.dryServer}
+	a := &applier{dyn: o.dyn, mapper: o.mapper, dryRun: o.dryServer, dryNamespaces: map[string]bool{}}
 	for _, u := range plan.CRDs {
 		if err := a.apply(ctx, u, o.Out); err != nil {
 			return err
@@ -225,7 +226,7 @@ func (o *Options) Run(ctx context.Context) error {
 	if len(plan.CRDs) > 0 && !o.dryServer {
 		for _, u := range plan.CRDs {
 			if err := crds.WaitEstablished(ctx, o.ext, u.GetName(), o.Timeout); err != nil {
-				return err
+				return namedErr("wait for", ref(u)+" to be Established", err)
 			}
 		}
 		// The kinds just defined must be found by what follows.
@@ -251,7 +252,7 @@ func (o *Options) Run(ctx context.Context) error {
 func CheckPolicyAPI(disc discovery.DiscoveryInterface) error {
 	list, err := disc.ServerResourcesForGroupVersion(vapGV.String())
 	if err != nil && !apierrors.IsNotFound(err) {
-		return fmt.Errorf("discover %s: %w", vapGV, err)
+		return fmt.Errorf("discover %s: %s", vapGV, util.Message(err))
 	}
 	found := map[string]bool{}
 	if list != nil {
@@ -269,13 +270,17 @@ type applier struct {
 	dyn    dynamic.Interface
 	mapper meta.RESTMapper
 	dryRun bool
+	// dryNamespaces are the namespaces a server dry run reported as
+	// created: they do not exist, so the server cannot check what goes in
+	// them.
+	dryNamespaces map[string]bool
 }
 
 func (a *applier) resource(u *unstructured.Unstructured) (dynamic.ResourceInterface, error) {
 	gvk := u.GroupVersionKind()
 	m, err := a.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
 	if err != nil {
-		return nil, fmt.Errorf("%s: the server does not know %s: %w", ref(u), gvk, err)
+		return nil, &objectError{msg: fmt.Sprintf("%s: the server does not serve %s (%s)", ref(u), gvk, util.Message(err))}
 	}
 	if m.Scope.Name() == meta.RESTScopeNameNamespace {
 		return a.dyn.Resource(m.Resource).Namespace(u.GetNamespace()), nil
@@ -296,11 +301,11 @@ func (a *applier) apply(ctx context.Context, u *unstructured.Unstructured, out i
 		before, err = nil, nil
 	}
 	if err != nil {
-		return fmt.Errorf("%s: %w", ref(u), err)
+		return objErr("read", u, err)
 	}
 	body, err := u.MarshalJSON()
 	if err != nil {
-		return err
+		return objErr("encode", u, err)
 	}
 	// The embedded manifests are the source of truth for the fields they
 	// set, so conflicts with other managers are resolved in their favour.
@@ -310,11 +315,19 @@ func (a *applier) apply(ctx context.Context, u *unstructured.Unstructured, out i
 		opts.DryRun = []string{metav1.DryRunAll}
 	}
 	after, err := ri.Patch(ctx, u.GetName(), types.ApplyPatchType, body, opts)
+	if err != nil && a.dryRun && a.dryNamespaces[u.GetNamespace()] && namespaceNotFound(err, u.GetNamespace()) {
+		// A dry run persists nothing, the namespace included, and the
+		// server refuses to even check an object in a namespace that does
+		// not exist. Say so rather than fail: the real run creates the
+		// namespace first.
+		_, err = fmt.Fprintf(out, "%s created (server dry run; not checked: its namespace is created by this install, and a server dry run cannot check objects in a namespace that does not exist yet)\n", ref(u))
+		return err
+	}
 	if err != nil {
-		return fmt.Errorf("apply %s: %w", ref(u), err)
+		return objErr("apply", u, err)
 	}
 	if after, err = a.replaceAdditions(ctx, ri, u, after); err != nil {
-		return fmt.Errorf("apply %s: %w", ref(u), err)
+		return objErr("apply", u, err)
 	}
 	result := "configured"
 	switch {
@@ -327,9 +340,23 @@ func (a *applier) apply(ctx context.Context, u *unstructured.Unstructured, out i
 	}
 	if a.dryRun {
 		result += " (server dry run)"
+		if u.GetKind() == "Namespace" && before == nil {
+			a.dryNamespaces[u.GetName()] = true
+		}
 	}
 	_, err = fmt.Fprintf(out, "%s %s\n", ref(u), result)
 	return err
+}
+
+// namespaceNotFound tells whether err is the server's "namespace ns not
+// found".
+func namespaceNotFound(err error, ns string) bool {
+	var status apierrors.APIStatus
+	if !apierrors.IsNotFound(err) || !errors.As(err, &status) {
+		return false
+	}
+	d := status.Status().Details
+	return d != nil && d.Kind == "namespaces" && d.Name == ns
 }
 
 // replaceAdditions makes the spec of an applied admission policy or

@@ -3,10 +3,12 @@ package serve
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"os"
 	"os/signal"
 	"runtime/debug"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -16,6 +18,7 @@ import (
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/client-go/rest"
 	"k8s.io/component-base/featuregate"
+	"k8s.io/klog/v2"
 	"k8s.io/kubectl/pkg/util/templates"
 
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/util"
@@ -40,6 +43,10 @@ type Options struct {
 	MetricsBindAddress     string
 	HealthProbeBindAddress string
 	Profiling              bool
+	// Verbosity is klog's -v: 0 says what serve waits for and each
+	// controller's start; 2 adds retried syncs; 4 and more client-go's
+	// own detail (requests, leader election attempts).
+	Verbosity int32
 
 	LeaderElect         bool
 	LeaseNamespace      string
@@ -122,6 +129,7 @@ func NewCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Command {
 	fl.StringVar(&o.MetricsBindAddress, "metrics-bind-address", ":8080", "Address of the Prometheus /metrics endpoint (0 disables it)")
 	fl.StringVar(&o.HealthProbeBindAddress, "health-probe-bind-address", ":8081", "Address of /healthz and /readyz (0 disables them)")
 	fl.BoolVar(&o.Profiling, "profiling", false, "Serve Go's pprof profiles under /debug/pprof/ on the metrics address (no authentication, as /metrics: keep that address private)")
+	fl.Int32VarP(&o.Verbosity, "v", "v", 0, "Log verbosity: 2 adds retried syncs, 4 and more client-go's requests and leader-election attempts")
 	fl.BoolVar(&o.LeaderElect, "leader-elect", false, "Act only while holding a Lease, so that several replicas never act at once")
 	fl.StringVar(&o.LeaseNamespace, "leader-elect-resource-namespace", "volcano-system", "Namespace of the leader-election Lease")
 	fl.StringVar(&o.LeaseName, "leader-elect-resource-name", "kubectl-vc-serve", "Name of the leader-election Lease")
@@ -181,6 +189,9 @@ func (o *Options) Validate() error {
 	if o.MaxRequeueNum < -1 {
 		return util.UsageErrorf("--max-requeue-num must be -1 (forever) or at least 0, got %d", o.MaxRequeueNum)
 	}
+	if o.Verbosity < 0 {
+		return util.UsageErrorf("-v must be 0 or more, got %d", o.Verbosity)
+	}
 	if o.KubeAPIQPS > 0 && o.KubeAPIBurst < 1 {
 		return util.UsageErrorf("--kube-api-burst must be at least 1 with --kube-api-qps=%g", o.KubeAPIQPS)
 	}
@@ -212,6 +223,13 @@ const gcPercent = 50
 func (o *Options) Run(ctx context.Context) error {
 	if _, set := os.LookupEnv("GOGC"); !set {
 		debug.SetGCPercent(gcPercent)
+	}
+	// klog's flags live on a flag set of their own, made here and not at
+	// start-up: only serve logs through klog at length.
+	var kfs flag.FlagSet
+	klog.InitFlags(&kfs)
+	if err := kfs.Set("v", strconv.Itoa(int(o.Verbosity))); err != nil {
+		return err
 	}
 	err := controller.Run(ctx, o.config, controller.Options{
 		Controllers:    o.selected,

@@ -4,6 +4,7 @@ package controller
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -36,6 +37,7 @@ import (
 	vcscheme "github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned/scheme"
 	vcinformers "github.com/kubectl-vc/kubectl-vc/pkg/client/informers/externalversions"
 	"github.com/kubectl-vc/kubectl-vc/pkg/controller/framework"
+	"github.com/kubectl-vc/kubectl-vc/pkg/controller/securemetrics"
 )
 
 // Component is the event source and user agent of 'serve'.
@@ -57,6 +59,17 @@ type Options struct {
 	// endpoint: for an operator to see where serve's CPU and memory go
 	// in their cluster, which no benchmark here can reproduce.
 	Profiling bool
+	// SecureMetrics serves the metrics endpoint over HTTPS, each request
+	// authenticated (TokenReview) and authorized (SubjectAccessReview: get
+	// on the path) by the API server; without it, plain HTTP for anyone.
+	// serve sets it by default (--metrics-secure); the zero value is plain
+	// HTTP for the tests that run a manager in-process.
+	SecureMetrics bool
+	// MetricsCertDir holds tls.crt and tls.key of the metrics endpoint,
+	// read again when they change (every MetricsCertReload, default 10 s);
+	// empty: a self-signed certificate made at start.
+	MetricsCertDir    string
+	MetricsCertReload time.Duration
 
 	LeaderElect    bool
 	LeaseNamespace string
@@ -152,7 +165,7 @@ func run(ctx context.Context, cfg *rest.Config, o Options, p *progress) error {
 
 	var ready atomic.Value // string: "" until ready, else the reason shown
 	ready.Store("")
-	servers, err := startServers(o, reg, &ready)
+	servers, err := startServers(ctx, o, reg, &ready, kube)
 	if err != nil {
 		return err
 	}
@@ -329,9 +342,14 @@ func runWithLeaderElection(ctx context.Context, kube kubernetes.Interface, o Opt
 	return nil
 }
 
-func startServers(o Options, reg *prometheus.Registry, ready *atomic.Value) ([]*http.Server, error) {
+func startServers(ctx context.Context, o Options, reg *prometheus.Registry, ready *atomic.Value, kube kubernetes.Interface) ([]*http.Server, error) {
 	var servers []*http.Server
-	listen := func(addr string, mux *http.ServeMux, what string) error {
+	closeAll := func() {
+		for _, s := range servers {
+			_ = s.Close()
+		}
+	}
+	listen := func(addr string, h http.Handler, what string, tlsConfig *tls.Config) error {
 		if addr == "" || addr == "0" {
 			return nil
 		}
@@ -339,8 +357,12 @@ func startServers(o Options, reg *prometheus.Registry, ready *atomic.Value) ([]*
 		if err != nil {
 			return fmt.Errorf("%s: %w", what, err)
 		}
-		klog.InfoS("serving", "endpoint", what, "address", ln.Addr().String())
-		s := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+		scheme := "http"
+		if tlsConfig != nil {
+			ln, scheme = tls.NewListener(ln, tlsConfig), "https"
+		}
+		klog.InfoS("serving", "endpoint", what, "address", ln.Addr().String(), "scheme", scheme)
+		s := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
 		servers = append(servers, s)
 		go func() { _ = s.Serve(ln) }()
 		return nil
@@ -359,24 +381,74 @@ func startServers(o Options, reg *prometheus.Registry, ready *atomic.Value) ([]*
 	if o.Profiling {
 		addProfiling(metricsMux)
 	}
-	if o.MetricsAddr != "" && o.MetricsAddr == o.HealthAddr {
+	metricsOn := o.MetricsAddr != "" && o.MetricsAddr != "0"
+	if metricsOn && o.MetricsAddr == o.HealthAddr {
+		if o.SecureMetrics {
+			return nil, errors.New("secure metrics (HTTPS) and the plain HTTP health probes cannot share one address: give them two, or --metrics-secure=false")
+		}
 		health.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 		if o.Profiling {
 			addProfiling(health)
 		}
-		return servers, listen(o.HealthAddr, health, "health probes and metrics")
+		return servers, listen(o.HealthAddr, health, "health probes and metrics", nil)
 	}
-	if err := listen(o.HealthAddr, health, "health probes"); err != nil {
+	if err := listen(o.HealthAddr, health, "health probes", nil); err != nil {
 		return nil, err
 	}
-	if err := listen(o.MetricsAddr, metricsMux, "metrics"); err != nil {
-		for _, s := range servers {
-			_ = s.Close()
+	var metricsHandler http.Handler = metricsMux
+	var tlsConfig *tls.Config
+	if metricsOn && o.SecureMetrics {
+		certs, err := metricsCerts(ctx, o)
+		if err != nil {
+			closeAll()
+			return nil, err
 		}
+		metricsHandler, tlsConfig = securemetrics.NewFilter(kube).Wrap(metricsMux), certs.TLSConfig()
+	}
+	if err := listen(o.MetricsAddr, metricsHandler, "metrics", tlsConfig); err != nil {
+		closeAll()
 		return nil, err
 	}
 	return servers, nil
 }
+
+// metricsCerts is the certificate of the metrics endpoint: the pair in
+// MetricsCertDir, watched for changes, or a self-signed one for this host.
+func metricsCerts(ctx context.Context, o Options) (*securemetrics.Certs, error) {
+	if o.MetricsCertDir != "" {
+		certs, err := securemetrics.LoadDir(o.MetricsCertDir)
+		if err != nil {
+			return nil, err
+		}
+		period := o.MetricsCertReload
+		if period <= 0 {
+			period = 10 * time.Second
+		}
+		go certs.Watch(ctx, period)
+		return certs, nil
+	}
+	host, _ := os.Hostname()
+	hosts := []string{"localhost", "127.0.0.1", "::1", host}
+	// The Service install creates, so that a scraper may verify the name
+	// against this certificate once it trusts it.
+	hosts = append(hosts, MetricsService+"."+Namespace+".svc", MetricsService+"."+Namespace+".svc.cluster.local")
+	if ip := os.Getenv("POD_IP"); ip != "" {
+		hosts = append(hosts, ip)
+	}
+	certs, err := securemetrics.SelfSigned(hosts...)
+	if err != nil {
+		return nil, fmt.Errorf("metrics: making a self-signed certificate: %w", err)
+	}
+	klog.InfoS("metrics served with a self-signed certificate (give --metrics-cert-dir for one scrapers can verify)", "hosts", hosts)
+	return certs, nil
+}
+
+// Namespace and MetricsService are where 'install --serve' puts serve and
+// the Service in front of its metrics port.
+const (
+	Namespace      = "volcano-system"
+	MetricsService = "kubectl-vc-serve-metrics"
+)
 
 // addProfiling serves net/http/pprof's handlers under /debug/pprof/ on mux
 // (registered by hand: the package's init registers them on

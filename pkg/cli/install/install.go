@@ -64,7 +64,9 @@ func NewCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Command {
 
 			Without selection flags it installs the CRDs and the admission policies, which is
 			what the queue and podgroup commands need. --rbac adds the ServiceAccount and RBAC
-			of 'serve'; --serve adds its Deployment too (and implies --rbac). Volcano's Job CRD
+			of 'serve' and the ClusterRole kubectl-vc-metrics-reader; --serve adds its
+			Deployment and the Service of its HTTPS metrics port too (and implies --rbac);
+			--service-monitor a Prometheus Operator ServiceMonitor for them. Volcano's Job CRD
 			is left to Volcano, whose job controller alone runs Jobs: install never applies
 			it and uninstall never deletes it.
 
@@ -100,6 +102,9 @@ func NewCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Command {
 			# See what would change, without changing anything
 			kubectl vc install --dry-run=server
 
+			# With a ServiceMonitor for the Prometheus Operator
+			kubectl vc install --serve --service-monitor
+
 			# Write the manifests for a GitOps repository instead of applying them
 			kubectl vc install --crds --policies --serve --print > kubectl-vc.yaml`),
 		Args: cobra.NoArgs,
@@ -117,7 +122,8 @@ func NewCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Command {
 	cmd.Flags().BoolVar(&o.CRDs, "crds", false, "Install the CustomResourceDefinitions")
 	cmd.Flags().BoolVar(&o.Policies, "policies", false, "Install the queue lifecycle ValidatingAdmissionPolicies and their bindings")
 	cmd.Flags().BoolVar(&o.RBAC, "rbac", false, "Install the ServiceAccount and RBAC of 'serve'")
-	cmd.Flags().BoolVar(&o.Serve, "serve", false, "Install 'serve' (its Deployment and RBAC)")
+	cmd.Flags().BoolVar(&o.Serve, "serve", false, "Install 'serve' (its Deployment, metrics Service and RBAC)")
+	cmd.Flags().BoolVar(&o.ServiceMonitor, "service-monitor", false, "With --serve: also a Prometheus Operator ServiceMonitor that scrapes serve's metrics over HTTPS with Prometheus's ServiceAccount token (the cluster must serve monitoring.coreos.com/v1 ServiceMonitor)")
 	cmd.Flags().StringVar(&o.Image, "image", "", "Image of the serve Deployment (default: ghcr.io/kubectl-vc/kubectl-vc:<version of this binary>); a dev build passes the image it built with 'make image'")
 	cmd.Flags().BoolVar(&o.Print, "print", false, "Print the selected manifests as YAML instead of applying them")
 	cmd.Flags().StringVar(&o.DryRun, "dry-run", o.DryRun, `Must be "none" or "server". With "server", the server checks every object but persists nothing`)
@@ -172,6 +178,9 @@ func (o *Options) Validate() error {
 	if o.Timeout <= 0 {
 		return util.UsageErrorf("--timeout must be positive")
 	}
+	if o.ServiceMonitor && !o.Serve {
+		return util.UsageErrorf("--service-monitor scrapes serve's metrics: use it with --serve")
+	}
 	if o.Image != "" || o.imageSet {
 		if !o.Serve {
 			return util.UsageErrorf("--image is the image of the serve Deployment: use it with --serve")
@@ -214,6 +223,11 @@ func (o *Options) Run(ctx context.Context) error {
 	}
 	if o.Policies {
 		if err := CheckPolicyAPI(o.disc); err != nil {
+			return err
+		}
+	}
+	if o.ServiceMonitor {
+		if err := CheckServiceMonitorAPI(o.disc); err != nil {
 			return err
 		}
 	}
@@ -264,6 +278,24 @@ func CheckPolicyAPI(disc discovery.DiscoveryInterface) error {
 		return fmt.Errorf("the API server does not serve %s ValidatingAdmissionPolicy (needs Kubernetes 1.30 or newer): upgrade the cluster, or install without --policies", vapGV)
 	}
 	return nil
+}
+
+// CheckServiceMonitorAPI refuses --service-monitor, before anything is
+// applied, where the Prometheus Operator's ServiceMonitor kind is not
+// served.
+func CheckServiceMonitorAPI(disc discovery.DiscoveryInterface) error {
+	list, err := disc.ServerResourcesForGroupVersion(serviceMonitorGV.String())
+	if err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("discover %s: %s", serviceMonitorGV, util.Message(err))
+	}
+	if list != nil {
+		for _, r := range list.APIResources {
+			if r.Kind == "ServiceMonitor" {
+				return nil
+			}
+		}
+	}
+	return fmt.Errorf("the API server does not serve %s ServiceMonitor (the Prometheus Operator's CRD): install the Prometheus Operator first, or leave out --service-monitor and point your scraper at the Service kubectl-vc-serve-metrics (docs/security.md)", serviceMonitorGV)
 }
 
 type applier struct {

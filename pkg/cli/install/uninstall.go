@@ -120,7 +120,7 @@ func (o *UninstallOptions) Complete() error {
 
 // Run deletes the installed objects in the reverse order of install.
 func (o *UninstallOptions) Run(ctx context.Context) error {
-	plan, err := NewPlan(Selection{CRDs: true, Policies: true, RBAC: true, Serve: true})
+	plan, err := NewPlan(Selection{CRDs: true, Policies: true, RBAC: true, Serve: true, ServiceMonitor: true})
 	if err != nil {
 		return err
 	}

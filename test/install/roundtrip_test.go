@@ -201,7 +201,7 @@ func TestInstallErrorsNameTheObject(t *testing.T) {
 			continue
 		}
 		named := false
-		for _, kind := range []string{"customresourcedefinition.apiextensions.k8s.io/", "namespace/", "clusterrole", "deployment.apps/", "validatingadmissionpolicy"} {
+		for _, kind := range []string{"customresourcedefinition.apiextensions.k8s.io/", "namespace/", "clusterrole", "deployment.apps/", "service/", "validatingadmissionpolicy"} {
 			named = named || strings.Contains(stderr, kind)
 		}
 		if !named {

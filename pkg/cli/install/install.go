@@ -18,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/kubectl/pkg/util/templates"
 	"sigs.k8s.io/yaml"
@@ -265,7 +266,7 @@ func (o *Options) Run(ctx context.Context) error {
 // policies, rather than failing halfway through the apply.
 func CheckPolicyAPI(disc discovery.DiscoveryInterface) error {
 	list, err := disc.ServerResourcesForGroupVersion(vapGV.String())
-	if err != nil && !apierrors.IsNotFound(err) {
+	if err != nil && !apierrors.IsNotFound(err) && !errors.Is(err, memory.ErrCacheNotFound) {
 		return fmt.Errorf("discover %s: %s", vapGV, util.Message(err))
 	}
 	found := map[string]bool{}
@@ -285,7 +286,9 @@ func CheckPolicyAPI(disc discovery.DiscoveryInterface) error {
 // served.
 func CheckServiceMonitorAPI(disc discovery.DiscoveryInterface) error {
 	list, err := disc.ServerResourcesForGroupVersion(serviceMonitorGV.String())
-	if err != nil && !apierrors.IsNotFound(err) {
+	// A cached discovery client says a group it does not have with an
+	// error of its own.
+	if err != nil && !apierrors.IsNotFound(err) && !errors.Is(err, memory.ErrCacheNotFound) {
 		return fmt.Errorf("discover %s: %s", serviceMonitorGV, util.Message(err))
 	}
 	if list != nil {

@@ -23,6 +23,15 @@ func TestDependencies(t *testing.T) {
 		if d == "k8s.io/kubernetes" || strings.HasPrefix(d, "k8s.io/kubernetes/") {
 			t.Errorf("kubectl-vc depends on %s", d)
 		}
+		// Every linked package's init runs at every start of every command:
+		// k8s.io/apiserver's webhook client (for serve's metrics checks)
+		// would bring these and about 5 ms to 'version --client'
+		// (docs/security.md#cost).
+		for _, heavy := range []string{"google.golang.org/grpc", "github.com/google/cel-go", "sigs.k8s.io/apiserver-network-proxy", "go.opentelemetry.io/otel/exporters"} {
+			if d == heavy || strings.HasPrefix(d, heavy+"/") {
+				t.Errorf("kubectl-vc links %s, whose initialization every command pays", d)
+			}
+		}
 	}
 	if !oidc {
 		t.Error("kubectl-vc does not link k8s.io/client-go/plugin/pkg/client/auth (oidc)")

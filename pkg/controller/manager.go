@@ -4,6 +4,7 @@ package controller
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -36,6 +37,7 @@ import (
 	vcscheme "github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned/scheme"
 	vcinformers "github.com/kubectl-vc/kubectl-vc/pkg/client/informers/externalversions"
 	"github.com/kubectl-vc/kubectl-vc/pkg/controller/framework"
+	"github.com/kubectl-vc/kubectl-vc/pkg/controller/securemetrics"
 )
 
 // Component is the event source and user agent of 'serve'.
@@ -57,6 +59,17 @@ type Options struct {
 	// endpoint: for an operator to see where serve's CPU and memory go
 	// in their cluster, which no benchmark here can reproduce.
 	Profiling bool
+	// SecureMetrics serves the metrics endpoint over HTTPS, each request
+	// authenticated (TokenReview) and authorized (SubjectAccessReview: get
+	// on the path) by the API server; without it, plain HTTP for anyone.
+	// serve sets it by default (--metrics-secure); the zero value is plain
+	// HTTP for the tests that run a manager in-process.
+	SecureMetrics bool
+	// MetricsCertDir holds tls.crt and tls.key of the metrics endpoint,
+	// read again when they change (every MetricsCertReload, default 10 s);
+	// empty: a self-signed certificate made at start.
+	MetricsCertDir    string
+	MetricsCertReload time.Duration
 
 	LeaderElect    bool
 	LeaseNamespace string
@@ -65,11 +78,51 @@ type Options struct {
 	LeaseDuration  time.Duration
 	RenewDeadline  time.Duration
 	RetryPeriod    time.Duration
+
+	// ShutdownGrace bounds the stop after ctx ends (0: DefaultShutdownGrace).
+	ShutdownGrace time.Duration
 }
 
 // Run runs the selected controllers until ctx is cancelled (SIGTERM) or, with
 // leader election, until the lease is lost. It returns nil on a clean stop.
+//
+// Once ctx is cancelled it returns within o.ShutdownGrace (default
+// DefaultShutdownGrace) whatever it was doing: workers finish their current
+// item in that time, and a step stuck on an unreachable API server (a
+// discovery call, the Lease release) is left behind, since the process is
+// about to exit anyway. A kubelet that waits 30 s before SIGKILL, and an
+// operator at a terminal, are both better served by a prompt exit.
 func Run(ctx context.Context, cfg *rest.Config, o Options) error {
+	grace := o.ShutdownGrace
+	if grace <= 0 {
+		grace = DefaultShutdownGrace
+	}
+	p := &progress{server: hostOf(cfg)}
+	done := make(chan error, 1)
+	go func() { done <- run(ctx, cfg, o, p) }()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+	}
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(grace):
+		what, _ := p.current()
+		if what == "" {
+			what = "the controllers to stop"
+		}
+		klog.InfoS("stopping without waiting any longer", "waitedFor", what, "grace", grace)
+		return nil
+	}
+}
+
+// DefaultShutdownGrace bounds how long Run waits, after its context ends,
+// for the controllers and the manager to stop.
+const DefaultShutdownGrace = 5 * time.Second
+
+func run(ctx context.Context, cfg *rest.Config, o Options, p *progress) error {
 	ctrls := o.Controllers
 	if len(ctrls) == 0 {
 		for _, n := range framework.Names() {
@@ -81,8 +134,8 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 		}
 	}
 	for _, c := range ctrls {
-		if p, ok := c.(framework.Preflighter); ok {
-			if err := p.Preflight(); err != nil {
+		if pf, ok := c.(framework.Preflighter); ok {
+			if err := pf.Preflight(); err != nil {
 				return fmt.Errorf("controller %s cannot start: %w", c.Name(), err)
 			}
 		}
@@ -112,7 +165,7 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 
 	var ready atomic.Value // string: "" until ready, else the reason shown
 	ready.Store("")
-	servers, err := startServers(o, reg, &ready)
+	servers, err := startServers(ctx, o, reg, &ready, kube)
 	if err != nil {
 		return err
 	}
@@ -124,17 +177,26 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 		}
 	}()
 
+	klog.InfoS("starting", "apiServer", p.server, "controllers", names(ctrls), "leaderElect", o.LeaderElect)
+	go p.report(ctx, 10*time.Second)
+	if err := firstContact(ctx, kube, p, 5*time.Second); err != nil {
+		return nil // ctx ended: a clean stop
+	}
+
 	run := func(ctx context.Context) error {
-		return runControllers(ctx, kube, vc, reg, ctrls, o, &ready)
+		return runControllers(ctx, kube, vc, reg, ctrls, o, &ready, p)
 	}
 	if !o.LeaderElect {
+		if o.LeaseNamespace != "" && o.LeaseName != "" {
+			go warnOtherServe(ctx, kube, o.LeaseNamespace, o.LeaseName, time.Minute)
+		}
 		return run(ctx)
 	}
-	return runWithLeaderElection(ctx, kube, o, &ready, run)
+	return runWithLeaderElection(ctx, kube, o, &ready, p, run)
 }
 
 func runControllers(ctx context.Context, kube kubernetes.Interface, vc versioned.Interface, reg *prometheus.Registry,
-	ctrls []framework.Controller, o Options, ready *atomic.Value) error {
+	ctrls []framework.Controller, o Options, ready *atomic.Value, p *progress) error {
 	// The caches keep only what the running controllers read: with
 	// --controllers=queue the pods are not even watched, and a pod cached
 	// for the podgroup controller keeps its resources but not its env.
@@ -165,10 +227,15 @@ func runControllers(ctx context.Context, kube kubernetes.Interface, vc versioned
 		FeatureGates:           o.FeatureGates,
 	}
 	for _, c := range ctrls {
+		// Initializing may ask the API server what it serves (the NodeSet
+		// controller's discovery).
+		p.wait("the " + c.Name() + " controller to initialize")
 		if err := c.Initialize(ctx, opt); err != nil {
 			return fmt.Errorf("initialize controller %s: %w", c.Name(), err)
 		}
 	}
+	p.wait("the informer caches to fill (list and watch of every cached kind)")
+	defer p.done()
 	stop := ctx.Done()
 	kubeFactory.Start(stop)
 	vcFactory.Start(stop)
@@ -186,6 +253,7 @@ func runControllers(ctx context.Context, kube kubernetes.Interface, vc versioned
 			return cacheErr(ctx, t)
 		}
 	}
+	p.done()
 	ready.Store("ok")
 	klog.InfoS("caches synced, starting controllers", "controllers", names(ctrls))
 
@@ -217,7 +285,7 @@ func names(ctrls []framework.Controller) []string {
 	return out
 }
 
-func runWithLeaderElection(ctx context.Context, kube kubernetes.Interface, o Options, ready *atomic.Value,
+func runWithLeaderElection(ctx context.Context, kube kubernetes.Interface, o Options, ready *atomic.Value, p *progress,
 	run func(context.Context) error) error {
 	id := o.Identity
 	if id == "" {
@@ -232,6 +300,7 @@ func runWithLeaderElection(ctx context.Context, kube kubernetes.Interface, o Opt
 	// A standby replica is healthy and ready: it is doing its job, which is
 	// to wait for the lease.
 	ready.Store("ok: standby, waiting for the lease")
+	p.wait(fmt.Sprintf("the leader-election Lease %s/%s (a standby acts once it holds it)", o.LeaseNamespace, o.LeaseName))
 	var runErr error
 	var lost atomic.Bool
 	runCtx, cancel := context.WithCancel(ctx)
@@ -245,6 +314,7 @@ func runWithLeaderElection(ctx context.Context, kube kubernetes.Interface, o Opt
 		ReleaseOnCancel: true,
 		Callbacks: leaderelection.LeaderCallbacks{
 			OnStartedLeading: func(lctx context.Context) {
+				p.done()
 				klog.InfoS("became leader", "identity", id, "lease", o.LeaseNamespace+"/"+o.LeaseName)
 				ready.Store("")
 				runErr = run(lctx)
@@ -272,9 +342,14 @@ func runWithLeaderElection(ctx context.Context, kube kubernetes.Interface, o Opt
 	return nil
 }
 
-func startServers(o Options, reg *prometheus.Registry, ready *atomic.Value) ([]*http.Server, error) {
+func startServers(ctx context.Context, o Options, reg *prometheus.Registry, ready *atomic.Value, kube kubernetes.Interface) ([]*http.Server, error) {
 	var servers []*http.Server
-	listen := func(addr string, mux *http.ServeMux, what string) error {
+	closeAll := func() {
+		for _, s := range servers {
+			_ = s.Close()
+		}
+	}
+	listen := func(addr string, h http.Handler, what string, tlsConfig *tls.Config) error {
 		if addr == "" || addr == "0" {
 			return nil
 		}
@@ -282,8 +357,12 @@ func startServers(o Options, reg *prometheus.Registry, ready *atomic.Value) ([]*
 		if err != nil {
 			return fmt.Errorf("%s: %w", what, err)
 		}
-		klog.InfoS("serving", "endpoint", what, "address", ln.Addr().String())
-		s := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+		scheme := "http"
+		if tlsConfig != nil {
+			ln, scheme = tls.NewListener(ln, tlsConfig), "https"
+		}
+		klog.InfoS("serving", "endpoint", what, "address", ln.Addr().String(), "scheme", scheme)
+		s := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
 		servers = append(servers, s)
 		go func() { _ = s.Serve(ln) }()
 		return nil
@@ -302,24 +381,74 @@ func startServers(o Options, reg *prometheus.Registry, ready *atomic.Value) ([]*
 	if o.Profiling {
 		addProfiling(metricsMux)
 	}
-	if o.MetricsAddr != "" && o.MetricsAddr == o.HealthAddr {
+	metricsOn := o.MetricsAddr != "" && o.MetricsAddr != "0"
+	if metricsOn && o.MetricsAddr == o.HealthAddr {
+		if o.SecureMetrics {
+			return nil, errors.New("secure metrics (HTTPS) and the plain HTTP health probes cannot share one address: give them two, or --metrics-secure=false")
+		}
 		health.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 		if o.Profiling {
 			addProfiling(health)
 		}
-		return servers, listen(o.HealthAddr, health, "health probes and metrics")
+		return servers, listen(o.HealthAddr, health, "health probes and metrics", nil)
 	}
-	if err := listen(o.HealthAddr, health, "health probes"); err != nil {
+	if err := listen(o.HealthAddr, health, "health probes", nil); err != nil {
 		return nil, err
 	}
-	if err := listen(o.MetricsAddr, metricsMux, "metrics"); err != nil {
-		for _, s := range servers {
-			_ = s.Close()
+	var metricsHandler http.Handler = metricsMux
+	var tlsConfig *tls.Config
+	if metricsOn && o.SecureMetrics {
+		certs, err := metricsCerts(ctx, o)
+		if err != nil {
+			closeAll()
+			return nil, err
 		}
+		metricsHandler, tlsConfig = securemetrics.NewFilter(kube).Wrap(metricsMux), certs.TLSConfig()
+	}
+	if err := listen(o.MetricsAddr, metricsHandler, "metrics", tlsConfig); err != nil {
+		closeAll()
 		return nil, err
 	}
 	return servers, nil
 }
+
+// metricsCerts is the certificate of the metrics endpoint: the pair in
+// MetricsCertDir, watched for changes, or a self-signed one for this host.
+func metricsCerts(ctx context.Context, o Options) (*securemetrics.Certs, error) {
+	if o.MetricsCertDir != "" {
+		certs, err := securemetrics.LoadDir(o.MetricsCertDir)
+		if err != nil {
+			return nil, err
+		}
+		period := o.MetricsCertReload
+		if period <= 0 {
+			period = 10 * time.Second
+		}
+		go certs.Watch(ctx, period)
+		return certs, nil
+	}
+	host, _ := os.Hostname()
+	hosts := []string{"localhost", "127.0.0.1", "::1", host}
+	// The Service install creates, so that a scraper may verify the name
+	// against this certificate once it trusts it.
+	hosts = append(hosts, MetricsService+"."+Namespace+".svc", MetricsService+"."+Namespace+".svc.cluster.local")
+	if ip := os.Getenv("POD_IP"); ip != "" {
+		hosts = append(hosts, ip)
+	}
+	certs, err := securemetrics.SelfSigned(hosts...)
+	if err != nil {
+		return nil, fmt.Errorf("metrics: making a self-signed certificate: %w", err)
+	}
+	klog.InfoS("metrics served with a self-signed certificate (give --metrics-cert-dir for one scrapers can verify)", "hosts", hosts)
+	return certs, nil
+}
+
+// Namespace and MetricsService are where 'install --serve' puts serve and
+// the Service in front of its metrics port.
+const (
+	Namespace      = "volcano-system"
+	MetricsService = "kubectl-vc-serve-metrics"
+)
 
 // addProfiling serves net/http/pprof's handlers under /debug/pprof/ on mux
 // (registered by hand: the package's init registers them on

@@ -17,7 +17,7 @@ import (
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 )
 
-//go:embed policies serve
+//go:embed policies serve servicemonitor
 var files embed.FS
 
 // Set names a directory of embedded manifests.
@@ -26,8 +26,12 @@ type Set string
 const (
 	// Policies are the ValidatingAdmissionPolicies and their bindings.
 	Policies Set = "policies"
-	// Serve is the ServiceAccount, RBAC and Deployment of 'serve'.
+	// Serve is the ServiceAccount, RBAC, Deployment and metrics Service of
+	// 'serve'.
 	Serve Set = "serve"
+	// ServiceMonitor is the Prometheus Operator's ServiceMonitor for
+	// serve's metrics.
+	ServiceMonitor Set = "servicemonitor"
 )
 
 // The Deployment of 'serve' (serve/20-deployment.yaml) and its container,

@@ -306,6 +306,11 @@ func (c *Controller) Run(ctx context.Context) {
 	if !cache.WaitForCacheSync(stopCh, c.synced...) {
 		return
 	}
+	slurmVia := "each NodeSet's slurmrestd, found through Slinky's objects"
+	if t := c.source.fixed; t != nil {
+		slurmVia = t.via
+	}
+	klog.InfoS("nodeset controller started", "workers", c.workers, "slurm", slurmVia)
 	// Errors are retried rate-limited without a limit: a NodeSet waits on
 	// Slurm, which may be away for a while.
 	framework.Loop[string]{

@@ -215,7 +215,12 @@ func (c *Controller) Run(ctx context.Context) {
 			}
 			return c.inCache(keys.RootQueue) && c.inCache(keys.DefaultQueue), nil
 		})
+		if ctx.Err() != nil {
+			return
+		}
 	}
+	klog.InfoS("queue controller started", "workers", c.workers, "ensureDefaultQueues", c.ensureDefaults,
+		"maxRequeueNum", c.maxRequeue)
 	framework.Loop[string]{
 		Queue: c.wq, Workers: c.workers, MaxRequeue: c.maxRequeue, Sync: c.sync,
 		Retrying: func(key string, err error) {

@@ -61,7 +61,7 @@ func BenchmarkSteadyChurn(b *testing.B) {
 	}
 	health, metrics := freeAddr(b), freeAddr(b)
 	cmd := exec.Command(bin, "serve", "--kubeconfig="+kubeconfig, "--controllers=queue",
-		"--health-probe-bind-address="+health, "--metrics-bind-address="+metrics)
+		"--health-probe-bind-address="+health, "--metrics-bind-address="+metrics, "--metrics-secure=false")
 	logf, _ := os.Create(filepath.Join(b.TempDir(), "serve.log"))
 	cmd.Stdout, cmd.Stderr = logf, logf
 	if err := cmd.Start(); err != nil {

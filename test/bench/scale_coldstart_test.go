@@ -188,7 +188,10 @@ type coldLaunch struct {
 func serveLaunch(b *testing.B, bin, kubeconfig string, env []string) coldLaunch {
 	l := coldLaunch{bin: bin, env: env, metrics: freeAddr(b), heapFile: os.Getenv("VC_BENCH_COLD_HEAP")}
 	l.args = []string{"serve", "--kubeconfig=" + kubeconfig, "--controllers=queue,podgroup",
-		"--health-probe-bind-address=" + freeAddr(b), "--metrics-bind-address=" + l.metrics}
+		"--health-probe-bind-address=" + freeAddr(b), "--metrics-bind-address=" + l.metrics,
+		// The harness reads the metrics over plain HTTP, as Volcano's
+		// controller serves them.
+		"--metrics-secure=false"}
 	if l.heapFile != "" {
 		l.args = append(l.args, "--profiling")
 	}

@@ -9,7 +9,9 @@ package install
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -29,6 +31,7 @@ import (
 	"github.com/kubectl-vc/kubectl-vc/internal/controlplane"
 	"github.com/kubectl-vc/kubectl-vc/pkg/apis/keys"
 	"github.com/kubectl-vc/kubectl-vc/pkg/apis/scheduling/v1beta1"
+	"github.com/kubectl-vc/kubectl-vc/pkg/cli/doctor"
 	"github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned"
 	"github.com/kubectl-vc/kubectl-vc/test/internal/cptest"
 )
@@ -182,6 +185,37 @@ func TestServeInCluster(t *testing.T) {
 		e.t = t
 		e.waitServeReady(2)
 	})
+	t.Run("the pods run in a namespace that enforces the restricted Pod Security Standard", func(t *testing.T) {
+		e.t = t
+		e.restrictedNamespace()
+	})
+	var tokens map[string]string
+	t.Run("metrics over HTTPS: no token 401, no grant 403, the reader role 200", func(t *testing.T) {
+		e.t = t
+		tokens = scrapers(t, e.kube, "default")
+		e.metricsAccess(tokens)
+	})
+	t.Run("doctor finds the metrics readable by a reader", func(t *testing.T) {
+		e.t = t
+		out, _ := e.kubectlVC("doctor", "-o", "json")
+		var r doctor.Report
+		if err := json.Unmarshal([]byte(out[strings.Index(out, "{"):]), &r); err != nil {
+			t.Fatalf("%v\n%s", err, out)
+		}
+		found := false
+		for _, f := range r.Checks {
+			if f.Check != "metrics" {
+				continue
+			}
+			found = true
+			if f.Status != doctor.OK || !strings.Contains(f.Message, "serviceaccount default/"+scraperReader) {
+				t.Errorf("metrics finding: %+v", f)
+			}
+		}
+		if !found {
+			t.Errorf("no metrics finding:\n%s", out)
+		}
+	})
 	t.Run("queue close --wait is handled by the in-cluster serve", func(t *testing.T) {
 		e.t = t
 		if out, err := e.kubectlVC("queue", "create", "incluster-a", "--weight", "2"); err != nil {
@@ -244,18 +278,19 @@ func TestServeInCluster(t *testing.T) {
 		}
 		checked := 0
 		for _, p := range pods.Items {
-			if p.DeletionTimestamp != nil || p.Status.Phase != corev1.PodRunning {
+			if p.DeletionTimestamp != nil || p.Status.Phase != corev1.PodRunning || p.Status.PodIP == "" {
 				continue
 			}
-			raw, err := e.kube.CoreV1().Pods(serveNS).ProxyGet("http", p.Name, "8080", "/metrics", nil).DoRaw(ctx)
-			if err != nil {
-				t.Fatalf("metrics of %s: %v", p.Name, err)
+			// Read as a scraper reads it: HTTPS, the reader's token.
+			code, raw, err := scrape("https://"+net.JoinHostPort(p.Status.PodIP, "8443")+"/metrics", tokens[scraperReader])
+			if err != nil || code != 200 {
+				t.Fatalf("metrics of %s: %d %v", p.Name, code, err)
 			}
-			all, found, err := cptest.MetricSum(bytes.NewReader(raw), "rest_client_requests_total")
+			all, found, err := cptest.MetricSum(strings.NewReader(raw), "rest_client_requests_total")
 			if err != nil || !found || all == 0 {
 				t.Fatalf("pod %s reports no API requests (found=%v, err=%v): the 403 count below would prove nothing", p.Name, found, err)
 			}
-			forbidden, _, _ := cptest.MetricSum(bytes.NewReader(raw), "rest_client_requests_total", `code="403"`)
+			forbidden, _, _ := cptest.MetricSum(strings.NewReader(raw), "rest_client_requests_total", `code="403"`)
 			if forbidden != 0 {
 				t.Errorf("pod %s: %v requests refused with 403", p.Name, forbidden)
 			}
@@ -264,6 +299,94 @@ func TestServeInCluster(t *testing.T) {
 		if checked == 0 {
 			t.Fatal("no running serve pod to check")
 		}
+	})
+}
+
+// restrictedNamespace checks that serve's namespace enforces the
+// restricted level, that the running pods were admitted under it, and that
+// it is really enforced: a pod that asks for privilege escalation is
+// refused there (server dry run).
+func (e *env) restrictedNamespace() {
+	e.t.Helper()
+	ns, err := e.kube.CoreV1().Namespaces().Get(e.ctx, serveNS, metav1.GetOptions{})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if got := ns.Labels["pod-security.kubernetes.io/enforce"]; got != "restricted" {
+		e.t.Fatalf("namespace %s enforces %q", serveNS, got)
+	}
+	bad := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "not-restricted", Namespace: serveNS},
+		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: controlplane.PauseImage,
+			SecurityContext: &corev1.SecurityContext{AllowPrivilegeEscalation: ptr.To(true)}}}},
+	}
+	_, err = e.kube.CoreV1().Pods(serveNS).Create(e.ctx, bad, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+	if err == nil || !strings.Contains(err.Error(), "violates PodSecurity") {
+		e.t.Fatalf("a pod that breaks the restricted level was not refused: %v", err)
+	}
+	pods, err := e.kube.CoreV1().Pods(serveNS).List(e.ctx, metav1.ListOptions{LabelSelector: "app.kubernetes.io/name=" + serveName})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	for _, p := range pods.Items {
+		sc := p.Spec.SecurityContext
+		if sc == nil || sc.SeccompProfile == nil || sc.SeccompProfile.Type != corev1.SeccompProfileTypeRuntimeDefault {
+			e.t.Errorf("pod %s declares no RuntimeDefault seccomp profile", p.Name)
+		}
+	}
+}
+
+// metricsAccess scrapes every running serve pod at its address, and the
+// metrics Service at its cluster IP, from the node with the three
+// scrapers' tokens. The leader's metrics carry the queue counts.
+func (e *env) metricsAccess(tokens map[string]string) {
+	e.t.Helper()
+	leader, err := e.leader()
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	pods, err := e.kube.CoreV1().Pods(serveNS).List(e.ctx, metav1.ListOptions{LabelSelector: "app.kubernetes.io/name=" + serveName})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	checked := 0
+	for _, p := range pods.Items {
+		if p.DeletionTimestamp != nil || p.Status.Phase != corev1.PodRunning || p.Status.PodIP == "" {
+			continue
+		}
+		base := "https://" + net.JoinHostPort(p.Status.PodIP, "8443")
+		for _, tc := range []struct {
+			who  string
+			want int
+		}{{"", 401}, {scraperNone, 403}, {scraperReader, 200}} {
+			code, body, err := scrape(base+"/metrics", tokens[tc.who])
+			if err != nil || code != tc.want {
+				e.t.Errorf("pod %s as %q: %d %v, want %d: %.200s", p.Name, tc.who, code, err, tc.want, body)
+			}
+			if p.Name == leader && code == 200 && !strings.Contains(body, "volcano_queue_pod_group_") {
+				e.t.Errorf("the leader %s has no volcano_queue_pod_group_ metrics", p.Name)
+			}
+		}
+		// Without --profiling there is nothing under /debug/pprof/, for
+		// a reader or anyone.
+		if code, _, _ := scrape(base+"/debug/pprof/heap", tokens[scraperProfiler]); code != 404 {
+			e.t.Errorf("pod %s: /debug/pprof/heap answered %d without --profiling", p.Name, code)
+		}
+		checked++
+	}
+	if checked != 2 {
+		e.t.Errorf("checked %d pods, want 2", checked)
+	}
+	svc, err := e.kube.CoreV1().Services(serveNS).Get(e.ctx, "kubectl-vc-serve-metrics", metav1.GetOptions{})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if len(svc.Spec.Ports) != 1 || svc.Spec.Ports[0].Name != "https" {
+		e.t.Errorf("metrics Service ports %+v", svc.Spec.Ports)
+	}
+	e.poll("the metrics Service to answer a reader", time.Minute, func() (bool, error) {
+		code, _, err := scrape("https://"+net.JoinHostPort(svc.Spec.ClusterIP, "8443")+"/metrics", tokens[scraperReader])
+		return code == 200, err
 	})
 }
 

@@ -22,11 +22,17 @@ import (
 	"github.com/kubectl-vc/kubectl-vc/test/internal/cptest"
 )
 
-func runUninstall(f util.Factory, in string, yes, force bool) (string, error) {
+func runUninstall(f util.Factory, in string, yes, force bool, dryRun ...string) (string, error) {
 	var out bytes.Buffer
 	o := &install.UninstallOptions{
 		IOStreams: genericiooptions.IOStreams{In: strings.NewReader(in), Out: &out, ErrOut: &out},
-		Factory:   f, Yes: yes, Force: force,
+		Factory:   f, Yes: yes, Force: force, DryRun: "none",
+	}
+	if len(dryRun) > 0 {
+		o.DryRun = dryRun[0]
+	}
+	if err := o.Validate(); err != nil {
+		return "", err
 	}
 	if err := o.Complete(); err != nil {
 		return "", err

@@ -32,7 +32,7 @@ const (
 // Finding is one line of the report.
 type Finding struct {
 	// Check names the check: crds, admission, controllers, commands,
-	// queues, nodesets, rbac.
+	// queues, nodesets, rbac, metrics.
 	Check   string `json:"check"`
 	Status  Status `json:"status"`
 	Message string `json:"message"`
@@ -103,6 +103,10 @@ func NewCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Command {
 			  (FAIL).
 			* queues: queues in state Unknown, and Closing queues with what holds them.
 			* rbac: what you may do of what kubectl vc does (SelfSubjectAccessReview).
+			* metrics: where serve runs in --controllers-namespace, that a scraper can read its
+			  HTTPS metrics: serve may review tokens and access, the ClusterRole
+			  kubectl-vc-metrics-reader grants get on /metrics, someone is bound to it and
+			  allowed, and the endpoint refuses a request without a token.
 
 			The exit code is 1 when a check FAILs, for scripts; -o json gives the report
 			to machines. A check that cannot read what it needs (RBAC) says so as WARN.`),
@@ -172,6 +176,7 @@ func (o *Options) Run(ctx context.Context) error {
 	o.checkQueues(ctx)
 	o.checkNodeSets(ctx)
 	o.checkRBAC(ctx)
+	o.checkMetrics(ctx)
 
 	r := Report{Checks: o.found}
 	for _, f := range o.found {

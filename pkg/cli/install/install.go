@@ -2,6 +2,7 @@ package install
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"reflect"
@@ -17,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/kubectl/pkg/util/templates"
 	"sigs.k8s.io/yaml"
@@ -63,7 +65,9 @@ func NewCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Command {
 
 			Without selection flags it installs the CRDs and the admission policies, which is
 			what the queue and podgroup commands need. --rbac adds the ServiceAccount and RBAC
-			of 'serve'; --serve adds its Deployment too (and implies --rbac). Volcano's Job CRD
+			of 'serve' and the ClusterRole kubectl-vc-metrics-reader; --serve adds its
+			Deployment and the Service of its HTTPS metrics port too (and implies --rbac);
+			--service-monitor a Prometheus Operator ServiceMonitor for them. Volcano's Job CRD
 			is left to Volcano, whose job controller alone runs Jobs: install never applies
 			it and uninstall never deletes it.
 
@@ -99,6 +103,9 @@ func NewCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Command {
 			# See what would change, without changing anything
 			kubectl vc install --dry-run=server
 
+			# With a ServiceMonitor for the Prometheus Operator
+			kubectl vc install --serve --service-monitor
+
 			# Write the manifests for a GitOps repository instead of applying them
 			kubectl vc install --crds --policies --serve --print > kubectl-vc.yaml`),
 		Args: cobra.NoArgs,
@@ -116,7 +123,8 @@ func NewCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Command {
 	cmd.Flags().BoolVar(&o.CRDs, "crds", false, "Install the CustomResourceDefinitions")
 	cmd.Flags().BoolVar(&o.Policies, "policies", false, "Install the queue lifecycle ValidatingAdmissionPolicies and their bindings")
 	cmd.Flags().BoolVar(&o.RBAC, "rbac", false, "Install the ServiceAccount and RBAC of 'serve'")
-	cmd.Flags().BoolVar(&o.Serve, "serve", false, "Install 'serve' (its Deployment and RBAC)")
+	cmd.Flags().BoolVar(&o.Serve, "serve", false, "Install 'serve' (its Deployment, metrics Service and RBAC)")
+	cmd.Flags().BoolVar(&o.ServiceMonitor, "service-monitor", false, "With --serve: also a Prometheus Operator ServiceMonitor that scrapes serve's metrics over HTTPS with Prometheus's ServiceAccount token (the cluster must serve monitoring.coreos.com/v1 ServiceMonitor)")
 	cmd.Flags().StringVar(&o.Image, "image", "", "Image of the serve Deployment (default: ghcr.io/kubectl-vc/kubectl-vc:<version of this binary>); a dev build passes the image it built with 'make image'")
 	cmd.Flags().BoolVar(&o.Print, "print", false, "Print the selected manifests as YAML instead of applying them")
 	cmd.Flags().StringVar(&o.DryRun, "dry-run", o.DryRun, `Must be "none" or "server". With "server", the server checks every object but persists nothing`)
@@ -171,6 +179,9 @@ func (o *Options) Validate() error {
 	if o.Timeout <= 0 {
 		return util.UsageErrorf("--timeout must be positive")
 	}
+	if o.ServiceMonitor && !o.Serve {
+		return util.UsageErrorf("--service-monitor scrapes serve's metrics: use it with --serve")
+	}
 	if o.Image != "" || o.imageSet {
 		if !o.Serve {
 			return util.UsageErrorf("--image is the image of the serve Deployment: use it with --serve")
@@ -216,7 +227,12 @@ func (o *Options) Run(ctx context.Context) error {
 			return err
 		}
 	}
-	a := &applier{dyn: o.dyn, mapper: o.mapper, dryRun: o.dryServer}
+	if o.ServiceMonitor {
+		if err := CheckServiceMonitorAPI(o.disc); err != nil {
+			return err
+		}
+	}
+	a := &applier{dyn: o.dyn, mapper: o.mapper, dryRun: o.dryServer, dryNamespaces: map[string]bool{}}
 	for _, u := range plan.CRDs {
 		if err := a.apply(ctx, u, o.Out); err != nil {
 			return err
@@ -225,7 +241,7 @@ func (o *Options) Run(ctx context.Context) error {
 	if len(plan.CRDs) > 0 && !o.dryServer {
 		for _, u := range plan.CRDs {
 			if err := crds.WaitEstablished(ctx, o.ext, u.GetName(), o.Timeout); err != nil {
-				return err
+				return namedErr("wait for", ref(u)+" to be Established", err)
 			}
 		}
 		// The kinds just defined must be found by what follows.
@@ -250,8 +266,8 @@ func (o *Options) Run(ctx context.Context) error {
 // policies, rather than failing halfway through the apply.
 func CheckPolicyAPI(disc discovery.DiscoveryInterface) error {
 	list, err := disc.ServerResourcesForGroupVersion(vapGV.String())
-	if err != nil && !apierrors.IsNotFound(err) {
-		return fmt.Errorf("discover %s: %w", vapGV, err)
+	if err != nil && !apierrors.IsNotFound(err) && !errors.Is(err, memory.ErrCacheNotFound) {
+		return fmt.Errorf("discover %s: %s", vapGV, util.Message(err))
 	}
 	found := map[string]bool{}
 	if list != nil {
@@ -265,17 +281,41 @@ func CheckPolicyAPI(disc discovery.DiscoveryInterface) error {
 	return nil
 }
 
+// CheckServiceMonitorAPI refuses --service-monitor, before anything is
+// applied, where the Prometheus Operator's ServiceMonitor kind is not
+// served.
+func CheckServiceMonitorAPI(disc discovery.DiscoveryInterface) error {
+	list, err := disc.ServerResourcesForGroupVersion(serviceMonitorGV.String())
+	// A cached discovery client says a group it does not have with an
+	// error of its own.
+	if err != nil && !apierrors.IsNotFound(err) && !errors.Is(err, memory.ErrCacheNotFound) {
+		return fmt.Errorf("discover %s: %s", serviceMonitorGV, util.Message(err))
+	}
+	if list != nil {
+		for _, r := range list.APIResources {
+			if r.Kind == "ServiceMonitor" {
+				return nil
+			}
+		}
+	}
+	return fmt.Errorf("the API server does not serve %s ServiceMonitor (the Prometheus Operator's CRD): install the Prometheus Operator first, or leave out --service-monitor and point your scraper at the Service kubectl-vc-serve-metrics (docs/security.md)", serviceMonitorGV)
+}
+
 type applier struct {
 	dyn    dynamic.Interface
 	mapper meta.RESTMapper
 	dryRun bool
+	// dryNamespaces are the namespaces a server dry run reported as
+	// created: they do not exist, so the server cannot check what goes in
+	// them.
+	dryNamespaces map[string]bool
 }
 
 func (a *applier) resource(u *unstructured.Unstructured) (dynamic.ResourceInterface, error) {
 	gvk := u.GroupVersionKind()
 	m, err := a.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
 	if err != nil {
-		return nil, fmt.Errorf("%s: the server does not know %s: %w", ref(u), gvk, err)
+		return nil, &objectError{msg: fmt.Sprintf("%s: the server does not serve %s (%s)", ref(u), gvk, util.Message(err))}
 	}
 	if m.Scope.Name() == meta.RESTScopeNameNamespace {
 		return a.dyn.Resource(m.Resource).Namespace(u.GetNamespace()), nil
@@ -296,11 +336,11 @@ func (a *applier) apply(ctx context.Context, u *unstructured.Unstructured, out i
 		before, err = nil, nil
 	}
 	if err != nil {
-		return fmt.Errorf("%s: %w", ref(u), err)
+		return objErr("read", u, err)
 	}
 	body, err := u.MarshalJSON()
 	if err != nil {
-		return err
+		return objErr("encode", u, err)
 	}
 	// The embedded manifests are the source of truth for the fields they
 	// set, so conflicts with other managers are resolved in their favour.
@@ -310,11 +350,19 @@ func (a *applier) apply(ctx context.Context, u *unstructured.Unstructured, out i
 		opts.DryRun = []string{metav1.DryRunAll}
 	}
 	after, err := ri.Patch(ctx, u.GetName(), types.ApplyPatchType, body, opts)
+	if err != nil && a.dryRun && a.dryNamespaces[u.GetNamespace()] && namespaceNotFound(err, u.GetNamespace()) {
+		// A dry run persists nothing, the namespace included, and the
+		// server refuses to even check an object in a namespace that does
+		// not exist. Say so rather than fail: the real run creates the
+		// namespace first.
+		_, err = fmt.Fprintf(out, "%s created (server dry run; not checked: its namespace is created by this install, and a server dry run cannot check objects in a namespace that does not exist yet)\n", ref(u))
+		return err
+	}
 	if err != nil {
-		return fmt.Errorf("apply %s: %w", ref(u), err)
+		return objErr("apply", u, err)
 	}
 	if after, err = a.replaceAdditions(ctx, ri, u, after); err != nil {
-		return fmt.Errorf("apply %s: %w", ref(u), err)
+		return objErr("apply", u, err)
 	}
 	result := "configured"
 	switch {
@@ -327,9 +375,23 @@ func (a *applier) apply(ctx context.Context, u *unstructured.Unstructured, out i
 	}
 	if a.dryRun {
 		result += " (server dry run)"
+		if u.GetKind() == "Namespace" && before == nil {
+			a.dryNamespaces[u.GetName()] = true
+		}
 	}
 	_, err = fmt.Fprintf(out, "%s %s\n", ref(u), result)
 	return err
+}
+
+// namespaceNotFound tells whether err is the server's "namespace ns not
+// found".
+func namespaceNotFound(err error, ns string) bool {
+	var status apierrors.APIStatus
+	if !apierrors.IsNotFound(err) || !errors.As(err, &status) {
+		return false
+	}
+	d := status.Status().Details
+	return d != nil && d.Kind == "namespaces" && d.Name == ns
 }
 
 // replaceAdditions makes the spec of an applied admission policy or

@@ -22,6 +22,9 @@ type Selection struct {
 	RBAC bool
 	// Serve is everything 'serve' needs in a cluster, its RBAC included.
 	Serve bool
+	// ServiceMonitor adds the Prometheus Operator's ServiceMonitor for
+	// serve's metrics (with Serve only).
+	ServiceMonitor bool
 }
 
 // Empty reports whether nothing was selected.
@@ -115,6 +118,13 @@ func newPlan(sel Selection, image string) (*Plan, error) {
 		}
 		p.Objects = append(append(p.Objects, ns...), rest...)
 	}
+	if sel.ServiceMonitor {
+		objs, err := manifests.Objects(manifests.ServiceMonitor)
+		if err != nil {
+			return nil, err
+		}
+		p.Objects = append(p.Objects, objs...)
+	}
 	return p, nil
 }
 
@@ -144,5 +154,6 @@ func ref(u *unstructured.Unstructured) string {
 }
 
 var (
-	vapGV = schema.GroupVersion{Group: "admissionregistration.k8s.io", Version: "v1"}
+	vapGV            = schema.GroupVersion{Group: "admissionregistration.k8s.io", Version: "v1"}
+	serviceMonitorGV = schema.GroupVersion{Group: "monitoring.coreos.com", Version: "v1"}
 )

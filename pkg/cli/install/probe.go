@@ -122,11 +122,11 @@ func waitPolicies(ctx context.Context, dyn dynamic.Interface, mapper meta.RESTMa
 	p.cleanup(ctx)
 	policy, binding := p.probePolicy()
 	if _, err := dyn.Resource(vapGVR).Create(ctx, policy, metav1.CreateOptions{FieldManager: "kubectl-vc"}); err != nil {
-		return fmt.Errorf("create the probe policy: %w", err)
+		return namedErr("create", "the probe policy validatingadmissionpolicy.admissionregistration.k8s.io/"+policy.GetName(), err)
 	}
 	defer p.cleanup(context.WithoutCancel(ctx))
 	if _, err := dyn.Resource(vapbGVR).Create(ctx, binding, metav1.CreateOptions{FieldManager: "kubectl-vc"}); err != nil {
-		return fmt.Errorf("create the probe policy binding: %w", err)
+		return namedErr("create", "the probe policy binding validatingadmissionpolicybinding.admissionregistration.k8s.io/"+binding.GetName(), err)
 	}
 	var pgs dynamic.ResourceInterface
 	var pgGV string

@@ -16,6 +16,7 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/kubectl/pkg/util/templates"
 
+	"github.com/kubectl-vc/kubectl-vc/pkg/apis/keys"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/util"
 )
 
@@ -26,9 +27,14 @@ type UninstallOptions struct {
 
 	Yes   bool
 	Force bool
+	// DryRun is "none" or "server": with "server" every delete is sent as
+	// a server dry run, which checks it (RBAC, admission) and removes
+	// nothing, and nothing is asked.
+	DryRun string
 
-	dyn    dynamic.Interface
-	mapper meta.RESTMapper
+	dryServer bool
+	dyn       dynamic.Interface
+	mapper    meta.RESTMapper
 }
 
 // NewUninstallCmd returns the 'uninstall' command.
@@ -43,7 +49,12 @@ func NewUninstallCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.
 
 			Deleting a CRD deletes every object of its kind, so uninstall refuses, before
 			deleting anything, when a CRD still holds objects; --force deletes them with the
-			CRD. Namespaces are left in place, since they may hold other things.`),
+			CRD. The queues root and default, which serve creates and which cannot be
+			deleted on their own, do not count: they go with the Queue CRD. Namespaces are
+			left in place, since they may hold other things.
+
+			--dry-run=server sends every delete as a server dry run: the server checks it and
+			removes nothing.`),
 		Example: templates.Examples(`
 			# Remove everything, asking first
 			kubectl vc uninstall
@@ -51,10 +62,16 @@ func NewUninstallCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.
 			# In a script, once the queues and podgroups are gone
 			kubectl vc uninstall --yes
 
+			# What would go, checked by the server, nothing removed
+			kubectl vc uninstall --dry-run=server
+
 			# Also delete the queues, podgroups and Commands still in the cluster
 			kubectl vc uninstall --yes --force`),
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := o.Validate(); err != nil {
+				return err
+			}
 			if err := o.Complete(); err != nil {
 				return err
 			}
@@ -63,6 +80,8 @@ func NewUninstallCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.
 	}
 	cmd.Flags().BoolVarP(&o.Yes, "yes", "y", false, "Do not ask for confirmation")
 	cmd.Flags().BoolVar(&o.Force, "force", false, "Delete CRDs even when objects of their kinds still exist (deletes those objects too)")
+	cmd.Flags().StringVar(&o.DryRun, "dry-run", "none", `Must be "none" or "server". With "server", the server checks every delete but removes nothing`)
+	cmd.Flags().Lookup("dry-run").NoOptDefVal = "server"
 	return cmd
 }
 
@@ -71,8 +90,22 @@ type target struct {
 	ri  dynamic.ResourceInterface
 }
 
-// Complete resolves the clients. There is nothing to validate: the flags
-// are booleans.
+// Validate checks --dry-run (before Complete: a bad flag needs no cluster).
+func (o *UninstallOptions) Validate() error {
+	switch o.DryRun {
+	case "none", "":
+		o.dryServer = false
+	case "server":
+		o.dryServer = true
+	case "client":
+		return util.UsageErrorf("--dry-run=client is not supported: --dry-run=server lists what would be deleted, checked by the server, and deletes nothing")
+	default:
+		return util.UsageErrorf("invalid --dry-run %q: use none or server", o.DryRun)
+	}
+	return nil
+}
+
+// Complete resolves the clients.
 func (o *UninstallOptions) Complete() error {
 	cfg, err := o.Factory.RESTConfig()
 	if err != nil {
@@ -87,7 +120,7 @@ func (o *UninstallOptions) Complete() error {
 
 // Run deletes the installed objects in the reverse order of install.
 func (o *UninstallOptions) Run(ctx context.Context) error {
-	plan, err := NewPlan(Selection{CRDs: true, Policies: true, RBAC: true, Serve: true})
+	plan, err := NewPlan(Selection{CRDs: true, Policies: true, RBAC: true, Serve: true, ServiceMonitor: true})
 	if err != nil {
 		return err
 	}
@@ -109,7 +142,7 @@ func (o *UninstallOptions) Run(ctx context.Context) error {
 		if _, err := ri.Get(ctx, u.GetName(), metav1.GetOptions{}); apierrors.IsNotFound(err) {
 			continue
 		} else if err != nil {
-			return fmt.Errorf("%s: %w", ref(u), err)
+			return objErr("read", u, err)
 		}
 		present = append(present, target{obj: u, ri: ri})
 	}
@@ -119,25 +152,37 @@ func (o *UninstallOptions) Run(ctx context.Context) error {
 	}
 
 	// Refuse before deleting anything, so a refusal leaves a working install.
-	if !o.Force {
-		for _, t := range present {
-			if t.obj.GetKind() != "CustomResourceDefinition" {
-				continue
-			}
-			example, err := firstObject(ctx, o.dyn, t.obj)
-			if err != nil {
-				return err
-			}
-			if example != "" {
-				return fmt.Errorf("CRD %s still holds objects (e.g. %s): delete them first, or pass --force to delete them with the CRD", t.obj.GetName(), example)
-			}
+	// The built-in queues never block: they cannot be deleted one by one
+	// (the admission policies refuse it, and serve would create them
+	// again), so without this no uninstall could succeed without --force.
+	withCRD := map[string]string{} // CRD name -> the built-in objects that go with it
+	for _, t := range present {
+		if t.obj.GetKind() != "CustomResourceDefinition" {
+			continue
+		}
+		example, builtIn, err := firstObject(ctx, o.dyn, t.obj)
+		if err != nil {
+			return err
+		}
+		if example != "" && !o.Force {
+			return fmt.Errorf("CRD %s still holds objects (e.g. %s): delete them first, or pass --force to delete them with the CRD", t.obj.GetName(), example)
+		}
+		if len(builtIn) > 0 {
+			withCRD[t.obj.GetName()] = strings.Join(builtIn, ", ")
 		}
 	}
+	show := func(t target) string {
+		s := ref(t.obj)
+		if b := withCRD[t.obj.GetName()]; b != "" && t.obj.GetKind() == "CustomResourceDefinition" {
+			s += " (with the built-in " + b + ")"
+		}
+		return s
+	}
 
-	if !o.Yes {
+	if !o.Yes && !o.dryServer {
 		fmt.Fprintln(o.Out, "This deletes:")
 		for _, t := range present {
-			fmt.Fprintln(o.Out, "  "+ref(t.obj))
+			fmt.Fprintln(o.Out, "  "+show(t))
 		}
 		fmt.Fprintf(o.Out, "Delete these %d objects? [y/N]: ", len(present))
 		line, _ := bufio.NewReader(o.In).ReadString('\n')
@@ -150,22 +195,36 @@ func (o *UninstallOptions) Run(ctx context.Context) error {
 	}
 
 	policy := metav1.DeletePropagationBackground
+	opts := metav1.DeleteOptions{PropagationPolicy: &policy}
+	suffix := ""
+	if o.dryServer {
+		opts.DryRun = []string{metav1.DryRunAll}
+		suffix = " (server dry run)"
+	}
 	for _, t := range present {
-		err := t.ri.Delete(ctx, t.obj.GetName(), metav1.DeleteOptions{PropagationPolicy: &policy})
+		err := t.ri.Delete(ctx, t.obj.GetName(), opts)
 		if apierrors.IsNotFound(err) {
 			continue
 		}
 		if err != nil {
-			return fmt.Errorf("delete %s: %w", ref(t.obj), err)
+			return objErr("delete", t.obj, err)
 		}
-		fmt.Fprintf(o.Out, "%s deleted\n", ref(t.obj))
+		fmt.Fprintf(o.Out, "%s deleted%s\n", show(t), suffix)
 	}
 	return nil
 }
 
-// firstObject returns "kind namespace/name" of one object the CRD holds, or
-// "" when it holds none.
-func firstObject(ctx context.Context, dyn dynamic.Interface, crd *unstructured.Unstructured) (string, error) {
+// builtIn names, per CRD, the objects that exist in every installation
+// and cannot be deleted on their own: serve creates the queues root and
+// default, and the admission policies refuse to delete them.
+var builtIn = map[string]map[string]bool{
+	"queues.scheduling.volcano.sh": {keys.RootQueue: true, keys.DefaultQueue: true},
+}
+
+// firstObject returns "kind namespace/name" of one object the CRD holds
+// that is not built in, or "" when it holds none; and the built-in ones it
+// holds ("queue root").
+func firstObject(ctx context.Context, dyn dynamic.Interface, crd *unstructured.Unstructured) (string, []string, error) {
 	group, _, _ := unstructured.NestedString(crd.Object, "spec", "group")
 	plural, _, _ := unstructured.NestedString(crd.Object, "spec", "names", "plural")
 	kind, _, _ := unstructured.NestedString(crd.Object, "spec", "names", "kind")
@@ -179,23 +238,29 @@ func firstObject(ctx context.Context, dyn dynamic.Interface, crd *unstructured.U
 		}
 	}
 	if version == "" {
-		return "", nil
+		return "", nil, nil
 	}
+	// One more than the built-in objects is enough to find one that is not.
+	skip := builtIn[crd.GetName()]
 	list, err := dyn.Resource(schema.GroupVersionResource{Group: group, Version: version, Resource: plural}).
-		List(ctx, metav1.ListOptions{Limit: 1})
+		List(ctx, metav1.ListOptions{Limit: int64(len(skip) + 1)})
 	if apierrors.IsNotFound(err) {
-		return "", nil
+		return "", nil, nil
 	}
 	if err != nil {
-		return "", fmt.Errorf("list %s: %w", crd.GetName(), err)
+		return "", nil, namedErr("list the objects of", ref(crd), err)
 	}
-	if len(list.Items) == 0 {
-		return "", nil
+	var found []string
+	for _, it := range list.Items {
+		name := it.GetName()
+		if ns := it.GetNamespace(); ns != "" {
+			name = ns + "/" + name
+		}
+		if it.GetNamespace() == "" && skip[it.GetName()] {
+			found = append(found, strings.ToLower(kind)+" "+name)
+			continue
+		}
+		return strings.ToLower(kind) + " " + name, found, nil
 	}
-	it := list.Items[0]
-	name := it.GetName()
-	if ns := it.GetNamespace(); ns != "" {
-		name = ns + "/" + name
-	}
-	return strings.ToLower(kind) + " " + name, nil
+	return "", found, nil
 }

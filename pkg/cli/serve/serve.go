@@ -3,10 +3,12 @@ package serve
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"os"
 	"os/signal"
 	"runtime/debug"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -16,6 +18,7 @@ import (
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/client-go/rest"
 	"k8s.io/component-base/featuregate"
+	"k8s.io/klog/v2"
 	"k8s.io/kubectl/pkg/util/templates"
 
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/util"
@@ -40,6 +43,14 @@ type Options struct {
 	MetricsBindAddress     string
 	HealthProbeBindAddress string
 	Profiling              bool
+	// MetricsSecure serves the metrics address over HTTPS behind the API
+	// server's TokenReview and SubjectAccessReview (docs/security.md).
+	MetricsSecure  bool
+	MetricsCertDir string
+	// Verbosity is klog's -v: 0 says what serve waits for and each
+	// controller's start; 2 adds retried syncs; 4 and more client-go's
+	// own detail (requests, leader election attempts).
+	Verbosity int32
 
 	LeaderElect         bool
 	LeaseNamespace      string
@@ -90,6 +101,9 @@ func NewCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Command {
 			# Only the queue controller, 4 workers, metrics on :9090
 			kubectl vc serve --controllers=queue --workers-queue=4 --metrics-bind-address=:9090
 
+			# On a laptop: metrics over plain HTTP, for anyone who can reach the port
+			kubectl vc serve --metrics-secure=false --metrics-bind-address=127.0.0.1:8080
+
 			# Only the nodeset controller, for a slurmrestd outside Slinky
 			kubectl vc serve --controllers=nodeset --slurm-rest-url http://slurm.example:6820 --slurm-jwt-key-file /etc/slurm/jwt_hs256.key
 
@@ -119,9 +133,12 @@ func NewCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Command {
 	fl.IntVar(&o.MaxRequeueNum, "max-requeue-num", 15, "Retries of a failing request before it is dropped with a Warning event (-1: forever)")
 	fl.Float32Var(&o.KubeAPIQPS, "kube-api-qps", -1, "Client-side QPS limit towards the API server; negative disables it and leaves flow control to the server's API Priority and Fairness")
 	fl.IntVar(&o.KubeAPIBurst, "kube-api-burst", 0, "Client-side burst; used only with a positive --kube-api-qps")
-	fl.StringVar(&o.MetricsBindAddress, "metrics-bind-address", ":8080", "Address of the Prometheus /metrics endpoint (0 disables it)")
-	fl.StringVar(&o.HealthProbeBindAddress, "health-probe-bind-address", ":8081", "Address of /healthz and /readyz (0 disables them)")
-	fl.BoolVar(&o.Profiling, "profiling", false, "Serve Go's pprof profiles under /debug/pprof/ on the metrics address (no authentication, as /metrics: keep that address private)")
+	fl.StringVar(&o.MetricsBindAddress, "metrics-bind-address", ":8443", "Address of the Prometheus /metrics endpoint (0 disables it)")
+	fl.BoolVar(&o.MetricsSecure, "metrics-secure", true, "Serve the metrics address over HTTPS, each request's bearer token checked with a TokenReview and its right to GET the path with a SubjectAccessReview; false: plain HTTP for anyone who can reach the address (local use)")
+	fl.StringVar(&o.MetricsCertDir, "metrics-cert-dir", "", "Directory with tls.crt and tls.key of the metrics endpoint (e.g. a cert-manager Secret), read again when they change; default: a self-signed certificate made at start")
+	fl.StringVar(&o.HealthProbeBindAddress, "health-probe-bind-address", ":8081", "Address of /healthz and /readyz, always plain HTTP (0 disables them)")
+	fl.BoolVar(&o.Profiling, "profiling", false, "Serve Go's pprof profiles under /debug/pprof/ on the metrics address, behind the same checks as /metrics")
+	fl.Int32VarP(&o.Verbosity, "v", "v", 0, "Log verbosity: 2 adds retried syncs, 4 and more client-go's requests and leader-election attempts")
 	fl.BoolVar(&o.LeaderElect, "leader-elect", false, "Act only while holding a Lease, so that several replicas never act at once")
 	fl.StringVar(&o.LeaseNamespace, "leader-elect-resource-namespace", "volcano-system", "Namespace of the leader-election Lease")
 	fl.StringVar(&o.LeaseName, "leader-elect-resource-name", "kubectl-vc-serve", "Name of the leader-election Lease")
@@ -181,11 +198,21 @@ func (o *Options) Validate() error {
 	if o.MaxRequeueNum < -1 {
 		return util.UsageErrorf("--max-requeue-num must be -1 (forever) or at least 0, got %d", o.MaxRequeueNum)
 	}
+	if o.Verbosity < 0 {
+		return util.UsageErrorf("-v must be 0 or more, got %d", o.Verbosity)
+	}
 	if o.KubeAPIQPS > 0 && o.KubeAPIBurst < 1 {
 		return util.UsageErrorf("--kube-api-burst must be at least 1 with --kube-api-qps=%g", o.KubeAPIQPS)
 	}
-	if o.Profiling && (o.MetricsBindAddress == "" || o.MetricsBindAddress == "0") {
+	metricsOff := o.MetricsBindAddress == "" || o.MetricsBindAddress == "0"
+	if o.Profiling && metricsOff {
 		return util.UsageErrorf("--profiling serves on the metrics address: give --metrics-bind-address too")
+	}
+	if o.MetricsSecure && !metricsOff && o.MetricsBindAddress == o.HealthProbeBindAddress {
+		return util.UsageErrorf("--metrics-bind-address and --health-probe-bind-address are both %s: the metrics are served over HTTPS and the probes over plain HTTP, so give them two addresses (or --metrics-secure=false)", o.MetricsBindAddress)
+	}
+	if o.MetricsCertDir != "" && !o.MetricsSecure {
+		return util.UsageErrorf("--metrics-cert-dir is the certificate of HTTPS metrics: it cannot be used with --metrics-secure=false")
 	}
 	if o.LeaderElect {
 		if o.LeaseNamespace == "" || o.LeaseName == "" {
@@ -213,6 +240,13 @@ func (o *Options) Run(ctx context.Context) error {
 	if _, set := os.LookupEnv("GOGC"); !set {
 		debug.SetGCPercent(gcPercent)
 	}
+	// klog's flags live on a flag set of their own, made here and not at
+	// start-up: only serve logs through klog at length.
+	var kfs flag.FlagSet
+	klog.InitFlags(&kfs)
+	if err := kfs.Set("v", strconv.Itoa(int(o.Verbosity))); err != nil {
+		return err
+	}
 	err := controller.Run(ctx, o.config, controller.Options{
 		Controllers:    o.selected,
 		MaxRequeueNum:  o.MaxRequeueNum,
@@ -220,6 +254,8 @@ func (o *Options) Run(ctx context.Context) error {
 		MetricsAddr:    o.MetricsBindAddress,
 		HealthAddr:     o.HealthProbeBindAddress,
 		Profiling:      o.Profiling,
+		SecureMetrics:  o.MetricsSecure,
+		MetricsCertDir: o.MetricsCertDir,
 		LeaderElect:    o.LeaderElect,
 		LeaseNamespace: o.LeaseNamespace,
 		LeaseName:      o.LeaseName,

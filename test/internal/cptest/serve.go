@@ -42,7 +42,10 @@ func StartServe(t testing.TB, binary, kubeconfig string, args ...string) *Serve 
 	if err != nil {
 		t.Fatal(err)
 	}
-	full := []string{"serve", "--health-probe-bind-address=" + p.Health, "--metrics-bind-address=" + p.Metrics}
+	// Metrics over plain HTTP: the tests read them as a local user of
+	// serve does (--metrics-secure=false); the HTTPS endpoint, its token
+	// and permission checks are proven in test/install (TestMetricsAccess).
+	full := []string{"serve", "--health-probe-bind-address=" + p.Health, "--metrics-bind-address=" + p.Metrics, "--metrics-secure=false"}
 	hasKubeconfig := false
 	for _, a := range args {
 		hasKubeconfig = hasKubeconfig || strings.HasPrefix(a, "--kubeconfig")

@@ -1,0 +1,206 @@
+// Package securemetrics protects serve's /metrics (and pprof) the way the
+// Kubernetes components and controller-runtime's metrics server do: HTTPS,
+// each request's bearer token checked by the API server (TokenReview) and
+// the caller's right to GET the path checked by it too
+// (SubjectAccessReview on a non-resource URL), both answers cached briefly.
+//
+// The API server decides both; this package only asks it. The pieces are
+// k8s.io/apiserver's: its bearer-token request authenticator and its token
+// cache (the one the delegating authenticator of kube-controller-manager
+// and controller-runtime wraps around TokenReview: one review per token at
+// a time, answers kept for a TTL), and its user and authorizer types. The
+// delegating authenticator and authorizer themselves are not used: they
+// come with the webhook client, which links gRPC, OpenTelemetry's exporter,
+// the konnectivity client and CEL (for authorization webhooks' match
+// conditions), and their package initialization added about 5 ms of CPU to
+// every run of every kubectl-vc command, 'version --client' included, and
+// 10 MB to the binary (docs/security.md#cost). What is left of them here is
+// the TokenReview and SubjectAccessReview request, a few lines each, and an
+// expiring cache of the authorization answers.
+package securemetrics
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	authenticationv1 "k8s.io/api/authentication/v1"
+	authorizationv1 "k8s.io/api/authorization/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	utilcache "k8s.io/apimachinery/pkg/util/cache"
+	"k8s.io/apiserver/pkg/authentication/authenticator"
+	"k8s.io/apiserver/pkg/authentication/request/bearertoken"
+	tokencache "k8s.io/apiserver/pkg/authentication/token/cache"
+	"k8s.io/apiserver/pkg/authentication/user"
+	"k8s.io/apiserver/pkg/authorization/authorizer"
+	"k8s.io/client-go/kubernetes"
+	authenticationclient "k8s.io/client-go/kubernetes/typed/authentication/v1"
+	authorizationclient "k8s.io/client-go/kubernetes/typed/authorization/v1"
+	"k8s.io/klog/v2"
+)
+
+// Cache lifetimes of the answers: a scraper every 15-30 s costs the API
+// server one TokenReview and one SubjectAccessReview a minute; a revoked
+// grant takes effect within a minute, a new one within 10 s.
+const (
+	tokenCacheTTL = time.Minute
+	allowCacheTTL = time.Minute
+	denyCacheTTL  = 10 * time.Second
+	reviewTimeout = 10 * time.Second
+)
+
+// Filter authenticates and authorizes the requests to an endpoint.
+type Filter struct {
+	authn authenticator.Request
+	authz *sarAuthorizer
+}
+
+// NewFilter builds a Filter whose reviews are sent with kube (serve's own
+// identity, which needs create on tokenreviews and subjectaccessreviews).
+func NewFilter(kube kubernetes.Interface) *Filter {
+	return newFilter(kube.AuthenticationV1().TokenReviews(), kube.AuthorizationV1().SubjectAccessReviews())
+}
+
+func newFilter(tr authenticationclient.TokenReviewInterface, sar authorizationclient.SubjectAccessReviewInterface) *Filter {
+	// Errors (the API server unreachable) are not cached: the next scrape
+	// asks again.
+	tokens := tokencache.New(&tokenReviewer{client: tr}, false, tokenCacheTTL, denyCacheTTL)
+	return &Filter{
+		authn: bearertoken.New(tokens),
+		authz: &sarAuthorizer{client: sar, cache: utilcache.NewLRUExpireCache(1024)},
+	}
+}
+
+// tokenReviewer asks the API server who a token is (TokenReview).
+type tokenReviewer struct {
+	client authenticationclient.TokenReviewInterface
+}
+
+func (t *tokenReviewer) AuthenticateToken(ctx context.Context, token string) (*authenticator.Response, bool, error) {
+	ctx, cancel := context.WithTimeout(ctx, reviewTimeout)
+	defer cancel()
+	// The token's audiences are left to the API server's defaults: a
+	// ServiceAccount token kubelet mounts, or one 'kubectl create token'
+	// makes, is for the API server.
+	r, err := t.client.Create(ctx, &authenticationv1.TokenReview{Spec: authenticationv1.TokenReviewSpec{Token: token}}, metav1.CreateOptions{})
+	if err != nil {
+		return nil, false, &reviewError{fmt.Errorf("TokenReview: %w", err)}
+	}
+	if !r.Status.Authenticated {
+		if r.Status.Error != "" {
+			klog.V(2).InfoS("metrics request: token not accepted", "reason", r.Status.Error)
+		}
+		return nil, false, nil
+	}
+	u := r.Status.User
+	extra := map[string][]string{}
+	for k, v := range u.Extra {
+		extra[k] = v
+	}
+	return &authenticator.Response{
+		Audiences: r.Status.Audiences,
+		User:      &user.DefaultInfo{Name: u.Username, UID: u.UID, Groups: u.Groups, Extra: extra},
+	}, true, nil
+}
+
+// sarAuthorizer asks the API server whether a user may make a
+// non-resource request (SubjectAccessReview), and keeps each answer for a
+// while: allowed for allowCacheTTL, denied for denyCacheTTL.
+type sarAuthorizer struct {
+	client authorizationclient.SubjectAccessReviewInterface
+	cache  *utilcache.LRUExpireCache
+}
+
+func (a *sarAuthorizer) Authorize(ctx context.Context, attrs authorizer.Attributes) (authorizer.Decision, string, error) {
+	u := attrs.GetUser()
+	if u == nil {
+		return authorizer.DecisionDeny, "no user", nil
+	}
+	extra := map[string]authorizationv1.ExtraValue{}
+	for k, v := range u.GetExtra() {
+		extra[k] = v
+	}
+	spec := authorizationv1.SubjectAccessReviewSpec{
+		User: u.GetName(), UID: u.GetUID(), Groups: u.GetGroups(), Extra: extra,
+		NonResourceAttributes: &authorizationv1.NonResourceAttributes{Path: attrs.GetPath(), Verb: attrs.GetVerb()},
+	}
+	key, err := json.Marshal(spec)
+	if err != nil {
+		return authorizer.DecisionNoOpinion, "", err
+	}
+	if v, ok := a.cache.Get(string(key)); ok {
+		d := v.(decision)
+		return d.decision, d.reason, nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, reviewTimeout)
+	defer cancel()
+	r, err := a.client.Create(ctx, &authorizationv1.SubjectAccessReview{Spec: spec}, metav1.CreateOptions{})
+	if err != nil {
+		return authorizer.DecisionNoOpinion, "", fmt.Errorf("SubjectAccessReview: %w", err)
+	}
+	d := decision{decision: authorizer.DecisionDeny, reason: r.Status.Reason}
+	ttl := denyCacheTTL
+	if r.Status.Allowed && !r.Status.Denied {
+		d.decision, ttl = authorizer.DecisionAllow, allowCacheTTL
+	}
+	if r.Status.EvaluationError != "" && d.decision != authorizer.DecisionAllow {
+		d.reason = strings.TrimSpace(d.reason + " " + r.Status.EvaluationError)
+	}
+	a.cache.Add(string(key), d, ttl)
+	return d.decision, d.reason, nil
+}
+
+// reviewError is a review the API server did not answer: the request is
+// then refused with 500, not 401, since the caller may well be allowed.
+type reviewError struct{ error }
+
+func (e *reviewError) Unwrap() error { return e.error }
+
+type decision struct {
+	decision authorizer.Decision
+	reason   string
+}
+
+// Wrap returns next behind the checks: 401 without a valid token, 403
+// when the token's user may not GET the path (a non-resource URL such as
+// /metrics or /debug/pprof/heap, verb the request's method in lower case,
+// as the API server itself authorizes non-resource requests), 500 when the
+// API server could not be asked.
+func (f *Filter) Wrap(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		res, ok, err := f.authn.AuthenticateRequest(r)
+		var unanswered *reviewError
+		if errors.As(err, &unanswered) {
+			klog.ErrorS(err, "metrics request: cannot ask the API server who the caller is", "path", r.URL.Path, "remote", r.RemoteAddr)
+			http.Error(w, "Internal Server Error: authentication could not be checked", http.StatusInternalServerError)
+			return
+		}
+		if !ok {
+			http.Error(w, "Unauthorized: send a bearer token the API server accepts (e.g. a ServiceAccount token)", http.StatusUnauthorized)
+			return
+		}
+		attrs := authorizer.AttributesRecord{
+			User:            res.User,
+			Verb:            strings.ToLower(r.Method),
+			Path:            r.URL.Path,
+			ResourceRequest: false,
+		}
+		decision, reason, err := f.authz.Authorize(r.Context(), attrs)
+		if err != nil {
+			klog.ErrorS(err, "metrics request: cannot ask the API server for authorization", "user", res.User.GetName(), "path", r.URL.Path)
+			http.Error(w, "Internal Server Error: authorization could not be checked", http.StatusInternalServerError)
+			return
+		}
+		if decision != authorizer.DecisionAllow {
+			klog.V(2).InfoS("metrics request forbidden", "user", res.User.GetName(), "path", r.URL.Path, "reason", reason)
+			http.Error(w, fmt.Sprintf("Forbidden: user %q may not %s %s (bind the ClusterRole kubectl-vc-metrics-reader)",
+				res.User.GetName(), attrs.Verb, r.URL.Path), http.StatusForbidden)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}

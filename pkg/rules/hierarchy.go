@@ -138,3 +138,11 @@ func ChildrenOf(name string, queues []v1beta1.Queue) []string {
 	sort.Strings(out)
 	return out
 }
+
+// HoldsChildrenClosed tells whether a queue in this state keeps its child
+// queues closed: a child cannot be opened under a Closed or Closing parent
+// (the queue controller leaves its OpenQueue Command waiting, and 'queue
+// open' refuses it up front).
+func HoldsChildrenClosed(s v1beta1.QueueState) bool {
+	return s == v1beta1.QueueStateClosed || s == v1beta1.QueueStateClosing
+}

@@ -105,7 +105,7 @@ func (o *OperateOptions) Run(ctx context.Context) error {
 	if !o.Wait {
 		return nil
 	}
-	return waitForOperation(ctx, o.Client, o.Namespace, o.op, watch, o.Timeout, o.ErrOut)
+	return waitForOperation(ctx, o.Client, kubeClient(o.Factory), o.Namespace, o.op, watch, o.Timeout, o.ErrOut)
 }
 
 func (o *OperateOptions) print(cm *busv1alpha1.Command) error {

@@ -1,0 +1,154 @@
+// Package doctor proves that 'kubectl vc doctor' and the documentation
+// agree: the quick start, run line by line, leaves doctor nothing to warn
+// about who acts on Commands, and every command doctor prints as a fix runs
+// as printed. The built binary against the real local API server, with
+// real serve processes.
+package doctor
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/util/wait"
+
+	"github.com/kubectl-vc/kubectl-vc/internal/controlplane"
+	"github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned"
+	"github.com/kubectl-vc/kubectl-vc/test/internal/binary"
+	"github.com/kubectl-vc/kubectl-vc/test/internal/cptest"
+)
+
+var env struct {
+	cp               *controlplane.ControlPlane
+	dir, bin, admin  string
+	vc               versioned.Interface
+	pathDir, homeDir string
+}
+
+func TestMain(m *testing.M) {
+	cptest.Main(m, cptest.Options{Binary: true, Setup: func(e *cptest.Env) error {
+		env.cp, env.dir, env.bin, env.admin = e.CP, e.Dir, e.Binary, e.Kubeconfig
+		env.vc = versioned.NewForConfigOrDie(e.CP.AdminConfig())
+		// A PATH as the quick start sets it: kubectl-vc beside kubectl, so
+		// that 'kubectl vc ...' runs the built binary as a plugin.
+		env.pathDir = filepath.Join(e.Dir, "path")
+		env.homeDir = filepath.Join(e.Dir, "home")
+		for _, d := range []string{env.pathDir, env.homeDir} {
+			if err := os.MkdirAll(d, 0o755); err != nil {
+				return err
+			}
+		}
+		return os.Symlink(e.Binary, filepath.Join(env.pathDir, "kubectl-vc"))
+	}})
+}
+
+// shell prepares one command line as a user types it: bash, with the
+// plugin on PATH and KUBECONFIG set, nothing else of this machine's.
+func shell(line string) *exec.Cmd {
+	cmd := exec.Command("bash", "-c", line)
+	cmd.Env = append(binary.Env(env.homeDir), "KUBECONFIG="+env.admin)
+	for i, kv := range cmd.Env {
+		if strings.HasPrefix(kv, "PATH=") {
+			cmd.Env[i] = "PATH=" + env.pathDir + ":" + strings.TrimPrefix(kv, "PATH=")
+		}
+	}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	return cmd
+}
+
+// runLine runs a command line to its end and fails the test unless it
+// succeeds.
+func runLine(t *testing.T, line string) string {
+	t.Helper()
+	out, err := shell(line).CombinedOutput()
+	if err != nil {
+		t.Fatalf("%s: %v\n%s", line, err, out)
+	}
+	return string(out)
+}
+
+// startLine starts a long-running command line (a serve) and stops it, with
+// everything it started, when the test ends.
+func startLine(t *testing.T, line string) {
+	t.Helper()
+	cmd := shell(line)
+	log := filepath.Join(t.TempDir(), "log")
+	f, err := os.Create(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stdout, cmd.Stderr = f, f
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		_ = cmd.Wait()
+		_ = f.Close()
+		if t.Failed() {
+			b, _ := os.ReadFile(log)
+			t.Logf("%s:\n%s", line, b)
+		}
+	})
+}
+
+// finding is one line of 'doctor -o json'.
+type finding struct {
+	Check, Status, Message, Fix string
+	Objects                     []string
+}
+
+// doctor runs 'kubectl vc doctor -o json' with args and returns its findings.
+func doctor(t *testing.T, args ...string) []finding {
+	t.Helper()
+	out, _ := shell("kubectl vc doctor -o json " + strings.Join(args, " ")).Output()
+	var rep struct{ Checks []finding }
+	if err := json.Unmarshal(out, &rep); err != nil {
+		t.Fatalf("doctor -o json: %v\n%s", err, out)
+	}
+	return rep.Checks
+}
+
+// until runs doctor until cond holds for its findings (bounded) and
+// returns the last ones.
+func until(t *testing.T, what string, cond func([]finding) bool, args ...string) []finding {
+	t.Helper()
+	var last []finding
+	err := wait.PollUntilContextTimeout(context.Background(), 200*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
+		last = doctor(t, args...)
+		return cond(last), nil
+	})
+	if err != nil {
+		t.Fatalf("doctor never reported %s; last:\n%+v", what, last)
+	}
+	return last
+}
+
+func of(fs []finding, check string) []finding {
+	var out []finding
+	for _, f := range fs {
+		if f.Check == check {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// hints are the commands a fix prints, in single quotes, as doctor writes
+// every command it suggests.
+var hintRE = regexp.MustCompile(`'(kubectl [^']*)'`)
+
+func hints(fix string) []string {
+	var out []string
+	for _, m := range hintRE.FindAllStringSubmatch(fix, -1) {
+		out = append(out, m[1])
+	}
+	return out
+}

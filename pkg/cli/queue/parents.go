@@ -7,6 +7,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/kubectl-vc/kubectl-vc/pkg/apis/keys"
 	schedulingv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/scheduling/v1beta1"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/util"
 	"github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned"
@@ -54,6 +55,12 @@ func refuseClosedParents(ctx context.Context, c versioned.Interface, queues []*s
 			seen[p] = true
 			pq, err := get(p)
 			switch {
+			case apierrors.IsNotFound(err) && p == keys.RootQueue:
+				// Nothing made root yet: the queue controller creates it
+				// when it starts, before it applies any Command, and root
+				// is never closed.
+				p = ""
+				continue
 			case apierrors.IsNotFound(err):
 				return util.UsageErrorf("cannot open queue %q: its parent %q does not exist: create it (kubectl vc queue create %s) or move the queue (kubectl vc queue update %s --parent NAME)",
 					q.Name, p, p, q.Name)

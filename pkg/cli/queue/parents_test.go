@@ -66,4 +66,12 @@ func TestRefuseClosedParents(t *testing.T) {
 			t.Errorf("open %v:\n got %q\nwant %q", tc.open, got, tc.want)
 		}
 	}
+
+	// A cluster where nothing made root yet: serve creates it before
+	// applying any Command, and root is never closed, so no refusal.
+	bare := q("bare", "", schedulingv1beta1.QueueStateClosed)
+	c2 := vcfake.NewSimpleClientset(bare)
+	if err := refuseClosedParents(context.Background(), c2, []*schedulingv1beta1.Queue{bare}); err != nil {
+		t.Errorf("open without root: %v", err)
+	}
 }

@@ -93,13 +93,15 @@ func commandGroup() *cobra.Command {
 	return &cobra.Command{
 		Use:     "command",
 		Aliases: []string{"commands", "cmd"},
-		Short:   "Inspect pending Volcano Commands",
+		Short:   "Inspect and delete pending Volcano Commands",
 		Long: templates.LongDesc(`
 				A Command asks a controller to act on an object (e.g. CloseQueue on a queue).
 				The controller deletes it once applied, so every Command still listed is
-				waiting: a Command that stays is a stuck request worth looking into.`),
+				waiting: a Command that stays is a stuck request worth looking into, and one
+				no controller will apply can be deleted.`),
 		Example: templates.Examples(`
-				kubectl vc command list -A`),
+				kubectl vc command list -A -o wide
+				kubectl vc command delete --all --queue dev -A`),
 	}
 }
 

@@ -2,6 +2,7 @@ package rules
 
 import (
 	"fmt"
+	"sort"
 	"strings"
 
 	"github.com/kubectl-vc/kubectl-vc/pkg/apis/keys"
@@ -122,4 +123,26 @@ func WalkUp(start string, get Lookup) (Ancestry, error) {
 		name = EffectiveParent(q)
 	}
 	return a, nil
+}
+
+// ChildrenOf returns the names of the queues whose parent (as
+// EffectiveParent has it) is the named queue, sorted. A queue with none is
+// a leaf: the only kind of queue Volcano's job admission lets a Job into.
+func ChildrenOf(name string, queues []v1beta1.Queue) []string {
+	var out []string
+	for i := range queues {
+		if queues[i].Name != name && EffectiveParent(&queues[i]) == name {
+			out = append(out, queues[i].Name)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// HoldsChildrenClosed tells whether a queue in this state keeps its child
+// queues closed: a child cannot be opened under a Closed or Closing parent
+// (the queue controller leaves its OpenQueue Command waiting, and 'queue
+// open' refuses it up front).
+func HoldsChildrenClosed(s v1beta1.QueueState) bool {
+	return s == v1beta1.QueueStateClosed || s == v1beta1.QueueStateClosing
 }

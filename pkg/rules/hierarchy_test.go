@@ -2,6 +2,7 @@ package rules
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -61,5 +62,20 @@ func TestWalkUp(t *testing.T) {
 	}
 	if got := FormatCycle([]string{"p", "q", "r", "p"}); got != "p -> q -> r -> p" {
 		t.Errorf("FormatCycle = %q", got)
+	}
+}
+
+func TestChildrenOf(t *testing.T) {
+	qs := []v1beta1.Queue{
+		{ObjectMeta: metav1.ObjectMeta{Name: "root"}},
+		{ObjectMeta: metav1.ObjectMeta{Name: "default"}},
+		{ObjectMeta: metav1.ObjectMeta{Name: "team-a"}, Spec: v1beta1.QueueSpec{Parent: "root"}},
+		{ObjectMeta: metav1.ObjectMeta{Name: "prod"}, Spec: v1beta1.QueueSpec{Parent: "team-a"}},
+		{ObjectMeta: metav1.ObjectMeta{Name: "dev"}, Spec: v1beta1.QueueSpec{Parent: "team-a"}},
+	}
+	for name, want := range map[string]string{"root": "default,team-a", "team-a": "dev,prod", "dev": "", "missing": ""} {
+		if got := strings.Join(ChildrenOf(name, qs), ","); got != want {
+			t.Errorf("ChildrenOf(%s) = %q, want %q", name, got, want)
+		}
 	}
 }

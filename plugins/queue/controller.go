@@ -11,6 +11,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/tools/cache"
@@ -87,6 +88,9 @@ type Controller struct {
 	// stale status and skip a write that is needed.
 	mu      sync.Mutex
 	written map[string]*v1beta1.Queue
+	// waiting remembers, per pending Command, the last reason reported for
+	// its wait (reportWaiting), so that a retried sync does not repeat it.
+	waiting map[types.UID]string
 }
 
 // New returns a queue controller with the defaults of its flags.
@@ -123,6 +127,7 @@ func (c *Controller) Initialize(_ context.Context, opt *framework.ControllerOpti
 	c.recorder = opt.Recorder
 	c.maxRequeue = opt.MaxRequeueNum
 	c.written = map[string]*v1beta1.Queue{}
+	c.waiting = map[types.UID]string{}
 	m, err := newMetrics(opt.MetricsRegistry)
 	if err != nil {
 		return err
@@ -179,6 +184,9 @@ func (c *Controller) Initialize(_ context.Context, opt *framework.ControllerOpti
 		c.cmdIndex = cmdInf.GetIndexer()
 		if _, err := cmdInf.AddEventHandler(cache.FilteringResourceEventHandler{
 			FilterFunc: func(obj any) bool {
+				if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+					obj = t.Obj
+				}
 				cmd, ok := obj.(*busv1alpha1.Command)
 				return ok && isQueueReference(cmd)
 			},
@@ -186,6 +194,13 @@ func (c *Controller) Initialize(_ context.Context, opt *framework.ControllerOpti
 			// A deletion needs no work and updates do not happen.
 			Handler: cache.ResourceEventHandlerFuncs{AddFunc: func(obj any) {
 				c.wq.Add(obj.(*busv1alpha1.Command).TargetObject.Name)
+			}, DeleteFunc: func(obj any) {
+				if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+					obj = t.Obj
+				}
+				if cmd, ok := obj.(*busv1alpha1.Command); ok {
+					c.forgetWaiting(cmd.UID)
+				}
 			}},
 		}); err != nil {
 			return err

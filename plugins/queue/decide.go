@@ -27,7 +27,7 @@ type parentView struct {
 // Closed or Closing, and is not in a cycle with the queue (a cycle has no
 // top, so no queue in it may hold another closed).
 func (p parentView) closed() bool {
-	return !p.missing && p.cycle == nil && (p.state == v1beta1.QueueStateClosed || p.state == v1beta1.QueueStateClosing)
+	return !p.missing && p.cycle == nil && rules.HoldsChildrenClosed(p.state)
 }
 
 // problem is the hierarchy problem to report on the queue, as the value of
@@ -63,6 +63,21 @@ type decision struct {
 	// applyErr, when set, makes the sync fail after writing what it
 	// decided, so that the Commands still pending are retried.
 	applyErr error
+	// waiting, when set, is the Command that cannot be applied yet and
+	// why: the sync reports it (a Warning event on the queue and on the
+	// Command, a log line) so that nothing waits silently.
+	waiting *waitingCommand
+}
+
+// WaitingForParent is the reason of the Warning events a queue controller
+// records when an OpenQueue Command waits for the queue's parent (Closed,
+// Closing or missing). 'kubectl vc command list -o wide' shows it.
+const WaitingForParent = "WaitingForParent"
+
+// waitingCommand is a Command the state machine cannot apply yet.
+type waitingCommand struct {
+	cmd             *busv1alpha1.Command
+	reason, message string
 }
 
 // decide is the queue controller's decision, a pure function of what the
@@ -111,11 +126,16 @@ func decide(q *v1beta1.Queue, pending []*busv1alpha1.Command, podGroups int, par
 		if cmd.Action == busv1alpha1.OpenQueueAction && !root && (parent.closed() || parent.missing) {
 			// Retried: the parent may be opening (or appearing) right
 			// now. The Command stays until it can be applied.
+			var why string
 			if parent.missing {
 				d.applyErr = fmt.Errorf("cannot open queue %s: its parent %s does not exist", q.Name, parent.name)
+				why = fmt.Sprintf("its parent queue %s does not exist: create it, or move the queue (kubectl vc queue update %s --parent ...)", parent.name, q.Name)
 			} else {
 				d.applyErr = fmt.Errorf("cannot open queue %s: its parent %s is %s", q.Name, parent.name, parent.state)
+				why = fmt.Sprintf("its parent queue %s is %s: it is applied once %s is Open (kubectl vc queue open %s)", parent.name, parent.state, parent.name, parent.name)
 			}
+			d.waiting = &waitingCommand{cmd: cmd, reason: WaitingForParent,
+				message: fmt.Sprintf("%s Command %s/%s for queue %s waits: %s", cmd.Action, cmd.Namespace, cmd.Name, q.Name, why)}
 			break
 		}
 		if cmd.Action == busv1alpha1.CloseQueueAction && root {

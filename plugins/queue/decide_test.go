@@ -1,6 +1,7 @@
 package queue
 
 import (
+	"strings"
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -197,5 +198,32 @@ func TestDecide(t *testing.T) {
 				t.Errorf("applyErr %v, want error: %v", d.applyErr, tc.wantApplyErr)
 			}
 		})
+	}
+}
+
+// TestDecideReportsWaitingOpen: an open that waits for its parent is
+// reported (the Command, WaitingForParent, and a message naming the
+// parent, its state and the command that ends the wait), not only retried.
+func TestDecideReportsWaitingOpen(t *testing.T) {
+	q := queueIn("dev", v1beta1.QueueStateClosed, false)
+	q.Spec.Parent = "team-a"
+	open := cmdFor(q, "dev-openqueue-x", busv1alpha1.OpenQueueAction, q.UID)
+	for _, tc := range []struct {
+		parent parentView
+		want   string
+	}{
+		{parentView{name: "team-a", state: v1beta1.QueueStateClosed}, "OpenQueue Command default/dev-openqueue-x for queue dev waits: its parent queue team-a is Closed: it is applied once team-a is Open (kubectl vc queue open team-a)"},
+		{parentView{name: "team-a", missing: true}, "OpenQueue Command default/dev-openqueue-x for queue dev waits: its parent queue team-a does not exist"},
+	} {
+		d := decide(q, []*busv1alpha1.Command{open}, 0, tc.parent)
+		if d.waiting == nil || d.waiting.cmd != open || d.waiting.reason != WaitingForParent || !strings.HasPrefix(d.waiting.message, tc.want) {
+			t.Errorf("parent %+v: waiting %+v, want %q", tc.parent, d.waiting, tc.want)
+		}
+		if d.applyErr == nil || len(d.done) != 0 {
+			t.Errorf("parent %+v: the Command must stay and the sync be retried: %+v", tc.parent, d)
+		}
+	}
+	if d := decide(q, []*busv1alpha1.Command{open}, 0, parentView{name: "team-a", state: v1beta1.QueueStateOpen}); d.waiting != nil {
+		t.Errorf("open parent: waiting %+v", d.waiting)
 	}
 }

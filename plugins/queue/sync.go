@@ -157,6 +157,7 @@ func (c *Controller) sync(ctx context.Context, name string) error {
 	for _, e := range d.events {
 		c.recorder.Eventf(q, corev1.EventTypeWarning, e.reason, "%s", e.message)
 	}
+	c.reportWaiting(q, d.waiting)
 	state, mark, done, applyErr := d.state, d.mark, d.done, d.applyErr
 
 	// Both annotations in one merge patch; nil removes one.
@@ -199,6 +200,7 @@ func (c *Controller) sync(ctx context.Context, name string) error {
 	c.metrics.set(q.Name, n)
 
 	for _, cmd := range done {
+		c.forgetWaiting(cmd.UID)
 		uid := cmd.UID
 		err := c.vc.BusV1alpha1().Commands(cmd.Namespace).Delete(ctx, cmd.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
 		if err != nil && !apierrors.IsNotFound(err) {
@@ -211,6 +213,35 @@ func (c *Controller) sync(ctx context.Context, name string) error {
 	}
 	c.metrics.syncs.Inc()
 	return nil
+}
+
+// reportWaiting tells why a Command waits, once per Command and reason:
+// a Warning event on the queue and one on the Command (which 'kubectl vc
+// command list -o wide' shows), and a log line. The sync that finds it
+// waiting is retried with backoff; the report is not repeated on every
+// retry, only when what it says changes.
+func (c *Controller) reportWaiting(q *v1beta1.Queue, w *waitingCommand) {
+	if w == nil {
+		return
+	}
+	c.mu.Lock()
+	seen := c.waiting[w.cmd.UID] == w.message
+	c.waiting[w.cmd.UID] = w.message
+	c.mu.Unlock()
+	if seen {
+		return
+	}
+	c.recorder.Eventf(q, corev1.EventTypeWarning, w.reason, "%s", w.message)
+	c.recorder.Eventf(w.cmd, corev1.EventTypeWarning, w.reason, "%s", w.message)
+	klog.InfoS("Command waits", "command", w.cmd.Namespace+"/"+w.cmd.Name, "action", w.cmd.Action, "queue", q.Name, "reason", w.reason, "message", w.message)
+}
+
+// forgetWaiting drops what reportWaiting remembers of a Command that was
+// applied or deleted.
+func (c *Controller) forgetWaiting(uid types.UID) {
+	c.mu.Lock()
+	delete(c.waiting, uid)
+	c.mu.Unlock()
 }
 
 func orNone(s v1beta1.QueueState) string {

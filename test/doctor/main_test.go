@@ -1,15 +1,28 @@
 // Package doctor proves 'kubectl vc doctor' against the real local API
 // server: the built binary run as a user runs it, as the admin and as an
 // unprivileged user, on a cluster where the tests write the Leases,
-// Deployments, queues and Commands whose state doctor reports.
+// Deployments, queues and Commands whose state doctor reports; and that
+// doctor and the documentation agree: the quick start, run line by line,
+// leaves doctor nothing to warn about who acts on Commands, and every
+// command doctor prints as a fix runs as printed (real serve processes).
 package doctor
 
 import (
+	"context"
+	"encoding/json"
+	"os"
 	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
 	"testing"
+	"time"
 
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/kubectl-vc/kubectl-vc/internal/controlplane"
 	busv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/bus/v1alpha1"
 	schedulingv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/scheduling/v1beta1"
 	"github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned"
@@ -25,6 +38,12 @@ var env struct {
 	admin, alice, dead string
 	vc                 versioned.Interface
 	kube               kubernetes.Interface
+
+	// For the quick start's shell lines: the control plane, the binary,
+	// a PATH holding it as kubectl's plugin, and a HOME of their own.
+	cp               *controlplane.ControlPlane
+	dir, bin         string
+	pathDir, homeDir string
 }
 
 // TestMain builds the binary once and starts one control plane for every
@@ -38,7 +57,17 @@ func TestMain(m *testing.M) {
 		env.cli, env.admin, env.alice, env.dead = c, c.Admin, c.Alice, c.Dead
 		env.vc = versioned.NewForConfigOrDie(e.CP.AdminConfig())
 		env.kube = kubernetes.NewForConfigOrDie(e.CP.AdminConfig())
-		return nil
+		env.cp, env.dir, env.bin = e.CP, e.Dir, e.Binary
+		// A PATH as the quick start sets it: kubectl-vc beside kubectl, so
+		// that 'kubectl vc ...' runs the built binary as a plugin.
+		env.pathDir = filepath.Join(e.Dir, "path")
+		env.homeDir = filepath.Join(e.Dir, "home")
+		for _, d := range []string{env.pathDir, env.homeDir} {
+			if err := os.MkdirAll(d, 0o755); err != nil {
+				return err
+			}
+		}
+		return os.Symlink(e.Binary, filepath.Join(env.pathDir, "kubectl-vc"))
 	}})
 }
 
@@ -84,4 +113,109 @@ func setStatus(t *testing.T, name string, state schedulingv1beta1.QueueState, ru
 func commandsFor(t *testing.T, queue string) []busv1alpha1.Command {
 	t.Helper()
 	return queues.CommandsFor(t, env.vc, queue)
+}
+
+// shell prepares one command line as a user types it: bash, with the
+// plugin on PATH and KUBECONFIG set, nothing else of this machine's.
+func shell(line string) *exec.Cmd {
+	cmd := exec.Command("bash", "-c", line)
+	cmd.Env = append(binary.Env(env.homeDir), "KUBECONFIG="+env.admin)
+	for i, kv := range cmd.Env {
+		if strings.HasPrefix(kv, "PATH=") {
+			cmd.Env[i] = "PATH=" + env.pathDir + ":" + strings.TrimPrefix(kv, "PATH=")
+		}
+	}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	return cmd
+}
+
+// runLine runs a command line to its end and fails the test unless it
+// succeeds.
+func runLine(t *testing.T, line string) string {
+	t.Helper()
+	out, err := shell(line).CombinedOutput()
+	if err != nil {
+		t.Fatalf("%s: %v\n%s", line, err, out)
+	}
+	return string(out)
+}
+
+// startLine starts a long-running command line (a serve) and stops it, with
+// everything it started, when the test ends.
+func startLine(t *testing.T, line string) {
+	t.Helper()
+	cmd := shell(line)
+	log := filepath.Join(t.TempDir(), "log")
+	f, err := os.Create(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stdout, cmd.Stderr = f, f
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		_ = cmd.Wait()
+		_ = f.Close()
+		if t.Failed() {
+			b, _ := os.ReadFile(log)
+			t.Logf("%s:\n%s", line, b)
+		}
+	})
+}
+
+// finding is one line of 'doctor -o json'.
+type finding struct {
+	Check, Status, Message, Fix string
+	Objects                     []string
+}
+
+// doctorAsUser runs 'kubectl vc doctor -o json' with args as the quick
+// start's user types it and returns its findings.
+func doctorAsUser(t *testing.T, args ...string) []finding {
+	t.Helper()
+	out, _ := shell("kubectl vc doctor -o json " + strings.Join(args, " ")).Output()
+	var rep struct{ Checks []finding }
+	if err := json.Unmarshal(out, &rep); err != nil {
+		t.Fatalf("doctor -o json: %v\n%s", err, out)
+	}
+	return rep.Checks
+}
+
+// until runs doctor until cond holds for its findings (bounded) and
+// returns the last ones.
+func until(t *testing.T, what string, cond func([]finding) bool, args ...string) []finding {
+	t.Helper()
+	var last []finding
+	err := wait.PollUntilContextTimeout(context.Background(), 200*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
+		last = doctorAsUser(t, args...)
+		return cond(last), nil
+	})
+	if err != nil {
+		t.Fatalf("doctor never reported %s; last:\n%+v", what, last)
+	}
+	return last
+}
+
+func of(fs []finding, check string) []finding {
+	var out []finding
+	for _, f := range fs {
+		if f.Check == check {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// hints are the commands a fix prints, in single quotes, as doctor writes
+// every command it suggests.
+var hintRE = regexp.MustCompile(`'(kubectl [^']*)'`)
+
+func hints(fix string) []string {
+	var out []string
+	for _, m := range hintRE.FindAllStringSubmatch(fix, -1) {
+		out = append(out, m[1])
+	}
+	return out
 }

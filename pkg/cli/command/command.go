@@ -14,5 +14,6 @@ import (
 func Commands(f util.Factory, streams genericiooptions.IOStreams) []*cobra.Command {
 	return []*cobra.Command{
 		newListCmd(f, streams),
+		newDeleteCmd(f, streams),
 	}
 }

@@ -5,8 +5,10 @@ import (
 	"sort"
 
 	"github.com/spf13/cobra"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/kubectl/pkg/util/templates"
@@ -34,10 +36,18 @@ func newListCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Comma
 			List Commands of a namespace (-n) or of all namespaces (-A), oldest first,
 			with their action, target and age. Commands on Volcano Jobs (AbortJob,
 			ResumeJob, RestartJob, TerminateJob) wait for Volcano's job controller, which
-			'kubectl vc serve' does not run: a note on stderr names them.`),
+			'kubectl vc serve' does not run: a note on stderr names them.
+
+			With -o wide, REASON and MESSAGE say why a Command waits: its own reason and
+			message when its writer set them, otherwise the last Warning event a
+			controller recorded on it (e.g. WaitingForParent: an OpenQueue Command whose
+			queue's parent is Closed).`),
 		Example: templates.Examples(`
 			# Every pending Command
 			kubectl vc command list -A
+
+			# Why each one waits
+			kubectl vc command list -A -o wide
 
 			# As YAML, for a bug report
 			kubectl vc command list -n default -o yaml
@@ -75,7 +85,7 @@ func (o *ListOptions) Run(ctx context.Context) error {
 	sort.SliceStable(list.Items, func(i, j int) bool {
 		return list.Items[i].CreationTimestamp.Before(&list.Items[j].CreationTimestamp)
 	})
-	if err := o.print(list.Items, list); err != nil {
+	if err := o.print(ctx, list.Items, list); err != nil {
 		return err
 	}
 	if o.PrintFlags.HumanReadable() {
@@ -92,7 +102,7 @@ func (o *ListOptions) Run(ctx context.Context) error {
 func (o *ListOptions) watch(ctx context.Context, rv string) error {
 	return follow.Each(ctx, rv, metav1.ListOptions{LabelSelector: o.Selector}, o.Client.BusV1alpha1().Commands(o.Namespace).Watch,
 		func(t watch.EventType, cm *busv1alpha1.Command) error {
-			if err := o.print([]busv1alpha1.Command{*cm}, cm); err != nil {
+			if err := o.print(ctx, []busv1alpha1.Command{*cm}, cm); err != nil {
 				return err
 			}
 			if t == watch.Added && o.PrintFlags.HumanReadable() {
@@ -102,14 +112,38 @@ func (o *ListOptions) watch(ctx context.Context, rv string) error {
 		})
 }
 
-func (o *ListOptions) print(items []busv1alpha1.Command, obj runtime.Object) error {
+func (o *ListOptions) print(ctx context.Context, items []busv1alpha1.Command, obj runtime.Object) error {
 	return o.Options.Print(obj, len(items), o.NoneFound("No pending commands"), func() runtime.Object {
-		return commandTable(items, o.AllNamespaces)
+		return commandTable(items, o.AllNamespaces, o.warnings(ctx, items))
 	})
 }
 
-// commandTable is the table of 'command list'; allNamespaces adds NAMESPACE first.
-func commandTable(items []busv1alpha1.Command, allNamespaces bool) *metav1.Table {
+// warnings reads, for -o wide only, the last Warning event of each listed
+// Command: why a controller has not applied it. A user who may not read
+// events gets the table without them.
+func (o *ListOptions) warnings(ctx context.Context, items []busv1alpha1.Command) map[types.UID]corev1.Event {
+	if o.PrintFlags.Format() != "wide" || len(items) == 0 {
+		return nil
+	}
+	kc, err := o.Factory.KubeClient()
+	if err != nil {
+		return nil
+	}
+	q := vcprinters.EventQuery{APIVersion: busv1alpha1.SchemeGroupVersion.String(), Kind: "Command", Namespace: o.Namespace}
+	if len(items) == 1 {
+		q.Name, q.Namespace = items[0].Name, items[0].Namespace
+	}
+	evs, err := vcprinters.LatestWarnings(ctx, kc, q)
+	if err != nil {
+		return nil
+	}
+	return evs
+}
+
+// commandTable is the table of 'command list'; allNamespaces adds NAMESPACE
+// first. REASON and MESSAGE are the Command's own, or else those of the last
+// Warning event on it (warnings, by UID).
+func commandTable(items []busv1alpha1.Command, allNamespaces bool, warnings map[types.UID]corev1.Event) *metav1.Table {
 	var cols []vcprinters.Column
 	if allNamespaces {
 		cols = append(cols, vcprinters.Column{Name: "NAMESPACE"})
@@ -127,8 +161,12 @@ func commandTable(items []busv1alpha1.Command, allNamespaces bool) *metav1.Table
 		if allNamespaces {
 			row = append(row, cm.Namespace)
 		}
+		reason, message := cm.Reason, cm.Message
+		if ev, ok := warnings[cm.UID]; ok && reason == "" && message == "" {
+			reason, message = ev.Reason, ev.Message
+		}
 		row = append(row, cm.Name, cm.Action, target, vcprinters.Age(cm.CreationTimestamp),
-			vcprinters.OrNone(cm.Reason), vcprinters.OrNone(cm.Message))
+			vcprinters.OrNone(reason), vcprinters.OrNone(message))
 		rows = append(rows, row)
 	}
 	return vcprinters.Table(cols, rows)

@@ -38,6 +38,11 @@ type actor struct {
 	active bool
 	// commands: it runs the controller that applies queue Commands.
 	commands bool
+	// deployment: its Deployment exists (so 'kubectl logs deployment/...'
+	// and 'kubectl scale deployment ...' work).
+	deployment bool
+	// holder is the holder of its Lease, "" without one.
+	holder   string
 	evidence []string
 	err      error
 }
@@ -74,6 +79,7 @@ func (o *Options) detect(ctx context.Context, name, lease, deployment string, qu
 		since := o.now().Sub(renewed)
 		leaseFresh = holder != "" && !renewed.IsZero() && since <= d+leaseGrace
 		if leaseFresh {
+			a.holder = holder
 			a.evidence = append(a.evidence, fmt.Sprintf("Lease %s/%s held by %s, renewed %s ago", ns, lease, holder, duration.HumanDuration(since)))
 		} else if renewed.IsZero() || holder == "" {
 			a.evidence = append(a.evidence, fmt.Sprintf("Lease %s/%s has no holder", ns, lease))
@@ -88,6 +94,7 @@ func (o *Options) detect(ctx context.Context, name, lease, deployment string, qu
 	d, err := o.kube.AppsV1().Deployments(ns).Get(ctx, deployment, metav1.GetOptions{})
 	switch {
 	case err == nil:
+		a.deployment = true
 		a.evidence = append(a.evidence, fmt.Sprintf("Deployment %s/%s %d/%d ready", ns, deployment, d.Status.ReadyReplicas, d.Status.Replicas))
 		if !leaseFound && d.Status.ReadyReplicas > 0 {
 			a.active = true // no leader election: every replica acts
@@ -186,16 +193,20 @@ func (o *Options) checkCommands(ctx context.Context) {
 		}
 		o.cannot("controllers", "who acts on Commands (Leases and Deployments in "+ns+")", err)
 	case serve.acts() && volcano.acts():
+		stop := fmt.Sprintf("stop the 'kubectl vc serve' process that holds Lease %s/%s (%s)", ns, ServeLease, serve.holder)
+		if serve.deployment {
+			stop = fmt.Sprintf("'kubectl -n %s scale deployment %s --replicas=0'", ns, ServeDeployment)
+		}
 		o.add("controllers", Fail, fmt.Sprintf("both %s and %s act on Commands and queues: two queue controllers race on every Command and queue status", serve, volcano),
-			fmt.Sprintf("keep one: 'kubectl -n %s scale deployment %s --replicas=0' (or stop 'kubectl vc serve'), or leave queue-controller out of Volcano's --controllers", ns, ServeDeployment))
+			fmt.Sprintf("keep one: %s, or leave queue-controller out of Volcano's --controllers", stop))
 	case serve.acts():
 		o.add("controllers", OK, fmt.Sprintf("%s acts on Commands; Volcano's controllers do not (%s)", serve, strings.Join(volcano.evidence, "; ")), "")
 	case volcano.acts():
 		o.add("controllers", OK, fmt.Sprintf("%s act on Commands; serve does not (%s)", volcano, strings.Join(serve.evidence, "; ")), "")
 	default:
-		o.add("controllers", Warn, fmt.Sprintf("nobody acts on Commands: neither serve (%s) nor Volcano's controllers (%s); queue open and close will not take effect",
+		o.add("controllers", Warn, fmt.Sprintf("nobody acts on Commands: neither serve (%s) nor Volcano's controllers (%s); queue open and close will not take effect (a serve run without --leader-elect leaves no Lease to see)",
 			strings.Join(serve.evidence, "; "), strings.Join(volcano.evidence, "; ")),
-			"'kubectl vc install --serve', or 'kubectl vc serve --leader-elect', or install Volcano (serve run without --leader-elect leaves no Lease to see)")
+			o.startServeHint(ctx))
 	}
 
 	var all []busv1alpha1.Command
@@ -212,6 +223,7 @@ func (o *Options) checkCommands(ctx context.Context) {
 	}
 	sort.Slice(all, func(i, j int) bool { return all[i].CreationTimestamp.Before(&all[j].CreationTimestamp) })
 	var stuckQueue, stuckOther []string
+	var stuckQueueCmds, stuckOtherCmds []busv1alpha1.Command
 	for _, c := range all {
 		waited := o.now().Sub(c.CreationTimestamp.Time)
 		if waited <= o.StuckAfter {
@@ -226,8 +238,10 @@ func (o *Options) checkCommands(ctx context.Context) {
 		s := fmt.Sprintf("%s/%s (%s %s, %s)", c.Namespace, c.Name, c.Action, target, duration.HumanDuration(waited))
 		if kind == "Queue" {
 			stuckQueue = append(stuckQueue, s)
+			stuckQueueCmds = append(stuckQueueCmds, c)
 		} else {
 			stuckOther = append(stuckOther, s)
+			stuckOtherCmds = append(stuckOtherCmds, c)
 		}
 	}
 	if len(stuckQueue) == 0 && len(stuckOther) == 0 {
@@ -235,20 +249,60 @@ func (o *Options) checkCommands(ctx context.Context) {
 		return
 	}
 	if len(stuckQueue) > 0 {
-		fix := "start a controller that applies them (see the controllers line), then 'kubectl vc command list -A'"
+		why := "see why each waits: 'kubectl vc command list -A -o wide'"
+		fix := "start a controller that applies them (see the controllers line); " + why
 		switch {
+		case serve.acts() && serve.deployment:
+			fix = fmt.Sprintf("serve holds its Lease but has not applied them: %s, and serve's log: 'kubectl -n %s logs deployment/%s'", why, ns, ServeDeployment)
 		case serve.acts():
-			fix = fmt.Sprintf("serve holds its Lease but does not apply them: see its log ('kubectl -n %s logs deployment/%s') and its Warning events", ns, ServeDeployment)
-		case volcano.acts():
-			fix = fmt.Sprintf("Volcano's controllers run but do not apply them: see their log ('kubectl -n %s logs deployment/%s')", ns, VolcanoDeployment)
+			fix = fmt.Sprintf("serve (%s) holds its Lease but has not applied them: %s, and that process's log", serve.holder, why)
+		case volcano.acts() && volcano.deployment:
+			fix = fmt.Sprintf("Volcano's controllers run but have not applied them: %s, and their log: 'kubectl -n %s logs deployment/%s'", why, ns, VolcanoDeployment)
 		}
+		fix += "; delete those that should not be applied: " + deleteHint(stuckQueueCmds)
 		o.add("commands", Fail, fmt.Sprintf("%d queue Command(s) waiting longer than %s: %s", len(stuckQueue), o.StuckAfter, some(stuckQueue, 3)), fix, stuckQueue...)
 	}
 	if len(stuckOther) > 0 {
-		fix := "Job Commands are applied by Volcano's job controller (serve has none): install Volcano, or delete them"
-		if volcano.active {
-			fix = fmt.Sprintf("Volcano's controllers run but do not apply them: see their log ('kubectl -n %s logs deployment/%s')", ns, VolcanoDeployment)
+		fix := "Job Commands are applied by Volcano's job controller (serve has none): install Volcano, or delete them: " + deleteHint(stuckOtherCmds)
+		if volcano.active && volcano.deployment {
+			fix = fmt.Sprintf("Volcano's controllers run but have not applied them: see their log ('kubectl -n %s logs deployment/%s'), or delete them: %s", ns, VolcanoDeployment, deleteHint(stuckOtherCmds))
 		}
 		o.add("commands", Fail, fmt.Sprintf("%d other Command(s) waiting longer than %s: %s", len(stuckOther), o.StuckAfter, some(stuckOther, 3)), fix, stuckOther...)
 	}
+}
+
+// deleteHint is the command line (one per namespace, joined by "; ") that
+// deletes exactly these Commands: 'kubectl vc command delete -n NS A B'.
+func deleteHint(cmds []busv1alpha1.Command) string {
+	byNS := map[string][]string{}
+	var namespaces []string
+	for _, c := range cmds {
+		if _, ok := byNS[c.Namespace]; !ok {
+			namespaces = append(namespaces, c.Namespace)
+		}
+		byNS[c.Namespace] = append(byNS[c.Namespace], c.Name)
+	}
+	sort.Strings(namespaces)
+	var lines []string
+	for _, ns := range namespaces {
+		lines = append(lines, fmt.Sprintf("'kubectl vc command delete -n %s %s'", ns, strings.Join(byNS[ns], " ")))
+	}
+	return strings.Join(lines, "; ")
+}
+
+// startServeHint says how to get a queue controller that doctor can see, as
+// commands that run as printed: serve with leader election (its Lease is
+// what shows it runs; its namespace must exist), as the quick start runs it;
+// or serve in the cluster; or Volcano.
+func (o *Options) startServeHint(ctx context.Context) string {
+	ns := o.ControllersNamespace
+	serve := "kubectl vc serve --leader-elect"
+	if ns != DefaultControllersNamespace {
+		serve += " --leader-elect-resource-namespace=" + ns
+	}
+	run := fmt.Sprintf("'%s'", serve)
+	if _, err := o.kube.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{}); apierrors.IsNotFound(err) {
+		run = fmt.Sprintf("'kubectl create namespace %s' then '%s'", ns, serve)
+	}
+	return fmt.Sprintf("run serve with leader election, as the quick start does: %s; or in the cluster: 'kubectl vc install --serve'; or install Volcano", run)
 }

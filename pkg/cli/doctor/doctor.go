@@ -56,6 +56,10 @@ type Summary struct {
 	Fail int `json:"fail"`
 }
 
+// DefaultControllersNamespace is where serve (its --leader-elect-resource-namespace
+// default and 'install --serve') and Volcano keep their Leases and Deployments.
+const DefaultControllersNamespace = "volcano-system"
+
 // Options holds the flags and clients of 'doctor'.
 type Options struct {
 	genericiooptions.IOStreams
@@ -121,7 +125,7 @@ func NewCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Command {
 	}
 	util.AddOutputFlag(cmd, &o.Output, "json", "yaml")
 	cmd.Flags().DurationVar(&o.StuckAfter, "stuck-after", time.Minute, "How long a Command may wait before it counts as stuck")
-	cmd.Flags().StringVar(&o.ControllersNamespace, "controllers-namespace", "volcano-system", "Namespace of the controllers' Leases and Deployments")
+	cmd.Flags().StringVar(&o.ControllersNamespace, "controllers-namespace", DefaultControllersNamespace, "Namespace of the controllers' Leases and Deployments")
 	cmd.Flags().StringVar(&o.CommandNamespace, "command-namespace", "default", "Namespace queue open and close write Commands to (checked for RBAC)")
 	return cmd
 }

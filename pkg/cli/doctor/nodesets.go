@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -26,7 +27,7 @@ var reachableFix = map[string]string{
 	"SecretForbidden":    "let serve's ServiceAccount get that Secret (kubectl vc install --rbac)",
 	"Unauthorized":       "slurmrestd refused the token: the key in the Secret (or --slurm-jwt-key-file) must be the one slurm.conf's AuthAltParameters jwt_key names",
 	"NoSlurm":            "give serve --slurm-rest-url with --slurm-jwt-key-file, or run it where Slinky's Controller and RestApi kinds are served",
-	"RefreshFailed":      "check that slurmrestd (or slurmctld) runs and answers: kubectl vc nodeset describe NAME shows the error",
+	"RefreshFailed":      "check that slurmrestd (or slurmctld) runs and answers: 'kubectl vc nodeset describe %[2]s -n %[1]s' shows the error",
 }
 
 // checkNodeSets reports, per NodeSet, whether its controller reaches Slurm,
@@ -63,6 +64,9 @@ func (o *Options) checkNodeSets(ctx context.Context) {
 				"if serve should run it, deploy it (kubectl vc install --serve), but never beside a slurm-operator that runs the same NodeSet", name)
 		case c.Status != metav1.ConditionTrue:
 			fix := reachableFix[c.Reason]
+			if strings.Contains(fix, "%[") {
+				fix = fmt.Sprintf(fix, s.Namespace, s.Name)
+			}
 			o.add("nodesets", Fail, fmt.Sprintf("NodeSet %s cannot reach Slurm (%s): %s", name, c.Reason, c.Message), fix, name)
 		default:
 			reachable = append(reachable, name)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -41,12 +42,12 @@ func (o *Options) checkQueues(ctx context.Context) {
 		if p := q.Annotations[rules.HierarchyProblemAnnotation]; p != "" {
 			problems++
 			o.add("queues", Warn, fmt.Sprintf("queue %s has a broken place in the hierarchy: %s", q.Name, p),
-				fmt.Sprintf("set its parent to an existing queue outside any cycle: kubectl vc queue update %s --parent PARENT", q.Name), q.Name)
+				fmt.Sprintf("set its parent to an existing queue outside any cycle, e.g. root: 'kubectl vc queue update %s --parent root'", q.Name), q.Name)
 		}
 	}
 	if len(unknown) > 0 {
 		o.add("queues", Warn, fmt.Sprintf("%d queue(s) in state Unknown: %s", len(unknown), some(unknown, 5)),
-			"see 'kubectl vc queue describe NAME' for its events and podgroups, then open or close it again (kubectl vc queue open NAME)", unknown...)
+			fmt.Sprintf("see each one's events and podgroups ('kubectl vc queue describe %s'), then open or close it again ('kubectl vc queue open %s')", unknown[0], openCommandArgs(unknown[0], queues)), unknown...)
 	}
 	if len(closing) > 0 {
 		holders, err := o.podGroupsByQueue(ctx)
@@ -64,7 +65,7 @@ func (o *Options) checkQueues(ctx context.Context) {
 				continue
 			}
 			o.add("queues", Warn, fmt.Sprintf("queue %s is Closing, held by %d podgroup(s): %s", name, len(held), some(held, 3)),
-				"it becomes Closed when they finish and are deleted; delete them (or their jobs) to close it now, or reopen it: kubectl vc queue open "+name, held...)
+				"it becomes Closed when they finish and are deleted; delete them (or their jobs) to close it now, or reopen it: 'kubectl vc queue open "+openCommandArgs(name, queues)+"'", held...)
 		}
 	}
 	if len(unknown) == 0 && len(closing) == 0 && problems == 0 {
@@ -92,4 +93,28 @@ func (o *Options) podGroupsByQueue(ctx context.Context) (map[string][]string, er
 		return nil
 	})
 	return out, err
+}
+
+// openCommandArgs are the queues 'kubectl vc queue open' must be given to
+// open name: a queue cannot be opened under a Closed or Closing parent, so
+// every such queue above it comes first, top down ("team-a dev").
+func openCommandArgs(name string, queues []schedulingv1beta1.Queue) string {
+	byName := map[string]*schedulingv1beta1.Queue{}
+	for i := range queues {
+		byName[queues[i].Name] = &queues[i]
+	}
+	args := []string{name}
+	seen := map[string]bool{name: true}
+	q := byName[name]
+	for q != nil {
+		p := rules.EffectiveParent(q)
+		pq := byName[p]
+		if p == "" || seen[p] || pq == nil || !rules.HoldsChildrenClosed(pq.Status.State) {
+			break
+		}
+		seen[p] = true
+		args = append([]string{p}, args...)
+		q = pq
+	}
+	return strings.Join(args, " ")
 }

@@ -417,5 +417,19 @@ func (o *CreateOptions) checkQueue(ctx context.Context, name string) error {
 	if s := q.Status.State; s != "" && s != schedulingv1beta1.QueueStateOpen {
 		return util.UsageErrorf("queue %q is %s: a job can only be created in an Open queue ('kubectl vc queue open %s')", name, s, name)
 	}
+	// Only a leaf queue takes jobs, as Volcano's job admission has it
+	// (and our vc-workload-open-queue policy). A user who may not list
+	// queues is left to the server.
+	all, err := o.Client.SchedulingV1beta1().Queues().List(ctx, metav1.ListOptions{})
+	switch {
+	case apierrors.IsForbidden(err):
+		return nil
+	case err != nil:
+		return err
+	}
+	if children := rules.ChildrenOf(name, all.Items); len(children) > 0 {
+		return util.UsageErrorf("queue %q has child queues (%s): a job can only be submitted to a leaf queue (one without child queues): pick one with --queue (see 'kubectl vc queue tree')",
+			name, strings.Join(children, ", "))
+	}
 	return nil
 }

@@ -60,7 +60,7 @@ func (o *DeleteOptions) Run(ctx context.Context) error {
 		o.Deleted(jobRef(j.Name))
 	}
 	if o.Wait {
-		return waitForDeletion(ctx, o.Client, o.Namespace, o.Names, o.Timeout)
+		return waitForDeletion(ctx, o.Client, kubeClient(o.Factory), o.Namespace, o.Names, o.Timeout)
 	}
 	return nil
 }

@@ -104,7 +104,7 @@ func (o *OperateOptions) Run(ctx context.Context) error {
 	if !o.Wait {
 		return nil
 	}
-	return waitForOperation(ctx, o.Client, o.Namespace, o.op, watch, o.Timeout, o.ErrOut)
+	return waitForOperation(ctx, o.Client, kubeClient(o.Factory), o.Namespace, o.op, watch, o.Timeout, o.ErrOut)
 }
 
 // newJobCommand builds the Command for job j as vcctl does: in the job's

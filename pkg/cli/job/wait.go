@@ -7,20 +7,59 @@ import (
 	"strings"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 	watchtools "k8s.io/client-go/tools/watch"
 
 	batchv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/batch/v1alpha1"
 	busv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/bus/v1alpha1"
+	vcprinters "github.com/kubectl-vc/kubectl-vc/pkg/cli/printers"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/util"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/wait"
 	"github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned"
 )
 
-// jobWait is a wait on the named jobs of namespace ns.
-func jobWait(c versioned.Interface, ns string, names []string, timeout time.Duration) wait.Spec {
+// jobWait is a wait on the named jobs of namespace ns; on timeout it adds
+// the last Warning a controller recorded on each job left since the wait
+// began (kc nil: none).
+func jobWait(c versioned.Interface, kc kubernetes.Interface, ns string, names []string, timeout time.Duration) wait.Spec {
 	jobs := c.BatchV1alpha1().Jobs(ns)
-	return wait.Spec{Kind: "job", Namespace: ns, Names: names, Timeout: timeout, ListWatch: wait.ListWatch(names, jobs.List, jobs.Watch)}
+	since := time.Now().Add(-time.Second)
+	s := wait.Spec{Kind: "job", Namespace: ns, Names: names, Timeout: timeout, ListWatch: wait.ListWatch(names, jobs.List, jobs.Watch)}
+	if kc != nil {
+		s.Explain = func(ctx context.Context, name string) string {
+			evs, err := vcprinters.LatestWarnings(ctx, kc, vcprinters.EventQuery{
+				APIVersion: batchv1alpha1.SchemeGroupVersion.String(), Kind: "Job", Namespace: ns, Name: name})
+			if err != nil {
+				return ""
+			}
+			var last *corev1.Event
+			for _, e := range evs {
+				if t := vcprinters.LastSeen(&e); !t.Before(since) && (last == nil || vcprinters.LastSeen(last).Before(t)) {
+					last = e.DeepCopy()
+				}
+			}
+			if last == nil {
+				return ""
+			}
+			return fmt.Sprintf("the controller reported %s: %s", last.Reason, last.Message)
+		}
+	}
+	return s
+}
+
+// kubeClient is f's client of the core API groups for events, nil when
+// there is none: a timeout then says less, never nothing.
+func kubeClient(f util.Factory) kubernetes.Interface {
+	if f == nil {
+		return nil
+	}
+	kc, err := f.KubeClient()
+	if err != nil {
+		return nil
+	}
+	return kc
 }
 
 // waitForOperation watches the jobs of namespace ns and the Commands
@@ -29,8 +68,8 @@ func jobWait(c versioned.Interface, ns string, names []string, timeout time.Dura
 // controller will not move there (it took the Command in a phase it does
 // not apply it in) ends the wait with an error at once; so does the
 // timeout, naming the jobs that did not get there.
-func waitForOperation(ctx context.Context, c versioned.Interface, ns string, op operation, jobs []watched, timeout time.Duration, errOut io.Writer) error {
-	ctx, cancel := watchtools.ContextWithOptionalTimeout(ctx, timeout)
+func waitForOperation(parent context.Context, c versioned.Interface, kc kubernetes.Interface, ns string, op operation, jobs []watched, timeout time.Duration, errOut io.Writer) error {
+	ctx, cancel := watchtools.ContextWithOptionalTimeout(parent, timeout)
 	defer cancel()
 
 	var jobNames, cmdNames []string
@@ -44,7 +83,7 @@ func waitForOperation(ctx context.Context, c versioned.Interface, ns string, op 
 		UpdateFunc: func(any, any) { poke(changed) },
 		DeleteFunc: func(any) { poke(changed) },
 	}
-	spec := jobWait(c, ns, jobNames, timeout)
+	spec := jobWait(c, kc, ns, jobNames, timeout)
 	commands := c.BusV1alpha1().Commands(ns)
 	jobStore, jobCtl := cache.NewInformerWithOptions(cache.InformerOptions{
 		ListerWatcher: spec.ListWatch, ObjectType: &batchv1alpha1.Job{}, Handler: notify,
@@ -66,7 +105,7 @@ func waitForOperation(ctx context.Context, c versioned.Interface, ns string, op 
 	for {
 		select {
 		case <-ctx.Done():
-			return waitTimeout(ctx, spec, op, jobs, finished, last)
+			return waitTimeout(parent, ctx, spec, op, jobs, finished, last)
 		case <-changed:
 		}
 		if !jobCtl.HasSynced() || !cmdCtl.HasSynced() {
@@ -112,12 +151,12 @@ func poke(ch chan struct{}) {
 	}
 }
 
-func waitTimeout(ctx context.Context, spec wait.Spec, op operation, jobs []watched, finished map[string]bool, last map[string]string) error {
+func waitTimeout(parent, ctx context.Context, spec wait.Spec, op operation, jobs []watched, finished map[string]bool, last map[string]string) error {
 	if ctx.Err() != context.DeadlineExceeded {
 		return ctx.Err()
 	}
 	var rest []string
-	stuck := false
+	stuck, explained := false, false
 	for _, w := range jobs {
 		if finished[w.name] {
 			continue
@@ -129,16 +168,18 @@ func waitTimeout(ctx context.Context, spec wait.Spec, op operation, jobs []watch
 		if strings.Contains(now, "waiting for a job controller") {
 			stuck = true
 		}
-		rest = append(rest, fmt.Sprintf("%s is %s", w.name, now))
+		line, ok := spec.Explained(parent, w.name, fmt.Sprintf("%s is %s", w.name, now))
+		explained = explained || ok
+		rest = append(rest, line)
 	}
 	hint := ""
-	if stuck {
+	if stuck && !explained {
 		hint = " (is Volcano's job controller running? 'kubectl vc serve' has none)"
 	}
 	return wait.TimedOut(spec, op.target, rest, hint)
 }
 
 // waitForDeletion watches until every named job of ns is gone.
-func waitForDeletion(ctx context.Context, c versioned.Interface, ns string, names []string, timeout time.Duration) error {
-	return wait.Deleted[*batchv1alpha1.Job](ctx, jobWait(c, ns, names, timeout), "finalizers may hold them")
+func waitForDeletion(ctx context.Context, c versioned.Interface, kc kubernetes.Interface, ns string, names []string, timeout time.Duration) error {
+	return wait.Deleted[*batchv1alpha1.Job](ctx, jobWait(c, kc, ns, names, timeout), "finalizers may hold them")
 }

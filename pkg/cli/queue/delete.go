@@ -96,6 +96,7 @@ func (o *DeleteOptions) Run(ctx context.Context) error {
 	if queues, err = deletionOrder(queues, all); err != nil {
 		return err
 	}
+	w := newWaiter(o.Factory, c, o.CommandNamespace, o.Timeout, o.ErrOut)
 	if o.Close {
 		var toClose []string
 		for _, q := range queues {
@@ -109,8 +110,11 @@ func (o *DeleteOptions) Run(ctx context.Context) error {
 			toClose = append(toClose, q.Name)
 		}
 		if len(toClose) > 0 {
-			if err := waitForState(ctx, c, toClose, schedulingv1beta1.QueueStateClosed, o.Timeout, o.ErrOut); err != nil {
-				return err
+			if err := w.forState(ctx, toClose, schedulingv1beta1.QueueStateClosed); err != nil {
+				// Say what the timeout left behind: nothing was deleted,
+				// and the queues stay where closing left them.
+				return util.UsageErrorf("%s; nothing was deleted: %s left so, undeleted (delete once Closed: kubectl vc queue delete %s)",
+					util.Message(err), strings.Join(names(queues), ", "), strings.Join(names(queues), " "))
 			}
 		}
 	}
@@ -130,7 +134,7 @@ func (o *DeleteOptions) Run(ctx context.Context) error {
 		o.Deleted(queueRef(q.Name))
 	}
 	if o.Wait {
-		return waitForDeletion(ctx, c, o.Names, o.Timeout)
+		return w.forDeletion(ctx, o.Names)
 	}
 	return nil
 }
@@ -169,4 +173,13 @@ func refusedForChild(err error, children []string) bool {
 		}
 	}
 	return false
+}
+
+// names returns the names of queues, in order.
+func names(queues []*schedulingv1beta1.Queue) []string {
+	out := make([]string, 0, len(queues))
+	for _, q := range queues {
+		out = append(out, q.Name)
+	}
+	return out
 }

@@ -85,6 +85,11 @@ func (o *OperateOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	if o.Action == busv1alpha1.OpenQueueAction {
+		if err := refuseClosedParents(ctx, c, queues); err != nil {
+			return err
+		}
+	}
 	for _, q := range queues {
 		cmdObj := newQueueCommand(q, o.Action, o.CommandNamespace)
 		if !o.DryClient {
@@ -100,7 +105,7 @@ func (o *OperateOptions) Run(ctx context.Context) error {
 	if !o.Wait {
 		return nil
 	}
-	return waitForState(ctx, c, o.Names, o.Target, o.Timeout, o.ErrOut)
+	return newWaiter(o.Factory, c, o.CommandNamespace, o.Timeout, o.ErrOut).forState(ctx, o.Names, o.Target)
 }
 
 // canMoveTo reports whether a queue may be moved to target, for

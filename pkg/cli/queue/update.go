@@ -126,6 +126,10 @@ func (o *UpdateOptions) Validate() error {
 			return util.UsageErrorf("invalid --parent %q: a queue cannot be its own parent", o.Parent)
 		}
 	}
+	if o.Name == keys.RootQueue && (o.changed["capability"] || o.changed["deserved"] || o.changed["guarantee"]) {
+		// As Volcano's queue webhook and our vc-queue-root policy refuse it.
+		return util.UsageErrorf("the root queue's capability, deserved and guarantee cannot be changed: root stands for the whole cluster; set them on its child queues instead (kubectl vc queue update NAME --capability ...)")
+	}
 	o.lists = map[string]corev1.ResourceList{}
 	for flag, v := range map[string]string{"capability": o.Capability, "deserved": o.Deserved, "guarantee": o.Guarantee} {
 		if !o.changed[flag] {

@@ -64,6 +64,35 @@ type Spec struct {
 	Timeout time.Duration
 	// ListWatch watches the objects (see ListWatch).
 	ListWatch cache.ListerWatcher
+	// Explain, when set, says on a timeout why the named object did not
+	// get there, from what its controller reported (a Warning event, a
+	// Command still pending and what was said about it); "" when nothing
+	// is known. A timeout names where each object was left and this, so
+	// that no wait ends in silence. It runs after the wait's own time ran
+	// out, with a few seconds of its own.
+	Explain func(ctx context.Context, name string) string
+}
+
+// explainTimeout bounds the requests Explain makes after a wait timed out.
+const explainTimeout = 5 * time.Second
+
+// explain runs s.Explain for name with a context of its own (the wait's
+// has ended); "" without one.
+func (s Spec) explain(ctx context.Context, name string) string {
+	if s.Explain == nil {
+		return ""
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), explainTimeout)
+	defer cancel()
+	return s.Explain(ctx, name)
+}
+
+// Explained appends what Explain says of an object to a line about it.
+func (s Spec) Explained(ctx context.Context, name, line string) (string, bool) {
+	if e := s.explain(ctx, name); e != "" {
+		return line + " (" + e + ")", true
+	}
+	return line, false
 }
 
 // Key is the key of a named object in an informer's store.
@@ -75,38 +104,76 @@ func (s Spec) Key(name string) string {
 }
 
 // Deleted waits until every named object is gone. On timeout it names the
-// ones left and says what may hold them (hint).
-func Deleted[T Object](ctx context.Context, s Spec, hint string) error {
-	ctx, cancel := watchtools.ContextWithOptionalTimeout(ctx, s.Timeout)
+// ones left, where each was left (being deleted or not, the finalizers
+// holding it), what its controller reported (Spec.Explain), and, when
+// nothing was reported, what may hold them (hint).
+func Deleted[T Object](parent context.Context, s Spec, hint string) error {
+	ctx, cancel := watchtools.ContextWithOptionalTimeout(parent, s.Timeout)
 	defer cancel()
-	left := map[string]bool{}
+	left := map[string]T{}
 	for _, n := range s.Names {
-		left[n] = true
+		var none T
+		left[n] = none
 	}
 	_, err := watchtools.UntilWithSync(ctx, s.ListWatch, newObject[T](),
 		func(store cache.Store) (bool, error) {
 			for n := range left {
-				if _, exists, _ := store.GetByKey(s.Key(n)); !exists {
+				if o, exists, _ := store.GetByKey(s.Key(n)); !exists {
 					delete(left, n)
+				} else if t, ok := o.(T); ok {
+					left[n] = t
 				}
 			}
 			return len(left) == 0, nil
 		},
 		func(ev watch.Event) (bool, error) {
-			if o, ok := ev.Object.(T); ok && ev.Type == watch.Deleted {
+			o, ok := ev.Object.(T)
+			if !ok {
+				return false, nil
+			}
+			if _, waiting := left[o.GetName()]; !waiting {
+				return false, nil
+			}
+			if ev.Type == watch.Deleted {
 				delete(left, o.GetName())
+			} else {
+				left[o.GetName()] = o
 			}
 			return len(left) == 0, nil
 		})
 	if err != nil && ctx.Err() != nil {
 		rest := make([]string, 0, len(left))
-		for n := range left {
-			rest = append(rest, n)
+		explained := false
+		for n, o := range left {
+			line, ok := s.Explained(parent, n, n+" is "+leftAs(o))
+			explained = explained || ok
+			rest = append(rest, line)
 		}
 		sort.Strings(rest)
-		return util.UsageErrorf("timed out after %s waiting for %s(s) %s to be deleted (%s)", s.Timeout, s.Kind, strings.Join(rest, ", "), hint)
+		tail := ""
+		if !explained && hint != "" {
+			tail = " (" + hint + ")"
+		}
+		return util.UsageErrorf("timed out after %s waiting for %s(s) to be deleted: %s%s", s.Timeout, s.Kind, strings.Join(rest, "; "), tail)
 	}
 	return err
+}
+
+// leftAs says where an object that was not deleted in time stands.
+func leftAs(o Object) string {
+	if o == nil || reflect.ValueOf(o).IsNil() {
+		return "still there"
+	}
+	var parts []string
+	if o.GetDeletionTimestamp() == nil {
+		parts = append(parts, "still there, not being deleted")
+	} else {
+		parts = append(parts, "still there, being deleted")
+	}
+	if f := o.GetFinalizers(); len(f) > 0 {
+		parts = append(parts, "held by finalizers "+strings.Join(f, ", "))
+	}
+	return strings.Join(parts, ", ")
 }
 
 // Condition describes a condition on an object's status: Progress says
@@ -118,15 +185,16 @@ type Condition[T Object] struct {
 	Progress func(T) (line string, done bool)
 	// Unseen stands for an object of which no status was seen by the timeout.
 	Unseen string
-	// Hint follows the timeout message.
+	// Hint follows the timeout message when Spec.Explain said nothing of
+	// any object.
 	Hint string
 }
 
 // For waits until every named object meets c, writing progress lines to
 // errOut. An object deleted meanwhile ends the wait; so does the timeout,
 // naming the objects that did not get there and where they stand.
-func For[T Object](ctx context.Context, s Spec, c Condition[T], errOut io.Writer) error {
-	ctx, cancel := watchtools.ContextWithOptionalTimeout(ctx, s.Timeout)
+func For[T Object](parent context.Context, s Spec, c Condition[T], errOut io.Writer) error {
+	ctx, cancel := watchtools.ContextWithOptionalTimeout(parent, s.Timeout)
 	defer cancel()
 
 	want := map[string]bool{}
@@ -168,6 +236,7 @@ func For[T Object](ctx context.Context, s Spec, c Condition[T], errOut io.Writer
 	}
 	if ctx.Err() != nil || errors.Is(err, context.DeadlineExceeded) {
 		var pending []string
+		explained := false
 		for _, n := range s.Names {
 			if done[n] {
 				continue
@@ -176,9 +245,15 @@ func For[T Object](ctx context.Context, s Spec, c Condition[T], errOut io.Writer
 			if now == "" {
 				now = c.Unseen
 			}
-			pending = append(pending, fmt.Sprintf("%s is %s", n, now))
+			line, ok := s.Explained(parent, n, fmt.Sprintf("%s is %s", n, now))
+			explained = explained || ok
+			pending = append(pending, line)
 		}
-		return TimedOut(s, c.Target, pending, c.Hint)
+		hint := c.Hint
+		if explained {
+			hint = ""
+		}
+		return TimedOut(s, c.Target, pending, hint)
 	}
 	return err
 }

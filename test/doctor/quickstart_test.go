@@ -1,0 +1,189 @@
+package doctor
+
+import (
+	"context"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	busv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/bus/v1alpha1"
+	schedulingv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/scheduling/v1beta1"
+	"github.com/kubectl-vc/kubectl-vc/pkg/rules"
+)
+
+// quickStartLines returns the kubectl lines of the quick start's by-hand
+// block (the one that starts serve), as written, comments cut.
+func quickStartLines(t *testing.T) []string {
+	t.Helper()
+	b, err := os.ReadFile("../../docs/quickstart.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, block := range strings.Split(string(b), "```sh\n")[1:] {
+		block, _, _ = strings.Cut(block, "```")
+		if !strings.Contains(block, "kubectl vc serve") {
+			continue
+		}
+		var out []string
+		for _, l := range strings.Split(block, "\n") {
+			if i := strings.Index(l, "   #"); i >= 0 {
+				l = l[:i]
+			}
+			if l = strings.TrimSpace(l); strings.HasPrefix(l, "kubectl ") {
+				out = append(out, l)
+			}
+		}
+		return out
+	}
+	t.Fatal("docs/quickstart.md has no block that starts serve")
+	return nil
+}
+
+// TestQuickStartAgreesWithDoctor runs the quick start's lines as a user
+// types them (kubectl with the plugin on PATH) and then doctor: serve, as
+// the quick start runs it, is seen acting on Commands, and doctor says
+// nothing untrue of what 'kubectl vc install' installed.
+func TestQuickStartAgreesWithDoctor(t *testing.T) {
+	lines := quickStartLines(t)
+	served := false
+	for _, l := range lines {
+		switch {
+		case strings.HasSuffix(l, "&"):
+			startLine(t, strings.TrimSuffix(l, "&"))
+			served = true
+		case strings.HasPrefix(l, "kubectl vc doctor"):
+			// Below, once serve has taken its Lease.
+		case strings.HasPrefix(l, "kubectl vc queue create"):
+			// serve creates root first; the quick start's user is slower.
+			until(t, "queue root", func([]finding) bool {
+				_, err := env.vc.SchedulingV1beta1().Queues().Get(context.Background(), "root", metav1.GetOptions{})
+				return err == nil
+			})
+			runLine(t, l)
+		default:
+			runLine(t, l)
+		}
+	}
+	if !served {
+		t.Fatal("the quick start starts no serve in the background")
+	}
+	fs := until(t, "serve acting on Commands", func(fs []finding) bool {
+		c := of(fs, "controllers")
+		return len(c) == 1 && c[0].Status == "OK"
+	})
+	c := of(fs, "controllers")[0]
+	if !strings.HasPrefix(c.Message, "serve (Lease volcano-system/kubectl-vc-serve held by ") {
+		t.Errorf("controllers: %+v", c)
+	}
+	for _, f := range fs {
+		// What the quick start sets up must be OK; queues other tests of
+		// this package left behind are not its business.
+		if f.Status == "FAIL" || (f.Status != "OK" && f.Check != "queues") {
+			t.Errorf("after the quick start doctor reports: %+v", f)
+		}
+		if strings.Contains(f.Message, "jobs.batch.volcano.sh") && strings.Contains(f.Message, "installed by 'kubectl vc install'") {
+			t.Errorf("doctor says install installed Volcano's Job CRD, which it never installs: %s", f.Message)
+		}
+	}
+	runLine(t, "kubectl vc doctor")
+}
+
+// TestDoctorHintsRunAsPrinted: the commands doctor prints as fixes run as
+// printed and fix what they are for: deleting stuck Commands, starting a
+// serve it can see (the only change: its ports, which other tests on this
+// machine may hold), and the queue fixes.
+func TestDoctorHintsRunAsPrinted(t *testing.T) {
+	ctx := context.Background()
+	vc := env.vc
+	runLine(t, "kubectl create namespace hint-jobs")
+
+	// A job Command no job controller applies.
+	ref := metav1.OwnerReference{APIVersion: "batch.volcano.sh/v1alpha1", Kind: "Job", Name: "train", UID: types.UID("hint-train")}
+	cmd, err := vc.BusV1alpha1().Commands("hint-jobs").Create(ctx, &busv1alpha1.Command{
+		ObjectMeta: metav1.ObjectMeta{GenerateName: "train-abortjob-"}, Action: busv1alpha1.AbortJobAction, TargetObject: &ref,
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// root, as serve makes it (no serve has run when this test runs first).
+	if _, err := vc.SchedulingV1beta1().Queues().Get(ctx, "root", metav1.GetOptions{}); apierrors.IsNotFound(err) {
+		_, err = vc.SchedulingV1beta1().Queues().Create(ctx, &schedulingv1beta1.Queue{ObjectMeta: metav1.ObjectMeta{Name: "root"}, Spec: schedulingv1beta1.QueueSpec{Weight: 1}}, metav1.CreateOptions{})
+		if err != nil && !apierrors.IsAlreadyExists(err) {
+			t.Fatal(err)
+		}
+	}
+	// A queue in state Unknown, and one with a broken place (as the queue
+	// controller reports a missing parent).
+	for _, q := range []*schedulingv1beta1.Queue{
+		{ObjectMeta: metav1.ObjectMeta{Name: "hint-unknown"}, Spec: schedulingv1beta1.QueueSpec{Weight: 1, Parent: "root"}},
+		{ObjectMeta: metav1.ObjectMeta{Name: "hint-orphan", Annotations: map[string]string{rules.HierarchyProblemAnnotation: rules.HierarchyProblem(rules.ParentMissing, "gone")}},
+			Spec: schedulingv1beta1.QueueSpec{Weight: 1, Parent: "gone"}},
+	} {
+		if _, err := vc.SchedulingV1beta1().Queues().Create(ctx, q, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	u, err := vc.SchedulingV1beta1().Queues().Get(ctx, "hint-unknown", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.Status.State = schedulingv1beta1.QueueStateUnknown
+	if _, err := vc.SchedulingV1beta1().Queues().UpdateStatus(ctx, u, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for time.Since(cmd.CreationTimestamp.Time) <= 2*time.Second {
+		time.Sleep(100 * time.Millisecond)
+	}
+
+	fs := doctorAsUser(t, "--stuck-after=1s", "--controllers-namespace=hint-ctl")
+	ran := map[string]bool{}
+	for _, f := range fs {
+		for _, h := range hints(f.Fix) {
+			switch {
+			case strings.HasPrefix(h, "kubectl vc serve"):
+				// Run below, in the background.
+			case strings.HasPrefix(h, "kubectl vc install"), strings.Contains(h, " logs "), strings.Contains(h, " scale "):
+				// Not in this cluster: install --serve would deploy serve
+				// where no node runs it; no Deployment exists to read or
+				// scale.
+			default:
+				runLine(t, h)
+				ran[strings.Join(strings.Fields(h)[:3], " ")] = true
+			}
+		}
+	}
+	for _, want := range []string{"kubectl vc command", "kubectl create namespace", "kubectl vc queue"} {
+		if !ran[want] {
+			t.Errorf("no hint %q printed and run; findings:\n%+v", want, fs)
+		}
+	}
+	if _, err := vc.BusV1alpha1().Commands("hint-jobs").Get(ctx, cmd.Name, metav1.GetOptions{}); err == nil {
+		t.Errorf("the printed delete left Command %s", cmd.Name)
+	}
+	if q, err := vc.SchedulingV1beta1().Queues().Get(ctx, "hint-orphan", metav1.GetOptions{}); err != nil || q.Spec.Parent != "root" {
+		t.Errorf("the printed queue update did not move hint-orphan: %v %+v", err, q)
+	}
+
+	// Nobody acts: the printed serve, run as printed, is seen.
+	var serve string
+	for _, f := range of(fs, "controllers") {
+		for _, h := range hints(f.Fix) {
+			if strings.HasPrefix(h, "kubectl vc serve") {
+				serve = h
+			}
+		}
+	}
+	if serve != "kubectl vc serve --leader-elect --leader-elect-resource-namespace=hint-ctl" {
+		t.Fatalf("nobody acts: the fix prints no serve doctor can see: %+v", of(fs, "controllers"))
+	}
+	startLine(t, serve+" --controllers=queue --metrics-bind-address=0 --health-probe-bind-address=0")
+	until(t, "serve acting on Commands", func(fs []finding) bool {
+		c := of(fs, "controllers")
+		return len(c) == 1 && c[0].Status == "OK" && strings.HasPrefix(c[0].Message, "serve (Lease hint-ctl/kubectl-vc-serve held by ")
+	}, "--controllers-namespace=hint-ctl")
+}

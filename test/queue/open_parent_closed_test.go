@@ -14,15 +14,15 @@ import (
 	"github.com/kubectl-vc/kubectl-vc/internal/controlplane"
 	busv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/bus/v1alpha1"
 	"github.com/kubectl-vc/kubectl-vc/pkg/apis/scheduling/v1beta1"
-	"github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned"
 	queuecontroller "github.com/kubectl-vc/kubectl-vc/plugins/queue"
+	"github.com/kubectl-vc/kubectl-vc/test/internal/queues"
 )
 
 // run runs the built binary with a kubeconfig and returns stdout, stderr
 // and whether it succeeded.
 func run(t *testing.T, kubeconfig string, args ...string) (stdout, stderr string, ok bool) {
 	t.Helper()
-	cmd := exec.Command(binary, append([]string{"--kubeconfig", kubeconfig}, args...)...)
+	cmd := exec.Command(vcBinary, append([]string{"--kubeconfig", kubeconfig}, args...)...)
 	var out, errOut strings.Builder
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	err := cmd.Run()
@@ -56,22 +56,6 @@ func failsWith(t *testing.T, stdout, stderr string, ok bool, want []string, avoi
 	}
 }
 
-// commandsFor lists the Commands of namespace default that target queue.
-func commandsFor(t *testing.T, vc versioned.Interface, queue string) []busv1alpha1.Command {
-	t.Helper()
-	l, err := vc.BusV1alpha1().Commands("default").List(ctx, metav1.ListOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []busv1alpha1.Command
-	for _, c := range l.Items {
-		if c.TargetObject != nil && c.TargetObject.Name == queue {
-			out = append(out, c)
-		}
-	}
-	return out
-}
-
 // TestOpenUnderClosedParentNeverSilent is issue 29's first example:
 // 'queue close team-a --wait; queue open dev --wait' with dev under team-a.
 //
@@ -97,7 +81,7 @@ func TestOpenUnderClosedParentNeverSilent(t *testing.T) {
 
 	stdout, stderr, ok := run(t, kubeconfig, "queue", "open", dev.Name, "--wait", "--timeout", "30s")
 	failsWith(t, stdout, stderr, ok, []string{`cannot open queue "opc-dev": its parent "opc-team-a" is Closed`, "kubectl vc queue open opc-team-a opc-dev"})
-	if got := commandsFor(t, vc, dev.Name); len(got) != 0 {
+	if got := queues.CommandsFor(t, vc, dev.Name); len(got) != 0 {
 		t.Fatalf("a refused open wrote Commands: %+v", got)
 	}
 

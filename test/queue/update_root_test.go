@@ -21,7 +21,7 @@ func TestUpdateRootResourcesRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, flag := range []string{"--capability=cpu=1", "--deserved=cpu=1", "--guarantee=cpu=1"} {
-		cmd := exec.Command(binary, "--kubeconfig", kubeconfig, "queue", "update", "root", flag)
+		cmd := exec.Command(vcBinary, "--kubeconfig", kubeconfig, "queue", "update", "root", flag)
 		var stdout, stderr strings.Builder
 		cmd.Stdout, cmd.Stderr = &stdout, &stderr
 		err := cmd.Run()

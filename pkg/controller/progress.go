@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/kubectl-vc/kubectl-vc/pkg/leases"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
@@ -127,17 +128,11 @@ func warnOtherServe(ctx context.Context, kube kubernetes.Interface, namespace, n
 		switch {
 		case err != nil:
 			klog.V(2).InfoS("cannot read the leader-election Lease to look for another serve", "lease", namespace+"/"+name, "err", err)
-		case l.Spec.HolderIdentity != nil && *l.Spec.HolderIdentity != "" && l.Spec.RenewTime != nil:
-			d := 15 * time.Second
-			if l.Spec.LeaseDurationSeconds != nil {
-				d = time.Duration(*l.Spec.LeaseDurationSeconds) * time.Second
-			}
-			holder := *l.Spec.HolderIdentity
-			if time.Since(l.Spec.RenewTime.Time) < d && holder != warned {
-				klog.Warningf("another serve holds the leader-election Lease %s/%s (holder %s, renewed %s ago) and acts; this one runs without --leader-elect, so both act on the same objects: stop one, or run both with --leader-elect",
-					namespace, name, holder, time.Since(l.Spec.RenewTime.Time).Round(time.Second))
-				warned = holder
-			}
+		case leases.Of(l).Held(time.Now(), 0) && leases.Of(l).Holder != warned:
+			st := leases.Of(l)
+			klog.Warningf("another serve holds the leader-election Lease %s/%s (holder %s, renewed %s ago) and acts; this one runs without --leader-elect, so both act on the same objects: stop one, or run both with --leader-elect",
+				namespace, name, st.Holder, st.Since(time.Now()).Round(time.Second))
+			warned = st.Holder
 		}
 		select {
 		case <-ctx.Done():

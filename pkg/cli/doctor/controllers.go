@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"sort"
 	"strings"
-	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -14,6 +13,7 @@ import (
 	"k8s.io/client-go/tools/pager"
 
 	busv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/bus/v1alpha1"
+	"github.com/kubectl-vc/kubectl-vc/pkg/leases"
 )
 
 // How a controller manager that acts on Commands shows itself: its
@@ -25,9 +25,6 @@ const (
 	VolcanoLease        = "vc-controller-manager"
 	VolcanoDeployment   = "volcano-controllers"
 	volcanoQueueControl = "queue-controller"
-	// leaseGrace allows for clock skew between this machine and the
-	// holder when judging whether a Lease is still renewed.
-	leaseGrace = 30 * time.Second
 )
 
 // actor is what is known of one controller manager.
@@ -64,24 +61,13 @@ func (o *Options) detect(ctx context.Context, name, lease, deployment string, qu
 	switch {
 	case err == nil:
 		leaseFound = true
-		holder := ""
-		if l.Spec.HolderIdentity != nil {
-			holder = *l.Spec.HolderIdentity
-		}
-		var renewed time.Time
-		if l.Spec.RenewTime != nil {
-			renewed = l.Spec.RenewTime.Time
-		}
-		d := 15 * time.Second
-		if l.Spec.LeaseDurationSeconds != nil {
-			d = time.Duration(*l.Spec.LeaseDurationSeconds) * time.Second
-		}
-		since := o.now().Sub(renewed)
-		leaseFresh = holder != "" && !renewed.IsZero() && since <= d+leaseGrace
+		st := leases.Of(l)
+		since := st.Since(o.now())
+		leaseFresh = st.Held(o.now(), leases.Grace)
 		if leaseFresh {
-			a.holder = holder
-			a.evidence = append(a.evidence, fmt.Sprintf("Lease %s/%s held by %s, renewed %s ago", ns, lease, holder, duration.HumanDuration(since)))
-		} else if renewed.IsZero() || holder == "" {
+			a.holder = st.Holder
+			a.evidence = append(a.evidence, fmt.Sprintf("Lease %s/%s held by %s, renewed %s ago", ns, lease, st.Holder, duration.HumanDuration(since)))
+		} else if st.Renewed.IsZero() || st.Holder == "" {
 			a.evidence = append(a.evidence, fmt.Sprintf("Lease %s/%s has no holder", ns, lease))
 		} else {
 			a.evidence = append(a.evidence, fmt.Sprintf("Lease %s/%s expired, last renewed %s ago", ns, lease, duration.HumanDuration(since)))

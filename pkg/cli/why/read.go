@@ -24,6 +24,7 @@ import (
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/util"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/why/analysis"
 	"github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned"
+	"github.com/kubectl-vc/kubectl-vc/pkg/leases"
 )
 
 // Where kube-scheduler, the scheduler named default-scheduler, keeps its
@@ -355,14 +356,7 @@ func (r *Reader) readLeases(ctx context.Context, s *analysis.Snapshot) {
 // leaseFresh is a quick look: held and renewed within its duration (the
 // analysis judges it again, with its grace).
 func leaseFresh(l *coordinationv1.Lease, now time.Time) bool {
-	if l == nil || l.Spec.HolderIdentity == nil || *l.Spec.HolderIdentity == "" || l.Spec.RenewTime == nil {
-		return false
-	}
-	d := 15 * time.Second
-	if l.Spec.LeaseDurationSeconds != nil {
-		d = time.Duration(*l.Spec.LeaseDurationSeconds) * time.Second
-	}
-	return now.Sub(l.Spec.RenewTime.Time) <= d
+	return leases.Of(l).Held(now, 0)
 }
 
 // lastEvent is the time of the latest event a scheduler wrote (events of

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/kubectl-vc/kubectl-vc/pkg/leases"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/duration"
@@ -13,33 +14,18 @@ import (
 // scheduler without a Lease to count as running.
 const RecentEvents = 10 * time.Minute
 
-// leaseGrace allows for clock skew between this machine and a Lease's
-// holder (as doctor does).
-const leaseGrace = 30 * time.Second
-
 // leaseState says whether a Lease is held and renewed within its
-// duration, and describes it.
+// duration (and leases.Grace), and describes it.
 func leaseState(l *coordinationv1.Lease, now time.Time) (bool, string) {
-	holder := ""
-	if l.Spec.HolderIdentity != nil {
-		holder = *l.Spec.HolderIdentity
-	}
-	var renewed time.Time
-	if l.Spec.RenewTime != nil {
-		renewed = l.Spec.RenewTime.Time
-	}
-	d := 15 * time.Second
-	if l.Spec.LeaseDurationSeconds != nil {
-		d = time.Duration(*l.Spec.LeaseDurationSeconds) * time.Second
-	}
-	if holder == "" || renewed.IsZero() {
+	st := leases.Of(l)
+	if st.Holder == "" || st.Renewed.IsZero() {
 		return false, "has no holder"
 	}
-	since := now.Sub(renewed)
-	if since > d+leaseGrace {
-		return false, fmt.Sprintf("expired: held by %s, last renewed %s ago (duration %s)", holder, human(since), d)
+	since := st.Since(now)
+	if !st.Held(now, leases.Grace) {
+		return false, fmt.Sprintf("expired: held by %s, last renewed %s ago (duration %s)", st.Holder, human(since), st.Duration)
 	}
-	return true, fmt.Sprintf("held by %s, renewed %s ago", holder, human(since))
+	return true, fmt.Sprintf("held by %s, renewed %s ago", st.Holder, human(since))
 }
 
 // human writes a duration as kubectl's AGE column does.

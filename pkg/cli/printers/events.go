@@ -56,6 +56,8 @@ func LastSeen(e *corev1.Event) time.Time {
 		return e.LastTimestamp.Time
 	case !e.EventTime.IsZero():
 		return e.EventTime.Time
+	case !e.FirstTimestamp.IsZero():
+		return e.FirstTimestamp.Time
 	}
 	return e.CreationTimestamp.Time
 }

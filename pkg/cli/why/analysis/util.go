@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"time"
 
+	vcprinters "github.com/kubectl-vc/kubectl-vc/pkg/cli/printers"
+
 	"github.com/kubectl-vc/kubectl-vc/pkg/leases"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -37,19 +39,7 @@ func human(d time.Duration) string {
 }
 
 // EventTime is when an event last happened, whichever way it was recorded.
-func EventTime(e *corev1.Event) time.Time {
-	switch {
-	case e.Series != nil && !e.Series.LastObservedTime.IsZero():
-		return e.Series.LastObservedTime.Time
-	case !e.LastTimestamp.IsZero():
-		return e.LastTimestamp.Time
-	case !e.EventTime.IsZero():
-		return e.EventTime.Time
-	case !e.FirstTimestamp.IsZero():
-		return e.FirstTimestamp.Time
-	}
-	return e.CreationTimestamp.Time
-}
+func EventTime(e *corev1.Event) time.Time { return vcprinters.LastSeen(e) }
 
 // eventSource is who wrote an event.
 func eventSource(e *corev1.Event) string {

@@ -114,3 +114,16 @@ func TestOneBehaviourForEveryKind(t *testing.T) {
 		}
 	}
 }
+
+// TestHelpListsGlobalFlagsOnce: a command's help lists its own flags and
+// points to 'options', which lists the global ones, as kubectl's help does.
+func TestHelpListsGlobalFlagsOnce(t *testing.T) {
+	help := mustVC(t, "queue", "close", "--help").Stdout
+	if strings.Contains(help, "--kubeconfig string") || strings.Contains(help, "Global Flags") ||
+		!strings.Contains(help, "--wait") || !strings.Contains(help, `Use "kubectl-vc options" for the flags every command takes`) {
+		t.Errorf("queue close --help:\n%s", help)
+	}
+	if opts := mustVC(t, "options").Stdout; !strings.Contains(opts, "--kubeconfig") || !strings.Contains(opts, "--context") || !strings.Contains(opts, "--namespace") {
+		t.Errorf("options:\n%s", opts)
+	}
+}

@@ -64,14 +64,6 @@ func newListCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Comma
 	return cmd
 }
 
-// Validate checks the selector and the chunk size.
-func (o *ListOptions) Validate() error {
-	if err := o.Options.Validate(); err != nil {
-		return err
-	}
-	return nil
-}
-
 // Run lists the Commands, --chunk-size at a time, then optionally watches
 // from the list's resourceVersion.
 func (o *ListOptions) Run(ctx context.Context) error {

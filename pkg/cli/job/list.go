@@ -24,7 +24,7 @@ type ListOptions struct {
 }
 
 func newListCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Command {
-	o := &ListOptions{Options: list.NewOptions(f, streams)}
+	o := &ListOptions{Options: list.NewOptions(f, streams).Named("job", ValidateName)}
 	cmd := &cobra.Command{
 		Use:     "list [NAME...]",
 		Aliases: []string{"get", "ls"},
@@ -60,9 +60,6 @@ func newListCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Comma
 // Validate checks names and filters before any request.
 func (o *ListOptions) Validate() error {
 	if err := o.Options.Validate(); err != nil {
-		return err
-	}
-	if err := o.ValidateNames("job", ValidateName); err != nil {
 		return err
 	}
 	return o.QueuePhase.Validate(util.Names(phases))

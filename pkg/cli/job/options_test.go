@@ -66,7 +66,7 @@ func TestListOptions(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			streams, _, out, errOut := genericiooptions.NewTestIOStreams()
-			o := &ListOptions{Options: list.NewOptions(clitesting.Factory{NS: "ns", Volcano: vc}, streams), QueuePhase: list.QueuePhase{Queue: tc.queue, Phase: tc.phase}}
+			o := &ListOptions{Options: list.NewOptions(clitesting.Factory{NS: "ns", Volcano: vc}, streams).Named("job", ValidateName), QueuePhase: list.QueuePhase{Queue: tc.queue, Phase: tc.phase}}
 			o.AllNamespaces = tc.all
 			if tc.wantOut != "" {
 				name := "name"

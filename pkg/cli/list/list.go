@@ -47,11 +47,22 @@ type Options struct {
 	ClusterScoped bool
 
 	tw *tabwriter.Writer
+
+	// kind and validateName check the names given (see Named).
+	kind         string
+	validateName func(string) error
 }
 
 // NewOptions returns Options over f and streams with kubectl-vc's printers.
 func NewOptions(f util.Factory, streams genericiooptions.IOStreams) Options {
 	return Options{IOStreams: streams, Factory: f, PrintFlags: vcprinters.NewPrintFlags()}
+}
+
+// Named is o for a kind whose objects can be named on the command line:
+// Validate then checks the names (see ValidateNames) with validate.
+func (o Options) Named(kind string, validate func(string) error) Options {
+	o.kind, o.validateName = kind, validate
+	return o
 }
 
 // Flags says which of the shared flags a list command has, and their help.
@@ -99,13 +110,17 @@ func (o *Options) Complete(args []string) error {
 	return err
 }
 
-// Validate checks --chunk-size and --selector.
+// Validate checks --chunk-size, --selector and, for a Named kind, the
+// names given.
 func (o *Options) Validate() error {
 	if err := chunk.Validate(o.ChunkSize); err != nil {
 		return err
 	}
 	if _, err := labels.Parse(o.Selector); err != nil {
 		return util.UsageErrorf("invalid --selector %q: %s", o.Selector, util.Message(err))
+	}
+	if o.validateName != nil {
+		return o.ValidateNames(o.kind, o.validateName)
 	}
 	return nil
 }

@@ -21,7 +21,7 @@ type ListOptions struct {
 }
 
 func newListCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Command {
-	o := &ListOptions{Options: list.NewOptions(f, streams)}
+	o := &ListOptions{Options: list.NewOptions(f, streams).Named("NodeSet", func(n string) error { return validateName("NodeSet", n) })}
 	cmd := &cobra.Command{
 		Use:     "list [NAME...]",
 		Aliases: []string{"get", "ls"},
@@ -47,14 +47,6 @@ func newListCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Comma
 	}
 	o.AddFlags(cmd, list.Flags{AllNamespaces: "List NodeSets of every namespace", Selector: "Label selector", Watch: true})
 	return cmd
-}
-
-// Validate checks names, selector and chunk size.
-func (o *ListOptions) Validate() error {
-	if err := o.Options.Validate(); err != nil {
-		return err
-	}
-	return o.ValidateNames("NodeSet", func(n string) error { return validateName("NodeSet", n) })
 }
 
 // Run lists the NodeSets (named ones by name; all of them --chunk-size at

@@ -29,7 +29,7 @@ type ListOptions struct {
 }
 
 func newListCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Command {
-	o := &ListOptions{Options: list.NewOptions(f, streams)}
+	o := &ListOptions{Options: list.NewOptions(f, streams).Named("podgroup", validateName)}
 	cmd := &cobra.Command{
 		Use:     "list [NAME...]",
 		Aliases: []string{"get", "ls"},
@@ -59,9 +59,6 @@ func newListCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Comma
 // Validate checks names and filters before any request.
 func (o *ListOptions) Validate() error {
 	if err := o.Options.Validate(); err != nil {
-		return err
-	}
-	if err := o.ValidateNames("podgroup", validateName); err != nil {
 		return err
 	}
 	return o.QueuePhase.Validate(util.Names(phases))

@@ -69,7 +69,7 @@ func TestListOptions(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			streams, _, out, errOut := genericiooptions.NewTestIOStreams()
-			o := &ListOptions{Options: list.NewOptions(clitesting.Factory{NS: "batch", Volcano: vc}, streams), QueuePhase: list.QueuePhase{Queue: tc.queue, Phase: tc.phase}}
+			o := &ListOptions{Options: list.NewOptions(clitesting.Factory{NS: "batch", Volcano: vc}, streams).Named("podgroup", validateName), QueuePhase: list.QueuePhase{Queue: tc.queue, Phase: tc.phase}}
 			o.AllNamespaces, o.Selector = tc.all, tc.selector
 			if tc.wantOut != "" {
 				name := "name"

@@ -24,7 +24,7 @@ type ListOptions struct {
 }
 
 func newListCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Command {
-	o := &ListOptions{Options: list.NewOptions(f, streams)}
+	o := &ListOptions{Options: list.NewOptions(f, streams).Named("queue", validateName)}
 	o.ClusterScoped = true
 	cmd := &cobra.Command{
 		Use:     "list [NAME...]",
@@ -53,14 +53,6 @@ func newListCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Comma
 	}
 	o.AddFlags(cmd, list.Flags{Selector: "Label selector, e.g. -l team=a", Watch: true})
 	return cmd
-}
-
-// Validate checks names, selector, chunk size and output format.
-func (o *ListOptions) Validate() error {
-	if err := o.Options.Validate(); err != nil {
-		return err
-	}
-	return o.ValidateNames("queue", validateName)
 }
 
 // Run lists (and optionally watches) queues. Watched rows take their

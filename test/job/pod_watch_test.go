@@ -1,7 +1,6 @@
 package job
 
 import (
-	"bufio"
 	"context"
 	"strings"
 	"testing"
@@ -9,6 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	schedulingv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/scheduling/v1beta1"
+	"github.com/kubectl-vc/kubectl-vc/test/internal/binary"
 )
 
 // TestPodListWatch: 'pod list --watch' prints the list, then a row per
@@ -26,15 +26,8 @@ func TestPodListWatch(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
-	sc := bufio.NewScanner(stdout)
-	next := func() []string {
-		t.Helper()
-		if !sc.Scan() {
-			t.Fatalf("watch output ended: %v", sc.Err())
-		}
-		return strings.Fields(sc.Text())
-	}
-	if f := next(); len(f) < 4 || f[0] != "first" || f[3] != "research" {
+	rows := binary.ReadLines(stdout)
+	if f := rows.WaitFor(t, "first"); len(f) < 4 || f[3] != "research" {
 		t.Fatalf("first row: %v", f)
 	}
 	plainPod(t, ns, "unrelated", nil)
@@ -45,7 +38,12 @@ func TestPodListWatch(t *testing.T) {
 		t.Fatal(err)
 	}
 	plainPod(t, ns, "grouped", map[string]string{"scheduling.k8s.io/group-name": "pg-late"})
-	if f := next(); len(f) < 4 || f[0] != "grouped" || f[3] != "prod" {
-		t.Fatalf("row of the grouped pod (the unrelated one must not show): %v", f)
+	if f := rows.WaitFor(t, "grouped"); len(f) < 4 || f[3] != "prod" {
+		t.Fatalf("row of the grouped pod: %v", f)
+	}
+	for _, l := range rows.Seen {
+		if strings.HasPrefix(l, "unrelated") {
+			t.Errorf("a pod Volcano does not schedule was printed: %q", l)
+		}
 	}
 }

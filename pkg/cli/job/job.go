@@ -27,16 +27,7 @@ import (
 // Commands returns the commands of the 'job' group (its name, aliases
 // and help are in pkg/cli's groups.go).
 func Commands(f util.Factory, streams genericiooptions.IOStreams) []*cobra.Command {
-	return []*cobra.Command{
-		newCreateCmd(f, streams),
-		newListCmd(f, streams),
-		newDescribeCmd(f, streams),
-		newSuspendCmd(f, streams),
-		newResumeCmd(f, streams),
-		newRestartCmd(f, streams),
-		newTerminateCmd(f, streams),
-		newDeleteCmd(f, streams),
-	}
+	return util.Build(f, streams, newCreateCmd, newListCmd, newDescribeCmd, newSuspendCmd, newResumeCmd, newRestartCmd, newTerminateCmd, newDeleteCmd)
 }
 
 // phaseOf returns the job's phase; a job the controller has not written

@@ -21,14 +21,7 @@ import (
 // Commands returns the commands of the 'nodeset' group (its name, aliases
 // and help are in pkg/cli's groups.go).
 func Commands(f util.Factory, streams genericiooptions.IOStreams) []*cobra.Command {
-	return []*cobra.Command{
-		newListCmd(f, streams),
-		newDescribeCmd(f, streams),
-		newScaleCmd(f, streams),
-		newCordonCmd(f, streams),
-		newUncordonCmd(f, streams),
-		newHistoryCmd(f, streams),
-	}
+	return util.Build(f, streams, newListCmd, newDescribeCmd, newScaleCmd, newCordonCmd, newUncordonCmd, newHistoryCmd)
 }
 
 func validateName(kind, name string) error {

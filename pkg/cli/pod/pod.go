@@ -34,9 +34,7 @@ import (
 // Commands returns the commands of the 'pod' group (its name, aliases
 // and help are in pkg/cli's groups.go).
 func Commands(f util.Factory, streams genericiooptions.IOStreams) []*cobra.Command {
-	return []*cobra.Command{
-		newPodListCmd(f, streams),
-	}
+	return util.Build(f, streams, newPodListCmd)
 }
 
 // PodListOptions holds the input of 'pod list'.

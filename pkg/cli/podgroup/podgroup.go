@@ -11,8 +11,5 @@ import (
 // Commands returns the commands of the 'podgroup' group (its name, aliases
 // and help are in pkg/cli's groups.go).
 func Commands(f util.Factory, streams genericiooptions.IOStreams) []*cobra.Command {
-	return []*cobra.Command{
-		newListCmd(f, streams),
-		newDescribeCmd(f, streams),
-	}
+	return util.Build(f, streams, newListCmd, newDescribeCmd)
 }

@@ -16,15 +16,5 @@ const DefaultCommandNamespace = "default"
 // Commands returns the commands of the 'queue' group (its name, aliases
 // and help are in pkg/cli's groups.go).
 func Commands(f util.Factory, streams genericiooptions.IOStreams) []*cobra.Command {
-	return []*cobra.Command{
-		newCreateCmd(f, streams),
-		newListCmd(f, streams),
-		newDescribeCmd(f, streams),
-		newOpenCmd(f, streams),
-		newCloseCmd(f, streams),
-		newUpdateCmd(f, streams),
-		newDeleteCmd(f, streams),
-		newTreeCmd(f, streams),
-		newTopCmd(f, streams),
-	}
+	return util.Build(f, streams, newCreateCmd, newListCmd, newDescribeCmd, newOpenCmd, newCloseCmd, newUpdateCmd, newDeleteCmd, newTreeCmd, newTopCmd)
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
 )
 
 // Runner is the Validate and Run of a command's Options, in kubectl's
@@ -95,4 +96,16 @@ func NameArgs(what string, min, max int, example string) cobra.PositionalArgs {
 		}
 		return nil
 	}
+}
+
+// Constructor builds one command over a factory and IO streams.
+type Constructor func(Factory, genericiooptions.IOStreams) *cobra.Command
+
+// Build builds the commands of a group, in the order given.
+func Build(f Factory, streams genericiooptions.IOStreams, constructors ...Constructor) []*cobra.Command {
+	out := make([]*cobra.Command, len(constructors))
+	for i, c := range constructors {
+		out[i] = c(f, streams)
+	}
+	return out
 }

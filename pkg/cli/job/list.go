@@ -119,9 +119,12 @@ func jobTable(items []batchv1alpha1.Job, allNamespaces bool) *metav1.Table {
 }
 
 // tasksOf lists the tasks as name=replicas, in spec order.
-func tasksOf(j *batchv1alpha1.Job) string {
-	parts := make([]string, 0, len(j.Spec.Tasks))
-	for i, t := range j.Spec.Tasks {
+func tasksOf(j *batchv1alpha1.Job) string { return Tasks(j.Spec.Tasks) }
+
+// Tasks lists tasks as name=replicas, in spec order (also a JobTemplate's).
+func Tasks(tasks []batchv1alpha1.TaskSpec) string {
+	parts := make([]string, 0, len(tasks))
+	for i, t := range tasks {
 		parts = append(parts, fmt.Sprintf("%s=%d", taskName(t, i), t.Replicas))
 	}
 	return strings.Join(parts, ",")

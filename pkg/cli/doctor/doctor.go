@@ -32,7 +32,7 @@ const (
 // Finding is one line of the report.
 type Finding struct {
 	// Check names the check: crds, admission, controllers, commands,
-	// queues, nodesets, rbac.
+	// queues, nodesets, flow, rbac.
 	Check   string `json:"check"`
 	Status  Status `json:"status"`
 	Message string `json:"message"`
@@ -171,6 +171,7 @@ func (o *Options) Run(ctx context.Context) error {
 	o.checkCommands(ctx)
 	o.checkQueues(ctx)
 	o.checkNodeSets(ctx)
+	o.checkFlowCRDs(ctx)
 	o.checkRBAC(ctx)
 
 	r := Report{Checks: o.found}

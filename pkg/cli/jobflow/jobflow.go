@@ -6,16 +6,12 @@
 package jobflow
 
 import (
-	"context"
-
 	"github.com/spf13/cobra"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	batchv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/batch/v1alpha1"
 	flowv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/flow/v1alpha1"
-	"github.com/kubectl-vc/kubectl-vc/pkg/cli/completion"
+	"github.com/kubectl-vc/kubectl-vc/pkg/cli/job"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/util"
 )
 
@@ -30,15 +26,9 @@ func Commands(f util.Factory, streams genericiooptions.IOStreams) []*cobra.Comma
 	}
 }
 
-// Kind lists the JobFlows of a namespace, for name completion (here and
-// in 'job list --flow').
-var Kind = completion.Kind{Namespaced: true, List: func(ctx context.Context, f util.Factory, ns string) (runtime.Object, error) {
-	c, err := f.VolcanoClient()
-	if err != nil {
-		return nil, err
-	}
-	return c.FlowV1alpha1().JobFlows(ns).List(ctx, metav1.ListOptions{})
-}}
+// Kind lists the JobFlows of a namespace, for name completion (the same
+// as 'job list --flow' completes with).
+var Kind = job.FlowNames
 
 // Ref names a JobFlow the way kubectl prints it.
 func Ref(name string) string { return "jobflow.flow.volcano.sh/" + name }

@@ -107,10 +107,5 @@ func FlowOf(j *batchv1alpha1.Job) string {
 	if ref := metav1.GetControllerOf(j); ref != nil && ref.Kind == "JobFlow" && ref.APIVersion == flowv1alpha1.SchemeGroupVersion.String() {
 		return ref.Name
 	}
-	if v := j.Labels[flowv1alpha1.CreatedByJobFlowKey]; v != "" {
-		if ns := j.Namespace + "."; len(v) > len(ns) && v[:len(ns)] == ns {
-			return v[len(ns):]
-		}
-	}
-	return ""
+	return flowv1alpha1.CreatedBy(j, flowv1alpha1.CreatedByJobFlowKey)
 }

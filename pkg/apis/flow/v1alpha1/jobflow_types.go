@@ -238,3 +238,14 @@ type JobFlowList struct {
 	metav1.ListMeta `json:"metadata,omitempty"`
 	Items           []JobFlow `json:"items"`
 }
+
+// CreatedBy is the name of the object of the same namespace that obj's
+// label key (CreatedByJobFlowKey or CreatedByJobTemplateKey) names, or ""
+// when it names none there.
+func CreatedBy(obj metav1.Object, key string) string {
+	v, ns := obj.GetLabels()[key], obj.GetNamespace()+"."
+	if len(v) > len(ns) && v[:len(ns)] == ns {
+		return v[len(ns):]
+	}
+	return ""
+}

@@ -77,7 +77,10 @@ func flowCRDs(t *testing.T) {
 
 func vc(t *testing.T, args ...string) binary.Result { t.Helper(); return env.cli.VC(t, args...) }
 
-func mustVC(t *testing.T, args ...string) binary.Result { t.Helper(); return env.cli.MustVC(t, args...) }
+func mustVC(t *testing.T, args ...string) binary.Result {
+	t.Helper()
+	return env.cli.MustVC(t, args...)
+}
 
 // namespace creates a namespace for one test and deletes it afterwards.
 func namespace(t *testing.T, name string) string {
@@ -200,4 +203,3 @@ func playFlowStatus(t *testing.T, ns, name string, phase flowv1alpha1.Phase, job
 	}
 	return jf
 }
-

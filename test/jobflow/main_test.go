@@ -1,7 +1,8 @@
 // Package jobflow runs 'kubectl vc jobflow', 'jobtemplate' and 'job list
 // --flow' as a user runs them (the built binary) against the real local
-// API server serving Volcano's own JobFlow and JobTemplate CRDs (from
-// ../shared/upstream/volcano-flow-crds). No jobflow controller runs here:
+// API server serving Volcano's own JobFlow and JobTemplate CRDs (found by
+// cptest.UpstreamCRDs, as the compatibility tests find them). No jobflow
+// controller runs here:
 // the tests play Volcano's, as it behaves (a Job <flow>-<step> labelled
 // and annotated volcano.sh/createdByJobFlow and createdByJobTemplate,
 // controlled by the flow, and the flow's and templates' status written

@@ -11,7 +11,7 @@ tools="$root/bin/tools"
 
 mod=github.com/kubectl-vc/kubectl-vc
 header=hack/boilerplate.go.txt
-groups=(scheduling/v1beta1 bus/v1alpha1 batch/v1alpha1 slinky/v1beta1)
+groups=(scheduling/v1beta1 bus/v1alpha1 batch/v1alpha1 flow/v1alpha1 slinky/v1beta1)
 # Only the groups that exist (a group is added by creating its package).
 inputs=()
 present=()
@@ -32,10 +32,17 @@ trap 'rm -rf "$crd_out"' EXIT
 # be installed by 'kubectl vc install', which installs all of pkg/crds/bases:
 # their CRDs go to pkg/crds/slinkyoperator, for tests only.
 slinky_operator=(slinky.slurm.net_controllers.yaml slinky.slurm.net_restapis.yaml)
-rm -f pkg/crds/bases/*.yaml pkg/crds/slinkyoperator/*.yaml
-mkdir -p pkg/crds/slinkyoperator
+# Volcano's JobFlow and JobTemplate come with Volcano's jobflow and
+# jobtemplate controllers, which serve does not have: their CRDs go to
+# pkg/crds/volcanoflow, out of install's (and doctor's) set.
+volcano_flow=(flow.volcano.sh_jobflows.yaml flow.volcano.sh_jobtemplates.yaml)
+rm -f pkg/crds/bases/*.yaml pkg/crds/slinkyoperator/*.yaml pkg/crds/volcanoflow/*.yaml
+mkdir -p pkg/crds/slinkyoperator pkg/crds/volcanoflow
 for f in "${slinky_operator[@]}"; do
   mv "$crd_out/$f" pkg/crds/slinkyoperator/
+done
+for f in "${volcano_flow[@]}"; do
+  mv "$crd_out/$f" pkg/crds/volcanoflow/
 done
 mv "$crd_out"/*.yaml pkg/crds/bases/
 

@@ -5,6 +5,8 @@ import (
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/doctor"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/install"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/job"
+	"github.com/kubectl-vc/kubectl-vc/pkg/cli/jobflow"
+	"github.com/kubectl-vc/kubectl-vc/pkg/cli/jobtemplate"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/nodeset"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/pod"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/podgroup"
@@ -23,6 +25,8 @@ func Commands() []Subcommand {
 		group(queueGroup, queue.Commands),
 		group(podgroupGroup, podgroup.Commands),
 		group(jobGroup, job.Commands),
+		group(jobflowGroup, jobflow.Commands),
+		group(jobtemplateGroup, jobtemplate.Commands),
 		group(podGroup, pod.Commands),
 		group(commandGroup, command.Commands),
 		serve.NewCmd,

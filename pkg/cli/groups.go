@@ -66,6 +66,50 @@ func jobGroup() *cobra.Command {
 	}
 }
 
+// jobflowGroup is the 'jobflow' command, without its commands.
+func jobflowGroup() *cobra.Command {
+	return &cobra.Command{
+		Use:     "jobflow",
+		Aliases: []string{"jobflows", "jf"},
+		Short:   "Manage Volcano JobFlows (flow.volcano.sh): jobs run in dependency order",
+		Long: templates.LongDesc(`
+				Create, list, draw and delete Volcano JobFlows: steps naming JobTemplates, each
+				waiting for the steps it depends on. Volcano's jobflow controller makes a Volcano
+				Job (<flow>-<step>) for each step once the jobs of the steps it depends on have
+				Completed. 'kubectl vc serve' has no jobflow controller, and 'kubectl vc install'
+				leaves the JobFlow CRD to Volcano ('kubectl vc doctor' says whether it is served).`),
+		Example: templates.Examples(`
+				# Flows with their steps done, running, failed and waiting
+				kubectl vc jobflow list
+
+				# Draw a flow: its steps, what each waits for, their jobs
+				kubectl vc jobflow describe pipeline
+
+				# The Volcano Jobs a flow made
+				kubectl vc job list --flow pipeline`),
+	}
+}
+
+// jobtemplateGroup is the 'jobtemplate' command, without its commands.
+func jobtemplateGroup() *cobra.Command {
+	return &cobra.Command{
+		Use:     "jobtemplate",
+		Aliases: []string{"jobtemplates", "jt"},
+		Short:   "Manage Volcano JobTemplates (flow.volcano.sh): the jobs of a JobFlow",
+		Long: templates.LongDesc(`
+				Create, list, describe and delete Volcano JobTemplates: a Volcano Job's spec
+				under a name, which JobFlow steps name. Volcano's jobtemplate controller records
+				in each template the jobs made from it. 'kubectl vc install' leaves the
+				JobTemplate CRD to Volcano.`),
+		Example: templates.Examples(`
+				# Templates and the jobs made from them
+				kubectl vc jobtemplate list
+
+				# Create templates from a file
+				kubectl vc jobtemplate create -f templates.yaml`),
+	}
+}
+
 // nodesetGroup is the 'nodeset' command, without its commands.
 func nodesetGroup() *cobra.Command {
 	return &cobra.Command{

@@ -8,12 +8,16 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	batchv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/batch/v1alpha1"
 	busv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/bus/v1alpha1"
+	flowv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/flow/v1alpha1"
 	"github.com/kubectl-vc/kubectl-vc/pkg/apis/keys"
 	schedulingv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/scheduling/v1beta1"
+	"github.com/kubectl-vc/kubectl-vc/pkg/crds"
+	"github.com/kubectl-vc/kubectl-vc/pkg/crds/volcanoflow"
 	"github.com/kubectl-vc/kubectl-vc/test/internal/binary"
 	"github.com/kubectl-vc/kubectl-vc/test/internal/nodesets"
 )
@@ -26,6 +30,15 @@ func chunkFixture(t *testing.T, ns string) (queues, names []string) {
 	t.Helper()
 	ctx := context.Background()
 	if _, err := kube(t).CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	// Volcano's JobFlow and JobTemplate, which install leaves to Volcano:
+	// our CRDs of them, as Volcano's own are only in the shared folder.
+	flowCRDs, err := volcanoflow.CRDs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := crds.Apply(ctx, apiextensionsclient.NewForConfigOrDie(env.cp.AdminConfig()), "test", flowCRDs...); err != nil {
 		t.Fatal(err)
 	}
 	for i := range 5 {
@@ -63,6 +76,15 @@ func chunkFixture(t *testing.T, ns string) (queues, names []string) {
 			TargetObject: &metav1.OwnerReference{APIVersion: schedulingv1beta1.SchemeGroupVersion.String(), Kind: "Queue", Name: q, UID: "00000000-0000-0000-0000-000000000000"},
 		}, metav1.CreateOptions{}))
 		must(env.vc.SlinkyV1beta1().NodeSets(ns).Create(ctx, nodesets.NodeSet(n), metav1.CreateOptions{}))
+		must(env.vc.FlowV1alpha1().JobFlows(ns).Create(ctx, &flowv1alpha1.JobFlow{
+			ObjectMeta: metav1.ObjectMeta{Name: n},
+			Spec:       flowv1alpha1.JobFlowSpec{Flows: []flowv1alpha1.Flow{{Name: n}}},
+		}, metav1.CreateOptions{}))
+		must(env.vc.FlowV1alpha1().JobTemplates(ns).Create(ctx, &flowv1alpha1.JobTemplate{
+			ObjectMeta: metav1.ObjectMeta{Name: n},
+			Spec: batchv1alpha1.JobSpec{Tasks: []batchv1alpha1.TaskSpec{{Name: "worker", Replicas: 1,
+				Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "busybox:1.36"}}}}}}},
+		}, metav1.CreateOptions{}))
 	}
 	return queues, names
 }
@@ -90,6 +112,8 @@ func TestListChunkSize(t *testing.T) {
 		{"pod list", []string{"pod", "list", "-n", ns}, names, []string{"/api/v1" + nsAPI + "pods", vcAPI + nsAPI[1:] + "podgroups"}},
 		{"command list", []string{"command", "list", "-n", ns}, names, []string{"/apis/bus.volcano.sh/v1alpha1" + nsAPI + "commands"}},
 		{"nodeset list", []string{"nodeset", "list", "-n", ns}, names, []string{"/apis/slinky.slurm.net/v1beta1" + nsAPI + "nodesets"}},
+		{"jobflow list", []string{"jobflow", "list", "-n", ns}, names, []string{"/apis/flow.volcano.sh/v1alpha1" + nsAPI + "jobflows"}},
+		{"jobtemplate list", []string{"jobtemplate", "list", "-n", ns}, names, []string{"/apis/flow.volcano.sh/v1alpha1" + nsAPI + "jobtemplates"}},
 	}
 	sizes := []struct {
 		flag []string
@@ -174,7 +198,7 @@ func TestListChunkSize(t *testing.T) {
 // TestListFlagsComplete: the shell completes the new flags of the list
 // commands, as cobra completes every flag.
 func TestListFlagsComplete(t *testing.T) {
-	for _, group := range []string{"command", "nodeset", "queue", "podgroup", "job", "pod"} {
+	for _, group := range []string{"command", "nodeset", "queue", "podgroup", "job", "pod", "jobflow", "jobtemplate"} {
 		r := mustVC(t, "__complete", group, "list", "--")
 		for _, flag := range []string{"--chunk-size", "--watch"} {
 			if flag == "--watch" && group == "pod" {

@@ -20,9 +20,11 @@ import (
 	"github.com/kubectl-vc/kubectl-vc/internal/controlplane"
 	batchv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/batch/v1alpha1"
 	busv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/bus/v1alpha1"
+	flowv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/flow/v1alpha1"
 	schedv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/scheduling/v1beta1"
 	"github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned"
 	"github.com/kubectl-vc/kubectl-vc/pkg/crds"
+	"github.com/kubectl-vc/kubectl-vc/pkg/crds/volcanoflow"
 	"github.com/kubectl-vc/kubectl-vc/test/internal/cptest"
 )
 
@@ -34,6 +36,13 @@ func TestGeneratedCRDsMatchUpstreamSchemas(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// JobFlow and JobTemplate are generated apart (install leaves them to
+	// Volcano) but must match upstream's all the same.
+	flowOurs, err := volcanoflow.CRDs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ours = append(ours, flowOurs...)
 	upstream, err := crds.LoadDir(cptest.UpstreamCRDs(t, "volcano-crds"))
 	if err != nil {
 		t.Fatal(err)
@@ -45,12 +54,18 @@ func TestGeneratedCRDsMatchUpstreamSchemas(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// JobFlow and JobTemplate come with Volcano's jobflow controllers, from
+	// a directory of their own.
+	flow, err := crds.LoadDir(cptest.UpstreamCRDs(t, "volcano-flow-crds"))
+	if err != nil {
+		t.Fatal(err)
+	}
 	byName := map[string]*apiextensionsv1.CustomResourceDefinition{}
-	for _, c := range append(upstream, slinky...) {
+	for _, c := range append(append(upstream, slinky...), flow...) {
 		byName[c.Name] = c
 	}
-	if len(ours) != 5 {
-		t.Fatalf("expected 5 generated CRDs (4 Volcano, 1 Slinky NodeSet), got %d", len(ours))
+	if len(ours) != 7 {
+		t.Fatalf("expected 7 generated CRDs (4 Volcano, 1 Slinky NodeSet, 2 Volcano flow), got %d", len(ours))
 	}
 	for _, c := range ours {
 		up := byName[c.Name]
@@ -59,14 +74,18 @@ func TestGeneratedCRDsMatchUpstreamSchemas(t *testing.T) {
 			continue
 		}
 		a, b := specWithoutDescriptions(t, c), specWithoutDescriptions(t, up)
-		if c.Name == "jobs.batch.volcano.sh" {
-			// A Job's task templates are core/v1 PodTemplateSpecs, whose
-			// schema is that of the Kubernetes release each side was
-			// generated against: ours must hold every field of upstream's,
-			// the same way, and may hold fields of a newer release. The
-			// rest of the CRD must be identical.
-			oursT, upT := cutTaskPodSpec(t, a), cutTaskPodSpec(t, b)
-			for _, d := range schemaCovers(oursT, upT, "template.spec") {
+		// A Job's task templates (also in a JobTemplate's spec and a
+		// JobFlow step's patch) are core/v1 PodTemplateSpecs, whose schema
+		// is that of the Kubernetes release each side was generated
+		// against: ours must hold every field of upstream's, the same way,
+		// and may hold fields of a newer release. The rest of the CRD must
+		// be identical.
+		oursT, upT := cutTaskPodSpecs(a), cutTaskPodSpecs(b)
+		if len(oursT) != len(upT) {
+			t.Errorf("%s: %d task pod templates in ours, %d in upstream's", c.Name, len(oursT), len(upT))
+		}
+		for path, up := range upT {
+			for _, d := range schemaCovers(oursT[path], up, path) {
 				t.Errorf("%s: the task pod template does not cover upstream's: %s", c.Name, d)
 			}
 		}
@@ -110,27 +129,44 @@ func stripKey(v any, key string) any {
 	return v
 }
 
-// cutTaskPodSpec removes the schema of the pod spec of a Job's task
-// templates from spec (a CRD spec decoded as JSON) and returns it.
-func cutTaskPodSpec(t *testing.T, spec any) any {
-	t.Helper()
-	var node any = spec
-	for _, k := range []string{"versions", "0", "schema", "openAPIV3Schema", "properties", "spec", "properties",
-		"tasks", "items", "properties", "template", "properties"} {
-		switch n := node.(type) {
+// cutTaskPodSpecs removes the schema of the pod spec of every task
+// template (tasks[].template.spec, wherever a Job spec is embedded) from
+// spec (a CRD spec decoded as JSON) and returns them by path.
+func cutTaskPodSpecs(spec any) map[string]any {
+	out := map[string]any{}
+	var walk func(v any, path string)
+	walk = func(v any, path string) {
+		switch x := v.(type) {
 		case map[string]any:
-			node = n[k]
+			if tasks, ok := x["tasks"].(map[string]any); ok {
+				if props := dig(tasks, "items", "properties", "template", "properties"); props != nil && props["spec"] != nil {
+					out[path+".tasks.template.spec"] = props["spec"]
+					delete(props, "spec")
+				}
+			}
+			for k, val := range x {
+				walk(val, path+"."+k)
+			}
 		case []any:
-			node = n[0]
+			for i := range x {
+				walk(x[i], fmt.Sprintf("%s[%d]", path, i))
+			}
 		}
 	}
-	props, ok := node.(map[string]any)
-	if !ok || props["spec"] == nil {
-		t.Fatalf("no tasks[].template.spec in the Job CRD")
+	walk(spec, "")
+	return out
+}
+
+// dig follows keys through nested maps; nil where one is missing.
+func dig(m map[string]any, keys ...string) map[string]any {
+	for _, k := range keys {
+		next, ok := m[k].(map[string]any)
+		if !ok {
+			return nil
+		}
+		m = next
 	}
-	podSpec := props["spec"]
-	delete(props, "spec")
-	return podSpec
+	return m
 }
 
 // schemaCovers lists where schema ours does not cover schema up: a key of
@@ -170,6 +206,8 @@ var roundTripCases = []struct {
 	{"podgroup-upstream.yaml", func() any { return &schedv1beta1.PodGroup{} }},
 	{"command-upstream.yaml", func() any { return &busv1alpha1.Command{} }},
 	{"job-upstream.yaml", func() any { return &batchv1alpha1.Job{} }},
+	{"jobtemplate-upstream.yaml", func() any { return &flowv1alpha1.JobTemplate{} }},
+	{"jobflow-upstream.yaml", func() any { return &flowv1alpha1.JobFlow{} }},
 }
 
 // TestUpstreamYAMLRoundTrip decodes upstream-shaped YAML strictly (an
@@ -214,7 +252,21 @@ func TestObjectsAcceptedByBothCRDSets(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Run("ours", func(t *testing.T) { checkAccepted(t, cp.AdminConfig()) })
+	flow, err := crds.LoadDir(cptest.UpstreamCRDs(t, "volcano-flow-crds"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	upstream = append(upstream, flow...)
+	t.Run("ours", func(t *testing.T) {
+		flowOurs, err := volcanoflow.CRDs()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := crds.Apply(ctxT(t), apiextensionsclient.NewForConfigOrDie(cp.AdminConfig()), "test", flowOurs...); err != nil {
+			t.Fatal(err)
+		}
+		checkAccepted(t, cp.AdminConfig())
+	})
 	t.Run("upstream", func(t *testing.T) {
 		ctx := ctxT(t)
 		up, err := controlplane.Start(ctx, controlplane.Options{})
@@ -243,7 +295,8 @@ func checkAccepted(t *testing.T, cfg *rest.Config) {
 			t.Fatal(err)
 		}
 		gvk := u.GroupVersionKind()
-		plural := map[string]string{"Queue": "queues", "PodGroup": "podgroups", "Command": "commands", "Job": "jobs"}[gvk.Kind]
+		plural := map[string]string{"Queue": "queues", "PodGroup": "podgroups", "Command": "commands", "Job": "jobs",
+			"JobFlow": "jobflows", "JobTemplate": "jobtemplates"}[gvk.Kind]
 		res := dyn.Resource(schema.GroupVersionResource{Group: gvk.Group, Version: gvk.Version, Resource: plural})
 		var ri dynamic.ResourceInterface = res
 		if ns := u.GetNamespace(); ns != "" {
@@ -269,6 +322,17 @@ func checkAccepted(t *testing.T, cfg *rest.Config) {
 				t.Fatalf("job status: %v", err)
 			}
 			typed, err = vc.BatchV1alpha1().Jobs(created.GetNamespace()).Get(ctx, created.GetName(), metav1.GetOptions{})
+		case "JobFlow", "JobTemplate":
+			// Status goes through the status subresource, as upstream.
+			created.Object["status"] = u.Object["status"]
+			if _, err := ri.UpdateStatus(ctx, created, metav1.UpdateOptions{}); err != nil {
+				t.Fatalf("%s status: %v", gvk.Kind, err)
+			}
+			if gvk.Kind == "JobFlow" {
+				typed, err = vc.FlowV1alpha1().JobFlows(created.GetNamespace()).Get(ctx, created.GetName(), metav1.GetOptions{})
+			} else {
+				typed, err = vc.FlowV1alpha1().JobTemplates(created.GetNamespace()).Get(ctx, created.GetName(), metav1.GetOptions{})
+			}
 		case "PodGroup":
 			typed, err = vc.SchedulingV1beta1().PodGroups(created.GetNamespace()).Get(ctx, created.GetName(), metav1.GetOptions{})
 		case "Command":

@@ -32,7 +32,7 @@ const (
 // Finding is one line of the report.
 type Finding struct {
 	// Check names the check: crds, admission, controllers, commands,
-	// queues, nodesets, rbac, metrics.
+	// queues, nodesets, flow, rbac, metrics.
 	Check   string `json:"check"`
 	Status  Status `json:"status"`
 	Message string `json:"message"`
@@ -179,6 +179,7 @@ func (o *Options) Run(ctx context.Context) error {
 	o.checkCommands(ctx)
 	o.checkQueues(ctx)
 	o.checkNodeSets(ctx)
+	o.checkFlowCRDs(ctx)
 	o.checkRBAC(ctx)
 	o.checkMetrics(ctx)
 

@@ -19,3 +19,12 @@ var Kind = completion.Kind{Namespaced: true, List: func(ctx context.Context, f u
 	}
 	return c.BatchV1alpha1().Jobs(ns).List(ctx, metav1.ListOptions{})
 }}
+
+// FlowNames lists the JobFlows of a namespace, for 'job list --flow'.
+var FlowNames = completion.Kind{Namespaced: true, List: func(ctx context.Context, f util.Factory, ns string) (runtime.Object, error) {
+	c, err := f.VolcanoClient()
+	if err != nil {
+		return nil, err
+	}
+	return c.FlowV1alpha1().JobFlows(ns).List(ctx, metav1.ListOptions{})
+}}

@@ -1,33 +1,25 @@
 package job
 
 import (
-	"bufio"
-	"bytes"
 	"context"
-	"errors"
-	"io"
-	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	serializerjson "k8s.io/apimachinery/pkg/runtime/serializer/json"
 	"k8s.io/apimachinery/pkg/util/validation"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/kubectl/pkg/util/templates"
 	"k8s.io/utils/ptr"
-	"sigs.k8s.io/yaml"
 
 	batchv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/batch/v1alpha1"
 	"github.com/kubectl-vc/kubectl-vc/pkg/apis/keys"
 	schedulingv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/scheduling/v1beta1"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/completion"
+	"github.com/kubectl-vc/kubectl-vc/pkg/cli/manifest"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/util"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/write"
-	"github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned/scheme"
 	"github.com/kubectl-vc/kubectl-vc/pkg/rules"
 )
 
@@ -254,91 +246,22 @@ func buildJob(name, ns, image string, command, args []string, replicas, min int3
 
 // readFile reads the one Job of -f.
 func (o *CreateOptions) readFile() (*batchv1alpha1.Job, error) {
-	var raw []byte
-	var err error
-	if o.Filename == "-" {
-		raw, err = io.ReadAll(o.In)
-	} else {
-		raw, err = os.ReadFile(o.Filename)
-	}
+	docs, err := manifest.Read(o.In, o.Filename)
 	if err != nil {
-		var pe *os.PathError
-		if errors.As(err, &pe) {
-			return nil, util.UsageErrorf("cannot read -f %s: %s", o.Filename, pe.Err)
-		}
-		return nil, util.UsageErrorf("cannot read -f %s: %s", o.Filename, util.Message(err))
-	}
-	docs, err := documents(raw)
-	if err != nil {
-		return nil, util.UsageErrorf("%s: %s", o.Filename, util.Message(err))
+		return nil, err
 	}
 	if len(docs) != 1 {
 		return nil, util.UsageErrorf("%s holds %d objects: give one Job per file", o.Filename, len(docs))
 	}
-	var tm metav1.TypeMeta
-	if err := yaml.Unmarshal(docs[0], &tm); err != nil {
-		return nil, util.UsageErrorf("%s is not YAML or JSON: %s", o.Filename, util.Message(err))
-	}
-	if tm.Kind != "Job" || tm.APIVersion != batchv1alpha1.SchemeGroupVersion.String() {
-		return nil, util.UsageErrorf("%s holds kind %q of apiVersion %q, not a %s Job", o.Filename, tm.Kind, tm.APIVersion, batchv1alpha1.SchemeGroupVersion)
-	}
-	// Strict: a misspelt field is an error naming its path, not a field
-	// silently dropped.
-	decoder := serializerjson.NewSerializerWithOptions(serializerjson.DefaultMetaFactory, scheme.Scheme, scheme.Scheme,
-		serializerjson.SerializerOptions{Yaml: true, Strict: true})
 	j := &batchv1alpha1.Job{}
-	if _, _, err := decoder.Decode(docs[0], nil, j); err != nil {
-		return nil, util.UsageErrorf("%s: %s", o.Filename, strings.TrimPrefix(util.Message(err), "strict decoding error: "))
+	if err := manifest.Decode(o.Filename, docs[0], batchv1alpha1.SchemeGroupVersion.WithKind("Job"), j); err != nil {
+		return nil, err
 	}
-	switch {
-	case j.Namespace == "":
-		j.Namespace = o.Namespace
-	case o.NamespaceGiven && j.Namespace != o.Namespace:
-		return nil, util.UsageErrorf("the job in %s is in namespace %q, not %q (-n): drop -n or change the file", o.Filename, j.Namespace, o.Namespace)
+	if err := manifest.Prepare(j, "job", o.Filename, o.Namespace, o.NamespaceGiven, validation.IsDNS1123Label); err != nil {
+		return nil, err
 	}
-	if j.Name == "" && j.GenerateName == "" {
-		return nil, util.UsageErrorf("the job in %s has no metadata.name", o.Filename)
-	}
-	if j.Name != "" {
-		if errs := validation.IsDNS1123Label(j.Name); len(errs) > 0 {
-			return nil, util.UsageErrorf("invalid job name %q in %s: %s", j.Name, o.Filename, errs[0])
-		}
-	}
-	// Server-set fields of an exported job would be refused or misread.
-	j.ResourceVersion, j.UID, j.CreationTimestamp, j.ManagedFields = "", "", metav1.Time{}, nil
 	j.Status = batchv1alpha1.JobStatus{}
 	return j, nil
-}
-
-// documents splits a YAML stream (or one JSON object) into its non-empty
-// documents.
-func documents(raw []byte) ([][]byte, error) {
-	r := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(raw)))
-	var out [][]byte
-	for {
-		doc, err := r.Read()
-		if err == io.EOF {
-			return out, nil
-		}
-		if err != nil {
-			return nil, err
-		}
-		if len(bytes.TrimSpace(stripComments(doc))) > 0 {
-			out = append(out, doc)
-		}
-	}
-}
-
-// stripComments drops YAML comment lines and document markers, so a
-// document of comments only counts as empty.
-func stripComments(doc []byte) []byte {
-	var keep [][]byte
-	for _, l := range bytes.Split(doc, []byte("\n")) {
-		if t := bytes.TrimSpace(l); len(t) > 0 && t[0] != '#' && string(t) != "---" {
-			keep = append(keep, l)
-		}
-	}
-	return bytes.Join(keep, []byte("\n"))
 }
 
 // validateJob applies the rules Volcano's admission applies, so that a job

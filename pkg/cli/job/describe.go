@@ -104,22 +104,27 @@ func (o *DescribeOptions) Run(ctx context.Context) error {
 	return nil
 }
 
-func writeSpec(d *vcprinters.Describer, j *batchv1alpha1.Job) {
+func writeSpec(d *vcprinters.Describer, j *batchv1alpha1.Job) { WriteSpec(d, &j.Spec, minAvailable(j)) }
+
+// WriteSpec writes a job spec's section (a Job's, or a JobTemplate's):
+// queue, scheduler, minAvailable (as the caller reckons it), retries,
+// plugins, tasks and policies.
+func WriteSpec(d *vcprinters.Describer, spec *batchv1alpha1.JobSpec, minAvail int32) {
 	line := d.Line
 	d.Section(0, "Spec")
-	line(1, "Queue", queueOf(j))
-	line(1, "Scheduler", vcprinters.OrNone(j.Spec.SchedulerName))
-	line(1, "Min Available", minAvailable(j))
-	if j.Spec.MinSuccess != nil {
-		line(1, "Min Success", *j.Spec.MinSuccess)
+	line(1, "Queue", queueOf(&batchv1alpha1.Job{Spec: *spec}))
+	line(1, "Scheduler", vcprinters.OrNone(spec.SchedulerName))
+	line(1, "Min Available", minAvail)
+	if spec.MinSuccess != nil {
+		line(1, "Min Success", *spec.MinSuccess)
 	}
-	line(1, "Max Retry", j.Spec.MaxRetry)
-	line(1, "Priority Class", vcprinters.OrNone(j.Spec.PriorityClassName))
-	if t := j.Spec.TTLSecondsAfterFinished; t != nil {
+	line(1, "Max Retry", spec.MaxRetry)
+	line(1, "Priority Class", vcprinters.OrNone(spec.PriorityClassName))
+	if t := spec.TTLSecondsAfterFinished; t != nil {
 		line(1, "TTL After Finished", fmt.Sprintf("%ds", *t))
 	}
 	var plugins []string
-	for name, args := range j.Spec.Plugins {
+	for name, args := range spec.Plugins {
 		if len(args) > 0 {
 			name += " " + strings.Join(args, " ")
 		}
@@ -127,7 +132,7 @@ func writeSpec(d *vcprinters.Describer, j *batchv1alpha1.Job) {
 	}
 	sort.Strings(plugins)
 	line(1, "Plugins", vcprinters.OrNone(strings.Join(plugins, ", ")))
-	if nt := j.Spec.NetworkTopology; nt != nil {
+	if nt := spec.NetworkTopology; nt != nil {
 		tier := "<none>"
 		if nt.HighestTierAllowed != nil {
 			tier = fmt.Sprint(*nt.HighestTierAllowed)
@@ -139,7 +144,7 @@ func writeSpec(d *vcprinters.Describer, j *batchv1alpha1.Job) {
 	}
 	d.Section(1, "Tasks")
 	d.Write(2, "Name\tReplicas\tMin Available\tImage\tRequests (per pod)\n")
-	for i, t := range j.Spec.Tasks {
+	for i, t := range spec.Tasks {
 		minAv := fmt.Sprint(t.Replicas)
 		if t.MinAvailable != nil {
 			minAv = fmt.Sprint(*t.MinAvailable)
@@ -148,10 +153,10 @@ func writeSpec(d *vcprinters.Describer, j *batchv1alpha1.Job) {
 			vcprinters.OrNone(images(t.Template.Spec)), vcprinters.OrNone(vcprinters.Resources(podRequests(t.Template.Spec))))
 	}
 	var policies []string
-	for _, p := range j.Spec.Policies {
+	for _, p := range spec.Policies {
 		policies = append(policies, fmt.Sprintf("<job>\t%s\t%s", policyTrigger(p), p.Action))
 	}
-	for i, t := range j.Spec.Tasks {
+	for i, t := range spec.Tasks {
 		for _, p := range t.Policies {
 			policies = append(policies, fmt.Sprintf("%s\t%s\t%s", taskName(t, i), policyTrigger(p), p.Action))
 		}

@@ -8,10 +8,12 @@ import (
 	"github.com/spf13/cobra"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/kubectl/pkg/util/templates"
 
 	batchv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/batch/v1alpha1"
+	flowv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/flow/v1alpha1"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/list"
 	vcprinters "github.com/kubectl-vc/kubectl-vc/pkg/cli/printers"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/util"
@@ -21,6 +23,9 @@ import (
 type ListOptions struct {
 	list.Options
 	list.QueuePhase
+	// Flow keeps the jobs Volcano's jobflow controller made for the
+	// JobFlow of that name (labelled volcano.sh/createdByJobFlow).
+	Flow string
 }
 
 func newListCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Command {
@@ -48,12 +53,17 @@ func newListCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Comma
 			kubectl vc job list -l team=nlp -o name
 
 			# Every job of every namespace in one list request
-			kubectl vc job list -A --chunk-size 0`),
+			kubectl vc job list -A --chunk-size 0
+
+			# The jobs made for the steps of JobFlow pipeline
+			kubectl vc job list --flow pipeline`),
 		ValidArgsFunction: Kind.Names(f),
 		RunE:              util.RunE(o),
 	}
 	o.Options.AddFlags(cmd, list.Flags{AllNamespaces: "List jobs of every namespace", Selector: "Label selector, e.g. -l team=nlp", Watch: true})
 	o.QueuePhase.AddFlags(cmd, f, "jobs", util.Names(phases))
+	cmd.Flags().StringVar(&o.Flow, "flow", "", "Only the jobs made for the steps of this JobFlow (by Volcano's jobflow controller)")
+	_ = cmd.RegisterFlagCompletionFunc("flow", FlowNames.Flag(f))
 	return cmd
 }
 
@@ -62,12 +72,20 @@ func (o *ListOptions) Validate() error {
 	if err := o.Options.Validate(); err != nil {
 		return err
 	}
+	if o.Flow != "" {
+		if errs := validation.IsDNS1123Subdomain(o.Flow); len(errs) > 0 {
+			return util.UsageErrorf("invalid --flow %q: %s", o.Flow, errs[0])
+		}
+	}
 	return o.QueuePhase.Validate(util.Names(phases))
 }
 
 // keep applies the filters the API server cannot (spec and status fields
 // of a custom resource are not selectable).
 func (o *ListOptions) keep(j *batchv1alpha1.Job) bool {
+	if o.Flow != "" && flowv1alpha1.CreatedBy(j, flowv1alpha1.CreatedByJobFlowKey) != o.Flow {
+		return false
+	}
 	return o.Keeps(queueOf(j), string(phaseOf(j)))
 }
 
@@ -75,6 +93,15 @@ func (o *ListOptions) keep(j *batchv1alpha1.Job) bool {
 // the list, so that a missing one is reported by name), then optionally
 // watches from the list's resourceVersion.
 func (o *ListOptions) Run(ctx context.Context) error {
+	if o.Flow != "" && !o.AllNamespaces && len(o.Names) == 0 {
+		// In one namespace the label names the flow exactly: let the
+		// server select (keep checks again, and across namespaces).
+		sel := flowv1alpha1.CreatedByJobFlowKey + "=" + flowv1alpha1.ObjectString(o.Namespace, o.Flow)
+		if o.Selector != "" {
+			sel = o.Selector + "," + sel
+		}
+		o.Selector = sel
+	}
 	jobs := o.Client.BatchV1alpha1().Jobs(o.Namespace)
 	err := list.Run(ctx, &o.Options, list.Kind[batchv1alpha1.Job, *batchv1alpha1.Job, *batchv1alpha1.JobList]{
 		Name: "job", Plural: "jobs", Get: jobs.Get, List: jobs.List, Watch: jobs.Watch, Keep: o.keep,
@@ -116,9 +143,12 @@ func jobTable(items []batchv1alpha1.Job, allNamespaces bool) *metav1.Table {
 }
 
 // tasksOf lists the tasks as name=replicas, in spec order.
-func tasksOf(j *batchv1alpha1.Job) string {
-	parts := make([]string, 0, len(j.Spec.Tasks))
-	for i, t := range j.Spec.Tasks {
+func tasksOf(j *batchv1alpha1.Job) string { return Tasks(j.Spec.Tasks) }
+
+// Tasks lists tasks as name=replicas, in spec order (also a JobTemplate's).
+func Tasks(tasks []batchv1alpha1.TaskSpec) string {
+	parts := make([]string, 0, len(tasks))
+	for i, t := range tasks {
 		parts = append(parts, fmt.Sprintf("%s=%d", taskName(t, i), t.Replicas))
 	}
 	return strings.Join(parts, ",")

@@ -7,10 +7,12 @@ package applyconfiguration
 import (
 	v1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/batch/v1alpha1"
 	busv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/bus/v1alpha1"
+	flowv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/flow/v1alpha1"
 	v1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/scheduling/v1beta1"
 	slinkyv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/slinky/v1beta1"
 	batchv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/client/applyconfiguration/batch/v1alpha1"
 	applyconfigurationbusv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/client/applyconfiguration/bus/v1alpha1"
+	applyconfigurationflowv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/client/applyconfiguration/flow/v1alpha1"
 	internal "github.com/kubectl-vc/kubectl-vc/pkg/client/applyconfiguration/internal"
 	schedulingv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/client/applyconfiguration/scheduling/v1beta1"
 	applyconfigurationslinkyv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/client/applyconfiguration/slinky/v1beta1"
@@ -52,6 +54,40 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		// Group=bus.volcano.sh, Version=v1alpha1
 	case busv1alpha1.SchemeGroupVersion.WithKind("Command"):
 		return &applyconfigurationbusv1alpha1.CommandApplyConfiguration{}
+
+		// Group=flow.volcano.sh, Version=v1alpha1
+	case flowv1alpha1.SchemeGroupVersion.WithKind("Condition"):
+		return &applyconfigurationflowv1alpha1.ConditionApplyConfiguration{}
+	case flowv1alpha1.SchemeGroupVersion.WithKind("DependsOn"):
+		return &applyconfigurationflowv1alpha1.DependsOnApplyConfiguration{}
+	case flowv1alpha1.SchemeGroupVersion.WithKind("Flow"):
+		return &applyconfigurationflowv1alpha1.FlowApplyConfiguration{}
+	case flowv1alpha1.SchemeGroupVersion.WithKind("HTTPGet"):
+		return &applyconfigurationflowv1alpha1.HTTPGetApplyConfiguration{}
+	case flowv1alpha1.SchemeGroupVersion.WithKind("JobFlow"):
+		return &applyconfigurationflowv1alpha1.JobFlowApplyConfiguration{}
+	case flowv1alpha1.SchemeGroupVersion.WithKind("JobFlowSpec"):
+		return &applyconfigurationflowv1alpha1.JobFlowSpecApplyConfiguration{}
+	case flowv1alpha1.SchemeGroupVersion.WithKind("JobFlowStatus"):
+		return &applyconfigurationflowv1alpha1.JobFlowStatusApplyConfiguration{}
+	case flowv1alpha1.SchemeGroupVersion.WithKind("JobRunningHistory"):
+		return &applyconfigurationflowv1alpha1.JobRunningHistoryApplyConfiguration{}
+	case flowv1alpha1.SchemeGroupVersion.WithKind("JobStatus"):
+		return &applyconfigurationflowv1alpha1.JobStatusApplyConfiguration{}
+	case flowv1alpha1.SchemeGroupVersion.WithKind("JobTemplate"):
+		return &applyconfigurationflowv1alpha1.JobTemplateApplyConfiguration{}
+	case flowv1alpha1.SchemeGroupVersion.WithKind("JobTemplateStatus"):
+		return &applyconfigurationflowv1alpha1.JobTemplateStatusApplyConfiguration{}
+	case flowv1alpha1.SchemeGroupVersion.WithKind("Patch"):
+		return &applyconfigurationflowv1alpha1.PatchApplyConfiguration{}
+	case flowv1alpha1.SchemeGroupVersion.WithKind("Probe"):
+		return &applyconfigurationflowv1alpha1.ProbeApplyConfiguration{}
+	case flowv1alpha1.SchemeGroupVersion.WithKind("State"):
+		return &applyconfigurationflowv1alpha1.StateApplyConfiguration{}
+	case flowv1alpha1.SchemeGroupVersion.WithKind("TaskStatus"):
+		return &applyconfigurationflowv1alpha1.TaskStatusApplyConfiguration{}
+	case flowv1alpha1.SchemeGroupVersion.WithKind("TCPSocket"):
+		return &applyconfigurationflowv1alpha1.TCPSocketApplyConfiguration{}
 
 		// Group=scheduling.volcano.sh, Version=v1beta1
 	case v1beta1.SchemeGroupVersion.WithKind("Affinity"):

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned"
@@ -27,8 +28,8 @@ type Case = struct {
 	Want       string
 }
 
-// Snapshot is every queue (with its resourceVersion), podgroup and Command
-// on the server, so a failed command can be shown to have changed nothing.
+// Snapshot is every queue (with its resourceVersion), podgroup, Command,
+// JobFlow and JobTemplate on the server, so a failed command can be shown to have changed nothing.
 func Snapshot(t testing.TB, vc versioned.Interface) string {
 	t.Helper()
 	ctx := context.Background()
@@ -53,6 +54,21 @@ func Snapshot(t testing.TB, vc versioned.Interface) string {
 	}
 	for _, pg := range pgs.Items {
 		parts = append(parts, "podgroup/"+pg.Namespace+"/"+pg.Name+"@"+pg.ResourceVersion)
+	}
+	// Volcano's flow kinds, where the server serves them.
+	if fs, err := vc.FlowV1alpha1().JobFlows(metav1.NamespaceAll).List(ctx, metav1.ListOptions{}); err == nil {
+		for _, f := range fs.Items {
+			parts = append(parts, "jobflow/"+f.Namespace+"/"+f.Name+"@"+f.ResourceVersion)
+		}
+	} else if !apierrors.IsNotFound(err) {
+		t.Fatal(err)
+	}
+	if ts, err := vc.FlowV1alpha1().JobTemplates(metav1.NamespaceAll).List(ctx, metav1.ListOptions{}); err == nil {
+		for _, jt := range ts.Items {
+			parts = append(parts, "jobtemplate/"+jt.Namespace+"/"+jt.Name+"@"+jt.ResourceVersion)
+		}
+	} else if !apierrors.IsNotFound(err) {
+		t.Fatal(err)
 	}
 	sort.Strings(parts)
 	return strings.Join(parts, "\n")

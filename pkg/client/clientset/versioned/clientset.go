@@ -10,6 +10,7 @@ import (
 
 	batchv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned/typed/batch/v1alpha1"
 	busv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned/typed/bus/v1alpha1"
+	flowv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned/typed/flow/v1alpha1"
 	schedulingv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned/typed/scheduling/v1beta1"
 	slinkyv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned/typed/slinky/v1beta1"
 	discovery "k8s.io/client-go/discovery"
@@ -21,6 +22,7 @@ type Interface interface {
 	Discovery() discovery.DiscoveryInterfaces
 	BatchV1alpha1() batchv1alpha1.BatchV1alpha1Interface
 	BusV1alpha1() busv1alpha1.BusV1alpha1Interface
+	FlowV1alpha1() flowv1alpha1.FlowV1alpha1Interface
 	SchedulingV1beta1() schedulingv1beta1.SchedulingV1beta1Interface
 	SlinkyV1beta1() slinkyv1beta1.SlinkyV1beta1Interface
 }
@@ -30,6 +32,7 @@ type Clientset struct {
 	*discovery.DiscoveryClient
 	batchV1alpha1     *batchv1alpha1.BatchV1alpha1Client
 	busV1alpha1       *busv1alpha1.BusV1alpha1Client
+	flowV1alpha1      *flowv1alpha1.FlowV1alpha1Client
 	schedulingV1beta1 *schedulingv1beta1.SchedulingV1beta1Client
 	slinkyV1beta1     *slinkyv1beta1.SlinkyV1beta1Client
 }
@@ -42,6 +45,11 @@ func (c *Clientset) BatchV1alpha1() batchv1alpha1.BatchV1alpha1Interface {
 // BusV1alpha1 retrieves the BusV1alpha1Client
 func (c *Clientset) BusV1alpha1() busv1alpha1.BusV1alpha1Interface {
 	return c.busV1alpha1
+}
+
+// FlowV1alpha1 retrieves the FlowV1alpha1Client
+func (c *Clientset) FlowV1alpha1() flowv1alpha1.FlowV1alpha1Interface {
+	return c.flowV1alpha1
 }
 
 // SchedulingV1beta1 retrieves the SchedulingV1beta1Client
@@ -106,6 +114,10 @@ func NewForConfigAndClient(c *rest.Config, httpClient *http.Client) (*Clientset,
 	if err != nil {
 		return nil, err
 	}
+	cs.flowV1alpha1, err = flowv1alpha1.NewForConfigAndClient(&configShallowCopy, httpClient)
+	if err != nil {
+		return nil, err
+	}
 	cs.schedulingV1beta1, err = schedulingv1beta1.NewForConfigAndClient(&configShallowCopy, httpClient)
 	if err != nil {
 		return nil, err
@@ -137,6 +149,7 @@ func New(c rest.Interface) *Clientset {
 	var cs Clientset
 	cs.batchV1alpha1 = batchv1alpha1.New(c)
 	cs.busV1alpha1 = busv1alpha1.New(c)
+	cs.flowV1alpha1 = flowv1alpha1.New(c)
 	cs.schedulingV1beta1 = schedulingv1beta1.New(c)
 	cs.slinkyV1beta1 = slinkyv1beta1.New(c)
 

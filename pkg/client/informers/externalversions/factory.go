@@ -13,6 +13,7 @@ import (
 	versioned "github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned"
 	batch "github.com/kubectl-vc/kubectl-vc/pkg/client/informers/externalversions/batch"
 	bus "github.com/kubectl-vc/kubectl-vc/pkg/client/informers/externalversions/bus"
+	flow "github.com/kubectl-vc/kubectl-vc/pkg/client/informers/externalversions/flow"
 	internalinterfaces "github.com/kubectl-vc/kubectl-vc/pkg/client/informers/externalversions/internalinterfaces"
 	scheduling "github.com/kubectl-vc/kubectl-vc/pkg/client/informers/externalversions/scheduling"
 	slinky "github.com/kubectl-vc/kubectl-vc/pkg/client/informers/externalversions/slinky"
@@ -316,6 +317,7 @@ type SharedInformerFactory interface {
 
 	Batch() batch.Interface
 	Bus() bus.Interface
+	Flow() flow.Interface
 	Scheduling() scheduling.Interface
 	Slinky() slinky.Interface
 }
@@ -326,6 +328,10 @@ func (f *sharedInformerFactory) Batch() batch.Interface {
 
 func (f *sharedInformerFactory) Bus() bus.Interface {
 	return bus.New(f, f.namespace, f.tweakListOptions)
+}
+
+func (f *sharedInformerFactory) Flow() flow.Interface {
+	return flow.New(f, f.namespace, f.tweakListOptions)
 }
 
 func (f *sharedInformerFactory) Scheduling() scheduling.Interface {

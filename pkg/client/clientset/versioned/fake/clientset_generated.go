@@ -11,6 +11,8 @@ import (
 	fakebatchv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned/typed/batch/v1alpha1/fake"
 	busv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned/typed/bus/v1alpha1"
 	fakebusv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned/typed/bus/v1alpha1/fake"
+	flowv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned/typed/flow/v1alpha1"
+	fakeflowv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned/typed/flow/v1alpha1/fake"
 	schedulingv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned/typed/scheduling/v1beta1"
 	fakeschedulingv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned/typed/scheduling/v1beta1/fake"
 	slinkyv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned/typed/slinky/v1beta1"
@@ -136,6 +138,11 @@ func (c *Clientset) BatchV1alpha1() batchv1alpha1.BatchV1alpha1Interface {
 // BusV1alpha1 retrieves the BusV1alpha1Client
 func (c *Clientset) BusV1alpha1() busv1alpha1.BusV1alpha1Interface {
 	return &fakebusv1alpha1.FakeBusV1alpha1{Fake: &c.Fake}
+}
+
+// FlowV1alpha1 retrieves the FlowV1alpha1Client
+func (c *Clientset) FlowV1alpha1() flowv1alpha1.FlowV1alpha1Interface {
+	return &fakeflowv1alpha1.FakeFlowV1alpha1{Fake: &c.Fake}
 }
 
 // SchedulingV1beta1 retrieves the SchedulingV1beta1Client

@@ -1,0 +1,81 @@
+package jobflow
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/spf13/cobra"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"k8s.io/kubectl/pkg/util/templates"
+
+	flowv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/flow/v1alpha1"
+	"github.com/kubectl-vc/kubectl-vc/pkg/cli/jobtemplate"
+	"github.com/kubectl-vc/kubectl-vc/pkg/cli/util"
+	"github.com/kubectl-vc/kubectl-vc/pkg/cli/wait"
+	"github.com/kubectl-vc/kubectl-vc/pkg/cli/write"
+)
+
+// DeleteOptions holds the input of 'jobflow delete'.
+type DeleteOptions struct {
+	write.DeleteOptions
+	name string
+}
+
+func newDeleteCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Command {
+	o := &DeleteOptions{DeleteOptions: write.NewDeleteOptions(f, streams)}
+	cmd := &cobra.Command{
+		Use:   "delete NAME...",
+		Short: "Delete job flows",
+		Long: templates.LongDesc(`
+			Delete JobFlows. Every flow is looked up first, so a missing one fails the
+			command before anything is deleted. The Volcano Jobs made for the flow's steps
+			are owned by it and removed after it by the garbage collector; its JobTemplates
+			stay. With --wait, wait until the flows are gone.`),
+		Example: templates.Examples(`
+			# Delete a flow (and, through the garbage collector, its jobs)
+			kubectl vc jobflow delete pipeline
+
+			# As vcctl names it, waiting until it is gone
+			kubectl vc jobflow delete -N pipeline -n research --wait`),
+		ValidArgsFunction: Kind.Names(f),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return util.RunE(o)(cmd, jobtemplate.WithName(args, o.name))
+		},
+	}
+	o.AddFlags(cmd, "Wait until the job flows are gone", "How long --wait waits (0 waits forever)")
+	jobtemplate.AddNameFlag(cmd, &o.name, "job flow")
+	_ = cmd.RegisterFlagCompletionFunc("name", Kind.Flag(f))
+	return cmd
+}
+
+// Validate checks names and flags before any request.
+func (o *DeleteOptions) Validate() error {
+	return o.DeleteOptions.Validate("jobflow", "jobflow delete pipeline", validateName)
+}
+
+// Run checks that every flow exists, then deletes them.
+func (o *DeleteOptions) Run(ctx context.Context) error {
+	c := o.Client.FlowV1alpha1().JobFlows(o.Namespace)
+	var found []*flowv1alpha1.JobFlow
+	for _, n := range o.Names {
+		jf, err := c.Get(ctx, n, metav1.GetOptions{})
+		if err != nil {
+			return jobtemplate.NotFound(err, "jobflow", n, o.Namespace)
+		}
+		found = append(found, jf)
+	}
+	for _, jf := range found {
+		if !o.DryClient {
+			if err := c.Delete(ctx, jf.Name, o.DeleteOpts(jf.UID)); err != nil {
+				return fmt.Errorf("delete jobflow %q: %s", jf.Name, util.Message(err))
+			}
+		}
+		o.Deleted(Ref(jf.Name))
+	}
+	if o.Wait {
+		spec := wait.Spec{Kind: "jobflow", Namespace: o.Namespace, Names: o.Names, Timeout: o.Timeout, ListWatch: wait.ListWatch(o.Names, c.List, c.Watch)}
+		return wait.Deleted[*flowv1alpha1.JobFlow](ctx, spec, "finalizers may hold them")
+	}
+	return nil
+}

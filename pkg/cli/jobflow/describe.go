@@ -1,0 +1,138 @@
+package jobflow
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/spf13/cobra"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"k8s.io/kubectl/pkg/util/templates"
+
+	batchv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/batch/v1alpha1"
+	flowv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/flow/v1alpha1"
+	"github.com/kubectl-vc/kubectl-vc/pkg/cli/jobtemplate"
+	vcprinters "github.com/kubectl-vc/kubectl-vc/pkg/cli/printers"
+	"github.com/kubectl-vc/kubectl-vc/pkg/cli/util"
+)
+
+// DescribeOptions holds the input of 'jobflow describe'.
+type DescribeOptions struct {
+	vcprinters.DescribeOptions
+	name string
+}
+
+func newDescribeCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Command {
+	o := &DescribeOptions{DescribeOptions: vcprinters.DescribeOptions{IOStreams: streams, Factory: f,
+		NoName: "name the jobflow to describe, e.g. 'kubectl vc jobflow describe pipeline'"}}
+	cmd := &cobra.Command{
+		Use:   "describe NAME",
+		Short: "Draw a job flow: its steps, what each waits for, and their jobs",
+		Long: templates.LongDesc(`
+			Show a JobFlow as the dependency graph of its steps: each step (the JobTemplate
+			of its name) drawn under the step it waits for last, with the other steps it
+			depends on, the Volcano Job made for it (<flow>-<step>) and that job's phase;
+			a step with no job yet is Waiting, with why (the steps it waits for and their
+			phases, a missing JobTemplate, or no jobflow controller). Then each step's
+			details, the flow's status as Volcano's jobflow controller recorded it, and
+			its events. The jobs' phases are read from the jobs themselves (labelled
+			volcano.sh/createdByJobFlow); if they cannot be listed, from the flow's status.`),
+		Example: templates.Examples(`
+			kubectl vc jobflow describe pipeline -n research
+
+			# As vcctl names it
+			kubectl vc jobflow describe -N pipeline`),
+		ValidArgsFunction: Kind.Name(f),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			args = jobtemplate.WithName(args, o.name)
+			if len(args) > 1 {
+				return util.UsageErrorf("give one jobflow name, got %d (%s)", len(args), strings.Join(args, " "))
+			}
+			return util.RunE(o)(cmd, args)
+		},
+	}
+	jobtemplate.AddNameFlag(cmd, &o.name, "job flow")
+	_ = cmd.RegisterFlagCompletionFunc("name", Kind.Flag(f))
+	return cmd
+}
+
+// Validate checks the name.
+func (o *DescribeOptions) Validate() error { return validateName(o.Name) }
+
+// Run prints the description; only the flow itself must be readable.
+func (o *DescribeOptions) Run(ctx context.Context) error {
+	jf, err := o.Client.FlowV1alpha1().JobFlows(o.Namespace).Get(ctx, o.Name, metav1.GetOptions{})
+	if err != nil {
+		return jobtemplate.NotFound(err, "jobflow", o.Name, o.Namespace)
+	}
+	d := vcprinters.NewDescriber(o.Out)
+	defer d.Flush()
+	d.Header(jf)
+	retain := string(jf.Spec.JobRetainPolicy)
+	if retain == "" {
+		retain = string(flowv1alpha1.Retain)
+	}
+	d.Line(0, "Job Retain Policy", retain)
+	d.Line(0, "Phase", string(phaseOf(jf)))
+
+	in := Input{Flow: jf, Jobs: recorded(jf)}
+	source := ""
+	sel := flowv1alpha1.CreatedByJobFlowKey + "=" + flowv1alpha1.ObjectString(jf.Namespace, jf.Name)
+	if jobs, err := o.Client.BatchV1alpha1().Jobs(jf.Namespace).List(ctx, metav1.ListOptions{LabelSelector: sel}); err == nil {
+		in.Jobs = map[string]batchv1alpha1.JobPhase{}
+		for _, j := range jobs.Items {
+			in.Jobs[j.Name] = j.Status.State.Phase
+		}
+	} else {
+		source = " (jobs from the flow's status: cannot list jobs: " + util.Message(err) + ")"
+	}
+	if ts, err := o.Client.FlowV1alpha1().JobTemplates(jf.Namespace).List(ctx, metav1.ListOptions{}); err == nil {
+		in.Templates = map[string]bool{}
+		for _, t := range ts.Items {
+			in.Templates[t.Name] = true
+		}
+	}
+	steps := Steps(in)
+	c := Count(steps)
+	d.Line(0, "Steps", fmt.Sprintf("%d: %d done, %d running, %d failed, %d waiting%s", c.Steps, c.Done, c.Running, c.Failed, c.Waiting, source))
+	d.Table(0, "Flow", "", Draw(steps))
+	d.Table(0, "Step Details", "Step\tDepends On\tJob\tPhase\tWaiting For", stepRows(steps))
+	writeStatus(d, jf)
+	d.Events(ctx, o.Kube, jf.Namespace, "JobFlow", jf)
+	return nil
+}
+
+// stepRows are the table of steps: one row per step, in graph order.
+func stepRows(steps []Step) []string {
+	rows := make([]string, 0, len(steps))
+	for _, s := range steps {
+		job, phase, waiting := s.Job, string(s.Phase), ""
+		if s.State == Waiting {
+			job, phase, waiting = "<none>", "<none>", s.Why
+		}
+		rows = append(rows, fmt.Sprintf("%s\t%s\t%s\t%s\t%s", s.Name, vcprinters.OrNone(strings.Join(s.DependsOn, ",")), job, phase, vcprinters.OrNone(waiting)))
+	}
+	return rows
+}
+
+// writeStatus writes the flow's status as the controller recorded it:
+// each job with its phase, start, end and restarts.
+func writeStatus(d *vcprinters.Describer, jf *flowv1alpha1.JobFlow) {
+	list := append([]flowv1alpha1.JobStatus{}, jf.Status.JobStatusList...)
+	sort.SliceStable(list, func(i, k int) bool { return list[i].StartTimestamp.Before(&list[k].StartTimestamp) })
+	var rows []string
+	for _, s := range list {
+		end := "<none>"
+		if !s.EndTimestamp.IsZero() {
+			end = s.EndTimestamp.Format("2006-01-02T15:04:05Z07:00")
+		}
+		start := "<none>"
+		if !s.StartTimestamp.IsZero() {
+			start = s.StartTimestamp.Format("2006-01-02T15:04:05Z07:00")
+		}
+		rows = append(rows, fmt.Sprintf("%s\t%s\t%s\t%s\t%d", s.Name, vcprinters.OrNone(string(s.State)), start, end, s.RestartCount))
+	}
+	d.Table(0, "Status", "Job\tState\tStarted\tEnded\tRestarts", rows)
+}

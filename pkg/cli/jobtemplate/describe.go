@@ -1,0 +1,111 @@
+package jobtemplate
+
+import (
+	"context"
+	"fmt"
+	"sort"
+
+	"github.com/spf13/cobra"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"k8s.io/kubectl/pkg/util/templates"
+
+	batchv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/batch/v1alpha1"
+	flowv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/flow/v1alpha1"
+	"github.com/kubectl-vc/kubectl-vc/pkg/cli/job"
+	vcprinters "github.com/kubectl-vc/kubectl-vc/pkg/cli/printers"
+	"github.com/kubectl-vc/kubectl-vc/pkg/cli/util"
+)
+
+// DescribeOptions holds the input of 'jobtemplate describe'.
+type DescribeOptions struct {
+	vcprinters.DescribeOptions
+	name string
+}
+
+func newDescribeCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Command {
+	o := &DescribeOptions{DescribeOptions: vcprinters.DescribeOptions{IOStreams: streams, Factory: f,
+		NoName: "name the jobtemplate to describe, e.g. 'kubectl vc jobtemplate describe preprocess'"}}
+	cmd := &cobra.Command{
+		Use:   "describe NAME",
+		Short: "Show a job template in detail",
+		Long: templates.LongDesc(`
+			Show a JobTemplate's job spec (queue, minAvailable, tasks with replicas, images
+			and requests, policies), the Volcano Jobs made from it (labelled
+			volcano.sh/createdByJobTemplate by Volcano's jobflow controller) with their
+			JobFlow and phase, and its events.`),
+		Example: templates.Examples(`
+			kubectl vc jobtemplate describe preprocess -n research
+
+			# As vcctl names it
+			kubectl vc jobtemplate describe -N preprocess`),
+		ValidArgsFunction: Kind.Name(f),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			args = WithName(args, o.name)
+			if len(args) > 1 {
+				return util.UsageErrorf("give one jobtemplate name, got %d (%v)", len(args), args)
+			}
+			return util.RunE(o)(cmd, args)
+		},
+	}
+	AddNameFlag(cmd, &o.name, "job template")
+	_ = cmd.RegisterFlagCompletionFunc("name", Kind.Flag(f))
+	return cmd
+}
+
+// Validate checks the name.
+func (o *DescribeOptions) Validate() error { return ValidateName(o.Name) }
+
+// Run prints the description; only the template itself must be readable.
+func (o *DescribeOptions) Run(ctx context.Context) error {
+	t, err := o.Client.FlowV1alpha1().JobTemplates(o.Namespace).Get(ctx, o.Name, metav1.GetOptions{})
+	if err != nil {
+		return NotFound(err, "jobtemplate", o.Name, o.Namespace)
+	}
+	d := vcprinters.NewDescriber(o.Out)
+	defer d.Flush()
+	d.Header(t)
+	job.WriteSpec(d, &t.Spec, t.Spec.MinAvailable)
+
+	sel := flowv1alpha1.CreatedByJobTemplateKey + "=" + flowv1alpha1.ObjectString(t.Namespace, t.Name)
+	jobs, err := o.Client.BatchV1alpha1().Jobs(t.Namespace).List(ctx, metav1.ListOptions{LabelSelector: sel})
+	if err != nil {
+		d.CannotList(0, "Jobs", err)
+	} else {
+		d.Table(0, "Jobs", "Name\tJobFlow\tPhase\tAge", jobRows(t, jobs.Items))
+	}
+	d.Events(ctx, o.Kube, t.Namespace, "JobTemplate", t)
+	return nil
+}
+
+// jobRows are the jobs made from t: those listed, and those the
+// template's status names that are gone.
+func jobRows(t *flowv1alpha1.JobTemplate, jobs []batchv1alpha1.Job) []string {
+	var rows []string
+	seen := map[string]bool{}
+	sort.Slice(jobs, func(i, k int) bool { return jobs[i].Name < jobs[k].Name })
+	for i := range jobs {
+		j := &jobs[i]
+		seen[j.Name] = true
+		phase := j.Status.State.Phase
+		if phase == "" {
+			phase = batchv1alpha1.JobPending
+		}
+		rows = append(rows, fmt.Sprintf("%s\t%s\t%s\t%s", j.Name, vcprinters.OrNone(FlowOf(j)), phase, vcprinters.Age(j.CreationTimestamp)))
+	}
+	for _, n := range t.Status.JobDependsOnList {
+		if !seen[n] {
+			rows = append(rows, fmt.Sprintf("%s\t<unknown>\t<deleted>\t", n))
+		}
+	}
+	return rows
+}
+
+// FlowOf is the name of the JobFlow a job was made for ("" if none): its
+// controller reference, else the flow named by its label.
+func FlowOf(j *batchv1alpha1.Job) string {
+	if ref := metav1.GetControllerOf(j); ref != nil && ref.Kind == "JobFlow" && ref.APIVersion == flowv1alpha1.SchemeGroupVersion.String() {
+		return ref.Name
+	}
+	return flowv1alpha1.CreatedBy(j, flowv1alpha1.CreatedByJobFlowKey)
+}

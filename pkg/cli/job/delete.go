@@ -2,12 +2,12 @@ package job
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/kubectl/pkg/util/templates"
 
+	batchv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/batch/v1alpha1"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/util"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/write"
 )
@@ -47,20 +47,11 @@ func (o *DeleteOptions) Validate() error {
 
 // Run checks that every job exists, then deletes them.
 func (o *DeleteOptions) Run(ctx context.Context) error {
-	jobs, err := getJobs(ctx, o.Client, o.Namespace, o.Names)
-	if err != nil {
-		return err
-	}
-	for _, j := range jobs {
-		if !o.DryClient {
-			if err := o.Client.BatchV1alpha1().Jobs(j.Namespace).Delete(ctx, j.Name, o.DeleteOpts(j.UID)); err != nil {
-				return fmt.Errorf("delete job %q: %s", j.Name, util.Message(err))
-			}
-		}
-		o.Deleted(jobRef(j.Name))
-	}
-	if o.Wait {
-		return waitForDeletion(ctx, o.Client, kubeClient(o.Factory), o.Namespace, o.Names, o.Timeout)
-	}
-	return nil
+	jobs := o.Client.BatchV1alpha1().Jobs(o.Namespace)
+	return write.DeleteNamed(ctx, &o.DeleteOptions, write.Deletable[*batchv1alpha1.Job, *batchv1alpha1.JobList]{
+		Kind: "job", Ref: jobRef, Get: jobs.Get, Delete: jobs.Delete, List: jobs.List, Watch: jobs.Watch,
+		NotFound: func(err error, name string) error { return jobNotFound(err, name, o.Namespace) },
+		Hint:     "finalizers may hold them",
+		Explain:  jobWait(o.Client, kubeClient(o.Factory), o.Namespace, o.Names, o.Timeout).Explain,
+	})
 }

@@ -121,14 +121,20 @@ func getJobs(ctx context.Context, c versioned.Interface, ns string, names []stri
 	for _, n := range names {
 		j, err := c.BatchV1alpha1().Jobs(ns).Get(ctx, n, metav1.GetOptions{})
 		if err != nil {
-			if err = apiError(err); apierrors.IsNotFound(err) {
-				return nil, util.UsageErrorf("job %q not found in namespace %q", n, ns)
-			}
-			return nil, err
+			return nil, jobNotFound(err, n, ns)
 		}
 		out = append(out, j)
 	}
 	return out, nil
+}
+
+// jobNotFound is the error of a Get of job name in ns: not found (or the
+// kind not served) in one line.
+func jobNotFound(err error, name, ns string) error {
+	if err = apiError(err); apierrors.IsNotFound(err) {
+		return util.UsageErrorf("job %q not found in namespace %q", name, ns)
+	}
+	return err
 }
 
 // jobRef names a job the way kubectl prints it.

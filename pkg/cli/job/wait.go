@@ -178,8 +178,3 @@ func waitTimeout(parent, ctx context.Context, spec wait.Spec, op operation, jobs
 	}
 	return wait.TimedOut(spec, op.target, rest, hint)
 }
-
-// waitForDeletion watches until every named job of ns is gone.
-func waitForDeletion(ctx context.Context, c versioned.Interface, kc kubernetes.Interface, ns string, names []string, timeout time.Duration) error {
-	return wait.Deleted[*batchv1alpha1.Job](ctx, jobWait(c, kc, ns, names, timeout), "finalizers may hold them")
-}

@@ -2,17 +2,14 @@ package jobflow
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/spf13/cobra"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/kubectl/pkg/util/templates"
 
 	flowv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/flow/v1alpha1"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/jobtemplate"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/util"
-	"github.com/kubectl-vc/kubectl-vc/pkg/cli/wait"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/write"
 )
 
@@ -54,28 +51,12 @@ func (o *DeleteOptions) Validate() error {
 	return o.DeleteOptions.Validate("jobflow", "jobflow delete pipeline", validateName)
 }
 
-// Run checks that every flow exists, then deletes them.
+// Run checks that every jobflow exists, then deletes them.
 func (o *DeleteOptions) Run(ctx context.Context) error {
 	c := o.Client.FlowV1alpha1().JobFlows(o.Namespace)
-	var found []*flowv1alpha1.JobFlow
-	for _, n := range o.Names {
-		jf, err := c.Get(ctx, n, metav1.GetOptions{})
-		if err != nil {
-			return jobtemplate.NotFound(err, "jobflow", n, o.Namespace)
-		}
-		found = append(found, jf)
-	}
-	for _, jf := range found {
-		if !o.DryClient {
-			if err := c.Delete(ctx, jf.Name, o.DeleteOpts(jf.UID)); err != nil {
-				return fmt.Errorf("delete jobflow %q: %s", jf.Name, util.Message(err))
-			}
-		}
-		o.Deleted(Ref(jf.Name))
-	}
-	if o.Wait {
-		spec := wait.Spec{Kind: "jobflow", Namespace: o.Namespace, Names: o.Names, Timeout: o.Timeout, ListWatch: wait.ListWatch(o.Names, c.List, c.Watch)}
-		return wait.Deleted[*flowv1alpha1.JobFlow](ctx, spec, "finalizers may hold them")
-	}
-	return nil
+	return write.DeleteNamed(ctx, &o.DeleteOptions, write.Deletable[*flowv1alpha1.JobFlow, *flowv1alpha1.JobFlowList]{
+		Kind: "jobflow", Ref: Ref, Get: c.Get, Delete: c.Delete, List: c.List, Watch: c.Watch,
+		NotFound: func(err error, name string) error { return jobtemplate.NotFound(err, "jobflow", name, o.Namespace) },
+		Hint:     "finalizers may hold them",
+	})
 }

@@ -24,7 +24,7 @@ type ListOptions struct {
 }
 
 func newListCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Command {
-	o := &ListOptions{Options: list.NewOptions(f, streams)}
+	o := &ListOptions{Options: list.NewOptions(f, streams).Named("jobflow", validateName)}
 	cmd := &cobra.Command{
 		Use:     "list [NAME...]",
 		Aliases: []string{"get", "ls"},
@@ -55,14 +55,6 @@ func newListCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Comma
 	jobtemplate.AddNameFlag(cmd, &o.name, "job flow")
 	_ = cmd.RegisterFlagCompletionFunc("name", Kind.Flag(f))
 	return cmd
-}
-
-// Validate checks names and flags before any request.
-func (o *ListOptions) Validate() error {
-	if err := o.Options.Validate(); err != nil {
-		return err
-	}
-	return o.ValidateNames("jobflow", validateName)
 }
 
 // Run lists the flows, --chunk-size at a time, then optionally watches.

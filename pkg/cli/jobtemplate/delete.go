@@ -2,19 +2,14 @@ package jobtemplate
 
 import (
 	"context"
-	"fmt"
-	"time"
 
 	"github.com/spf13/cobra"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/kubectl/pkg/util/templates"
 
 	flowv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/flow/v1alpha1"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/util"
-	"github.com/kubectl-vc/kubectl-vc/pkg/cli/wait"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/write"
-	"github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned"
 )
 
 // DeleteOptions holds the input of 'jobtemplate delete'.
@@ -56,33 +51,12 @@ func (o *DeleteOptions) Validate() error {
 	return o.DeleteOptions.Validate("jobtemplate", "jobtemplate delete preprocess", ValidateName)
 }
 
-// Run checks that every template exists, then deletes them.
+// Run checks that every jobtemplate exists, then deletes them.
 func (o *DeleteOptions) Run(ctx context.Context) error {
 	c := o.Client.FlowV1alpha1().JobTemplates(o.Namespace)
-	var found []*flowv1alpha1.JobTemplate
-	for _, n := range o.Names {
-		t, err := c.Get(ctx, n, metav1.GetOptions{})
-		if err != nil {
-			return NotFound(err, "jobtemplate", n, o.Namespace)
-		}
-		found = append(found, t)
-	}
-	for _, t := range found {
-		if !o.DryClient {
-			if err := c.Delete(ctx, t.Name, o.DeleteOpts(t.UID)); err != nil {
-				return fmt.Errorf("delete jobtemplate %q: %s", t.Name, util.Message(err))
-			}
-		}
-		o.Deleted(Ref(t.Name))
-	}
-	if o.Wait {
-		return wait.Deleted[*flowv1alpha1.JobTemplate](ctx, templateWait(o.Client, o.Namespace, o.Names, o.Timeout), "finalizers may hold them")
-	}
-	return nil
-}
-
-// templateWait is a wait on the named templates of namespace ns.
-func templateWait(c versioned.Interface, ns string, names []string, timeout time.Duration) wait.Spec {
-	ts := c.FlowV1alpha1().JobTemplates(ns)
-	return wait.Spec{Kind: "jobtemplate", Namespace: ns, Names: names, Timeout: timeout, ListWatch: wait.ListWatch(names, ts.List, ts.Watch)}
+	return write.DeleteNamed(ctx, &o.DeleteOptions, write.Deletable[*flowv1alpha1.JobTemplate, *flowv1alpha1.JobTemplateList]{
+		Kind: "jobtemplate", Ref: Ref, Get: c.Get, Delete: c.Delete, List: c.List, Watch: c.Watch,
+		NotFound: func(err error, name string) error { return NotFound(err, "jobtemplate", name, o.Namespace) },
+		Hint:     "finalizers may hold them",
+	})
 }

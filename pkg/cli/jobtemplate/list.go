@@ -25,7 +25,7 @@ type ListOptions struct {
 }
 
 func newListCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Command {
-	o := &ListOptions{Options: list.NewOptions(f, streams)}
+	o := &ListOptions{Options: list.NewOptions(f, streams).Named("jobtemplate", ValidateName)}
 	cmd := &cobra.Command{
 		Use:     "list [NAME...]",
 		Aliases: []string{"get", "ls"},
@@ -54,14 +54,6 @@ func newListCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Comma
 	AddNameFlag(cmd, &o.name, "job template")
 	_ = cmd.RegisterFlagCompletionFunc("name", Kind.Flag(f))
 	return cmd
-}
-
-// Validate checks names and flags before any request.
-func (o *ListOptions) Validate() error {
-	if err := o.Options.Validate(); err != nil {
-		return err
-	}
-	return o.ValidateNames("jobtemplate", ValidateName)
 }
 
 // Run lists the templates, --chunk-size at a time, then optionally watches.

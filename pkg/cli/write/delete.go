@@ -1,16 +1,20 @@
 package write
 
 import (
+	"context"
 	"fmt"
 	"time"
 
 	"github.com/spf13/cobra"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/completion"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/util"
+	"github.com/kubectl-vc/kubectl-vc/pkg/cli/wait"
 )
 
 // DeleteOptions is what every delete command shares: the names, --wait
@@ -86,4 +90,59 @@ func (o *DeleteOptions) Deleted(ref string) {
 		return
 	}
 	fmt.Fprintf(o.Out, "%s deleted%s\n", ref, o.Suffix())
+}
+
+// Deletable is how DeleteNamed reads, deletes and watches one kind,
+// through its typed client (c.FlowV1alpha1().JobFlows(ns).Get, ...).
+type Deletable[PT wait.Object, L runtime.Object] struct {
+	// Kind names the objects in messages ("jobflow").
+	Kind string
+	// Ref names one as kubectl prints it ("jobflow.flow.volcano.sh/x").
+	Ref func(name string) string
+
+	Get    func(ctx context.Context, name string, opts metav1.GetOptions) (PT, error)
+	Delete func(ctx context.Context, name string, opts metav1.DeleteOptions) error
+	List   func(ctx context.Context, opts metav1.ListOptions) (L, error)
+	Watch  func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error)
+
+	// NotFound turns a Get's error into the command's (nil: the kind and
+	// name not found in the namespace, see util.InNamespace).
+	NotFound func(err error, name string) error
+	// Hint says what may hold an object --wait still finds; Explain, when
+	// set, what its controller reported (see wait.Spec).
+	Hint    string
+	Explain func(ctx context.Context, name string) string
+}
+
+// DeleteNamed is the delete of named objects every kind shares: each is
+// read first, so that a missing one fails the command before anything is
+// deleted; each is then deleted exactly as read (see DeleteOpts), as a dry
+// run when asked, and printed; with --wait, the command waits until all
+// are gone.
+func DeleteNamed[PT wait.Object, L runtime.Object](ctx context.Context, o *DeleteOptions, k Deletable[PT, L]) error {
+	found := make([]PT, 0, len(o.Names))
+	for _, n := range o.Names {
+		obj, err := k.Get(ctx, n, metav1.GetOptions{})
+		if err != nil {
+			if k.NotFound != nil {
+				return k.NotFound(err, n)
+			}
+			return util.InNamespace(err, o.Namespace)
+		}
+		found = append(found, obj)
+	}
+	for _, obj := range found {
+		if !o.DryClient {
+			if err := k.Delete(ctx, obj.GetName(), o.DeleteOpts(obj.GetUID())); err != nil {
+				return fmt.Errorf("delete %s %q: %s", k.Kind, obj.GetName(), util.Message(err))
+			}
+		}
+		o.Deleted(k.Ref(obj.GetName()))
+	}
+	if !o.Wait {
+		return nil
+	}
+	spec := wait.Spec{Kind: k.Kind, Namespace: o.Namespace, Names: o.Names, Timeout: o.Timeout,
+		ListWatch: wait.ListWatch(o.Names, k.List, k.Watch), Explain: k.Explain}
+	return wait.Deleted[PT](ctx, spec, k.Hint)
 }

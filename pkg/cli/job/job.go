@@ -9,8 +9,6 @@ package job
 
 import (
 	"context"
-	"errors"
-	"strings"
 
 	"github.com/spf13/cobra"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -102,17 +100,7 @@ const noJobKind = "the server has no Volcano Jobs (batch.volcano.sh/v1alpha1): i
 
 // apiError turns an error of a Job request into one line, naming the
 // missing Job kind rather than suggesting 'kubectl vc install'.
-func apiError(err error) error {
-	if err == nil {
-		return nil
-	}
-	var status apierrors.APIStatus
-	if apierrors.IsNotFound(err) && errors.As(err, &status) &&
-		strings.Contains(status.Status().Message, "the server could not find the requested resource") {
-		return util.UsageErrorf("%s", noJobKind)
-	}
-	return err
-}
+func apiError(err error) error { return util.NotServed(err, noJobKind) }
 
 // getJobs fetches every named job of the namespace before anything is
 // written, so that a missing job fails the whole command.

@@ -7,8 +7,6 @@ package jobtemplate
 
 import (
 	"context"
-	"errors"
-	"strings"
 
 	"github.com/spf13/cobra"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -58,17 +56,7 @@ const NoFlowKinds = "the server has no Volcano JobFlows and JobTemplates (flow.v
 
 // APIError turns an error of a flow.volcano.sh request into one line,
 // naming the missing kinds rather than a bare 404.
-func APIError(err error) error {
-	if err == nil {
-		return nil
-	}
-	var status apierrors.APIStatus
-	if apierrors.IsNotFound(err) && errors.As(err, &status) &&
-		strings.Contains(status.Status().Message, "the server could not find the requested resource") {
-		return util.UsageErrorf("%s", NoFlowKinds)
-	}
-	return err
-}
+func APIError(err error) error { return util.NotServed(err, NoFlowKinds) }
 
 // NotFound is the error of a Get of kind/name in ns: not found (or the
 // kinds not served) in one line.

@@ -123,3 +123,16 @@ func InNamespace(err error, ns string) error {
 	}
 	return UsageErrorf("%s %q not found in namespace %q", kind, d.Name, ns)
 }
+
+// NotServed turns the API server's answer for a kind it does not serve (a
+// 404 "the server could not find the requested resource") into the one
+// line missing says, for kinds that another project installs (Volcano's
+// Jobs and flows); any other error is returned as it is.
+func NotServed(err error, missing string) error {
+	var status apierrors.APIStatus
+	if apierrors.IsNotFound(err) && errors.As(err, &status) &&
+		strings.Contains(status.Status().Message, "the server could not find the requested resource") {
+		return UsageErrorf("%s", missing)
+	}
+	return err
+}

@@ -22,7 +22,7 @@ type DeleteOptions struct {
 func newDeleteCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Command {
 	o := &DeleteOptions{DeleteOptions: write.NewDeleteOptions(f, streams)}
 	cmd := &cobra.Command{
-		Use:   "delete NAME...",
+		Use:   "delete NAME... | -f FILE",
 		Short: "Delete job flows",
 		Long: templates.LongDesc(`
 			Delete JobFlows. Every flow is looked up first, so a missing one fails the
@@ -33,6 +33,9 @@ func newDeleteCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Com
 			# Delete a flow (and, through the garbage collector, its jobs)
 			kubectl vc jobflow delete pipeline
 
+			# The flows a file created, as kubectl delete -f and vcctl's delete -f
+			kubectl vc jobflow delete -f pipeline.yaml
+
 			# As vcctl names it, waiting until it is gone
 			kubectl vc jobflow delete -N pipeline -n research --wait`),
 		ValidArgsFunction: Kind.Names(f),
@@ -41,6 +44,7 @@ func newDeleteCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Com
 		},
 	}
 	o.AddFlags(cmd, "Wait until the job flows are gone", "How long --wait waits (0 waits forever)")
+	o.AddFileFlag(cmd, flowv1alpha1.SchemeGroupVersion.WithKind("JobFlow"))
 	jobtemplate.AddNameFlag(cmd, &o.name, "job flow")
 	_ = cmd.RegisterFlagCompletionFunc("name", Kind.Flag(f))
 	return cmd

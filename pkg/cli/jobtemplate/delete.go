@@ -21,7 +21,7 @@ type DeleteOptions struct {
 func newDeleteCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Command {
 	o := &DeleteOptions{DeleteOptions: write.NewDeleteOptions(f, streams)}
 	cmd := &cobra.Command{
-		Use:   "delete NAME...",
+		Use:   "delete NAME... | -f FILE",
 		Short: "Delete job templates",
 		Long: templates.LongDesc(`
 			Delete JobTemplates. Every template is looked up first, so a missing one fails
@@ -33,6 +33,9 @@ func newDeleteCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Com
 			# Delete a template
 			kubectl vc jobtemplate delete preprocess
 
+			# The templates a file created, as kubectl delete -f and vcctl's delete -f
+			kubectl vc jobtemplate delete -f templates.yaml
+
 			# As vcctl names it, waiting until it is gone
 			kubectl vc jobtemplate delete -N preprocess -n research --wait`),
 		ValidArgsFunction: Kind.Names(f),
@@ -41,6 +44,7 @@ func newDeleteCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Com
 		},
 	}
 	o.AddFlags(cmd, "Wait until the job templates are gone", "How long --wait waits (0 waits forever)")
+	o.AddFileFlag(cmd, flowv1alpha1.SchemeGroupVersion.WithKind("JobTemplate"))
 	AddNameFlag(cmd, &o.name, "job template")
 	_ = cmd.RegisterFlagCompletionFunc("name", Kind.Flag(f))
 	return cmd

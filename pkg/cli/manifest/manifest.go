@@ -136,3 +136,23 @@ func stripComments(doc []byte) []byte {
 	}
 	return bytes.Join(keep, []byte("\n"))
 }
+
+// Named reads the namespace and name of doc, a document that must be of
+// kind gvk; nothing else of it is read ('delete -f' needs only which
+// objects the file names).
+func Named(where string, doc []byte, gvk schema.GroupVersionKind) (namespace, name string, err error) {
+	var obj struct {
+		metav1.TypeMeta `json:",inline"`
+		Metadata        metav1.ObjectMeta `json:"metadata"`
+	}
+	if err := yaml.Unmarshal(doc, &obj); err != nil {
+		return "", "", util.UsageErrorf("%s is not YAML or JSON: %s", where, util.Message(err))
+	}
+	if obj.Kind != gvk.Kind || obj.APIVersion != gvk.GroupVersion().String() {
+		return "", "", util.UsageErrorf("%s holds kind %q of apiVersion %q, not a %s %s", where, obj.Kind, obj.APIVersion, gvk.GroupVersion(), gvk.Kind)
+	}
+	if obj.Metadata.Name == "" {
+		return "", "", util.UsageErrorf("%s names no object (no metadata.name)", where)
+	}
+	return obj.Metadata.Namespace, obj.Metadata.Name, nil
+}

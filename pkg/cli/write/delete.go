@@ -3,16 +3,19 @@ package write
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/completion"
+	"github.com/kubectl-vc/kubectl-vc/pkg/cli/manifest"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/util"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/wait"
 )
@@ -26,6 +29,56 @@ type DeleteOptions struct {
 	Timeout time.Duration
 	// Output is "" (ref and "deleted") or "name" (the ref alone).
 	Output string
+	// Filename, with a file kind (AddFileFlag), names the objects by the
+	// file that made them, as kubectl delete -f and vcctl's delete -f do.
+	Filename string
+
+	fileKind *schema.GroupVersionKind
+}
+
+// AddFileFlag adds -f/--filename (and vcctl's --file, the same flag): the
+// objects of kind gvk that a file holds, instead of names.
+func (o *DeleteOptions) AddFileFlag(cmd *cobra.Command, gvk schema.GroupVersionKind) {
+	o.fileKind = &gvk
+	help := fmt.Sprintf("Delete the %ss a file holds (YAML or JSON, several separated by ---; - reads standard input)", gvk.Kind)
+	cmd.Flags().StringVarP(&o.Filename, "filename", "f", "", help)
+	cmd.Flags().StringVar(&o.Filename, "file", "", help+" (vcctl's name for -f)")
+	_ = cmd.Flags().MarkHidden("file")
+	_ = cmd.MarkFlagFilename("filename", "yaml", "yml", "json")
+}
+
+// namesFromFile takes the names, and the namespace, from the file: every
+// document must be of the command's kind, in one namespace, which is -n's
+// when -n is given.
+func (o *DeleteOptions) namesFromFile() error {
+	if len(o.Names) > 0 {
+		return util.UsageErrorf("give names or -f FILE, not both")
+	}
+	docs, err := manifest.Read(o.In, o.Filename)
+	if err != nil {
+		return err
+	}
+	ns := ""
+	for i, doc := range docs {
+		where := manifest.Where(o.Filename, i, len(docs))
+		docNS, name, err := manifest.Named(where, doc, *o.fileKind)
+		if err != nil {
+			return err
+		}
+		switch {
+		case docNS == "":
+			docNS = o.Namespace
+		case o.NamespaceGiven && docNS != o.Namespace:
+			return util.UsageErrorf("the %s in %s is in namespace %q, not %q (-n): drop -n or change the file", strings.ToLower(o.fileKind.Kind), where, docNS, o.Namespace)
+		}
+		if ns != "" && docNS != ns {
+			return util.UsageErrorf("%s is in namespace %q, the objects before it in %q: delete -f takes one namespace at a time", where, docNS, ns)
+		}
+		ns = docNS
+		o.Names = append(o.Names, name)
+	}
+	o.Namespace = ns
+	return nil
 }
 
 // NewDeleteOptions returns DeleteOptions over f and streams.
@@ -57,6 +110,11 @@ func (o *DeleteOptions) Complete(args []string) error {
 	}
 	if o.DryClient, o.DryServer, err = util.DryRunStrategy(o.DryRun); err != nil {
 		return err
+	}
+	if o.Filename != "" {
+		if err := o.namesFromFile(); err != nil {
+			return err
+		}
 	}
 	o.Client, err = o.Factory.VolcanoClient()
 	return err

@@ -51,3 +51,21 @@ func TestDeleteFromFile(t *testing.T) {
 func containsLine(stderr, want string) bool {
 	return strings.Count(stderr, "\n") == 1 && strings.Contains(stderr, want)
 }
+
+// TestDescribeOutput: vcctl's 'describe -o yaml|json' prints the object
+// itself; another -o is refused before any request.
+func TestDescribeOutput(t *testing.T) {
+	flowCRDs(t)
+	ns := namespace(t, "flow-describe-o")
+	mustVC(t, "jobtemplate", "create", "-n", ns, "-f", writeFile(t, "a.yaml", templateYAML("a")))
+	mustVC(t, "jobflow", "create", "-n", ns, "-f", writeFile(t, "f.yaml", flowYAML("pipe", "a")))
+	if r := mustVC(t, "jobflow", "describe", "pipe", "-n", ns, "-o", "yaml"); !strings.Contains(r.Stdout, "kind: JobFlow\n") || !strings.Contains(r.Stdout, "name: pipe\n") {
+		t.Errorf("jobflow describe -o yaml:\n%s", r)
+	}
+	if r := mustVC(t, "jobtemplate", "describe", "-N", "a", "-n", ns, "-o", "json"); !strings.Contains(r.Stdout, `"kind": "JobTemplate"`) {
+		t.Errorf("jobtemplate describe -o json:\n%s", r)
+	}
+	if r := vc(t, "jobflow", "describe", "pipe", "-n", ns, "-o", "wide"); r.Code == 0 || !containsLine(r.Stderr, `unknown output format "wide": use one of json, yaml`) {
+		t.Errorf("jobflow describe -o wide:\n%s", r)
+	}
+}

@@ -54,18 +54,27 @@ func newDescribeCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.C
 		},
 	}
 	jobtemplate.AddNameFlag(cmd, &o.name, "job flow")
+	o.AddOutputFlag(cmd)
 	_ = cmd.RegisterFlagCompletionFunc("name", Kind.Flag(f))
 	return cmd
 }
 
-// Validate checks the name.
-func (o *DescribeOptions) Validate() error { return validateName(o.Name) }
+// Validate checks -o and the name.
+func (o *DescribeOptions) Validate() error {
+	if err := util.ValidateOutput(o.Output, "json", "yaml"); err != nil {
+		return err
+	}
+	return validateName(o.Name)
+}
 
 // Run prints the description; only the flow itself must be readable.
 func (o *DescribeOptions) Run(ctx context.Context) error {
 	jf, err := o.Client.FlowV1alpha1().JobFlows(o.Namespace).Get(ctx, o.Name, metav1.GetOptions{})
 	if err != nil {
 		return jobtemplate.NotFound(err, "jobflow", o.Name, o.Namespace)
+	}
+	if printed, err := o.PrintObject(jf); printed {
+		return err
 	}
 	d := vcprinters.NewDescriber(o.Out)
 	defer d.Flush()

@@ -49,18 +49,27 @@ func newDescribeCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.C
 		},
 	}
 	AddNameFlag(cmd, &o.name, "job template")
+	o.AddOutputFlag(cmd)
 	_ = cmd.RegisterFlagCompletionFunc("name", Kind.Flag(f))
 	return cmd
 }
 
-// Validate checks the name.
-func (o *DescribeOptions) Validate() error { return ValidateName(o.Name) }
+// Validate checks -o and the name.
+func (o *DescribeOptions) Validate() error {
+	if err := util.ValidateOutput(o.Output, "json", "yaml"); err != nil {
+		return err
+	}
+	return ValidateName(o.Name)
+}
 
 // Run prints the description; only the template itself must be readable.
 func (o *DescribeOptions) Run(ctx context.Context) error {
 	t, err := o.Client.FlowV1alpha1().JobTemplates(o.Namespace).Get(ctx, o.Name, metav1.GetOptions{})
 	if err != nil {
 		return NotFound(err, "jobtemplate", o.Name, o.Namespace)
+	}
+	if printed, err := o.PrintObject(t); printed {
+		return err
 	}
 	d := vcprinters.NewDescriber(o.Out)
 	defer d.Flush()

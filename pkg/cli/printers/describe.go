@@ -11,13 +11,16 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"k8s.io/cli-runtime/pkg/printers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/kubectl/pkg/describe"
 
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/util"
 	"github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned"
+	"github.com/spf13/cobra"
 )
 
 // WriteEvents prints the events of one object the way kubectl describe
@@ -143,6 +146,9 @@ type DescribeOptions struct {
 	ClusterScoped bool
 	// NoName is the usage error when no name is given.
 	NoName string
+	// Output, set by AddOutputFlag, prints the object itself as json or
+	// yaml instead of the description (vcctl's 'describe -o').
+	Output string
 
 	// Client and Kube are set by Complete.
 	Client versioned.Interface
@@ -167,4 +173,27 @@ func (o *DescribeOptions) Complete(args []string) error {
 	}
 	o.Kube, err = o.Factory.KubeClient()
 	return err
+}
+
+// AddOutputFlag adds -o json|yaml, for the kinds whose vcctl describe
+// takes it: the object as it is, instead of the description.
+func (o *DescribeOptions) AddOutputFlag(cmd *cobra.Command) {
+	util.AddOutputFlag(cmd, &o.Output, "json", "yaml")
+}
+
+// PrintObject prints obj as -o asks and reports true; with no -o it
+// prints nothing and reports false: the caller describes.
+func (o *DescribeOptions) PrintObject(obj runtime.Object) (bool, error) {
+	var p printers.ResourcePrinter
+	switch o.Output {
+	case "":
+		return false, nil
+	case "json":
+		p = &printers.JSONPrinter{}
+	case "yaml":
+		p = &printers.YAMLPrinter{}
+	default:
+		return true, util.ValidateOutput(o.Output, "json", "yaml")
+	}
+	return true, Print(p, obj, o.Out)
 }

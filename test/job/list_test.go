@@ -243,6 +243,10 @@ func TestDescribe(t *testing.T) {
 	if strings.Contains(r.Stdout, "other-worker-0") {
 		t.Errorf("describe shows another job's pod:\n%s", r.Stdout)
 	}
+	// The page ends with the analysis of 'why', in one line, pointing to it.
+	if !strings.Contains(r.Stdout, "Why:") || !strings.Contains(r.Stdout, "kubectl vc why job train -n job-describe") {
+		t.Errorf("describe does not end with why's summary:\n%s", r.Stdout)
+	}
 	// A pod being deleted (no kubelet here confirms it) shows as Terminating.
 	if err := env.kube.CoreV1().Pods(ns).Delete(ctx, "train-worker-0", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)

@@ -16,7 +16,6 @@ import (
 // DeleteOptions holds the input of 'jobflow delete'.
 type DeleteOptions struct {
 	write.DeleteOptions
-	name string
 }
 
 func newDeleteCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Command {
@@ -39,14 +38,11 @@ func newDeleteCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Com
 			# As vcctl names it, waiting until it is gone
 			kubectl vc jobflow delete -N pipeline -n research --wait`),
 		ValidArgsFunction: Kind.Names(f),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return util.RunE(o)(cmd, jobtemplate.WithName(args, o.name))
-		},
+		RunE:              util.RunE(o),
 	}
 	o.AddFlags(cmd, "Wait until the job flows are gone", "How long --wait waits (0 waits forever)")
 	o.AddFileFlag(cmd, flowv1alpha1.SchemeGroupVersion.WithKind("JobFlow"))
-	jobtemplate.AddNameFlag(cmd, &o.name, "job flow")
-	_ = cmd.RegisterFlagCompletionFunc("name", Kind.Flag(f))
+	util.AddNameFlag(cmd, "job flow", false, Kind.Flag(f))
 	return cmd
 }
 

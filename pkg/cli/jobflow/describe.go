@@ -21,7 +21,6 @@ import (
 // DescribeOptions holds the input of 'jobflow describe'.
 type DescribeOptions struct {
 	vcprinters.DescribeOptions
-	name string
 }
 
 func newDescribeCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Command {
@@ -45,17 +44,10 @@ func newDescribeCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.C
 			# As vcctl names it
 			kubectl vc jobflow describe -N pipeline`),
 		ValidArgsFunction: Kind.Name(f),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			args = jobtemplate.WithName(args, o.name)
-			if len(args) > 1 {
-				return util.UsageErrorf("give one jobflow name, got %d (%s)", len(args), strings.Join(args, " "))
-			}
-			return util.RunE(o)(cmd, args)
-		},
+		RunE:              util.RunE(o),
 	}
-	jobtemplate.AddNameFlag(cmd, &o.name, "job flow")
+	util.AddNameFlag(cmd, "job flow", true, Kind.Flag(f))
 	o.AddOutputFlag(cmd)
-	_ = cmd.RegisterFlagCompletionFunc("name", Kind.Flag(f))
 	return cmd
 }
 

@@ -20,7 +20,6 @@ import (
 // ListOptions holds the input of 'jobflow list'.
 type ListOptions struct {
 	list.Options
-	name string
 }
 
 func newListCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Command {
@@ -47,13 +46,10 @@ func newListCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Comma
 			# Names only, for scripts
 			kubectl vc jobflow list -A -o name`),
 		ValidArgsFunction: Kind.Names(f),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return util.RunE(o)(cmd, jobtemplate.WithName(args, o.name))
-		},
+		RunE:              util.RunE(o),
 	}
 	o.Options.AddFlags(cmd, list.Flags{AllNamespaces: "List job flows of every namespace", Selector: "Label selector, e.g. -l team=nlp", Watch: true})
-	jobtemplate.AddNameFlag(cmd, &o.name, "job flow")
-	_ = cmd.RegisterFlagCompletionFunc("name", Kind.Flag(f))
+	util.AddNameFlag(cmd, "job flow", false, Kind.Flag(f))
 	return cmd
 }
 

@@ -15,7 +15,6 @@ import (
 // DeleteOptions holds the input of 'jobtemplate delete'.
 type DeleteOptions struct {
 	write.DeleteOptions
-	name string
 }
 
 func newDeleteCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Command {
@@ -39,14 +38,11 @@ func newDeleteCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Com
 			# As vcctl names it, waiting until it is gone
 			kubectl vc jobtemplate delete -N preprocess -n research --wait`),
 		ValidArgsFunction: Kind.Names(f),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return util.RunE(o)(cmd, WithName(args, o.name))
-		},
+		RunE:              util.RunE(o),
 	}
 	o.AddFlags(cmd, "Wait until the job templates are gone", "How long --wait waits (0 waits forever)")
 	o.AddFileFlag(cmd, flowv1alpha1.SchemeGroupVersion.WithKind("JobTemplate"))
-	AddNameFlag(cmd, &o.name, "job template")
-	_ = cmd.RegisterFlagCompletionFunc("name", Kind.Flag(f))
+	util.AddNameFlag(cmd, "job template", false, Kind.Flag(f))
 	return cmd
 }
 

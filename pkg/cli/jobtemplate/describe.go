@@ -20,7 +20,6 @@ import (
 // DescribeOptions holds the input of 'jobtemplate describe'.
 type DescribeOptions struct {
 	vcprinters.DescribeOptions
-	name string
 }
 
 func newDescribeCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Command {
@@ -40,17 +39,10 @@ func newDescribeCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.C
 			# As vcctl names it
 			kubectl vc jobtemplate describe -N preprocess`),
 		ValidArgsFunction: Kind.Name(f),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			args = WithName(args, o.name)
-			if len(args) > 1 {
-				return util.UsageErrorf("give one jobtemplate name, got %d (%v)", len(args), args)
-			}
-			return util.RunE(o)(cmd, args)
-		},
+		RunE:              util.RunE(o),
 	}
-	AddNameFlag(cmd, &o.name, "job template")
+	util.AddNameFlag(cmd, "job template", true, Kind.Flag(f))
 	o.AddOutputFlag(cmd)
-	_ = cmd.RegisterFlagCompletionFunc("name", Kind.Flag(f))
 	return cmd
 }
 

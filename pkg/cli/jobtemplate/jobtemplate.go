@@ -66,16 +66,3 @@ func NotFound(err error, kind, name, ns string) error {
 	}
 	return err
 }
-
-// AddNameFlag adds vcctl's -N/--name, another way to give one name.
-func AddNameFlag(cmd *cobra.Command, p *string, kind string) {
-	cmd.Flags().StringVarP(p, "name", "N", "", "Name of the "+kind+" (as vcctl's -N; the same as giving it as an argument)")
-}
-
-// WithName returns args with name (from -N) added when given.
-func WithName(args []string, name string) []string {
-	if name == "" {
-		return args
-	}
-	return append(append([]string{}, args...), name)
-}

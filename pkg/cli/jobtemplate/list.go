@@ -21,7 +21,6 @@ import (
 // ListOptions holds the input of 'jobtemplate list'.
 type ListOptions struct {
 	list.Options
-	name string
 }
 
 func newListCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Command {
@@ -46,13 +45,10 @@ func newListCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Comma
 			# Names only, for scripts
 			kubectl vc jobtemplate list -A -o name`),
 		ValidArgsFunction: Kind.Names(f),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return util.RunE(o)(cmd, WithName(args, o.name))
-		},
+		RunE:              util.RunE(o),
 	}
 	o.Options.AddFlags(cmd, list.Flags{AllNamespaces: "List job templates of every namespace", Selector: "Label selector, e.g. -l team=nlp", Watch: true})
-	AddNameFlag(cmd, &o.name, "job template")
-	_ = cmd.RegisterFlagCompletionFunc("name", Kind.Flag(f))
+	util.AddNameFlag(cmd, "job template", false, Kind.Flag(f))
 	return cmd
 }
 

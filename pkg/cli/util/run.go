@@ -109,3 +109,23 @@ func Build(f Factory, streams genericiooptions.IOStreams, constructors ...Constr
 	}
 	return out
 }
+
+// AddNameFlag adds vcctl's -N/--name to cmd, another way to give a name
+// (what names its kind: "job flow"), completed by complete; the name is
+// added to the arguments cmd's RunE gets. With one, the command takes one
+// name in all, as an argument or with -N.
+func AddNameFlag(cmd *cobra.Command, what string, one bool, complete func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective)) {
+	var name string
+	cmd.Flags().StringVarP(&name, "name", "N", "", "Name of the "+what+" (as vcctl's -N; the same as giving it as an argument)")
+	_ = cmd.RegisterFlagCompletionFunc("name", complete)
+	run := cmd.RunE
+	cmd.RunE = func(c *cobra.Command, args []string) error {
+		if name != "" {
+			args = append(append([]string{}, args...), name)
+		}
+		if one && len(args) > 1 {
+			return UsageErrorf("give one %s name, got %d (%s)", strings.ReplaceAll(what, " ", ""), len(args), strings.Join(args, " "))
+		}
+		return run(c, args)
+	}
+}

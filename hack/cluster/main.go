@@ -21,6 +21,7 @@ import (
 	"github.com/kubectl-vc/kubectl-vc/internal/controlplane"
 	"github.com/kubectl-vc/kubectl-vc/pkg/apis/keys"
 	"github.com/kubectl-vc/kubectl-vc/pkg/crds"
+	"github.com/kubectl-vc/kubectl-vc/pkg/crds/volcanoflow"
 )
 
 func main() {
@@ -79,13 +80,20 @@ func up(dir, levelName string) error {
 	}
 	ctx := context.Background()
 	// The CRDs go in before kube-controller-manager starts, so that its
-	// controllers' discovery has them from the first moment.
+	// controllers' discovery has them from the first moment. Volcano's
+	// flow kinds go in too, standing in for Volcano as its Job CRD does, so
+	// that every command works on the local cluster and doctor, after the
+	// quick start, has nothing to warn about.
 	installCRDs := func(ctx context.Context, cp *controlplane.ControlPlane) error {
 		list, err := crds.All()
-		if err == nil {
-			err = crds.Apply(ctx, apiextensionsclient.NewForConfigOrDie(cp.AdminConfig()), keys.CLIManager, list...)
+		if err != nil {
+			return err
 		}
-		return err
+		flow, err := volcanoflow.CRDs()
+		if err != nil {
+			return err
+		}
+		return crds.Apply(ctx, apiextensionsclient.NewForConfigOrDie(cp.AdminConfig()), keys.CLIManager, append(list, flow...)...)
 	}
 	cp, err := controlplane.Start(ctx, controlplane.Options{Dir: dir, Detach: true, Level: level, BeforeControllers: installCRDs})
 	if err != nil {

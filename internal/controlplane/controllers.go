@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/kubectl-vc/kubectl-vc/internal/freeport"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 )
@@ -22,7 +23,7 @@ func (cp *ControlPlane) startControllers(ctx context.Context) error {
 	if err := cp.WriteKubeconfig(cp.kubeconfig, AdminUser); err != nil {
 		return err
 	}
-	ports, err := freePorts(2)
+	ports, err := freeport.Ports("127.0.0.1", 2)
 	if err != nil {
 		return err
 	}

@@ -17,6 +17,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/kubectl-vc/kubectl-vc/internal/freeport"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
@@ -222,7 +223,7 @@ func Start(ctx context.Context, opts Options) (*ControlPlane, error) {
 		return nil, err
 	}
 
-	ports, err := freePorts(3)
+	ports, err := freeport.Ports("127.0.0.1", 3)
 	if err != nil {
 		return nil, err
 	}
@@ -478,25 +479,6 @@ func stopProcess(p *process) error {
 		<-p.done
 	}
 	return nil
-}
-
-func freePorts(n int) ([]int, error) {
-	var ls []net.Listener
-	defer func() {
-		for _, l := range ls {
-			l.Close()
-		}
-	}()
-	var ports []int
-	for i := 0; i < n; i++ {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return nil, err
-		}
-		ls = append(ls, l)
-		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
-	}
-	return ports, nil
 }
 
 func randomToken() string {

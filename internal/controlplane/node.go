@@ -15,6 +15,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/kubectl-vc/kubectl-vc/internal/freeport"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
@@ -164,7 +165,7 @@ func (n *node) start(ctx context.Context, cp *ControlPlane) error {
 		filepath.Join(nodeRoot, "cni", "net.d", "10-kubectl-vc.conflist"): cniConfig(),
 		filepath.Join(nodeRoot, "containerd.toml"):                        containerdConfig(n.socket()),
 	}
-	ports, err := freePorts(4)
+	ports, err := freeport.Ports("127.0.0.1", 4)
 	if err != nil {
 		return err
 	}

@@ -7,7 +7,6 @@ import (
 	"bufio"
 	"context"
 	"fmt"
-	"net"
 	"net/http"
 	"sort"
 	"strconv"
@@ -350,13 +349,4 @@ func requests(b *testing.B, addr string) map[string]float64 {
 		out[m] += v
 	}
 	return out
-}
-
-func freeAddr(b *testing.B) string {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
 }

@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/rest"
 
+	"github.com/kubectl-vc/kubectl-vc/internal/freeport"
 	"github.com/kubectl-vc/kubectl-vc/pkg/controller"
 	"github.com/kubectl-vc/kubectl-vc/pkg/controller/framework"
 )
@@ -105,7 +106,7 @@ func startController(b *testing.B, cfg *rest.Config, name string, flags ...strin
 	if err != nil {
 		b.Fatal(err)
 	}
-	health := freeAddr(b)
+	health := freeport.Addr(b)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {

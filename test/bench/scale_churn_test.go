@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/kubectl-vc/kubectl-vc/internal/controlplane"
+	"github.com/kubectl-vc/kubectl-vc/internal/freeport"
 	"github.com/kubectl-vc/kubectl-vc/pkg/apis/scheduling/v1beta1"
 	"github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned"
 	"github.com/kubectl-vc/kubectl-vc/test/internal/cptest"
@@ -59,7 +60,7 @@ func BenchmarkSteadyChurn(b *testing.B) {
 	if b.Failed() {
 		return
 	}
-	health, metrics := freeAddr(b), freeAddr(b)
+	health, metrics := freeport.Addr(b), freeport.Addr(b)
 	cmd := exec.Command(bin, "serve", "--kubeconfig="+kubeconfig, "--controllers=queue",
 		"--health-probe-bind-address="+health, "--metrics-bind-address="+metrics, "--metrics-secure=false")
 	logf, _ := os.Create(filepath.Join(b.TempDir(), "serve.log"))

@@ -23,6 +23,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/kubectl-vc/kubectl-vc/internal/controlplane"
+	"github.com/kubectl-vc/kubectl-vc/internal/freeport"
 	"github.com/kubectl-vc/kubectl-vc/pkg/apis/keys"
 	"github.com/kubectl-vc/kubectl-vc/pkg/apis/scheduling/v1beta1"
 	"github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned"
@@ -186,9 +187,9 @@ type coldLaunch struct {
 // profile, taken once every status is right, to FILE (go tool pprof
 // -sample_index=inuse_space).
 func serveLaunch(b *testing.B, bin, kubeconfig string, env []string) coldLaunch {
-	l := coldLaunch{bin: bin, env: env, metrics: freeAddr(b), heapFile: os.Getenv("VC_BENCH_COLD_HEAP")}
+	l := coldLaunch{bin: bin, env: env, metrics: freeport.Addr(b), heapFile: os.Getenv("VC_BENCH_COLD_HEAP")}
 	l.args = []string{"serve", "--kubeconfig=" + kubeconfig, "--controllers=queue,podgroup",
-		"--health-probe-bind-address=" + freeAddr(b), "--metrics-bind-address=" + l.metrics,
+		"--health-probe-bind-address=" + freeport.Addr(b), "--metrics-bind-address=" + l.metrics,
 		// The harness reads the metrics over plain HTTP, as Volcano's
 		// controller serves them.
 		"--metrics-secure=false"}
@@ -204,7 +205,7 @@ func serveLaunch(b *testing.B, bin, kubeconfig string, env []string) coldLaunch 
 // asks for: same fixture, same machine, same measurements.
 // VC_BENCH_VOLCANO_CONTROLLERS replaces its --controllers.
 func volcanoLaunch(b *testing.B, bin, kubeconfig string, env []string) coldLaunch {
-	l := coldLaunch{bin: bin, env: env, metrics: freeAddr(b), countsInMetrics: true}
+	l := coldLaunch{bin: bin, env: env, metrics: freeport.Addr(b), countsInMetrics: true}
 	controllers := "queue-controller,pg-controller" // serve's queue,podgroup
 	if c := os.Getenv("VC_BENCH_VOLCANO_CONTROLLERS"); c != "" {
 		controllers = c

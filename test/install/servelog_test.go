@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/kubectl-vc/kubectl-vc/internal/controlplane"
+	"github.com/kubectl-vc/kubectl-vc/internal/freeport"
 	"github.com/kubectl-vc/kubectl-vc/test/internal/cptest"
 )
 
@@ -138,17 +139,6 @@ func silentListener(t *testing.T) string {
 	return ln.Addr().String()
 }
 
-func refusedAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	return addr
-}
-
 // TestServeUnreachableAPIServer (issue 29): serve against an API server it
 // cannot reach says within seconds what it waits for and where, keeps
 // saying it, and stops within a few seconds of SIGTERM, with and without
@@ -158,7 +148,7 @@ func TestServeUnreachableAPIServer(t *testing.T) {
 	for _, tc := range []struct {
 		name, server, says string
 	}{
-		{"refused", "https://" + refusedAddr(t), "connection refused"},
+		{"refused", "https://" + freeport.Addr(t), "connection refused"},
 		{"silent", "https://" + silentListener(t), "does not answer"},
 	} {
 		for _, le := range []bool{false, true} {

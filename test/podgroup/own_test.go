@@ -3,7 +3,6 @@ package podgroup
 import (
 	"context"
 	"io"
-	"net"
 	"net/http"
 	"path"
 	"sync"
@@ -14,6 +13,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/kubectl-vc/kubectl-vc/internal/controlplane"
+	"github.com/kubectl-vc/kubectl-vc/internal/freeport"
 	"github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned"
 	"github.com/kubectl-vc/kubectl-vc/pkg/controller"
 	"github.com/kubectl-vc/kubectl-vc/pkg/controller/framework"
@@ -78,8 +78,8 @@ func startManager(t *testing.T, cp *controlplane.ControlPlane, mc managerConfig,
 	if mc.wrap != nil {
 		cfg.Wrap(mc.wrap)
 	}
-	m := &manager{metrics: freeAddr(t)}
-	health := freeAddr(t)
+	m := &manager{metrics: freeport.Addr(t)}
+	health := freeport.Addr(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
@@ -149,16 +149,6 @@ func (m *manager) metricIs(t *testing.T, want float64, name string, fragments ..
 	if err != nil {
 		t.Fatalf("metric %s%v = %v, want %v", name, fragments, got, want)
 	}
-}
-
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
 }
 
 // watchGate holds back from the controller, while held, what the watch

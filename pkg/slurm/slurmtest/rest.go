@@ -33,6 +33,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/kubectl-vc/kubectl-vc/internal/freeport"
 )
 
 // RESTSuite is one Slurm version with slurmrestd, run from a chroot of a
@@ -171,6 +173,18 @@ func StartREST(ctx context.Context, s RESTSuite, nodes []string, opts ...RESTOpt
 	for _, f := range opts {
 		f(&o)
 	}
+	// A port found free may still be bound by another process before the
+	// daemon binds it; start again on new ports then, rather than fail a
+	// test for a clash it has nothing to do with.
+	for attempt := 1; ; attempt++ {
+		c, err := startRESTOnce(ctx, s, nodes, o)
+		if err == nil || attempt == 3 || !strings.Contains(err.Error(), "Address already in use") {
+			return c, err
+		}
+	}
+}
+
+func startRESTOnce(ctx context.Context, s RESTSuite, nodes []string, o restOptions) (*RESTCluster, error) {
 	root := s.Root()
 	base := filepath.Join(root, "var/lib/kvc-test")
 	if err := os.MkdirAll(base, 0o755); err != nil {
@@ -254,13 +268,13 @@ func (c *RESTCluster) start(ctx context.Context, o restOptions) error {
 	if err := os.WriteFile(filepath.Join(c.Dir, "jwt_hs256.key"), c.JWTKey, 0o600); err != nil {
 		return err
 	}
-	ports, err := freePorts(1 + len(c.Nodes))
+	ports, err := freeport.Ports("127.0.0.1", 1+len(c.Nodes))
 	if err != nil {
 		return err
 	}
 	c.Port = o.port
 	if c.Port == 0 {
-		if c.Port, err = freePort(o.listenAddr); err != nil {
+		if c.Port, err = freeport.Port(o.listenAddr); err != nil {
 			return err
 		}
 	}
@@ -916,12 +930,3 @@ func (c *RESTCluster) nodeStates(ctx context.Context) (map[string]nodeState, err
 }
 
 func ceilDiv(d, unit time.Duration) int { return int((d + unit - 1) / unit) }
-
-func freePort(addr string) (int, error) {
-	l, err := net.Listen("tcp", net.JoinHostPort(addr, "0"))
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
-}

@@ -14,7 +14,6 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -24,6 +23,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kubectl-vc/kubectl-vc/internal/freeport"
 	"github.com/kubectl-vc/kubectl-vc/pkg/slurm"
 )
 
@@ -61,7 +61,7 @@ func Start(ctx context.Context, dir string, nodes []string) (*Cluster, error) {
 		return nil, err
 	}
 	socket := filepath.Join(munge, "munge.socket")
-	ports, err := freePorts(2)
+	ports, err := freeport.Ports("127.0.0.1", 2)
 	if err != nil {
 		return nil, err
 	}
@@ -243,25 +243,6 @@ func (c *Cluster) command(ctx context.Context, name string, args ...string) (str
 		return buf.String(), fmt.Errorf("%s %s: %w: %s", name, strings.Join(args, " "), err, buf.String())
 	}
 	return buf.String(), nil
-}
-
-func freePorts(n int) ([]int, error) {
-	var ports []int
-	var ls []net.Listener
-	defer func() {
-		for _, l := range ls {
-			l.Close()
-		}
-	}()
-	for i := 0; i < n; i++ {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return nil, err
-		}
-		ls = append(ls, l)
-		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
-	}
-	return ports, nil
 }
 
 func waitFor(ctx context.Context, ok func() bool) error {

@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -16,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kubectl-vc/kubectl-vc/internal/freeport"
 	"k8s.io/apimachinery/pkg/util/wait"
 )
 
@@ -36,7 +36,7 @@ type Serve struct {
 // and its last log lines are shown when the test failed.
 func StartServe(t testing.TB, binary, kubeconfig string, args ...string) *Serve {
 	t.Helper()
-	p := &Serve{done: make(chan struct{}), Health: freeAddr(t), Metrics: freeAddr(t)}
+	p := &Serve{done: make(chan struct{}), Health: freeport.Addr(t), Metrics: freeport.Addr(t)}
 	p.Log = filepath.Join(t.TempDir(), "serve.log")
 	logf, err := os.Create(p.Log)
 	if err != nil {
@@ -180,16 +180,6 @@ func (p *Serve) LastLog(n int) string {
 		lines = lines[len(lines)-n:]
 	}
 	return strings.Join(lines, "\n")
-}
-
-func freeAddr(t testing.TB) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
 }
 
 // Err is the exit error of the process, meaningful once Exited is true.

@@ -42,21 +42,28 @@ func TestEveryCachedTypeIsDeclared(t *testing.T) {
 				{Name: "nodesets", Namespaced: true}, {Name: "controllers", Namespaced: true}, {Name: "restapis", Namespaced: true}}}}
 			kf := kubeinformers.NewSharedInformerFactory(kube, 0)
 			vf := vcinformers.NewSharedInformerFactory(vc, 0)
+			// As the manager wires them: the field-selected informers are
+			// trimmed by the same declarations.
+			ff := framework.NewFieldInformers(kube)
 			if err := c.Initialize(context.Background(), &framework.ControllerOption{
 				KubeClient: kube, VolcanoClient: vc, KubeInformerFactory: kf, VolcanoInformerFactory: vf,
-				Recorder: record.NewFakeRecorder(10), FeatureGates: framework.NewFeatureGate(),
+				FieldInformers: ff, Recorder: record.NewFakeRecorder(10), FeatureGates: framework.NewFeatureGate(),
 			}); err != nil {
 				t.Fatal(err)
 			}
 			stop := make(chan struct{})
-			defer func() { close(stop); kf.Shutdown(); vf.Shutdown() }()
+			defer func() { close(stop); kf.Shutdown(); vf.Shutdown(); ff.Shutdown() }()
 			kf.Start(stop)
 			vf.Start(stop)
+			ff.Start(stop)
 			cached := map[reflect.Type]bool{}
 			for typ := range kf.WaitForCacheSync(stop) {
 				cached[typ] = true
 			}
 			for typ := range vf.WaitForCacheSync(stop) {
+				cached[typ] = true
+			}
+			for typ := range ff.WaitForCacheSync(stop) {
 				cached[typ] = true
 			}
 			if len(cached) == 0 {

@@ -203,6 +203,7 @@ func runControllers(ctx context.Context, kube kubernetes.Interface, vc versioned
 	trim := framework.CacheTransform(ctrls...)
 	kubeFactory := kubeinformers.NewSharedInformerFactoryWithOptions(kube, 0, kubeinformers.WithTransform(trim))
 	vcFactory := vcinformers.NewSharedInformerFactoryWithOptions(vc, 0, vcinformers.WithTransform(trim))
+	fieldFactories := framework.NewFieldInformers(kube, kubeinformers.WithTransform(trim))
 
 	scheme := runtime.NewScheme()
 	if err := clientgoscheme.AddToScheme(scheme); err != nil {
@@ -220,6 +221,7 @@ func runControllers(ctx context.Context, kube kubernetes.Interface, vc versioned
 		VolcanoClient:          vc,
 		KubeInformerFactory:    kubeFactory,
 		VolcanoInformerFactory: vcFactory,
+		FieldInformers:         fieldFactories,
 		Recorder:               broadcaster.NewRecorder(scheme, corev1.EventSource{Component: Component}),
 		MetricsRegistry:        reg,
 		WorkqueueMetrics:       newWorkqueueMetrics(reg),
@@ -239,16 +241,23 @@ func runControllers(ctx context.Context, kube kubernetes.Interface, vc versioned
 	stop := ctx.Done()
 	kubeFactory.Start(stop)
 	vcFactory.Start(stop)
+	fieldFactories.Start(stop)
 	// Factories are shut down after the workers have returned, so no worker
 	// reads a lister whose informer is gone.
 	defer kubeFactory.Shutdown()
 	defer vcFactory.Shutdown()
+	defer fieldFactories.Shutdown()
 	for t, ok := range kubeFactory.WaitForCacheSync(stop) {
 		if !ok {
 			return cacheErr(ctx, t)
 		}
 	}
 	for t, ok := range vcFactory.WaitForCacheSync(stop) {
+		if !ok {
+			return cacheErr(ctx, t)
+		}
+	}
+	for t, ok := range fieldFactories.WaitForCacheSync(stop) {
 		if !ok {
 			return cacheErr(ctx, t)
 		}

@@ -12,7 +12,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/kubernetes"
-	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/workqueue"
@@ -50,11 +49,11 @@ type Controller struct {
 	kube kubernetes.Interface
 	vc   versioned.Interface
 
-	pods corelisters.PodLister
-	// podIndex holds ungroupedIndex over the pod cache.
-	podIndex cache.Indexer
-	groups   schedulinglisters.PodGroupLister
-	queues   schedulinglisters.QueueLister
+	// pods are the pods of the controller's schedulers, with
+	// ungroupedIndex.
+	pods   *podCache
+	groups schedulinglisters.PodGroupLister
+	queues schedulinglisters.QueueLister
 	// ownerCaches are the informer caches of the owner kinds the
 	// controller reads (ownerKinds), so that building a group costs no API
 	// call; a kind not needed has none.
@@ -124,13 +123,11 @@ func (c *Controller) Initialize(_ context.Context, opt *framework.ControllerOpti
 	)
 
 	kf := opt.KubeInformerFactory
-	podInf := kf.Core().V1().Pods()
-	c.pods = podInf.Lister()
-	if err := podInf.Informer().AddIndexers(cache.Indexers{ungroupedIndex: c.indexUngrouped}); err != nil {
+	c.pods = newPodCache(opt, c.schedulers)
+	if err := c.pods.addIndexers(cache.Indexers{ungroupedIndex: c.indexUngrouped}); err != nil {
 		return err
 	}
-	c.podIndex = podInf.Informer().GetIndexer()
-	m, err := newMetrics(opt.MetricsRegistry, func() int { return countIndex(c.podIndex, ungroupedIndex, ungroupedValue) })
+	m, err := newMetrics(opt.MetricsRegistry, func() int { return c.pods.countIndex(ungroupedIndex, ungroupedValue) })
 	if err != nil {
 		return err
 	}
@@ -138,7 +135,7 @@ func (c *Controller) Initialize(_ context.Context, opt *framework.ControllerOpti
 	// Only pod creation starts work, as in Volcano: once a pod has its group
 	// the pod path has nothing more to do, and our own annotation patch
 	// must not come back as work.
-	if _, err := podInf.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{AddFunc: c.addPod}); err != nil {
+	if err := c.pods.addEventHandler(cache.ResourceEventHandlerFuncs{AddFunc: c.addPod}); err != nil {
 		return err
 	}
 	sched := opt.VolcanoInformerFactory.Scheduling().V1beta1()
@@ -155,7 +152,7 @@ func (c *Controller) Initialize(_ context.Context, opt *framework.ControllerOpti
 	}); err != nil {
 		return err
 	}
-	c.synced = []cache.InformerSynced{podInf.Informer().HasSynced, pgInf.Informer().HasSynced, qInf.Informer().HasSynced}
+	c.synced = []cache.InformerSynced{c.pods.hasSynced, pgInf.Informer().HasSynced, qInf.Informer().HasSynced}
 
 	// An owner kind is cached when its annotations are inherited or it has
 	// a path of its own, and watched only in the latter case. A Job's or

@@ -2,7 +2,6 @@ package podgroup
 
 import (
 	"github.com/prometheus/client_golang/prometheus"
-	"k8s.io/client-go/tools/cache"
 )
 
 // metrics are what the podgroup controller does, under the volcano_
@@ -55,12 +54,3 @@ const (
 	ungroupedIndex = "podgroup.ungrouped"
 	ungroupedValue = "ungrouped"
 )
-
-// countIndex is the number of objects under one index value.
-func countIndex(idx cache.Indexer, name, value string) int {
-	keys, err := idx.IndexKeys(name, value)
-	if err != nil {
-		return 0
-	}
-	return len(keys)
-}

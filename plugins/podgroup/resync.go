@@ -30,17 +30,7 @@ func (c *Controller) resyncLoop(ctx context.Context) {
 
 // ungrouped are the pods of ungroupedIndex.
 func (c *Controller) ungrouped() []*corev1.Pod {
-	objs, err := c.podIndex.ByIndex(ungroupedIndex, ungroupedValue)
-	if err != nil {
-		return nil
-	}
-	out := make([]*corev1.Pod, 0, len(objs))
-	for _, o := range objs {
-		if p, ok := o.(*corev1.Pod); ok {
-			out = append(out, p)
-		}
-	}
-	return out
+	return c.pods.byIndex(ungroupedIndex, ungroupedValue)
 }
 
 // indexUngrouped is the index function of ungroupedIndex.

@@ -70,6 +70,9 @@ type ControllerOption struct {
 	// each object only what the running controllers declared they read.
 	KubeInformerFactory    kubeinformers.SharedInformerFactory
 	VolcanoInformerFactory vcinformers.SharedInformerFactory
+	// FieldInformers are the kube factories filtered by a field selector
+	// (KubeInformerFactoryFor); the manager starts them with the others.
+	FieldInformers *FieldInformers
 
 	Recorder record.EventRecorder
 	// MetricsRegistry receives the controller's own metrics (served on /metrics).

@@ -21,8 +21,9 @@ import (
 // Fixtures shared by the scale benchmarks: objects the size and shape of
 // a real cluster's, so that what a cache keeps of them means something.
 
-// createRealisticPods creates n running training pods in "default", their
-// status written as a kubelet would. mutate, when set, edits pod i first.
+// createRealisticPods creates n running training pods, their status written
+// as a kubelet would. mutate, when set, edits pod i first (its namespace
+// too: "default" unless set).
 func createRealisticPods(b *testing.B, kube kubernetes.Interface, n int, mutate func(i int, p *corev1.Pod)) {
 	ctx := context.Background()
 	parallel(n, func(i int) {
@@ -30,13 +31,16 @@ func createRealisticPods(b *testing.B, kube kubernetes.Interface, n int, mutate 
 		if mutate != nil {
 			mutate(i, p)
 		}
-		created, err := kube.CoreV1().Pods("default").Create(ctx, p, metav1.CreateOptions{})
+		if p.Namespace == "" {
+			p.Namespace = "default"
+		}
+		created, err := kube.CoreV1().Pods(p.Namespace).Create(ctx, p, metav1.CreateOptions{})
 		if err != nil {
 			b.Error(err)
 			return
 		}
 		created.Status = realisticPodStatus(i)
-		if _, err := kube.CoreV1().Pods("default").UpdateStatus(ctx, created, metav1.UpdateOptions{}); err != nil {
+		if _, err := kube.CoreV1().Pods(p.Namespace).UpdateStatus(ctx, created, metav1.UpdateOptions{}); err != nil {
 			b.Error(err)
 		}
 	})

@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -227,111 +228,173 @@ func coldEnvs() [][]string {
 	return envs
 }
 
-// coldStart starts 'serve --controllers=queue,podgroup' as its own process,
-// with env added to the benchmark's environment, and measures the time
-// until every queue's status is want, its peak RSS at that moment, its
-// heap from the GC trace, and its requests by method.
+// coldStart starts the controllers l describes as their own process, with
+// every queue status cleared first, and measures the time until every
+// queue's status is want, its peak RSS at that moment, its heap from the GC
+// trace, and its requests by method.
 func coldStart(b *testing.B, l coldLaunch, vc versioned.Interface, want map[string]v1beta1.QueueStatus, what string) {
-	{
-		// A run before this one left every status right: remove them, so
-		// that this serve has the same work to do as the first.
-		names := slices.Collect(maps.Keys(want))
-		parallel(len(names), func(i int) {
-			if _, err := vc.SchedulingV1beta1().Queues().Patch(context.Background(), names[i], types.MergePatchType,
-				[]byte(`{"status":null}`), metav1.PatchOptions{}, "status"); err != nil {
-				b.Error(err)
-			}
-		})
-		if b.Failed() || queuesMatch(b, vc, want) {
-			b.Fatal("queue statuses not cleared before the start")
+	clearQueueStatuses(b, vc, want)
+	b.ResetTimer()
+	m := launch(b, l)
+	elapsed := m.untilCorrect(b, vc, want)
+	b.StopTimer()
+	m.stop(b).report(b, elapsed, what)
+}
+
+// clearQueueStatuses removes the status of every queue in want: a run
+// before this one left them right, and the next must have the same work
+// to do as the first.
+func clearQueueStatuses(b *testing.B, vc versioned.Interface, want map[string]v1beta1.QueueStatus) {
+	names := slices.Collect(maps.Keys(want))
+	parallel(len(names), func(i int) {
+		if _, err := vc.SchedulingV1beta1().Queues().Patch(context.Background(), names[i], types.MergePatchType,
+			[]byte(`{"status":null}`), metav1.PatchOptions{}, "status"); err != nil {
+			b.Error(err)
 		}
-		cmd := exec.Command(l.bin, l.args...)
-		logf, err := os.Create(filepath.Join(b.TempDir(), "serve.log"))
-		if err != nil {
-			b.Fatal(err)
-		}
-		cmd.Stdout, cmd.Stderr = logf, logf
-		// The Go runtime's GC trace tells the live heap after each
-		// collection, which RSS (heap goal, runtime, binary) only hints at.
-		cmd.Env = append(append(os.Environ(), "GODEBUG=gctrace=1"), l.env...)
-		b.ResetTimer()
-		start := time.Now()
-		if err := cmd.Start(); err != nil {
-			b.Fatal(err)
-		}
-		// VmHWM counts the binary's pages too (RssFile), which depend on
-		// how the kernel holds the file in its page cache: the same
-		// binary has shown 42 and 70 MiB of them. The process's own
-		// memory (RssAnon) has no high-water mark in /proc, so it is
-		// sampled.
-		anonPeak := make(chan int64, 1)
-		stopSampling := make(chan struct{})
-		go func() {
-			var peak int64
-			tick := time.NewTicker(20 * time.Millisecond)
-			defer tick.Stop()
-			for {
-				if v := procField(cmd.Process.Pid, "RssAnon:"); v > peak {
-					peak = v
-				}
-				select {
-				case <-stopSampling:
-					anonPeak <- peak
-					return
-				case <-tick.C:
-				}
-			}
-		}()
-		var elapsed time.Duration
-		for {
-			if ok := queuesMatch(b, vc, want) || l.countsInMetrics && queuesOpen(vc, want) && metricCountsMatch(l.metrics, want); ok {
-				elapsed = time.Since(start)
-				break
-			}
-			if time.Since(start) > 20*time.Minute {
-				_ = cmd.Process.Kill()
-				_ = cmd.Wait()
-				b.Fatal("queue statuses not right after 20 minutes")
-			}
-			time.Sleep(250 * time.Millisecond)
-		}
-		b.StopTimer()
-		close(stopSampling)
-		peakAnon := <-anonPeak
-		if l.heapFile != "" {
-			saveHeapProfile(b, l.metrics, l.heapFile)
-		}
-		reqs := settled(b, l.metrics)
-		hwm, rss := procMemory(b, cmd.Process.Pid)
-		if st, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", cmd.Process.Pid)); err == nil {
-			for _, l := range strings.Split(string(st), "\n") {
-				if strings.HasPrefix(l, "Rss") {
-					b.Log(l)
-				}
-			}
-		}
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-		logf.Close()
-		live, peakHeap := gcHeap(b, logf.Name())
-		b.ReportMetric(elapsed.Seconds(), "s-to-correct")
-		b.ReportMetric(live, "MiB-live-heap")
-		b.ReportMetric(peakHeap, "MiB-peak-heap")
-		b.ReportMetric(float64(hwm)/1024, "MiB-peak-RSS")
-		b.ReportMetric(float64(rss)/1024, "MiB-RSS")
-		b.ReportMetric(float64(peakAnon)/1024, "MiB-peak-RssAnon")
-		total, writes := 0.0, 0.0
-		for m, v := range reqs {
-			total += v
-			if m != http.MethodGet {
-				writes += v
-			}
-		}
-		b.ReportMetric(total, "requests")
-		b.ReportMetric(writes, "writes")
-		b.Logf("%s: correct after %v, VmHWM %d KiB, VmRSS %d KiB, largest RssAnon sampled %d KiB, live heap after the last GC %.0f MiB, largest heap %.0f MiB, requests by method %v",
-			what, elapsed.Round(time.Millisecond), hwm, rss, peakAnon, live, peakHeap, reqs)
+	})
+	if b.Failed() || queuesMatch(b, vc, want) {
+		b.Fatal("queue statuses not cleared before the start")
 	}
+}
+
+// measured is a controller process under measurement: its log (with the
+// Go runtime's GC trace) and a sampler of its anonymous memory.
+type measured struct {
+	l            coldLaunch
+	cmd          *exec.Cmd
+	logf         *os.File
+	start        time.Time
+	stopSampling chan struct{}
+	sampled      chan struct{}
+	anonPeak     atomic.Int64 // KiB
+}
+
+// launch starts l's process, with env added to the benchmark's
+// environment, and samples its memory until stop.
+func launch(b *testing.B, l coldLaunch) *measured {
+	m := &measured{l: l, cmd: exec.Command(l.bin, l.args...), stopSampling: make(chan struct{}), sampled: make(chan struct{})}
+	var err error
+	if m.logf, err = os.Create(filepath.Join(b.TempDir(), "controllers.log")); err != nil {
+		b.Fatal(err)
+	}
+	m.cmd.Stdout, m.cmd.Stderr = m.logf, m.logf
+	// The Go runtime's GC trace tells the live heap after each
+	// collection, which RSS (heap goal, runtime, binary) only hints at.
+	m.cmd.Env = append(append(os.Environ(), "GODEBUG=gctrace=1"), l.env...)
+	m.start = time.Now()
+	if err := m.cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	// VmHWM counts the binary's pages too (RssFile), which depend on how
+	// the kernel holds the file in its page cache: the same binary has
+	// shown 42 and 70 MiB of them. The process's own memory (RssAnon) has
+	// no high-water mark in /proc, so it is sampled.
+	go func() {
+		defer close(m.sampled)
+		tick := time.NewTicker(20 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			if v := procField(m.cmd.Process.Pid, "RssAnon:"); v > m.anonPeak.Load() {
+				m.anonPeak.Store(v)
+			}
+			select {
+			case <-m.stopSampling:
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	return m
+}
+
+// untilCorrect waits until every queue's status is want (for a process
+// with countsInMetrics: Open, with want's counts in its metrics) and
+// returns the time since the start.
+func (m *measured) untilCorrect(b *testing.B, vc versioned.Interface, want map[string]v1beta1.QueueStatus) time.Duration {
+	for {
+		if queuesMatch(b, vc, want) || m.l.countsInMetrics && queuesOpen(vc, want) && metricCountsMatch(m.l.metrics, want) {
+			return time.Since(m.start)
+		}
+		if time.Since(m.start) > 20*time.Minute {
+			_ = m.cmd.Process.Kill()
+			_ = m.cmd.Wait()
+			b.Fatal("queue statuses not right after 20 minutes")
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+}
+
+// processStats is what a measured process used.
+type processStats struct {
+	hwm, rss, anonPeak int64 // KiB
+	live, peakHeap     float64
+	reqs               map[string]float64
+}
+
+// stop ends the sampling, reads the process's requests (once they
+// settle) and memory, and kills it.
+func (m *measured) stop(b *testing.B) processStats {
+	close(m.stopSampling)
+	<-m.sampled
+	st := processStats{anonPeak: m.anonPeak.Load()}
+	if m.l.heapFile != "" {
+		saveHeapProfile(b, m.l.metrics, m.l.heapFile)
+	}
+	st.reqs = settled(b, m.l.metrics)
+	st.hwm, st.rss = procMemory(b, m.cmd.Process.Pid)
+	if status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", m.cmd.Process.Pid)); err == nil {
+		for _, l := range strings.Split(string(status), "\n") {
+			if strings.HasPrefix(l, "Rss") {
+				b.Log(l)
+			}
+		}
+	}
+	_ = m.cmd.Process.Kill()
+	_ = m.cmd.Wait()
+	m.logf.Close()
+	st.live, st.peakHeap = gcHeap(b, m.logf.Name())
+	return st
+}
+
+// now is what the process has used so far, its requests settled (for a
+// pass that goes on after the cold start).
+func (m *measured) now(b *testing.B) processStats {
+	st := processStats{anonPeak: m.anonPeak.Load(), reqs: settled(b, m.l.metrics)}
+	st.hwm, st.rss = procMemory(b, m.cmd.Process.Pid)
+	return st
+}
+
+// writes are the requests other than GETs.
+func (st processStats) writes() float64 {
+	w := 0.0
+	for m, v := range st.reqs {
+		if m != http.MethodGet {
+			w += v
+		}
+	}
+	return w
+}
+
+func (st processStats) total() float64 {
+	t := 0.0
+	for _, v := range st.reqs {
+		t += v
+	}
+	return t
+}
+
+// report reports a cold start that took elapsed.
+func (st processStats) report(b *testing.B, elapsed time.Duration, what string) {
+	b.ReportMetric(elapsed.Seconds(), "s-to-correct")
+	b.ReportMetric(st.live, "MiB-live-heap")
+	b.ReportMetric(st.peakHeap, "MiB-peak-heap")
+	b.ReportMetric(float64(st.hwm)/1024, "MiB-peak-RSS")
+	b.ReportMetric(float64(st.rss)/1024, "MiB-RSS")
+	b.ReportMetric(float64(st.anonPeak)/1024, "MiB-peak-RssAnon")
+	b.ReportMetric(st.total(), "requests")
+	b.ReportMetric(st.writes(), "writes")
+	b.Logf("%s: correct after %v, VmHWM %d KiB, VmRSS %d KiB, largest RssAnon sampled %d KiB, live heap after the last GC %.0f MiB, largest heap %.0f MiB, requests by method %v",
+		what, elapsed.Round(time.Millisecond), st.hwm, st.rss, st.anonPeak, st.live, st.peakHeap, st.reqs)
 }
 
 // queueStatuses is the status serve gives each of nq queues, named

@@ -1,0 +1,331 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/rand"
+	"k8s.io/apimachinery/pkg/util/wait"
+	kubeinformers "k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/kubectl-vc/kubectl-vc/internal/controlplane"
+	busv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/bus/v1alpha1"
+	"github.com/kubectl-vc/kubectl-vc/pkg/apis/keys"
+	"github.com/kubectl-vc/kubectl-vc/pkg/apis/scheduling/v1beta1"
+	"github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned"
+	"github.com/kubectl-vc/kubectl-vc/test/internal/cptest"
+)
+
+// BenchmarkScale runs the same passes at 1× and 10× the cluster of the
+// other cold-start benchmarks, each size on its own control plane, serve
+// and (with VC_BENCH_VOLCANO_BIN) Volcano's controller manager one after
+// the other on the same fixture:
+//
+//   - queues: 1 000·k queues and 20 000·k podgroups in mixed phases over
+//     10 namespaces, nothing else: time until every queue is right, peak
+//     RSS and RssAnon, heap, requests (BenchmarkColdStartQueues' measure).
+//   - pods: the same after 10 000·k running pods were added, 10 % of them
+//     of scheduler "volcano" (already in a group), the rest
+//     kube-scheduler's; then, still running, the steady state: an empty
+//     queue closed by a Command and 1 000 new pods of "volcano" to group,
+//     at once; time to Closed, time until every new pod is in a group, and
+//     the writes this took.
+//
+// The fixture is created once per size and kept across passes (a pass
+// puts back what it changed). VC_BENCH_SCALES lists the sizes ("1,10" by
+// default; "0.05" for a quick look); the growth of each figure per object from the smallest to the
+// largest size is logged at the end.
+func BenchmarkScale(b *testing.B) {
+	results := map[string]map[float64]float64{} // "pass/who metric" -> size -> value
+	var mu sync.Mutex
+	record := func(key string, k, v float64) {
+		mu.Lock()
+		defer mu.Unlock()
+		if results[key] == nil {
+			results[key] = map[float64]float64{}
+		}
+		results[key][k] = v
+	}
+	var sizes []float64
+	for _, f := range strings.Split(envOr("VC_BENCH_SCALES", "1,10"), ",") {
+		k, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
+		if err != nil || k <= 0 {
+			b.Fatalf("VC_BENCH_SCALES: %q is not a positive factor", f)
+		}
+		sizes = append(sizes, k)
+	}
+	for _, k := range sizes {
+		b.Run(fmt.Sprintf("%gx", k), func(b *testing.B) { scalePasses(b, k, record) })
+	}
+	if len(sizes) < 2 {
+		return
+	}
+	lo, hi := sizes[0], sizes[len(sizes)-1]
+	for _, key := range slices.Sorted(maps.Keys(results)) {
+		byK := results[key]
+		a, z := byK[lo], byK[hi]
+		if a == 0 || z == 0 {
+			continue
+		}
+		// Per object: the figure at the large size over (the figure at the
+		// small one × the size ratio); 1.00 is linear.
+		b.Logf("growth %gx -> %gx per object: %-40s %.2f (%.3g -> %.3g)", lo, hi, key, z/(a*hi/lo), a, z)
+	}
+}
+
+func envOr(name, def string) string {
+	if v := os.Getenv(name); v != "" {
+		return v
+	}
+	return def
+}
+
+// scaleFixture is one size's cluster.
+type scaleFixture struct {
+	k          float64
+	kube       kubernetes.Interface
+	vc         versioned.Interface
+	kubeconfig string
+	want       map[string]v1beta1.QueueStatus
+}
+
+const scaleNamespaces = 10
+
+// steadyQueue is the empty queue the steady state closes.
+const steadyQueue = "steady-close"
+
+func scalePasses(b *testing.B, k float64, record func(string, float64, float64)) {
+	nq, npg, npods := int(1000*k), int(20000*k), int(10000*k)
+	bin := buildBinary(b)
+	cp := cptest.Start(b)
+	cfg := cp.AdminConfig()
+	f := &scaleFixture{k: k, kube: kubernetes.NewForConfigOrDie(cfg), vc: versioned.NewForConfigOrDie(cfg)}
+	f.kubeconfig = filepath.Join(b.TempDir(), "kubeconfig")
+	if err := cp.WriteKubeconfig(f.kubeconfig, controlplane.AdminUser); err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	setup := time.Now()
+	nsOf := func(i int) string { return fmt.Sprintf("team-%02d", i%scaleNamespaces) }
+	for i := range scaleNamespaces {
+		if _, err := f.kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: nsOf(i)}}, metav1.CreateOptions{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	queueName := func(q int) string { return fmt.Sprintf("cold-%05d", q) }
+	parallel(nq+1, func(i int) {
+		name := steadyQueue
+		if i < nq {
+			name = queueName(i)
+		}
+		if _, err := f.vc.SchedulingV1beta1().Queues().Create(ctx, &v1beta1.Queue{
+			ObjectMeta: metav1.ObjectMeta{Name: name},
+			Spec:       v1beta1.QueueSpec{Weight: 1, Parent: "root"},
+		}, metav1.CreateOptions{}); err != nil {
+			b.Error(err)
+		}
+	})
+	phaseOf := func(i int) v1beta1.PodGroupPhase { return coldPhases[(i/nq)%len(coldPhases)] }
+	createRealisticPodGroupsIn(b, f.vc, npg, nsOf, func(i int) string { return queueName(i % nq) }, phaseOf)
+	if b.Failed() {
+		return
+	}
+	b.Logf("fixture: %d queues, %d podgroups in %d namespaces created in %v", nq, npg, scaleNamespaces, time.Since(setup).Round(time.Millisecond))
+	f.want = queueStatuses(nq, npg, queueName, phaseOf)
+	f.want[steadyQueue] = v1beta1.QueueStatus{State: v1beta1.QueueStateOpen}
+
+	launchers := func() []struct {
+		who string
+		l   coldLaunch
+	} {
+		out := []struct {
+			who string
+			l   coldLaunch
+		}{{"serve", serveLaunch(b, bin, f.kubeconfig, nil)}}
+		if v := os.Getenv("VC_BENCH_VOLCANO_BIN"); v != "" {
+			out = append(out, struct {
+				who string
+				l   coldLaunch
+			}{"volcano", volcanoLaunch(b, v, f.kubeconfig, nil)})
+		}
+		return out
+	}
+	for _, x := range launchers() {
+		b.Run("queues/"+x.who, func(b *testing.B) {
+			clearQueueStatuses(b, f.vc, f.want)
+			b.ResetTimer()
+			m := launch(b, x.l)
+			elapsed := m.untilCorrect(b, f.vc, f.want)
+			b.StopTimer()
+			st := m.stop(b)
+			st.report(b, elapsed, fmt.Sprintf("%gx queues %s", k, x.who))
+			st.record(record, "queues/"+x.who, k, elapsed)
+		})
+	}
+
+	setup = time.Now()
+	// Pod i is in namespace i%10; one in ten is Volcano's and a member of
+	// an existing group of its namespace, so neither controller has work
+	// to do for it: what they pay for the pods is their caches.
+	createRealisticPods(b, f.kube, npods, func(i int, p *corev1.Pod) {
+		p.Namespace = nsOf(i)
+		if i%10 == 0 {
+			p.Annotations[keys.KubeGroupName] = fmt.Sprintf("pg-%05d", (i/10)%(npg/scaleNamespaces)*scaleNamespaces+i%scaleNamespaces)
+		} else {
+			p.Spec.SchedulerName = corev1.DefaultSchedulerName
+		}
+	})
+	if b.Failed() {
+		return
+	}
+	b.Logf("fixture: %d pods (%d of scheduler volcano) created in %v", npods, npods/10, time.Since(setup).Round(time.Millisecond))
+	for _, x := range launchers() {
+		b.Run("pods/"+x.who, func(b *testing.B) {
+			clearQueueStatuses(b, f.vc, f.want)
+			b.ResetTimer()
+			m := launch(b, x.l)
+			elapsed := m.untilCorrect(b, f.vc, f.want)
+			b.StopTimer()
+			// The cold start's figures are taken before the steady state
+			// adds its pods; the live heap comes from the GC trace at the end.
+			cold := m.now(b)
+			closeTime, groupTime := f.steady(b)
+			st := m.stop(b)
+			after := st.reqs
+			cold.live, cold.peakHeap = st.live, st.peakHeap
+			cold.report(b, elapsed, fmt.Sprintf("%gx pods %s", k, x.who))
+			cold.record(record, "pods/"+x.who, k, elapsed)
+			before := cold.reqs
+			b.ReportMetric(float64(st.hwm)/1024, "MiB-peak-RSS-after-steady")
+			writes := 0.0
+			for _, method := range []string{"POST", "PUT", "PATCH", "DELETE"} {
+				writes += after[method] - before[method]
+			}
+			b.ReportMetric(closeTime.Seconds(), "s-steady-close")
+			b.ReportMetric(groupTime.Seconds(), "s-steady-group-1000")
+			b.ReportMetric(writes, "steady-writes")
+			b.Logf("%gx steady %s: queue Closed %v after its Command, 1 000 new pods grouped in %v, %.0f writes",
+				k, x.who, closeTime.Round(time.Millisecond), groupTime.Round(time.Millisecond), writes)
+			record("steady/"+x.who+" s-group-1000", k, groupTime.Seconds())
+		})
+	}
+}
+
+// record keeps a pass's figures for the growth report.
+func (st processStats) record(record func(string, float64, float64), pass string, k float64, elapsed time.Duration) {
+	record(pass+" s-to-correct", k, elapsed.Seconds())
+	record(pass+" MiB-peak-RSS", k, float64(st.hwm)/1024)
+	record(pass+" MiB-peak-RssAnon", k, float64(st.anonPeak)/1024)
+	record(pass+" requests", k, st.total())
+}
+
+// steady closes the empty steadyQueue with a Command while 32 clients
+// create 1 000 bare pods of scheduler volcano in team-00, and returns the
+// time from the Command to the queue Closed and from the first pod to the
+// last one in a group. It then deletes the pods and their groups; the
+// queue is opened again by the next pass (which clears the statuses).
+func (f *scaleFixture) steady(b *testing.B) (closeTime, groupTime time.Duration) {
+	ctx := context.Background()
+	const n, ns = 1000, "team-00"
+	batch := rand.String(6)
+	grouped := make(chan struct{})
+	var mu sync.Mutex
+	seen := map[string]bool{}
+	inf := kubeinformers.NewSharedInformerFactoryWithOptions(f.kube, 0, kubeinformers.WithNamespace(ns),
+		kubeinformers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = "bench-batch=" + batch }))
+	check := func(obj any) {
+		p, ok := obj.(*corev1.Pod)
+		if !ok || p.Annotations[keys.KubeGroupName] == "" {
+			return
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if !seen[p.Name] {
+			seen[p.Name] = true
+			if len(seen) == n {
+				close(grouped)
+			}
+		}
+	}
+	_, _ = inf.Core().V1().Pods().Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc: check, UpdateFunc: func(_, obj any) { check(obj) }})
+	stop := make(chan struct{})
+	inf.Start(stop)
+	inf.WaitForCacheSync(stop)
+	defer func() { close(stop); inf.Shutdown() }()
+
+	q, err := f.vc.SchedulingV1beta1().Queues().Get(ctx, steadyQueue, metav1.GetOptions{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	start := time.Now()
+	closed := make(chan time.Duration, 1)
+	go func() {
+		ref := metav1.NewControllerRef(q, v1beta1.SchemeGroupVersion.WithKind("Queue"))
+		if _, err := f.vc.BusV1alpha1().Commands("default").Create(ctx, &busv1alpha1.Command{
+			ObjectMeta: metav1.ObjectMeta{GenerateName: steadyQueue + "-closequeue-", OwnerReferences: []metav1.OwnerReference{*ref}},
+			Action:     busv1alpha1.CloseQueueAction, TargetObject: ref,
+		}, metav1.CreateOptions{}); err != nil {
+			b.Error(err)
+			closed <- 0
+			return
+		}
+		err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, 5*time.Minute, true, func(ctx context.Context) (bool, error) {
+			q, err := f.vc.SchedulingV1beta1().Queues().Get(ctx, steadyQueue, metav1.GetOptions{})
+			return err == nil && q.Status.State == v1beta1.QueueStateClosed, nil
+		})
+		if err != nil {
+			b.Error("the steady queue did not close in 5 minutes")
+		}
+		closed <- time.Since(start)
+	}()
+	parallel(n, func(i int) {
+		p := realisticPod(i)
+		p.Name = fmt.Sprintf("new-%s-%04d", batch, i)
+		p.Labels["bench-batch"] = batch
+		if _, err := f.kube.CoreV1().Pods(ns).Create(ctx, p, metav1.CreateOptions{}); err != nil {
+			b.Error(err)
+		}
+	})
+	select {
+	case <-grouped:
+		groupTime = time.Since(start)
+	case <-time.After(10 * time.Minute):
+		b.Fatal("the 1 000 new pods were not all grouped in 10 minutes")
+	}
+	closeTime = <-closed
+
+	// Put back what the pass changed: the pods, their groups (no garbage
+	// collector runs at this level) and any Command left.
+	pods, err := f.kube.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "bench-batch=" + batch})
+	if err != nil {
+		b.Fatal(err)
+	}
+	parallel(len(pods.Items), func(i int) {
+		p := pods.Items[i]
+		if err := f.vc.SchedulingV1beta1().PodGroups(ns).Delete(ctx, p.Annotations[keys.KubeGroupName], metav1.DeleteOptions{}); err != nil {
+			b.Error(err)
+		}
+	})
+	if err := f.kube.CoreV1().Pods(ns).DeleteCollection(ctx, metav1.DeleteOptions{GracePeriodSeconds: new(int64)},
+		metav1.ListOptions{LabelSelector: "bench-batch=" + batch}); err != nil {
+		b.Fatal(err)
+	}
+	if err := f.vc.BusV1alpha1().Commands("default").DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{}); err != nil {
+		b.Fatal(err)
+	}
+	return closeTime, groupTime
+}

@@ -108,7 +108,7 @@ test: controlplane slurm node-deps build
 
 ## bench: benchmarks against the real local control plane (see docs/benchmarks.md)
 bench: controlplane build
-	go test -run '^$$' -bench . $(BENCH_FLAGS) -timeout 60m ./test/bench/...
+	go test -run '^$$' -bench . $(BENCH_FLAGS) -timeout 120m ./test/bench/...
 
 # A bound in executions (Nx), not seconds: with a time bound Go's fuzzing
 # coordinator (internal/fuzz, Go 1.26) can report its own deadline as a

@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -68,14 +69,16 @@ current-context: proxy
 	return path
 }
 
-// BenchmarkListAtScale: 'kubectl vc queue list' over 5 000 queues and
-// 'kubectl vc podgroup list -A' over 20 000 podgroups, each next to the
-// 'kubectl get' of the same resources: wall time of the whole process
-// (output to /dev/null) and the requests it made. 'queue list' runs twice:
+// BenchmarkListAtScale: 'kubectl vc queue list|tree|top' over 10 000
+// queues and 'kubectl vc podgroup list -A' over 200 000 podgroups (issue
+// 32's 10x; VC_BENCH_LIST_QUEUES and VC_BENCH_LIST_PODGROUPS change them),
+// each next to the 'kubectl get' of the same resources: wall time of the
+// whole process (output to /dev/null), its peak RSS and the requests it
+// made. 'queue list' runs twice:
 // before any queue has a status (it must count the podgroups itself) and
 // after the statuses hold state and counts, as with a controller running.
 func BenchmarkListAtScale(b *testing.B) {
-	nq, npg := envInt("VC_BENCH_LIST_QUEUES", 5000), envInt("VC_BENCH_LIST_PODGROUPS", 20000)
+	nq, npg := envInt("VC_BENCH_LIST_QUEUES", 10000), envInt("VC_BENCH_LIST_PODGROUPS", 200000)
 	kubectl, err := exec.LookPath("kubectl")
 	if err != nil {
 		b.Skip("kubectl not on PATH: nothing to compare with")
@@ -88,13 +91,13 @@ func BenchmarkListAtScale(b *testing.B) {
 	ctx := context.Background()
 	parallel(nq, func(i int) {
 		if _, err := vc.SchedulingV1beta1().Queues().Create(ctx, &v1beta1.Queue{
-			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("list-%04d", i)},
+			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("list-%05d", i)},
 			Spec:       v1beta1.QueueSpec{Weight: 1},
 		}, metav1.CreateOptions{}); err != nil {
 			b.Error(err)
 		}
 	})
-	createListPodGroups(b, kube, vc, "list-ns", npg, func(i int) string { return fmt.Sprintf("list-%04d", i%nq) })
+	createListPodGroups(b, kube, vc, "list-ns", npg, func(i int) string { return fmt.Sprintf("list-%05d", i%nq) })
 	if b.Failed() {
 		return
 	}
@@ -107,6 +110,8 @@ func BenchmarkListAtScale(b *testing.B) {
 		argv []string
 	}{
 		{fmt.Sprintf("vc-queue-list/queues=%d", nq), []string{bin, "queue", "list"}},
+		{fmt.Sprintf("vc-queue-tree/queues=%d", nq), []string{bin, "queue", "tree"}},
+		{fmt.Sprintf("vc-queue-top/queues=%d", nq), []string{bin, "queue", "top"}},
 		{fmt.Sprintf("kubectl-get-queues/queues=%d", nq), []string{kubectl, "get", "queues.scheduling.volcano.sh"}},
 		{fmt.Sprintf("vc-podgroup-list-A/podgroups=%d", npg), []string{bin, "podgroup", "list", "-A"}},
 		{fmt.Sprintf("kubectl-get-podgroups-A/podgroups=%d", npg), []string{kubectl, "get", "podgroups.scheduling.volcano.sh", "-A"}},
@@ -116,10 +121,10 @@ func BenchmarkListAtScale(b *testing.B) {
 	// With serve (or Volcano's controller) running, every queue's status
 	// holds its state and counts, and 'queue list' reads nothing else:
 	// the case a user meets. The status written is what serve would write.
-	statuses := queueStatuses(nq, npg, func(q int) string { return fmt.Sprintf("list-%04d", q) },
+	statuses := queueStatuses(nq, npg, func(q int) string { return fmt.Sprintf("list-%05d", q) },
 		func(i int) v1beta1.PodGroupPhase { return coldPhases[i%len(coldPhases)] })
 	parallel(nq, func(i int) {
-		name := fmt.Sprintf("list-%04d", i)
+		name := fmt.Sprintf("list-%05d", i)
 		q, err := vc.SchedulingV1beta1().Queues().Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
 			b.Error(err)
@@ -133,16 +138,24 @@ func BenchmarkListAtScale(b *testing.B) {
 	if b.Failed() {
 		return
 	}
-	b.Run(fmt.Sprintf("vc-queue-list-status-kept/queues=%d", nq), func(b *testing.B) {
-		runCounted(b, proxy, kc, []string{bin, "queue", "list"})
-	})
+	for _, c := range []struct {
+		name string
+		argv []string
+	}{
+		{fmt.Sprintf("vc-queue-list-status-kept/queues=%d", nq), []string{bin, "queue", "list"}},
+		{fmt.Sprintf("vc-queue-tree-status-kept/queues=%d", nq), []string{bin, "queue", "tree"}},
+		{fmt.Sprintf("vc-queue-top-status-kept/queues=%d", nq), []string{bin, "queue", "top"}},
+		{fmt.Sprintf("kubectl-get-queues-status-kept/queues=%d", nq), []string{kubectl, "get", "queues.scheduling.volcano.sh"}},
+	} {
+		b.Run(c.name, func(b *testing.B) { runCounted(b, proxy, kc, c.argv) })
+	}
 }
 
 // runCounted runs argv against the counting proxy b.N times and reports
 // the wall time of the whole process (output to /dev/null) and the
 // requests it made, per run.
 func runCounted(b *testing.B, proxy *countingProxy, kubeconfig string, argv []string) {
-	var reqs int64
+	var reqs, maxRSS int64
 	var wall time.Duration
 	for range b.N {
 		cmd := exec.Command(argv[0], append(argv[1:], "--kubeconfig="+kubeconfig)...)
@@ -156,7 +169,11 @@ func runCounted(b *testing.B, proxy *countingProxy, kubeconfig string, argv []st
 		}
 		wall += time.Since(start)
 		reqs += proxy.requests.Load() - before
+		if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+			maxRSS = max(maxRSS, ru.Maxrss) // KiB on Linux
+		}
 	}
+	b.ReportMetric(float64(maxRSS)/1024, "MiB-peak-RSS")
 	b.ReportMetric(wall.Seconds()/float64(b.N), "s/run")
 	b.ReportMetric(float64(reqs)/float64(b.N), "requests/run")
 }

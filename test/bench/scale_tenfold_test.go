@@ -44,6 +44,8 @@ import (
 //     at once; time to Closed, time until every new pod is in a group, and
 //     the writes this took.
 //
+// VC_BENCH_BASE_BIN adds a pass of another kubectl-vc binary (an earlier
+// commit's, "serve-base") beside serve, to measure a change on one fixture.
 // The fixture is created once per size and kept across passes (a pass
 // puts back what it changed). VC_BENCH_SCALES lists the sizes ("1,10" by
 // default; "0.05" for a quick look); the growth of each figure per object from the smallest to the
@@ -155,6 +157,12 @@ func scalePasses(b *testing.B, k float64, record func(string, float64, float64))
 			who string
 			l   coldLaunch
 		}{{"serve", serveLaunch(b, bin, f.kubeconfig, nil)}}
+		if base := os.Getenv("VC_BENCH_BASE_BIN"); base != "" {
+			out = append(out, struct {
+				who string
+				l   coldLaunch
+			}{"serve-base", serveLaunch(b, base, f.kubeconfig, nil)})
+		}
 		if v := os.Getenv("VC_BENCH_VOLCANO_BIN"); v != "" {
 			out = append(out, struct {
 				who string

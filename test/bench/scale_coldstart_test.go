@@ -177,6 +177,9 @@ type coldLaunch struct {
 	metrics string
 	// heapFile, if set, receives serve's heap profile.
 	heapFile string
+	// cpuFile, if set, receives serve's CPU profile of its first
+	// VC_BENCH_COLD_CPU_SECONDS (30 by default).
+	cpuFile string
 	// countsInMetrics: the controllers write only the state to a queue's
 	// status and its podgroup counts to their metrics, as Volcano's queue
 	// controller does since it stopped writing them to the status.
@@ -194,7 +197,8 @@ func serveLaunch(b *testing.B, bin, kubeconfig string, env []string) coldLaunch 
 		// The harness reads the metrics over plain HTTP, as Volcano's
 		// controller serves them.
 		"--metrics-secure=false"}
-	if l.heapFile != "" {
+	l.cpuFile = os.Getenv("VC_BENCH_COLD_CPU")
+	if l.heapFile != "" || l.cpuFile != "" {
 		l.args = append(l.args, "--profiling")
 	}
 	return l
@@ -284,6 +288,9 @@ func launch(b *testing.B, l coldLaunch) *measured {
 	m.start = time.Now()
 	if err := m.cmd.Start(); err != nil {
 		b.Fatal(err)
+	}
+	if l.cpuFile != "" {
+		go saveCPUProfile(b, l.metrics, l.cpuFile, envInt("VC_BENCH_COLD_CPU_SECONDS", 30))
 	}
 	// VmHWM counts the binary's pages too (RssFile), which depend on how
 	// the kernel holds the file in its page cache: the same binary has
@@ -540,6 +547,35 @@ func saveHeapProfile(b *testing.B, addr, file string) {
 		b.Fatal(err)
 	}
 	b.Logf("heap profile saved to %s", file)
+}
+
+// saveCPUProfile saves a CPU profile of the serve whose pprof address is
+// addr, taken over its first seconds, to file (go tool pprof).
+func saveCPUProfile(b *testing.B, addr, file string, seconds int) {
+	url := fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", addr, seconds)
+	var resp *http.Response
+	var err error
+	for range 100 { // until serve listens
+		if resp, err = http.Get(url); err == nil {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if err != nil {
+		b.Error(err)
+		return
+	}
+	defer resp.Body.Close()
+	f, err := os.Create(file)
+	if err != nil {
+		b.Error(err)
+		return
+	}
+	defer f.Close()
+	if _, err := io.Copy(f, resp.Body); err != nil {
+		b.Error(err)
+	}
+	b.Logf("CPU profile saved to %s", file)
 }
 
 // procField reads one field of /proc/PID/status in KiB (0 if the process

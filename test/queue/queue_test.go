@@ -1,10 +1,12 @@
 package queue
 
 import (
+	"slices"
 	"testing"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/types"
 
 	busv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/bus/v1alpha1"
@@ -20,7 +22,7 @@ const (
 // TestQueueController drives every transition of SPEC §4 through Commands
 // against one real serve process, and the status bookkeeping around them.
 func TestQueueController(t *testing.T) {
-	vc, _ := clients(t)
+	vc, kube := clients(t)
 	p := startServe(t, "--controllers=queue")
 
 	t.Run("root and default ensured", func(t *testing.T) {
@@ -56,6 +58,26 @@ func TestQueueController(t *testing.T) {
 				t.Fatalf("after %s: state %s, want %s", step.action, got, step.want)
 			}
 		}
+		// One StateChanged per change, and none for the first state a new
+		// queue gets (as in Volcano: at a cold start of thousands of
+		// queues those events were half of the writes).
+		sel := fields.Set{"involvedObject.name": q.Name, "involvedObject.uid": string(q.UID), "reason": "StateChanged"}.String()
+		want := []string{"queue is Closed (was Open)", "queue is Open (was Closed)"}
+		var got []string
+		eventually(t, "the StateChanged events of "+q.Name, func() (bool, error) {
+			evs, err := kube.CoreV1().Events(metav1.NamespaceAll).List(ctx, metav1.ListOptions{FieldSelector: sel})
+			if err != nil {
+				return false, err
+			}
+			got = got[:0]
+			for _, e := range evs.Items {
+				for range max(e.Count, 1) {
+					got = append(got, e.Message)
+				}
+			}
+			slices.Sort(got)
+			return slices.Equal(got, want), nil
+		})
 	})
 
 	t.Run("with podgroups: Closing until the last one goes", func(t *testing.T) {

@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"k8s.io/kubectl/pkg/util/templates"
 
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/completion"
 	vcprinters "github.com/kubectl-vc/kubectl-vc/pkg/cli/printers"
@@ -85,6 +86,12 @@ func (k *Kind[T, PT, L]) Commands(f util.Factory, streams genericiooptions.IOStr
 		k.newDescribeCmd(f, streams),
 		k.newDeleteCmd(f, streams),
 	}
+}
+
+// command is the cobra command of h's help, h's Long and Example in
+// kubectl's layout.
+func command(use string, h Help) *cobra.Command {
+	return &cobra.Command{Use: use, Short: h.Short, Long: templates.LongDesc(h.Long), Example: templates.Examples(h.Example)}
 }
 
 // Ref names an object of the kind the way kubectl prints it

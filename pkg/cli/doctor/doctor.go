@@ -133,10 +133,7 @@ func NewCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Command {
 // Complete resolves the clients.
 func (o *Options) Complete() error {
 	var err error
-	if o.kube, err = o.Factory.KubeClient(); err != nil {
-		return err
-	}
-	if o.vc, err = o.Factory.VolcanoClient(); err != nil {
+	if o.vc, o.kube, err = util.Clients(o.Factory); err != nil {
 		return err
 	}
 	cfg, err := o.Factory.RESTConfig()

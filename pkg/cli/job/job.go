@@ -82,10 +82,6 @@ func ValidateName(name string) error {
 	return nil
 }
 
-// validateNames checks names and refuses duplicates, which would write two
-// Commands for one job.
-func validateNames(names []string) error { return util.ValidateNames("job", names, ValidateName) }
-
 // ValidateQueueFlag checks a --queue value.
 func ValidateQueueFlag(q string) error {
 	if errs := validation.IsDNS1123Subdomain(q); len(errs) > 0 {

@@ -2,11 +2,8 @@ package job
 
 import (
 	"context"
-	"fmt"
-	"time"
 
 	"github.com/spf13/cobra"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/kubectl/pkg/util/templates"
 
@@ -14,7 +11,6 @@ import (
 	busv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/bus/v1alpha1"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/command"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/util"
-	"github.com/kubectl-vc/kubectl-vc/pkg/cli/write"
 )
 
 // controllerNote is said wherever a job Command is written; it goes into
@@ -29,17 +25,13 @@ const controllerNote = `Volcano's job controller applies the Command and deletes
 // 'terminate': each writes one Command per job and may wait for the job to
 // get where the action leads.
 type OperateOptions struct {
-	write.Options
-
-	Names   []string
-	Wait    bool
-	Timeout time.Duration
+	command.Operate
 
 	op operation
 }
 
 func newOperateCmd(f util.Factory, streams genericiooptions.IOStreams, op operation, short, long, example string) *cobra.Command {
-	o := &OperateOptions{Options: write.NewOptions(f, streams, "created"), op: op}
+	o := &OperateOptions{Operate: command.NewOperate(f, streams), op: op}
 	cmd := &cobra.Command{
 		Use:               op.verb + " NAME...",
 		Short:             short,
@@ -49,29 +41,16 @@ func newOperateCmd(f util.Factory, streams genericiooptions.IOStreams, op operat
 		RunE:              util.RunE(o),
 	}
 	o.AddFlags(cmd)
-	util.AddWaitFlags(cmd, &o.Wait, &o.Timeout, "Watch each job until it is "+op.target+", reporting progress on stderr; a job the job controller will not move there ends the wait with an error", "")
+	o.AddWaitFlags(cmd, "Watch each job until it is "+op.target+", reporting progress on stderr; a job the job controller will not move there ends the wait with an error")
 	return cmd
-}
-
-// Complete records the names and resolves the namespace, dry-run mode,
-// printer and client.
-func (o *OperateOptions) Complete(args []string) error {
-	o.Names = args
-	return o.Options.Complete()
 }
 
 // Validate checks the input before anything is read or written.
 func (o *OperateOptions) Validate() error {
-	if len(o.Names) == 0 {
-		return util.UsageErrorf("name the job(s) to %s, e.g. 'kubectl vc job %s train'", o.op.verb, o.op.verb)
-	}
-	if err := validateNames(o.Names); err != nil {
+	if err := o.ValidateNames("job", o.op.verb, "train", ValidateName); err != nil {
 		return err
 	}
-	if err := util.ValidateWait(o.Timeout, o.Wait, o.Dry(), "nothing would change"); err != nil {
-		return err
-	}
-	return nil
+	return o.ValidateWait()
 }
 
 // Run looks up every job and checks its phase first (a missing job, or
@@ -89,14 +68,8 @@ func (o *OperateOptions) Run(ctx context.Context) error {
 	}
 	var watch []watched
 	for _, j := range jobs {
-		cm := newJobCommand(j, o.op.action)
-		if !o.DryClient {
-			cm, err = o.Client.BusV1alpha1().Commands(j.Namespace).Create(ctx, cm, metav1.CreateOptions{DryRun: o.ServerDryRun()})
-			if err != nil {
-				return fmt.Errorf("%s job %q: %s", o.op.verb, j.Name, util.Message(err))
-			}
-		}
-		if err := o.Print(cm); err != nil {
+		cm, err := o.Send(ctx, newJobCommand(j, o.op.action), o.op.verb, "job", j.Name)
+		if err != nil {
 			return err
 		}
 		watch = append(watch, watched{name: j.Name, command: cm.Name, startRetries: j.Status.RetryCount})

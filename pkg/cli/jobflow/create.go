@@ -1,41 +1,14 @@
 package jobflow
 
 import (
-	"context"
 	"strings"
 
-	"github.com/spf13/cobra"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
-	"k8s.io/cli-runtime/pkg/genericiooptions"
-	"k8s.io/kubectl/pkg/util/templates"
 
 	flowv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/flow/v1alpha1"
-	"github.com/kubectl-vc/kubectl-vc/pkg/cli/jobtemplate"
+	"github.com/kubectl-vc/kubectl-vc/pkg/cli/flowkind"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/util"
-	"github.com/kubectl-vc/kubectl-vc/pkg/cli/write"
-	"github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned"
 )
-
-// validateName checks the name of a JobFlow (any object name).
-func validateName(name string) error {
-	if errs := validation.IsDNS1123Subdomain(name); len(errs) > 0 {
-		return util.UsageErrorf("invalid jobflow name %q: %s", name, errs[0])
-	}
-	return nil
-}
-
-// fileKind is what 'jobflow create -f' reads and writes.
-var fileKind = write.FileKind[flowv1alpha1.JobFlow, *flowv1alpha1.JobFlow]{
-	Name: "jobflow", GVK: flowv1alpha1.SchemeGroupVersion.WithKind("JobFlow"), Ref: Ref,
-	NameRule: validation.IsDNS1123Subdomain,
-	Check:    Check,
-	Reset:    func(jf *flowv1alpha1.JobFlow) { jf.Status = flowv1alpha1.JobFlowStatus{} },
-	Create: func(ctx context.Context, c versioned.Interface, jf *flowv1alpha1.JobFlow, opts metav1.CreateOptions) (*flowv1alpha1.JobFlow, error) {
-		return c.FlowV1alpha1().JobFlows(jf.Namespace).Create(ctx, jf, opts)
-	},
-	APIError: jobtemplate.APIError,
-}
 
 // Check refuses a flow Volcano's admission refuses, or whose jobs could
 // never all be made: steps with a name each, named once, every target a
@@ -111,12 +84,10 @@ func cycle(flows []flowv1alpha1.Flow, index map[string]int) []string {
 	return nil
 }
 
-func newCreateCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Command {
-	o := write.NewCreateFromFile(f, streams, fileKind)
-	cmd := &cobra.Command{
-		Use:   "create -f FILE",
-		Short: "Create job flows from a file",
-		Long: templates.LongDesc(`
+// createHelp is the help of 'jobflow create'.
+var createHelp = flowkind.Help{
+	Short: "Create job flows from a file",
+	Long: `
 			Create Volcano JobFlows from a file (-f FILE, or -f - for standard input) of YAML
 			or JSON: one or several flow.volcano.sh/v1alpha1 JobFlows separated by ---.
 			Every object is read and checked first (another kind, an unknown field, a step
@@ -125,15 +96,11 @@ func newCreateCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Com
 			the first one the server refuses ends the command, naming those created before
 			it. Volcano's jobflow controller then makes a Volcano Job for each step whose
 			dependencies have completed, from the JobTemplate of the step's name. vcctl's
-			--file works too.`),
-		Example: templates.Examples(`
+			--file works too.`,
+	Example: `
 			# Create the flows of a file
 			kubectl vc jobflow create -f pipeline.yaml
 
 			# Check a flow without creating it
-			kubectl vc jobflow create -f pipeline.yaml --dry-run=server`),
-		RunE: util.RunE(o),
-	}
-	o.AddFlags(cmd)
-	return cmd
+			kubectl vc jobflow create -f pipeline.yaml --dry-run=server`,
 }

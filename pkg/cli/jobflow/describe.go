@@ -6,30 +6,19 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/spf13/cobra"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/cli-runtime/pkg/genericiooptions"
-	"k8s.io/kubectl/pkg/util/templates"
 
 	batchv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/batch/v1alpha1"
 	flowv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/flow/v1alpha1"
-	"github.com/kubectl-vc/kubectl-vc/pkg/cli/jobtemplate"
+	"github.com/kubectl-vc/kubectl-vc/pkg/cli/flowkind"
 	vcprinters "github.com/kubectl-vc/kubectl-vc/pkg/cli/printers"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/util"
 )
 
-// DescribeOptions holds the input of 'jobflow describe'.
-type DescribeOptions struct {
-	vcprinters.DescribeOptions
-}
-
-func newDescribeCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Command {
-	o := &DescribeOptions{DescribeOptions: vcprinters.DescribeOptions{IOStreams: streams, Factory: f,
-		NoName: "name the jobflow to describe, e.g. 'kubectl vc jobflow describe pipeline'"}}
-	cmd := &cobra.Command{
-		Use:   "describe NAME",
-		Short: "Draw a job flow: its steps, what each waits for, and their jobs",
-		Long: templates.LongDesc(`
+// describeHelp is the help of 'jobflow describe'.
+var describeHelp = flowkind.Help{
+	Short: "Draw a job flow: its steps, what each waits for, and their jobs",
+	Long: `
 			Show a JobFlow as the dependency graph of its steps: each step (the JobTemplate
 			of its name) drawn under the step it waits for last, with the other steps it
 			depends on, the Volcano Job made for it (<flow>-<step>) and that job's phase;
@@ -37,40 +26,19 @@ func newDescribeCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.C
 			phases, a missing JobTemplate, or no jobflow controller). Then each step's
 			details, the flow's status as Volcano's jobflow controller recorded it, and
 			its events. The jobs' phases are read from the jobs themselves (labelled
-			volcano.sh/createdByJobFlow); if they cannot be listed, from the flow's status.`),
-		Example: templates.Examples(`
+			volcano.sh/createdByJobFlow); if they cannot be listed, from the flow's status.`,
+	Example: `
 			kubectl vc jobflow describe pipeline -n research
 
 			# As vcctl names it
-			kubectl vc jobflow describe -N pipeline`),
-		ValidArgsFunction: Kind.Name(f),
-		RunE:              util.RunE(o),
-	}
-	util.AddNameFlag(cmd, "job flow", true, Kind.Flag(f))
-	o.AddOutputFlag(cmd)
-	return cmd
+			kubectl vc jobflow describe -N pipeline`,
 }
 
-// Validate checks -o and the name.
-func (o *DescribeOptions) Validate() error {
-	if err := util.ValidateOutput(o.Output, "json", "yaml"); err != nil {
-		return err
-	}
-	return validateName(o.Name)
-}
-
-// Run prints the description; only the flow itself must be readable.
-func (o *DescribeOptions) Run(ctx context.Context) error {
-	jf, err := o.Client.FlowV1alpha1().JobFlows(o.Namespace).Get(ctx, o.Name, metav1.GetOptions{})
-	if err != nil {
-		return jobtemplate.NotFound(err, "jobflow", o.Name, o.Namespace)
-	}
-	if printed, err := o.PrintObject(jf); printed {
-		return err
-	}
-	d := vcprinters.NewDescriber(o.Out)
-	defer d.Flush()
-	d.Header(jf)
+// describe writes a flow's retain policy and phase, its steps drawn as a
+// graph and as a table, and its status. Only the flow itself must be
+// readable: its jobs' phases come from the jobs when they can be listed,
+// else from the flow's status.
+func describe(ctx context.Context, o *vcprinters.DescribeOptions, d *vcprinters.Describer, jf *flowv1alpha1.JobFlow) {
 	retain := string(jf.Spec.JobRetainPolicy)
 	if retain == "" {
 		retain = string(flowv1alpha1.Retain)
@@ -101,8 +69,6 @@ func (o *DescribeOptions) Run(ctx context.Context) error {
 	d.Table(0, "Flow", "", Draw(steps))
 	d.Table(0, "Step Details", "Step\tDepends On\tJob\tPhase\tWaiting For", stepRows(steps))
 	writeStatus(d, jf)
-	d.Events(ctx, o.Kube, jf.Namespace, "JobFlow", jf)
-	return nil
 }
 
 // stepRows are the table of steps: one row per step, in graph order.

@@ -2,36 +2,46 @@
 // flow.volcano.sh JobFlows (create -f, list, describe, delete): steps
 // naming JobTemplates, each run as a Volcano Job (<flow>-<template>) by
 // Volcano's jobflow controller once the steps it depends on have
-// completed. kubectl vc serve has no jobflow controller.
+// completed. kubectl vc serve has no jobflow controller. The commands are
+// pkg/cli/flowkind's, which 'jobtemplate' shares; this package says what
+// a JobFlow has of its own.
 package jobflow
 
 import (
 	"github.com/spf13/cobra"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	batchv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/batch/v1alpha1"
 	flowv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/flow/v1alpha1"
-	"github.com/kubectl-vc/kubectl-vc/pkg/cli/job"
+	"github.com/kubectl-vc/kubectl-vc/pkg/cli/flowkind"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/util"
+	"github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned"
 )
+
+// kind is the JobFlow to pkg/cli/flowkind's commands.
+var kind = &flowkind.Kind[flowv1alpha1.JobFlow, *flowv1alpha1.JobFlow, *flowv1alpha1.JobFlowList]{
+	Name: "jobflow", Words: "job flow", Example: "pipeline",
+	GVK: flowv1alpha1.SchemeGroupVersion.WithKind("JobFlow"),
+	Client: func(c versioned.Interface, ns string) flowkind.Client[*flowv1alpha1.JobFlow, *flowv1alpha1.JobFlowList] {
+		return c.FlowV1alpha1().JobFlows(ns)
+	},
+	Check: Check,
+	Reset: func(jf *flowv1alpha1.JobFlow) { jf.Status = flowv1alpha1.JobFlowStatus{} },
+	AsList: func(items []flowv1alpha1.JobFlow, rv string) runtime.Object {
+		return &flowv1alpha1.JobFlowList{ListMeta: metav1.ListMeta{ResourceVersion: rv}, Items: items}
+	},
+	Table:    Table,
+	Describe: describe,
+	Help:     flowkind.Helps{Create: createHelp, List: listHelp, Describe: describeHelp, Delete: deleteHelp},
+}
 
 // Commands returns the commands of the 'jobflow' group (its name, aliases
 // and help are in pkg/cli's groups.go).
 func Commands(f util.Factory, streams genericiooptions.IOStreams) []*cobra.Command {
-	return []*cobra.Command{
-		newCreateCmd(f, streams),
-		newListCmd(f, streams),
-		newDescribeCmd(f, streams),
-		newDeleteCmd(f, streams),
-	}
+	return kind.Commands(f, streams)
 }
-
-// Kind lists the JobFlows of a namespace, for name completion (the same
-// as 'job list --flow' completes with).
-var Kind = job.FlowNames
-
-// Ref names a JobFlow the way kubectl prints it.
-func Ref(name string) string { return "jobflow.flow.volcano.sh/" + name }
 
 // phaseOf is the flow's phase; one the controller has not written yet is
 // Pending.

@@ -5,67 +5,33 @@ import (
 	"fmt"
 	"sort"
 
-	"github.com/spf13/cobra"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/cli-runtime/pkg/genericiooptions"
-	"k8s.io/kubectl/pkg/util/templates"
 
 	batchv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/batch/v1alpha1"
 	flowv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/flow/v1alpha1"
+	"github.com/kubectl-vc/kubectl-vc/pkg/cli/flowkind"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/job"
 	vcprinters "github.com/kubectl-vc/kubectl-vc/pkg/cli/printers"
-	"github.com/kubectl-vc/kubectl-vc/pkg/cli/util"
 )
 
-// DescribeOptions holds the input of 'jobtemplate describe'.
-type DescribeOptions struct {
-	vcprinters.DescribeOptions
-}
-
-func newDescribeCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Command {
-	o := &DescribeOptions{DescribeOptions: vcprinters.DescribeOptions{IOStreams: streams, Factory: f,
-		NoName: "name the jobtemplate to describe, e.g. 'kubectl vc jobtemplate describe preprocess'"}}
-	cmd := &cobra.Command{
-		Use:   "describe NAME",
-		Short: "Show a job template in detail",
-		Long: templates.LongDesc(`
+// describeHelp is the help of 'jobtemplate describe'.
+var describeHelp = flowkind.Help{
+	Short: "Show a job template in detail",
+	Long: `
 			Show a JobTemplate's job spec (queue, minAvailable, tasks with replicas, images
 			and requests, policies), the Volcano Jobs made from it (labelled
 			volcano.sh/createdByJobTemplate by Volcano's jobflow controller) with their
-			JobFlow and phase, and its events.`),
-		Example: templates.Examples(`
+			JobFlow and phase, and its events.`,
+	Example: `
 			kubectl vc jobtemplate describe preprocess -n research
 
 			# As vcctl names it
-			kubectl vc jobtemplate describe -N preprocess`),
-		ValidArgsFunction: Kind.Name(f),
-		RunE:              util.RunE(o),
-	}
-	util.AddNameFlag(cmd, "job template", true, Kind.Flag(f))
-	o.AddOutputFlag(cmd)
-	return cmd
+			kubectl vc jobtemplate describe -N preprocess`,
 }
 
-// Validate checks -o and the name.
-func (o *DescribeOptions) Validate() error {
-	if err := util.ValidateOutput(o.Output, "json", "yaml"); err != nil {
-		return err
-	}
-	return ValidateName(o.Name)
-}
-
-// Run prints the description; only the template itself must be readable.
-func (o *DescribeOptions) Run(ctx context.Context) error {
-	t, err := o.Client.FlowV1alpha1().JobTemplates(o.Namespace).Get(ctx, o.Name, metav1.GetOptions{})
-	if err != nil {
-		return NotFound(err, "jobtemplate", o.Name, o.Namespace)
-	}
-	if printed, err := o.PrintObject(t); printed {
-		return err
-	}
-	d := vcprinters.NewDescriber(o.Out)
-	defer d.Flush()
-	d.Header(t)
+// describe writes a template's job spec and the jobs made from it; a
+// failure to list them is said in place of the table.
+func describe(ctx context.Context, o *vcprinters.DescribeOptions, d *vcprinters.Describer, t *flowv1alpha1.JobTemplate) {
 	job.WriteSpec(d, &t.Spec, t.Spec.MinAvailable)
 
 	sel := flowv1alpha1.CreatedByJobTemplateKey + "=" + flowv1alpha1.ObjectString(t.Namespace, t.Name)
@@ -75,8 +41,6 @@ func (o *DescribeOptions) Run(ctx context.Context) error {
 	} else {
 		d.Table(0, "Jobs", "Name\tJobFlow\tPhase\tAge", jobRows(t, jobs.Items))
 	}
-	d.Events(ctx, o.Kube, t.Namespace, "JobTemplate", t)
-	return nil
 }
 
 // jobRows are the jobs made from t: those listed, and those the

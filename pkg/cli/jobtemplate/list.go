@@ -1,41 +1,27 @@
 package jobtemplate
 
 import (
-	"context"
 	"strings"
 
-	"github.com/spf13/cobra"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/cli-runtime/pkg/genericiooptions"
-	"k8s.io/kubectl/pkg/util/templates"
 
 	flowv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/flow/v1alpha1"
 	"github.com/kubectl-vc/kubectl-vc/pkg/apis/keys"
+	"github.com/kubectl-vc/kubectl-vc/pkg/cli/flowkind"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/job"
-	"github.com/kubectl-vc/kubectl-vc/pkg/cli/list"
 	vcprinters "github.com/kubectl-vc/kubectl-vc/pkg/cli/printers"
-	"github.com/kubectl-vc/kubectl-vc/pkg/cli/util"
 )
 
-// ListOptions holds the input of 'jobtemplate list'.
-type ListOptions struct {
-	list.Options
-}
-
-func newListCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Command {
-	o := &ListOptions{Options: list.NewOptions(f, streams).Named("jobtemplate", ValidateName)}
-	cmd := &cobra.Command{
-		Use:     "list [NAME...]",
-		Aliases: []string{"get", "ls"},
-		Short:   "List job templates with the jobs made from them",
-		Long: templates.LongDesc(`
+// listHelp is the help of 'jobtemplate list'.
+var listHelp = flowkind.Help{
+	Short: "List job templates with the jobs made from them",
+	Long: `
 			List Volcano JobTemplates of a namespace (-n) or of all namespaces (-A): each
 			template's queue, minAvailable and tasks (name=replicas), and the Volcano Jobs
 			JobFlows made from it, as Volcano's jobtemplate controller records them in the
 			template's status. -o wide adds the scheduler. vcctl's 'jobtemplate get -N NAME'
-			works too.`),
-		Example: templates.Examples(`
+			works too.`,
+	Example: `
 			# Templates of the current namespace and the jobs made from them
 			kubectl vc jobtemplate list
 
@@ -43,26 +29,7 @@ func newListCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Comma
 			kubectl vc jobtemplate get -N preprocess
 
 			# Names only, for scripts
-			kubectl vc jobtemplate list -A -o name`),
-		ValidArgsFunction: Kind.Names(f),
-		RunE:              util.RunE(o),
-	}
-	o.Options.AddFlags(cmd, list.Flags{AllNamespaces: "List job templates of every namespace", Selector: "Label selector, e.g. -l team=nlp", Watch: true})
-	util.AddNameFlag(cmd, "job template", false, Kind.Flag(f))
-	return cmd
-}
-
-// Run lists the templates, --chunk-size at a time, then optionally watches.
-func (o *ListOptions) Run(ctx context.Context) error {
-	c := o.Client.FlowV1alpha1().JobTemplates(o.Namespace)
-	err := list.Run(ctx, &o.Options, list.Kind[flowv1alpha1.JobTemplate, *flowv1alpha1.JobTemplate, *flowv1alpha1.JobTemplateList]{
-		Name: "jobtemplate", Plural: "job templates", Get: c.Get, List: c.List, Watch: c.Watch,
-		AsList: func(items []flowv1alpha1.JobTemplate, rv string) runtime.Object {
-			return &flowv1alpha1.JobTemplateList{ListMeta: metav1.ListMeta{ResourceVersion: rv}, Items: items}
-		},
-		Table: func(items []flowv1alpha1.JobTemplate) runtime.Object { return Table(items, o.AllNamespaces) },
-	})
-	return APIError(err)
+			kubectl vc jobtemplate list -A -o name`,
 }
 
 var columns = []vcprinters.Column{

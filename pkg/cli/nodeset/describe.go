@@ -79,10 +79,7 @@ func (o *DescribeOptions) Complete(args []string) error {
 	if o.namespace, err = namespace(o.Factory); err != nil {
 		return err
 	}
-	if o.vc, err = o.Factory.VolcanoClient(); err != nil {
-		return err
-	}
-	if o.kc, err = o.Factory.KubeClient(); err != nil {
+	if o.vc, o.kc, err = util.Clients(o.Factory); err != nil {
 		return err
 	}
 	o.config, err = o.Factory.ToRESTConfig()

@@ -62,10 +62,7 @@ func (o *HistoryOptions) Complete(args []string) error {
 	if o.printer, err = o.PrintFlags.ToPrinter(); err != nil {
 		return err
 	}
-	if o.vc, err = o.Factory.VolcanoClient(); err != nil {
-		return err
-	}
-	o.kc, err = o.Factory.KubeClient()
+	o.vc, o.kc, err = util.Clients(o.Factory)
 	return err
 }
 

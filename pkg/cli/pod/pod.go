@@ -102,10 +102,7 @@ func (o *PodListOptions) Complete() error {
 	if o.printer, err = o.PrintFlags.ToPrinter(); err != nil {
 		return err
 	}
-	if o.client, err = o.Factory.VolcanoClient(); err != nil {
-		return err
-	}
-	o.kube, err = o.Factory.KubeClient()
+	o.client, o.kube, err = util.Clients(o.Factory)
 	return err
 }
 

@@ -168,10 +168,7 @@ func (o *DescribeOptions) Complete(args []string) error {
 			return err
 		}
 	}
-	if o.Client, err = o.Factory.VolcanoClient(); err != nil {
-		return err
-	}
-	o.Kube, err = o.Factory.KubeClient()
+	o.Client, o.Kube, err = util.Clients(o.Factory)
 	return err
 }
 

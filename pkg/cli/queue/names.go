@@ -23,9 +23,5 @@ func validateName(name string) error {
 	return nil
 }
 
-// validateNames checks a list of names and refuses duplicates, which would
-// otherwise create two Commands for one queue.
-func validateNames(names []string) error { return util.ValidateNames("queue", names, validateName) }
-
 // queueRef is how kubectl names a queue in what it did: kind.group/name.
 func queueRef(name string) string { return "queue.scheduling.volcano.sh/" + name }

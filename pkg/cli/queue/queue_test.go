@@ -14,6 +14,7 @@ import (
 
 	schedulingv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/scheduling/v1beta1"
 	vcprinters "github.com/kubectl-vc/kubectl-vc/pkg/cli/printers"
+	"github.com/kubectl-vc/kubectl-vc/pkg/cli/util"
 	"github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned/fake"
 	"github.com/kubectl-vc/kubectl-vc/pkg/rules"
 )
@@ -107,6 +108,7 @@ func TestReplaceList(t *testing.T) {
 }
 
 func TestValidateNames(t *testing.T) {
+	validateNames := func(names []string) error { return util.ValidateNames("queue", names, validateName) }
 	if err := validateNames([]string{"a", "b.c"}); err != nil {
 		t.Error(err)
 	}

@@ -71,3 +71,17 @@ func (f *factory) KubeClient() (kubernetes.Interface, error) {
 	}
 	return kubernetes.NewForConfig(cfg)
 }
+
+// Clients returns both clientsets of f, for the commands that read
+// Volcano's objects and the core ones beside them (pods, events, leases).
+func Clients(f Factory) (versioned.Interface, kubernetes.Interface, error) {
+	vc, err := f.VolcanoClient()
+	if err != nil {
+		return nil, nil, err
+	}
+	kc, err := f.KubeClient()
+	if err != nil {
+		return nil, nil, err
+	}
+	return vc, kc, nil
+}

@@ -146,10 +146,7 @@ func (o *Options) Complete(args []string) error {
 			return err
 		}
 	}
-	if o.vc, err = o.Factory.VolcanoClient(); err != nil {
-		return err
-	}
-	if o.kube, err = o.Factory.KubeClient(); err != nil {
+	if o.vc, o.kube, err = util.Clients(o.Factory); err != nil {
 		return err
 	}
 	if o.now == nil {

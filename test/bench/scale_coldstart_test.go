@@ -277,8 +277,14 @@ type measured struct {
 // environment, and samples its memory until stop.
 func launch(b *testing.B, l coldLaunch) *measured {
 	m := &measured{l: l, cmd: exec.Command(l.bin, l.args...), stopSampling: make(chan struct{}), sampled: make(chan struct{})}
+	// VC_BENCH_LOG_DIR keeps the processes' logs (klog with timestamps,
+	// GC trace) after the benchmark, one file per start.
+	dir := os.Getenv("VC_BENCH_LOG_DIR")
+	if dir == "" {
+		dir = b.TempDir()
+	}
 	var err error
-	if m.logf, err = os.Create(filepath.Join(b.TempDir(), "controllers.log")); err != nil {
+	if m.logf, err = os.CreateTemp(dir, strings.ReplaceAll(b.Name(), "/", "_")+"-*.log"); err != nil {
 		b.Fatal(err)
 	}
 	m.cmd.Stdout, m.cmd.Stderr = m.logf, m.logf

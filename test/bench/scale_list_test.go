@@ -10,8 +10,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
@@ -155,10 +155,11 @@ func BenchmarkListAtScale(b *testing.B) {
 // the wall time of the whole process (output to /dev/null) and the
 // requests it made, per run.
 func runCounted(b *testing.B, proxy *countingProxy, kubeconfig string, argv []string) {
-	var reqs, maxRSS int64
+	var reqs int64
+	var maxRSS float64
 	var wall time.Duration
 	for range b.N {
-		cmd := exec.Command(argv[0], append(argv[1:], "--kubeconfig="+kubeconfig)...)
+		cmd, peak := peakRSSCommand(b, append(slices.Clone(argv), "--kubeconfig="+kubeconfig))
 		cmd.Env = append(os.Environ(), "KUBECACHEDIR="+b.TempDir()) // no warm discovery cache
 		stderr := &limitedBuffer{}
 		cmd.Stderr = stderr
@@ -169,11 +170,9 @@ func runCounted(b *testing.B, proxy *countingProxy, kubeconfig string, argv []st
 		}
 		wall += time.Since(start)
 		reqs += proxy.requests.Load() - before
-		if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
-			maxRSS = max(maxRSS, ru.Maxrss) // KiB on Linux
-		}
+		maxRSS = max(maxRSS, peak())
 	}
-	b.ReportMetric(float64(maxRSS)/1024, "MiB-peak-RSS")
+	b.ReportMetric(maxRSS, "MiB-peak-RSS")
 	b.ReportMetric(wall.Seconds()/float64(b.N), "s/run")
 	b.ReportMetric(float64(reqs)/float64(b.N), "requests/run")
 }

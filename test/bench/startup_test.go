@@ -79,19 +79,8 @@ func BenchmarkStartup(b *testing.B) {
 
 // runOnce runs argv to the end, output discarded, and returns its wall
 // time (ms) and peak RSS (MiB; 0 without GNU time).
-//
-// The peak RSS comes from GNU time (/usr/bin/time -f %M), which reports
-// its own child's: the rusage of a process this benchmark starts itself
-// counts the benchmark's memory too, since Linux records the resident set
-// of the image a process replaces at exec (here the test binary's, ~90
-// MiB) in its maxrss.
 func runOnce(b *testing.B, argv []string) (float64, float64) {
-	var out string
-	if _, err := os.Stat(gnuTime); err == nil {
-		out = filepath.Join(b.TempDir(), "maxrss")
-		argv = append([]string{gnuTime, "-f", "%M", "-o", out}, argv...)
-	}
-	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd, peak := peakRSSCommand(b, argv)
 	stderr := &limitedBuffer{}
 	cmd.Stderr = stderr
 	start := time.Now()
@@ -99,18 +88,34 @@ func runOnce(b *testing.B, argv []string) (float64, float64) {
 		b.Fatalf("%v: %v\n%s", argv, err, stderr.b)
 	}
 	wall := time.Since(start)
-	if out == "" {
-		return float64(wall.Microseconds()) / 1000, 0
+	return float64(wall.Microseconds()) / 1000, peak()
+}
+
+// peakRSSCommand is the command for argv, and a function that returns its
+// peak RSS in MiB once it has run (0 without GNU time).
+//
+// The peak RSS comes from GNU time (/usr/bin/time -f %M), which reports
+// its own child's: the rusage of a process this benchmark starts itself
+// counts the benchmark's memory too, since Linux records the resident set
+// of the image a process replaces at exec (here the test binary's, ~90
+// MiB) in its maxrss.
+func peakRSSCommand(b *testing.B, argv []string) (*exec.Cmd, func() float64) {
+	if _, err := os.Stat(gnuTime); err != nil {
+		return exec.Command(argv[0], argv[1:]...), func() float64 { return 0 }
 	}
-	data, err := os.ReadFile(out)
-	if err != nil {
-		b.Fatal(err)
+	out := filepath.Join(b.TempDir(), "maxrss")
+	cmd := exec.Command(gnuTime, append([]string{"-f", "%M", "-o", out}, argv...)...)
+	return cmd, func() float64 {
+		data, err := os.ReadFile(out)
+		if err != nil {
+			b.Fatal(err)
+		}
+		kib, err := strconv.ParseFloat(strings.TrimSpace(string(data)), 64)
+		if err != nil {
+			b.Fatalf("GNU time's maxrss %q: %v", data, err)
+		}
+		return kib / 1024
 	}
-	kib, err := strconv.ParseFloat(strings.TrimSpace(string(data)), 64)
-	if err != nil {
-		b.Fatalf("GNU time's maxrss %q: %v", data, err)
-	}
-	return float64(wall.Microseconds()) / 1000, kib / 1024
 }
 
 const gnuTime = "/usr/bin/time"

@@ -36,21 +36,21 @@ func queueCounts(ctx context.Context, c versioned.Interface, queues []scheduling
 	if !needList {
 		return out
 	}
-	pgs, _, err := chunk.List[schedulingv1beta1.PodGroup](ctx, chunkSize, metav1.ListOptions{},
-		c.SchedulingV1beta1().PodGroups(metav1.NamespaceAll).List)
+	// Counted page by page: a cluster's podgroups are never all held.
+	fromPG := map[string]counts{}
+	err := chunk.Each[schedulingv1beta1.PodGroup](ctx, chunkSize, metav1.ListOptions{},
+		c.SchedulingV1beta1().PodGroups(metav1.NamespaceAll).List, func(pg *schedulingv1beta1.PodGroup) error {
+			queue := pg.Spec.Queue
+			if queue == "" {
+				queue = keys.DefaultQueue
+			}
+			cnt := fromPG[queue]
+			cnt.Add(pg.Status.Phase)
+			fromPG[queue] = cnt
+			return nil
+		})
 	if err != nil {
 		return out
-	}
-	fromPG := map[string]counts{}
-	for i := range pgs {
-		pg := &pgs[i]
-		queue := pg.Spec.Queue
-		if queue == "" {
-			queue = keys.DefaultQueue
-		}
-		cnt := fromPG[queue]
-		cnt.Add(pg.Status.Phase)
-		fromPG[queue] = cnt
 	}
 	for i := range queues {
 		if queues[i].Status.State == "" {

@@ -248,7 +248,6 @@ func (c *Controller) forgetWaiting(uid types.UID) {
 	c.mu.Unlock()
 }
 
-
 // ensureDefaultQueues creates root and default when they are missing.
 func (c *Controller) ensureDefaultQueues(ctx context.Context) error {
 	one := int32(1)

@@ -176,6 +176,16 @@ func (c *Commands) Drain(ctx context.Context, name, reason string) error {
 		// scontrol refuses a drain without a reason.
 		reason = "drained by kubectl-vc"
 	}
+	// A drain replaces the reason of an earlier one: read the node first
+	// (not the cache, which may predate an administrator's drain).
+	if st, err := c.fresh(ctx, name); err != nil {
+		if isNotFound(err) {
+			return fmt.Errorf("%w: %s", ErrNodeNotFound, name)
+		}
+		return err
+	} else if st.Drain() {
+		return nil
+	}
 	_, err := c.run(ctx, "scontrol", "update", "nodename="+name, "state=drain", "reason="+reason)
 	if err != nil && strings.Contains(err.Error(), "Invalid node name") {
 		return fmt.Errorf("%w: %s", ErrNodeNotFound, name)

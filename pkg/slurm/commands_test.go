@@ -49,6 +49,21 @@ func TestCommandsAgainstSlurmctld(t *testing.T) {
 		t.Fatal("ns-0 still drained after undrain")
 	}
 
+	// An administrator drains the node behind the client's cache (which
+	// still shows it idle): a drain by the client keeps their reason.
+	if _, err := cl.Scontrol(ctx, "update", "nodename=ns-0", "state=drain", "reason=bad dimm"); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Drain(ctx, "ns-0", "kubectl-vc: pod cordoned"); err != nil {
+		t.Fatal(err)
+	}
+	if s, err := c.State(ctx, "ns-0"); err != nil || s.Reason != "bad dimm" {
+		t.Fatalf("the administrator's drain was overwritten: %+v, %v", s, err)
+	}
+	if err := c.Undrain(ctx, "ns-0"); err != nil {
+		t.Fatal(err)
+	}
+
 	// Busy node: draining, not drained, until the job ends.
 	job, err := cl.Allocate(ctx, "ns-1", 30)
 	if err != nil {

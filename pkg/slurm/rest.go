@@ -362,6 +362,11 @@ func (r *REST) Drain(ctx context.Context, name, reason string) error {
 		// Slurm refuses a drain without a reason.
 		reason = "drained by kubectl-vc"
 	}
+	// A drain replaces the reason of an earlier one: read the node first
+	// (not the cache, which may predate an administrator's drain).
+	if st, err := r.State(ctx, name); err != nil || st.Drain() {
+		return err
+	}
 	return r.update(ctx, name, restNodeUpdate{State: []string{"DRAIN"}, Reason: reason})
 }
 

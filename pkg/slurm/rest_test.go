@@ -154,6 +154,8 @@ func (f *fakeRestd) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			"last_update":{"set":true,"infinite":false,"number":100}}`))
 	case p == "node/kvc-1" && r.Method == http.MethodGet:
 		_, _ = w.Write([]byte(`{"nodes":[{"name":"kvc-1","state":["IDLE","DRAIN"],"reason":"kubectl-vc: scale-in"}]}`))
+	case p == "node/kvc-0" && r.Method == http.MethodGet:
+		_, _ = w.Write([]byte(`{"nodes":[{"name":"kvc-0","state":["IDLE"],"reason":""}]}`))
 	case strings.HasPrefix(p, "node/") && r.Method == http.MethodGet:
 		_, _ = w.Write([]byte(`{"nodes":null,"errors":[{"description":"node not found","error_number":2018}]}`))
 	case p == "node/kvc-0" && r.Method == http.MethodPost:
@@ -235,6 +237,11 @@ func TestRESTNegotiatesAndReads(t *testing.T) {
 	}
 	if err := c.Drain(ctx, "ghost", "x"); !errors.Is(err, ErrNodeNotFound) {
 		t.Fatalf("drain of an unknown node: %v", err)
+	}
+	// kvc-1 is drained already (Slurm says so, asked afresh): its drain
+	// and reason stay, no update is sent.
+	if err := c.Drain(ctx, "kvc-1", "kubectl-vc: pod cordoned"); err != nil || f.updates.Load() != 2 {
+		t.Fatalf("drain of a drained node: %v, %d updates (want none more)", err, f.updates.Load())
 	}
 	// kvc-1 runs jobs 1 (ends 2000) and 2 (3000); kvc-3 runs job 1 and an
 	// unlimited one (no end of its own); kvc-0 job 1 and a completed one.

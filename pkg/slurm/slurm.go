@@ -28,6 +28,9 @@ type Client interface {
 	// Node returns one cached node; ok is false if Slurm does not know it.
 	Node(name string) (state NodeState, ok bool)
 	// Drain stops new jobs from landing on the node; running jobs go on.
+	// A node Slurm reports drained already (asked, not the cache: an
+	// administrator may have drained it since the last Refresh) keeps its
+	// drain and reason.
 	Drain(ctx context.Context, name, reason string) error
 	// Undrain makes a drained node schedulable again. It is a no-op for a
 	// node that is not drained.

@@ -28,7 +28,6 @@ import (
 	businformers "github.com/kubectl-vc/kubectl-vc/pkg/client/informers/externalversions/bus/v1alpha1"
 	schedulinglisters "github.com/kubectl-vc/kubectl-vc/pkg/client/listers/scheduling/v1beta1"
 	"github.com/kubectl-vc/kubectl-vc/pkg/controller/framework"
-	"github.com/kubectl-vc/kubectl-vc/pkg/rules"
 )
 
 // DefaultWorkers is the queue controller's worker count. A close is two
@@ -250,113 +249,6 @@ func (c *Controller) Run(ctx context.Context) {
 			}
 		},
 	}.Run(stopCh)
-}
-
-func (c *Controller) inCache(name string) bool {
-	_, err := c.queues.Get(name)
-	return err == nil
-}
-
-func (c *Controller) enqueueChildren(name string) {
-	objs, err := c.queueIndex.ByIndex(byParentIndex, name)
-	if err != nil {
-		return
-	}
-	for _, o := range objs {
-		c.wq.Add(o.(*v1beta1.Queue).Name)
-	}
-}
-
-// enqueueAncestors syncs every queue above the named one (following
-// parents through the cache, each queue once): when a parent changes, the
-// queues of a cycle it closes or opens are exactly those.
-func (c *Controller) enqueueAncestors(name string) {
-	a, err := rules.WalkUp(name, func(n string) (*v1beta1.Queue, error) {
-		q, err := c.queues.Get(n)
-		if err != nil {
-			return nil, nil // the walk ends at a queue not in the cache
-		}
-		return q, nil
-	})
-	if err != nil {
-		return
-	}
-	for _, n := range a.Path[1:] {
-		c.wq.Add(n)
-	}
-}
-
-// addQueue syncs a new queue, the queues waiting for it as their parent,
-// and the queues above it (it may close a cycle).
-func (c *Controller) addQueue(obj any) {
-	q := obj.(*v1beta1.Queue)
-	c.wq.Add(q.Name)
-	c.enqueueChildren(q.Name)
-	c.enqueueAncestors(q.Name)
-}
-
-// updateQueue re-syncs a queue only when its parent changed, never for its
-// own status writes (that would loop). A parent change may make or break a
-// cycle: the queues above the old and the new parent are synced too. When
-// its state changed, its children are synced, so that closing and opening
-// propagate down the hierarchy once the cache shows the parent's new state.
-func (c *Controller) updateQueue(oldObj, newObj any) {
-	old, q := oldObj.(*v1beta1.Queue), newObj.(*v1beta1.Queue)
-	if old.Spec.Parent != q.Spec.Parent || old.UID != q.UID {
-		c.wq.Add(q.Name)
-		c.enqueueAncestors(q.Name)
-		if p := rules.EffectiveParent(old); p != "" {
-			c.wq.Add(p)
-			c.enqueueAncestors(p)
-		}
-	}
-	if old.Status.State != q.Status.State {
-		c.enqueueChildren(q.Name)
-	}
-}
-
-func (c *Controller) deleteQueue(obj any) {
-	if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-		obj = t.Obj
-	}
-	q, ok := obj.(*v1beta1.Queue)
-	if !ok {
-		return
-	}
-	c.metrics.delete(q.Name)
-	c.mu.Lock()
-	delete(c.written, q.Name)
-	c.mu.Unlock()
-	// Its children have lost their parent; a cycle through it is broken.
-	c.enqueueChildren(q.Name)
-	if p := rules.EffectiveParent(q); p != "" {
-		c.wq.Add(p)
-		c.enqueueAncestors(p)
-	}
-}
-
-func (c *Controller) addPodGroup(obj any) {
-	c.wq.Add(queueNameOf(obj.(*v1beta1.PodGroup)))
-}
-
-func (c *Controller) updatePodGroup(oldObj, newObj any) {
-	old, pg := oldObj.(*v1beta1.PodGroup), newObj.(*v1beta1.PodGroup)
-	if old.Status.Phase == pg.Status.Phase && queueNameOf(old) == queueNameOf(pg) {
-		return // counts cannot have changed
-	}
-	c.wq.Add(queueNameOf(pg))
-	if queueNameOf(old) != queueNameOf(pg) {
-		c.wq.Add(queueNameOf(old))
-	}
-}
-
-func (c *Controller) deletePodGroup(obj any) {
-	if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-		obj = t.Obj
-	}
-	if pg, ok := obj.(*v1beta1.PodGroup); ok {
-		c.wq.Add(queueNameOf(pg))
-	}
 }
 
 // queueNameOf is the queue a podgroup counts against; a podgroup naming no

@@ -36,49 +36,60 @@ import (
 // BenchmarkCloseLatency measures Command created -> status Closed for 1,
 // 200 and 1000 empty queues closed at once, handled by serve's queue
 // controller at its default settings and, in the same run, by the floor (a
-// bare client making only the two required writes per close, 32 at once);
-// it reports both, their ratio, and the API writes per close.
+// bare client making only the two required writes per close, 32 at once),
+// in every setup (see allSetups; the setup's creators create the
+// Commands); it reports both, their ratio, and the API writes per close.
 func BenchmarkCloseLatency(b *testing.B) {
 	cp := cptest.Start(b)
 	cfg := cp.AdminConfig() // QPS -1: no client-side throttle, same for every size
 	vc := versioned.NewForConfigOrDie(cfg)
+	base := passHandlersFor(b, cp, cfg)
 	// serve once, to create root and default as it does on every start.
 	startController(b, cfg, "queue", "--ensure-default-queues=true")()
 	serveFlags := closeServeFlags()
 
 	for _, n := range benchSizes {
 		b.Run(fmt.Sprintf("queues=%d", n), func(b *testing.B) {
-			for range b.N {
-				floors, serves := alternate(b, benchRounds(), func() closeResult {
-					return runClose(b, vc, fmt.Sprintf("f%d-%s", n, rand.String(5)), n, func() (func(), *methodCounter) {
-						c := newMethodCounter()
-						return startCloseFloor(b, c.wrap(cfg)), c
-					})
-				}, func() closeResult {
-					return runClose(b, vc, fmt.Sprintf("s%d-%s", n, rand.String(5)), n, func() (func(), *methodCounter) {
-						c := newMethodCounter()
-						return startController(b, c.wrap(cfg), "queue", serveFlags...), c
-					})
+			for _, s := range benchSetups(b) {
+				h := base
+				h.s = s
+				b.Run(s.name, func(b *testing.B) {
+					for range b.N {
+						floors, serves := alternate(b, benchRounds(), func() closeResult {
+							return runClose(b, vc, fmt.Sprintf("f%d-%s", n, rand.String(5)), n, s.creators, func() handler {
+								return h.floor(b, "close", func(cfg *rest.Config) func() { return startCloseFloor(b, cfg) })
+							})
+						}, func() closeResult {
+							return runClose(b, vc, fmt.Sprintf("s%d-%s", n, rand.String(5)), n, s.creators, func() handler {
+								return h.serve(b, "queue", serveFlags...)
+							})
+						})
+						reportCloses(b, n, s, floors, serves)
+					}
 				})
-				ratio := ratios(floors, serves, func(r closeResult) time.Duration { return r.total })
-				for i := range serves {
-					b.Logf("queues=%d round %d: serve total %.0f ms p99 %.0f ms, floor total %.0f ms p99 %.0f ms, serve/floor %.2f",
-						n, i+1, ms(serves[i].total), serves[i].pct(0.99), ms(floors[i].total), floors[i].pct(0.99), ratio[i])
-				}
-				// Medians over the rounds (one round: its values).
-				b.ReportMetric(medianOf(serves, func(r closeResult) float64 { return r.pct(0.50) }), "p50-ms")
-				b.ReportMetric(medianOf(serves, func(r closeResult) float64 { return r.pct(0.99) }), "p99-ms")
-				b.ReportMetric(medianOf(serves, func(r closeResult) float64 { return ms(r.total) }), "total-ms")
-				b.ReportMetric(medianOf(floors, func(r closeResult) float64 { return r.pct(0.99) }), "floor-p99-ms")
-				b.ReportMetric(medianOf(floors, func(r closeResult) float64 { return ms(r.total) }), "floor-total-ms")
-				b.ReportMetric(median(ratio), "serve/floor")
-				b.ReportMetric(medianOf(serves, func(r closeResult) float64 { return r.stateWrites / float64(n) }), "state-writes/close")
-				b.ReportMetric(medianOf(serves, func(r closeResult) float64 { return r.events / float64(n) }), "event-posts/close")
-				b.ReportMetric(medianOf(serves, func(r closeResult) float64 { return r.writes / float64(n) }), "writes/close")
-				b.ReportMetric(medianOf(floors, func(r closeResult) float64 { return r.writes / float64(n) }), "floor-writes/close")
 			}
 		})
 	}
+}
+
+// reportCloses logs each round of n closes in setup s and reports the
+// medians over the rounds (one round: its values).
+func reportCloses(b *testing.B, n int, s setup, floors, serves []closeResult) {
+	ratio := ratios(floors, serves, func(r closeResult) time.Duration { return r.total })
+	for i := range serves {
+		b.Logf("queues=%d %s round %d: serve total %.0f ms p99 %.0f ms, floor total %.0f ms p99 %.0f ms, serve/floor %.2f",
+			n, s.name, i+1, ms(serves[i].total), serves[i].pct(0.99), ms(floors[i].total), floors[i].pct(0.99), ratio[i])
+	}
+	b.ReportMetric(medianOf(serves, func(r closeResult) float64 { return r.pct(0.50) }), "p50-ms")
+	b.ReportMetric(medianOf(serves, func(r closeResult) float64 { return r.pct(0.99) }), "p99-ms")
+	b.ReportMetric(medianOf(serves, func(r closeResult) float64 { return ms(r.total) }), "total-ms")
+	b.ReportMetric(medianOf(floors, func(r closeResult) float64 { return r.pct(0.99) }), "floor-p99-ms")
+	b.ReportMetric(medianOf(floors, func(r closeResult) float64 { return ms(r.total) }), "floor-total-ms")
+	b.ReportMetric(median(ratio), "serve/floor")
+	b.ReportMetric(medianOf(serves, func(r closeResult) float64 { return r.stateWrites / float64(n) }), "state-writes/close")
+	b.ReportMetric(medianOf(serves, func(r closeResult) float64 { return r.events / float64(n) }), "event-posts/close")
+	b.ReportMetric(medianOf(serves, func(r closeResult) float64 { return r.writes / float64(n) }), "writes/close")
+	b.ReportMetric(medianOf(floors, func(r closeResult) float64 { return r.writes / float64(n) }), "floor-writes/close")
 }
 
 // closeServeFlags are the queue controller's flags in the serve runs:
@@ -108,11 +119,11 @@ func (r closeResult) pct(p float64) float64 { return ms(r.lat[int(p*float64(len(
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
 // runClose creates n Open queues, starts a handler (serve's controller or
-// the floor), creates a CloseQueue Command for each at once (32 creators)
+// the floor), creates a CloseQueue Command for each at once (creators at a time)
 // and times them until an informer sees every queue Closed; then it stops
 // the handler and deletes the queues, so the next pass starts from the
 // same cluster.
-func runClose(b *testing.B, vc versioned.Interface, prefix string, n int, start func() (stop func(), c *methodCounter)) closeResult {
+func runClose(b *testing.B, vc versioned.Interface, prefix string, n, creators int, start func() handler) closeResult {
 	ctx := context.Background()
 	b.StopTimer()
 	queues := make([]*v1beta1.Queue, n)
@@ -139,8 +150,8 @@ func runClose(b *testing.B, vc versioned.Interface, prefix string, n int, start 
 		b.FailNow()
 	}
 	waitAll(b, vc, prefix, n, v1beta1.QueueStateOpen)
-	stop, counter := start()
-	before := counter.settled()
+	h := start()
+	before := h.requests(true)
 
 	var mu sync.Mutex
 	created := map[string]time.Time{}
@@ -176,7 +187,7 @@ func runClose(b *testing.B, vc versioned.Interface, prefix string, n int, start 
 
 	b.StartTimer()
 	startAt := time.Now()
-	parallel(n, func(i int) {
+	parallelN(n, creators, func(i int) {
 		q := queues[i]
 		ref := metav1.NewControllerRef(q, v1beta1.SchemeGroupVersion.WithKind("Queue"))
 		mu.Lock()
@@ -218,8 +229,8 @@ func runClose(b *testing.B, vc versioned.Interface, prefix string, n int, start 
 	if err != nil {
 		b.Fatal("Commands not deleted")
 	}
-	after := counter.settled()
-	stop()
+	after := h.requests(true)
+	h.stop()
 	r.stateWrites = diff(before, after, http.MethodPatch, http.MethodDelete)
 	r.events = diff(before, after, http.MethodPost)
 	r.writes = diff(before, after, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete)
@@ -248,7 +259,7 @@ func closedOrOpen(name string, s v1beta1.QueueState) *schedulingac.QueueApplyCon
 // Commands, and for each CloseQueue Command, 32 at once, the two writes a
 // close requires: the queue's status (state Closed, one apply) and then the
 // Command's delete. Nothing else is read or written.
-func startCloseFloor(b *testing.B, cfg *rest.Config) (stop func()) {
+func startCloseFloor(b testing.TB, cfg *rest.Config) (stop func()) {
 	vc := versioned.NewForConfigOrDie(cfg)
 	ctx, cancel := context.WithCancel(context.Background())
 	work := make(chan *busv1alpha1.Command, 1<<16)
@@ -291,9 +302,13 @@ func waitAll(b *testing.B, vc versioned.Interface, prefix string, n int, s v1bet
 	}
 }
 
-func parallel(n int, f func(i int)) {
+// parallel runs f(0) … f(n-1), 32 at a time.
+func parallel(n int, f func(i int)) { parallelN(n, 32, f) }
+
+// parallelN runs f(0) … f(n-1), k at a time.
+func parallelN(n, k int, f func(i int)) {
 	var wg sync.WaitGroup
-	sem := make(chan struct{}, 32)
+	sem := make(chan struct{}, k)
 	for i := range n {
 		wg.Add(1)
 		sem <- struct{}{}

@@ -34,10 +34,10 @@ const floorConcurrency = 32
 // methodCounter counts the requests sent through a config, by HTTP method.
 type methodCounter struct {
 	mu sync.Mutex
-	n  map[string]int64
+	n  map[string]float64
 }
 
-func newMethodCounter() *methodCounter { return &methodCounter{n: map[string]int64{}} }
+func newMethodCounter() *methodCounter { return &methodCounter{n: map[string]float64{}} }
 
 // wrap returns a copy of cfg whose requests are counted.
 func (c *methodCounter) wrap(cfg *rest.Config) *rest.Config {
@@ -46,10 +46,10 @@ func (c *methodCounter) wrap(cfg *rest.Config) *rest.Config {
 	return cfg
 }
 
-func (c *methodCounter) snapshot() map[string]int64 {
+func (c *methodCounter) snapshot() map[string]float64 {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	out := make(map[string]int64, len(c.n))
+	out := make(map[string]float64, len(c.n))
 	for k, v := range c.n {
 		out[k] = v
 	}
@@ -59,7 +59,7 @@ func (c *methodCounter) snapshot() map[string]int64 {
 // settled returns the counts once writes stop moving: serve posts events
 // asynchronously, and they belong to the run that caused them. Bounded: after
 // 15 s the counts are taken as they are.
-func (c *methodCounter) settled() map[string]int64 {
+func (c *methodCounter) settled() map[string]float64 {
 	prev := c.snapshot()
 	for range 15 {
 		time.Sleep(time.Second)
@@ -89,12 +89,12 @@ func (t countingRT) RoundTrip(req *http.Request) (*http.Response, error) {
 }
 
 // diff is after - before for the given methods.
-func diff(before, after map[string]int64, methods ...string) float64 {
-	var d int64
+func diff(before, after map[string]float64, methods ...string) float64 {
+	var d float64
 	for _, m := range methods {
 		d += after[m] - before[m]
 	}
-	return float64(d)
+	return d
 }
 
 // startController runs one of serve's controllers in-process, configured by
@@ -120,11 +120,23 @@ func startController(b *testing.B, cfg *rest.Config, name string, flags ...strin
 			b.Error(err)
 		}
 	}
-	err = wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, 2*time.Minute, true, func(context.Context) (bool, error) {
+	err = waitReady(health, done)
+	if err != nil {
+		stop()
+		b.Fatal(err)
+	}
+	return stop
+}
+
+// waitReady waits until the controllers serving health are ready, or
+// until exited says they stopped (the error is put back for the caller's
+// stop to read).
+func waitReady(health string, exited chan error) error {
+	return wait.PollUntilContextTimeout(context.Background(), 20*time.Millisecond, 2*time.Minute, true, func(context.Context) (bool, error) {
 		select {
-		case err := <-done:
-			done <- err
-			return false, fmt.Errorf("controller %s stopped: %v", name, err)
+		case err := <-exited:
+			exited <- err
+			return false, fmt.Errorf("stopped before it was ready: %v", err)
 		default:
 		}
 		resp, err := http.Get("http://" + health + "/readyz")
@@ -134,11 +146,6 @@ func startController(b *testing.B, cfg *rest.Config, name string, flags ...strin
 		resp.Body.Close()
 		return resp.StatusCode == http.StatusOK, nil
 	})
-	if err != nil {
-		stop()
-		b.Fatal(err)
-	}
-	return stop
 }
 
 // floorWorkers runs floorConcurrency goroutines taking items from work until
@@ -187,7 +194,7 @@ type informerFactory interface {
 
 // runFloor starts a floor's informers and returns its stop: cancel the
 // workers and the informers, wait for both, report a failed write.
-func runFloor(b *testing.B, ctx context.Context, cancel context.CancelFunc, inf informerFactory, done func() error) (stop func()) {
+func runFloor(b testing.TB, ctx context.Context, cancel context.CancelFunc, inf informerFactory, done func() error) (stop func()) {
 	inf.Start(ctx.Done())
 	inf.WaitForCacheSync(ctx.Done())
 	return func() {

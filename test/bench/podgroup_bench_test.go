@@ -34,13 +34,18 @@ import (
 // group-name and every group present, for 1 000 and 5 000 pods created at
 // once, handled by serve's podgroup controller at its default settings and,
 // in the same run, by the floor (a bare client making only the two
-// required writes per pod, 32 at once). It also reports the API calls the
-// controller makes per pod; the floor is 2 (create the group, patch the pod).
+// required writes per pod, 32 at once). Each size runs in every setup
+// (see allSetups: in-process with 16 or 32 creators, or serve and the
+// floor as processes of their own with 32), each setup's rounds
+// alternating floor and serve. It also reports the API calls the
+// controller makes per pod; the floor is 2 (create the group, patch the
+// pod).
 func BenchmarkPodGroupThroughput(b *testing.B) {
 	cp := cptest.Start(b)
 	cfg := cp.AdminConfig() // QPS -1: no client-side throttle, same for every size
 	kube := kubernetes.NewForConfigOrDie(cfg)
 	vc := versioned.NewForConfigOrDie(cfg)
+	base := passHandlersFor(b, cp, cfg)
 
 	flags := []string{"--scheduler-name=volcano", "--inherit-owner-annotations=true"}
 	// VC_BENCH_PODGROUP_WORKERS sets the worker count, to size the default
@@ -50,36 +55,46 @@ func BenchmarkPodGroupThroughput(b *testing.B) {
 	}
 	for _, n := range []int{1000, 5000} {
 		b.Run(fmt.Sprintf("pods=%d", n), func(b *testing.B) {
-			for range b.N {
-				floors, serves := alternate(b, benchRounds(), func() pgResult {
-					return pgPass(b, kube, vc, fmt.Sprintf("pgfloor-%d-%s", n, rand.String(5)), n, func() (func(), *methodCounter) {
-						c := newMethodCounter()
-						return startPodGroupFloor(b, c.wrap(cfg)), c
-					})
-				}, func() pgResult {
-					return pgPass(b, kube, vc, fmt.Sprintf("pgserve-%d-%s", n, rand.String(5)), n, func() (func(), *methodCounter) {
-						c := newMethodCounter()
-						return startController(b, c.wrap(cfg), "podgroup", flags...), c
-					})
+			for _, s := range benchSetups(b) {
+				h := base
+				h.s = s
+				b.Run(s.name, func(b *testing.B) {
+					for range b.N {
+						floors, serves := alternate(b, benchRounds(), func() pgResult {
+							return pgPass(b, kube, vc, fmt.Sprintf("pgfloor-%d-%s", n, rand.String(5)), n, s.creators, func() handler {
+								return h.floor(b, "podgroup", func(cfg *rest.Config) func() { return startPodGroupFloor(b, cfg) })
+							})
+						}, func() pgResult {
+							return pgPass(b, kube, vc, fmt.Sprintf("pgserve-%d-%s", n, rand.String(5)), n, s.creators, func() handler {
+								return h.serve(b, "podgroup", flags...)
+							})
+						})
+						reportPodGroups(b, n, s, floors, serves)
+					}
 				})
-				ratio := ratios(floors, serves, func(r pgResult) time.Duration { return r.total })
-				for i := range serves {
-					b.Logf("pods=%d round %d: serve %.0f pods/s, floor %.0f pods/s, serve/floor %.2f",
-						n, i+1, float64(n)/serves[i].total.Seconds(), float64(n)/floors[i].total.Seconds(), ratio[i])
-				}
-				// Medians over the rounds (one round: its values).
-				b.ReportMetric(medianOf(serves, func(r pgResult) float64 { return float64(n) / r.total.Seconds() }), "pods/s")
-				b.ReportMetric(medianOf(floors, func(r pgResult) float64 { return float64(n) / r.total.Seconds() }), "floor-pods/s")
-				b.ReportMetric(median(ratio), "serve/floor")
-				// How fast the benchmark itself could create the pods: the
-				// throughput above cannot beat it.
-				b.ReportMetric(medianOf(serves, func(r pgResult) float64 { return float64(n) / r.created.Seconds() }), "created/s")
-				b.ReportMetric(medianOf(serves, func(r pgResult) float64 { return r.writes / float64(n) }), "writes/pod")
-				b.ReportMetric(medianOf(serves, func(r pgResult) float64 { return r.calls / float64(n) }), "calls/pod")
-				b.ReportMetric(medianOf(floors, func(r pgResult) float64 { return r.writes / float64(n) }), "floor-writes/pod")
 			}
 		})
 	}
+}
+
+// reportPodGroups logs each round of n pods in setup s and reports the
+// medians over the rounds (one round: its values).
+func reportPodGroups(b *testing.B, n int, s setup, floors, serves []pgResult) {
+	ratio := ratios(floors, serves, func(r pgResult) time.Duration { return r.total })
+	for i := range serves {
+		b.Logf("pods=%d %s round %d: serve %.0f pods/s, floor %.0f pods/s, serve/floor %.2f",
+			n, s.name, i+1, float64(n)/serves[i].total.Seconds(), float64(n)/floors[i].total.Seconds(), ratio[i])
+	}
+	b.ReportMetric(medianOf(serves, func(r pgResult) float64 { return float64(n) / r.total.Seconds() }), "pods/s")
+	b.ReportMetric(medianOf(floors, func(r pgResult) float64 { return float64(n) / r.total.Seconds() }), "floor-pods/s")
+	b.ReportMetric(median(ratio), "serve/floor")
+	// How fast the benchmark itself could create the pods: the
+	// throughput above cannot beat it.
+	b.ReportMetric(medianOf(serves, func(r pgResult) float64 { return float64(n) / r.created.Seconds() }), "created/s")
+	b.ReportMetric(medianOf(floors, func(r pgResult) float64 { return float64(n) / r.created.Seconds() }), "floor-created/s")
+	b.ReportMetric(medianOf(serves, func(r pgResult) float64 { return r.writes / float64(n) }), "writes/pod")
+	b.ReportMetric(medianOf(serves, func(r pgResult) float64 { return r.calls / float64(n) }), "calls/pod")
+	b.ReportMetric(medianOf(floors, func(r pgResult) float64 { return r.writes / float64(n) }), "floor-writes/pod")
 }
 
 // pgResult is one pass of the podgroup benchmark.
@@ -92,18 +107,18 @@ type pgResult struct {
 // pods and time them until grouped, count the handler's requests, stop it,
 // and delete the pods and groups so the next pass starts from the same
 // cluster (there is no namespace controller at this level).
-func pgPass(b *testing.B, kube kubernetes.Interface, vc versioned.Interface, ns string, n int, start func() (func(), *methodCounter)) pgResult {
+func pgPass(b *testing.B, kube kubernetes.Interface, vc versioned.Interface, ns string, n, creators int, start func() handler) pgResult {
 	b.StopTimer()
 	ctx := context.Background()
 	if _, err := kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
 		b.Fatal(err)
 	}
-	stop, counter := start()
-	before := counter.snapshot()
+	h := start()
+	before := h.requests(false)
 	var r pgResult
-	r.total, r.created = pgRun(b, kube, vc, ns, n)
-	after := counter.settled()
-	stop()
+	r.total, r.created = pgRun(b, kube, vc, ns, n, creators)
+	after := h.requests(true)
+	h.stop()
 	r.writes = diff(before, after, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete)
 	r.calls = r.writes + diff(before, after, http.MethodGet)
 	if err := kube.CoreV1().Pods(ns).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{}); err != nil {
@@ -121,7 +136,7 @@ func pgPass(b *testing.B, kube kubernetes.Interface, vc versioned.Interface, ns 
 // group that does not exist: create the group (built by the podgroup
 // controller's own Build, so the objects are the same), then patch the
 // pod's annotation. Nothing else is read or written.
-func startPodGroupFloor(b *testing.B, cfg *rest.Config) (stop func()) {
+func startPodGroupFloor(b testing.TB, cfg *rest.Config) (stop func()) {
 	kube := kubernetes.NewForConfigOrDie(cfg)
 	vc := versioned.NewForConfigOrDie(cfg)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -144,9 +159,9 @@ func startPodGroupFloor(b *testing.B, cfg *rest.Config) (stop func()) {
 	return runFloor(b, ctx, cancel, inf, done)
 }
 
-// pgRun creates n standalone pods from 16 goroutines and waits, through
+// pgRun creates n standalone pods from creators goroutines and waits, through
 // informers of its own, until all are annotated and all groups exist.
-func pgRun(b *testing.B, kube kubernetes.Interface, vc versioned.Interface, ns string, n int) (total, created time.Duration) {
+func pgRun(b *testing.B, kube kubernetes.Interface, vc versioned.Interface, ns string, n, creators int) (total, created time.Duration) {
 	b.Helper()
 	var annotated, groups atomic.Int64
 	finished := make(chan struct{})
@@ -189,8 +204,8 @@ func pgRun(b *testing.B, kube kubernetes.Interface, vc versioned.Interface, ns s
 	start := time.Now()
 	var wg sync.WaitGroup
 	next := atomic.Int64{}
-	errs := make(chan error, 16)
-	for range 16 {
+	errs := make(chan error, creators)
+	for range creators {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()

@@ -245,6 +245,12 @@ func TestFloorProcess(t *testing.T) {
 		stop = startPodGroupFloor(t, c.wrap(cfg))
 	case "close":
 		stop = startCloseFloor(t, c.wrap(cfg))
+	case "coldstart":
+		// Started by launch like serve, and killed like it: its requests
+		// are read from its metrics.
+		serveFloorMetrics(t, os.Getenv("VC_BENCH_FLOOR_METRICS"), c)
+		startColdStartFloor(t, c.wrap(cfg))
+		select {}
 	default:
 		t.Fatalf("unknown floor %q", kind)
 	}

@@ -238,9 +238,11 @@ func coldEnvs() [][]string {
 // trace, and its requests by method.
 func coldStart(b *testing.B, l coldLaunch, vc versioned.Interface, want map[string]v1beta1.QueueStatus, what string) {
 	clearQueueStatuses(b, vc, want)
+	w := watchQueues(b, vc, want)
+	defer w.stop()
 	b.ResetTimer()
 	m := launch(b, l)
-	elapsed := m.untilCorrect(b, vc, want)
+	elapsed := m.untilCorrect(b, w)
 	b.StopTimer()
 	m.stop(b).report(b, elapsed, what)
 }
@@ -320,20 +322,28 @@ func launch(b *testing.B, l coldLaunch) *measured {
 	return m
 }
 
-// untilCorrect waits until every queue's status is want (for a process
-// with countsInMetrics: Open, with want's counts in its metrics) and
-// returns the time since the start.
-func (m *measured) untilCorrect(b *testing.B, vc versioned.Interface, want map[string]v1beta1.QueueStatus) time.Duration {
+// untilCorrect waits until w sees every queue's status as want (for a
+// process with countsInMetrics: every queue Open, and want's counts in its
+// metrics, scraped at most once a second) and returns the time since the
+// start.
+func (m *measured) untilCorrect(b *testing.B, w *queueWatch) time.Duration {
+	var scraped time.Time
 	for {
-		if queuesMatch(b, vc, want) || m.l.countsInMetrics && queuesOpen(vc, want) && metricCountsMatch(m.l.metrics, want) {
+		if w.allRight() {
 			return time.Since(m.start)
+		}
+		if m.l.countsInMetrics && w.allOpen() && time.Since(scraped) >= time.Second {
+			scraped = time.Now()
+			if metricCountsMatch(m.l.metrics, w.want) {
+				return time.Since(m.start)
+			}
 		}
 		if time.Since(m.start) > 20*time.Minute {
 			_ = m.cmd.Process.Kill()
 			_ = m.cmd.Wait()
 			b.Fatal("queue statuses not right after 20 minutes")
 		}
-		time.Sleep(250 * time.Millisecond)
+		w.wait(250 * time.Millisecond)
 	}
 }
 
@@ -455,21 +465,6 @@ func queuesMatch(b *testing.B, vc versioned.Interface, want map[string]v1beta1.Q
 		}
 	}
 	return ok == len(want)
-}
-
-// queuesOpen tells whether every queue in want is Open.
-func queuesOpen(vc versioned.Interface, want map[string]v1beta1.QueueStatus) bool {
-	list, err := vc.SchedulingV1beta1().Queues().List(context.Background(), metav1.ListOptions{})
-	if err != nil {
-		return false
-	}
-	open := 0
-	for _, q := range list.Items {
-		if _, mine := want[q.Name]; mine && q.Status.State == v1beta1.QueueStateOpen {
-			open++
-		}
-	}
-	return open == len(want)
 }
 
 // queueCountSeries matches a queue's podgroup count in Volcano's metric

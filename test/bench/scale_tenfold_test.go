@@ -44,6 +44,11 @@ import (
 //     at once; time to Closed, time until every new pod is in a group, and
 //     the writes this took.
 //
+// The queues pass also runs the cold start's floor (startColdStartFloor:
+// list, count, one status apply per queue, 32 at once; VC_BENCH_SCALE_FLOOR=0
+// leaves it out): what this API server and client-go cost at each size,
+// which no controller can beat.
+//
 // VC_BENCH_ROUNDS repeats each pass (the order of the processes
 // alternating), and the growth uses the medians. VC_BENCH_SCALE_PASSES limits the passes ("queues", "pods"; both by
 // default). VC_BENCH_BASE_BIN adds a pass of another kubectl-vc binary (an earlier
@@ -151,7 +156,7 @@ func scalePasses(b *testing.B, k float64, record func(string, float64, float64))
 	f.want = queueStatuses(nq, npg, queueName, phaseOf)
 	f.want[steadyQueue] = v1beta1.QueueStatus{State: v1beta1.QueueStateOpen}
 
-	launchers := func(round int) []struct {
+	launchers := func(round int, floor bool) []struct {
 		who string
 		l   coldLaunch
 	} {
@@ -171,6 +176,12 @@ func scalePasses(b *testing.B, k float64, record func(string, float64, float64))
 				l   coldLaunch
 			}{"volcano", volcanoLaunch(b, v, f.kubeconfig, nil)})
 		}
+		if floor {
+			out = append(out, struct {
+				who string
+				l   coldLaunch
+			}{"floor", floorLaunch(b, f.kubeconfig)})
+		}
 		// Odd rounds run in the other order: the first process after the
 		// fixture was made has met a busier API server (see
 		// docs/benchmarks.md).
@@ -184,12 +195,14 @@ func scalePasses(b *testing.B, k float64, record func(string, float64, float64))
 		if !strings.Contains(envOr("VC_BENCH_SCALE_PASSES", "queues,pods"), "queues") {
 			break
 		}
-		for _, x := range launchers(r) {
+		for _, x := range launchers(r, os.Getenv("VC_BENCH_SCALE_FLOOR") != "0") {
 			b.Run("queues/"+x.who, func(b *testing.B) {
 				clearQueueStatuses(b, f.vc, f.want)
+				w := watchQueues(b, f.vc, f.want)
+				defer w.stop()
 				b.ResetTimer()
 				m := launch(b, x.l)
-				elapsed := m.untilCorrect(b, f.vc, f.want)
+				elapsed := m.untilCorrect(b, w)
 				b.StopTimer()
 				st := m.stop(b)
 				st.report(b, elapsed, fmt.Sprintf("%gx queues %s", k, x.who))
@@ -218,12 +231,14 @@ func scalePasses(b *testing.B, k float64, record func(string, float64, float64))
 	}
 	b.Logf("fixture: %d pods (%d of scheduler volcano) created in %v", npods, npods/10, time.Since(setup).Round(time.Millisecond))
 	for r := range rounds {
-		for _, x := range launchers(r) {
+		for _, x := range launchers(r, false) {
 			b.Run("pods/"+x.who, func(b *testing.B) {
 				clearQueueStatuses(b, f.vc, f.want)
+				w := watchQueues(b, f.vc, f.want)
+				defer w.stop()
 				b.ResetTimer()
 				m := launch(b, x.l)
-				elapsed := m.untilCorrect(b, f.vc, f.want)
+				elapsed := m.untilCorrect(b, w)
 				b.StopTimer()
 				// The cold start's figures are taken before the steady state
 				// adds its pods; the live heap comes from the GC trace at the end.

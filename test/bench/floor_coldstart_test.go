@@ -1,0 +1,125 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/rest"
+
+	"github.com/kubectl-vc/kubectl-vc/internal/freeport"
+	"github.com/kubectl-vc/kubectl-vc/pkg/apis/keys"
+	"github.com/kubectl-vc/kubectl-vc/pkg/apis/scheduling/v1beta1"
+	schedulingac "github.com/kubectl-vc/kubectl-vc/pkg/client/applyconfiguration/scheduling/v1beta1"
+	"github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned"
+	vcinformers "github.com/kubectl-vc/kubectl-vc/pkg/client/informers/externalversions"
+)
+
+// startColdStartFloor is the floor of a cold start: what any controller
+// that keeps queue statuses must do, and nothing more. It lists the queues
+// and the podgroups (informers, as serve and Volcano read them), counts
+// the podgroups of each queue by phase, and applies each queue's status
+// (state Open and the counts) where it differs, floorConcurrency at once.
+// No trimming, no hierarchy, no events, no metrics: the time it takes is
+// what the API server and client-go cost on this machine at this size.
+func startColdStartFloor(t testing.TB, cfg *rest.Config) (stop func()) {
+	vc := versioned.NewForConfigOrDie(cfg)
+	ctx, cancel := context.WithCancel(context.Background())
+	inf := vcinformers.NewSharedInformerFactory(vc, 0)
+	queues := inf.Scheduling().V1beta1().Queues()
+	podGroups := inf.Scheduling().V1beta1().PodGroups()
+	queues.Informer()
+	podGroups.Informer()
+	inf.Start(ctx.Done())
+	inf.WaitForCacheSync(ctx.Done())
+
+	pgs, err := podGroups.Lister().List(labels.Everything())
+	if err != nil {
+		t.Fatal(err)
+	}
+	counts := map[string]*v1beta1.QueueStatus{}
+	for _, pg := range pgs {
+		s := counts[pg.Spec.Queue]
+		if s == nil {
+			s = &v1beta1.QueueStatus{}
+			counts[pg.Spec.Queue] = s
+		}
+		switch pg.Status.Phase {
+		case v1beta1.PodGroupPending:
+			s.Pending++
+		case v1beta1.PodGroupRunning:
+			s.Running++
+		case v1beta1.PodGroupInqueue:
+			s.Inqueue++
+		case v1beta1.PodGroupCompleted:
+			s.Completed++
+		case v1beta1.PodGroupUnknown:
+			s.Unknown++
+		}
+	}
+	qs, err := queues.Lister().List(labels.Everything())
+	if err != nil {
+		t.Fatal(err)
+	}
+	type item struct {
+		name string
+		s    v1beta1.QueueStatus
+	}
+	items := make(chan item, len(qs))
+	for _, q := range qs {
+		want := v1beta1.QueueStatus{State: v1beta1.QueueStateOpen}
+		if c := counts[q.Name]; c != nil {
+			want.Pending, want.Running, want.Inqueue, want.Completed, want.Unknown = c.Pending, c.Running, c.Inqueue, c.Completed, c.Unknown
+		}
+		s := q.Status
+		if s.State != want.State || s.Pending != want.Pending || s.Running != want.Running ||
+			s.Inqueue != want.Inqueue || s.Completed != want.Completed || s.Unknown != want.Unknown {
+			items <- item{q.Name, want}
+		}
+	}
+	done := floorWorkers(ctx, items, func(ctx context.Context, it item) error {
+		ac := schedulingac.Queue(it.name).WithStatus(schedulingac.QueueStatus().WithState(it.s.State).
+			WithInqueue(it.s.Inqueue).WithPending(it.s.Pending).WithRunning(it.s.Running).
+			WithUnknown(it.s.Unknown).WithCompleted(it.s.Completed))
+		_, err := vc.SchedulingV1beta1().Queues().ApplyStatus(ctx, ac, metav1.ApplyOptions{FieldManager: keys.QueueControllerManager, Force: true})
+		return err
+	})
+	return func() {
+		cancel()
+		inf.Shutdown()
+		if err := done(); err != nil {
+			t.Error("floor:", err)
+		}
+	}
+}
+
+// floorLaunch runs the cold-start floor as a process of its own (this test
+// binary's TestFloorProcess), measured like serve and Volcano: its
+// requests are served on its metrics address in the format of client-go's
+// rest_client_requests_total.
+func floorLaunch(b *testing.B, kubeconfig string) coldLaunch {
+	l := coldLaunch{bin: os.Args[0], metrics: freeport.Addr(b)}
+	l.args = []string{"-test.run=^TestFloorProcess$", "-test.count=1"}
+	l.env = []string{"VC_BENCH_FLOOR_PROCESS=coldstart", "VC_BENCH_FLOOR_KUBECONFIG=" + kubeconfig,
+		"VC_BENCH_FLOOR_METRICS=" + l.metrics}
+	return l
+}
+
+// serveFloorMetrics serves c's counts at addr as rest_client_requests_total.
+func serveFloorMetrics(t testing.TB, addr string, c *methodCounter) {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/metrics", func(w http.ResponseWriter, _ *http.Request) {
+		for m, n := range c.snapshot() {
+			fmt.Fprintf(w, "rest_client_requests_total{code=\"200\",host=\"floor\",method=%q} %g\n", m, n)
+		}
+	})
+	go func() {
+		if err := http.ListenAndServe(addr, mux); err != nil {
+			t.Error(err)
+		}
+	}()
+}

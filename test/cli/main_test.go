@@ -3,7 +3,7 @@
 // kubectl-vc run as a user runs it against the real local control plane,
 // directly and as 'kubectl vc' through kubectl's plugin discovery. That is
 // the plugin's name, discovery and completion helper under kubectl, the
-// version and the completion scripts, the completion machinery, paged lists (--chunk-size) and the
+// version and the completion scripts, the completion machinery, paged lists (--chunk-size, printed page by page) and the
 // list flags of every kind, a refused watch, an admission policy's refusal
 // and credentials as the user sees them, events folded in describe, and
 // the documentation's session. Each kind's own commands are proven in that

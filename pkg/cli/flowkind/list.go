@@ -35,7 +35,8 @@ func (o *ListOptions[T, PT, L]) Run(ctx context.Context) error {
 	c := k.Client(o.Client, o.Namespace)
 	err := list.Run(ctx, &o.Options, list.Kind[T, PT, L]{
 		Name: k.Name, Plural: k.plural(), Get: c.Get, List: c.List, Watch: c.Watch, AsList: k.AsList,
-		Table: func(items []T) runtime.Object { return k.Table(items, o.AllNamespaces) },
+		Stream: true, // jobflow's and jobtemplate's tables read each object alone
+		Table:  func(items []T) runtime.Object { return k.Table(items, o.AllNamespaces) },
 	})
 	return APIError(err)
 }

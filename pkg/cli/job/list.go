@@ -105,6 +105,7 @@ func (o *ListOptions) Run(ctx context.Context) error {
 	jobs := o.Client.BatchV1alpha1().Jobs(o.Namespace)
 	err := list.Run(ctx, &o.Options, list.Kind[batchv1alpha1.Job, *batchv1alpha1.Job, *batchv1alpha1.JobList]{
 		Name: "job", Plural: "jobs", Get: jobs.Get, List: jobs.List, Watch: jobs.Watch, Keep: o.keep,
+		Stream: true, // the table of a page is that page's alone
 		AsList: func(items []batchv1alpha1.Job, rv string) runtime.Object {
 			return &batchv1alpha1.JobList{ListMeta: metav1.ListMeta{ResourceVersion: rv}, Items: items}
 		},

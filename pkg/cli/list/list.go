@@ -138,9 +138,20 @@ func (o *Options) Print(obj runtime.Object, n int, none string, table func() run
 		}
 		return nil
 	}
-	// One tab writer for the list and every watched row after it: it
-	// remembers the columns' widths, so that rows line up with the header
-	// as kubectl's do, and is flushed after each print.
+	return o.printRows(obj, table)
+}
+
+// printRows prints obj, or the table built by table when the output is
+// human-readable, and flushes it.
+func (o *Options) printRows(obj runtime.Object, table func() runtime.Object) error {
+	if !o.PrintFlags.HumanReadable() {
+		return vcprinters.Print(o.Printer, obj, o.Out)
+	}
+	// One tab writer for the list (each of its pages, when streamed) and
+	// every watched row after it: it remembers the columns' widths, so
+	// that rows line up with the header as kubectl's do, and is flushed
+	// after each print. A later page or row with a wider cell widens its
+	// column from there on, as 'kubectl get --watch' rows do.
 	if o.tw == nil {
 		o.tw = printers.GetNewTabWriter(o.Out)
 	}

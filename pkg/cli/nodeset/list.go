@@ -55,6 +55,7 @@ func (o *ListOptions) Run(ctx context.Context) error {
 	c := o.Client.SlinkyV1beta1().NodeSets(o.Namespace)
 	return list.Run(ctx, &o.Options, list.Kind[slinkyv1beta1.NodeSet, *slinkyv1beta1.NodeSet, *slinkyv1beta1.NodeSetList]{
 		Name: "NodeSet", Plural: "NodeSets", Get: c.Get, List: c.List, Watch: c.Watch,
+		Stream: true, // the table of a page is that page's alone (status counts)
 		AsList: func(items []slinkyv1beta1.NodeSet, rv string) runtime.Object {
 			return &slinkyv1beta1.NodeSetList{ListMeta: metav1.ListMeta{ResourceVersion: rv}, Items: items}
 		},

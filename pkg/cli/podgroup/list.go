@@ -74,6 +74,7 @@ func (o *ListOptions) Run(ctx context.Context) error {
 	pgs := o.Client.SchedulingV1beta1().PodGroups(o.Namespace)
 	return list.Run(ctx, &o.Options, list.Kind[schedulingv1beta1.PodGroup, *schedulingv1beta1.PodGroup, *schedulingv1beta1.PodGroupList]{
 		Name: "podgroup", Plural: "podgroups", Get: pgs.Get, List: pgs.List, Watch: pgs.Watch, Keep: o.keep,
+		Stream: true, // the table of a page is that page's alone
 		AsList: func(items []schedulingv1beta1.PodGroup, rv string) runtime.Object {
 			return &schedulingv1beta1.PodGroupList{ListMeta: metav1.ListMeta{ResourceVersion: rv}, Items: items}
 		},

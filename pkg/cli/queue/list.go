@@ -60,6 +60,8 @@ func newListCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Comma
 func (o *ListOptions) Run(ctx context.Context) error {
 	queues := o.Client.SchedulingV1beta1().Queues()
 	return list.Run(ctx, &o.Options, list.Kind[schedulingv1beta1.Queue, *schedulingv1beta1.Queue, *schedulingv1beta1.QueueList]{
+		// Not Stream: for queues without a status the table lists every
+		// podgroup to count them, which per page would be once a page.
 		Name: "queue", Plural: "queues", Get: queues.Get, List: queues.List, Watch: queues.Watch,
 		AsList: func(items []schedulingv1beta1.Queue, rv string) runtime.Object {
 			return &schedulingv1beta1.QueueList{ListMeta: metav1.ListMeta{ResourceVersion: rv}, Items: items}

@@ -52,6 +52,14 @@ func NewRecordingProxy(t testing.TB, cfg *rest.Config) *RecordingProxy {
 // Kubeconfig points at the proxy.
 func (p *RecordingProxy) Kubeconfig(t testing.TB) string {
 	t.Helper()
+	return ProxyKubeconfig(t, p.srv.URL)
+}
+
+// ProxyKubeconfig writes a kubeconfig for the plain HTTP server at server (a
+// test's proxy to the API server, which adds the credentials), in
+// namespace default.
+func ProxyKubeconfig(t testing.TB, server string) string {
+	t.Helper()
 	path := filepath.Join(t.TempDir(), "kubeconfig")
 	content := fmt.Sprintf(`apiVersion: v1
 kind: Config
@@ -59,7 +67,7 @@ clusters: [{name: proxy, cluster: {server: %q}}]
 users: [{name: anyone, user: {}}]
 contexts: [{name: proxy, context: {cluster: proxy, namespace: default, user: anyone}}]
 current-context: proxy
-`, p.srv.URL)
+`, server)
 	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
 		t.Fatal(err)
 	}

@@ -56,11 +56,11 @@ func BenchmarkCloseLatency(b *testing.B) {
 				b.Run(s.name, func(b *testing.B) {
 					for range b.N {
 						floors, serves := alternate(b, benchRounds(), func() closeResult {
-							return runClose(b, vc, fmt.Sprintf("f%d-%s", n, rand.String(5)), n, s.creators, func() handler {
+							return runClose(b, vc, fmt.Sprintf("f%d-%s", n, rand.String(5)), n, s, func() handler {
 								return h.floor(b, "close", func(cfg *rest.Config) func() { return startCloseFloor(b, cfg) })
 							})
 						}, func() closeResult {
-							return runClose(b, vc, fmt.Sprintf("s%d-%s", n, rand.String(5)), n, s.creators, func() handler {
+							return runClose(b, vc, fmt.Sprintf("s%d-%s", n, rand.String(5)), n, s, func() handler {
 								return h.serve(b, "queue", serveFlags...)
 							})
 						})
@@ -123,7 +123,7 @@ func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 // and times them until an informer sees every queue Closed; then it stops
 // the handler and deletes the queues, so the next pass starts from the
 // same cluster.
-func runClose(b *testing.B, vc versioned.Interface, prefix string, n, creators int, start func() handler) closeResult {
+func runClose(b *testing.B, vc versioned.Interface, prefix string, n int, s setup, start func() handler) closeResult {
 	ctx := context.Background()
 	b.StopTimer()
 	queues := make([]*v1beta1.Queue, n)
@@ -150,8 +150,6 @@ func runClose(b *testing.B, vc versioned.Interface, prefix string, n, creators i
 		b.FailNow()
 	}
 	waitAll(b, vc, prefix, n, v1beta1.QueueStateOpen)
-	h := start()
-	before := h.requests(true)
 
 	var mu sync.Mutex
 	created := map[string]time.Time{}
@@ -185,40 +183,15 @@ func runClose(b *testing.B, vc versioned.Interface, prefix string, n, creators i
 		inf.Shutdown()
 	}
 
-	b.StartTimer()
-	startAt := time.Now()
-	parallelN(n, creators, func(i int) {
-		q := queues[i]
-		ref := metav1.NewControllerRef(q, v1beta1.SchemeGroupVersion.WithKind("Queue"))
-		mu.Lock()
-		created[q.Name] = time.Now()
-		mu.Unlock()
-		_, err := vc.BusV1alpha1().Commands("default").Create(ctx, &busv1alpha1.Command{
-			ObjectMeta: metav1.ObjectMeta{GenerateName: q.Name + "-closequeue-", OwnerReferences: []metav1.OwnerReference{*ref}},
-			Action:     busv1alpha1.CloseQueueAction, TargetObject: ref,
-		}, metav1.CreateOptions{})
-		if err != nil {
-			b.Error(err)
-		}
+	var r closeResult
+	h, before := startDuring(b, s, start, func(begin func()) {
+		b.StartTimer()
+		startAt := time.Now()
+		begin()
+		closeAll(b, vc, prefix, n, s.creators, queues, &mu, created, closedAt, allClosed)
+		r.total = time.Since(startAt)
+		b.StopTimer()
 	})
-	select {
-	case <-allClosed:
-	case <-time.After(5 * time.Minute):
-		l, _ := vc.SchedulingV1beta1().Queues().List(ctx, metav1.ListOptions{})
-		c := 0
-		for _, q := range l.Items {
-			if strings.HasPrefix(q.Name, prefix+"-") && q.Status.State == v1beta1.QueueStateClosed {
-				c++
-			}
-		}
-		cmds, _ := vc.BusV1alpha1().Commands("default").List(ctx, metav1.ListOptions{})
-		mu.Lock()
-		seen := len(closedAt)
-		mu.Unlock()
-		b.Fatalf("queues did not all close: %d Closed by list, %d seen by the informer, %d Commands left", c, seen, len(cmds.Items))
-	}
-	r := closeResult{total: time.Since(startAt)}
-	b.StopTimer()
 	stopInformer()
 
 	// Wait for every Command to be deleted before counting writes.
@@ -364,4 +337,42 @@ func requests(b *testing.B, addr string) map[string]float64 {
 		out[m] += v
 	}
 	return out
+}
+
+// closeAll creates a CloseQueue Command for each of queues, creators at a
+// time, recording when, and waits until the informer of runClose has seen
+// every queue Closed.
+func closeAll(b *testing.B, vc versioned.Interface, prefix string, n, creators int, queues []*v1beta1.Queue,
+	mu *sync.Mutex, created, closedAt map[string]time.Time, allClosed chan struct{}) {
+	ctx := context.Background()
+	parallelN(n, creators, func(i int) {
+		q := queues[i]
+		ref := metav1.NewControllerRef(q, v1beta1.SchemeGroupVersion.WithKind("Queue"))
+		mu.Lock()
+		created[q.Name] = time.Now()
+		mu.Unlock()
+		_, err := vc.BusV1alpha1().Commands("default").Create(ctx, &busv1alpha1.Command{
+			ObjectMeta: metav1.ObjectMeta{GenerateName: q.Name + "-closequeue-", OwnerReferences: []metav1.OwnerReference{*ref}},
+			Action:     busv1alpha1.CloseQueueAction, TargetObject: ref,
+		}, metav1.CreateOptions{})
+		if err != nil {
+			b.Error(err)
+		}
+	})
+	select {
+	case <-allClosed:
+	case <-time.After(5 * time.Minute):
+		l, _ := vc.SchedulingV1beta1().Queues().List(ctx, metav1.ListOptions{})
+		c := 0
+		for _, q := range l.Items {
+			if strings.HasPrefix(q.Name, prefix+"-") && q.Status.State == v1beta1.QueueStateClosed {
+				c++
+			}
+		}
+		cmds, _ := vc.BusV1alpha1().Commands("default").List(ctx, metav1.ListOptions{})
+		mu.Lock()
+		seen := len(closedAt)
+		mu.Unlock()
+		b.Fatalf("queues did not all close: %d Closed by list, %d seen by the informer, %d Commands left", c, seen, len(cmds.Items))
+	}
 }

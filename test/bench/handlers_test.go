@@ -35,14 +35,21 @@ type setup struct {
 	processes bool
 	// creators is how many clients create the work at once.
 	creators int
+	// cold starts the handler when the work starts instead of before: the
+	// pass then includes the handler's first seconds (process start,
+	// discovery, informers listing), as when a controller is started
+	// and the load arrives at once.
+	cold bool
 }
 
 // allSetups: today's in-process setup with its 16 creators, the same with
-// 32 creators, and the wire-level setup (processes, 32 creators).
+// 32 creators, the wire-level setup (processes, 32 creators), and that
+// one with the handler started as the work arrives.
 var allSetups = []setup{
 	{name: "in-process-16", creators: 16},
 	{name: "in-process-32", creators: 32},
 	{name: "processes-32", processes: true, creators: 32},
+	{name: "processes-32-cold", processes: true, creators: 32, cold: true},
 }
 
 // benchSetups are the setups VC_BENCH_SETUPS names (comma-separated),
@@ -75,6 +82,33 @@ type handler struct {
 	// the pass that caused them).
 	requests func(settled bool) map[string]float64
 	stop     func()
+}
+
+// startDuring starts a handler with start and runs work, which calls
+// begin when the measured work begins: the handler is started before work
+// or, for s.cold, by begin. It returns the handler and its request counts
+// before the work (a cold handler's first: none).
+func startDuring(b *testing.B, s setup, start func() handler, work func(begin func())) (h handler, before map[string]float64) {
+	if !s.cold {
+		h = start()
+		before = h.requests(true)
+		work(func() {})
+		return h, before
+	}
+	started := make(chan handler, 1)
+	work(func() {
+		go func() {
+			// A start that fails calls b.Fatal here, which ends only
+			// this goroutine: the zero handler then tells the caller.
+			var h handler
+			defer func() { started <- h }()
+			h = start()
+		}()
+	})
+	if h = <-started; h.stop == nil {
+		b.FailNow()
+	}
+	return h, map[string]float64{}
 }
 
 // inProcess is a handler running in the benchmark's process, its requests
@@ -143,7 +177,11 @@ func serveProcess(b *testing.B, bin, kubeconfig, name string, flags ...string) h
 		"--health-probe-bind-address=" + health, "--metrics-bind-address=" + metrics,
 		"--metrics-secure=false"}, flags...)
 	cmd := exec.Command(bin, args...)
-	logf, err := os.CreateTemp(b.TempDir(), "serve-*.log")
+	dir := os.Getenv("VC_BENCH_LOG_DIR") // kept after the benchmark, as launch's
+	if dir == "" {
+		dir = b.TempDir()
+	}
+	logf, err := os.CreateTemp(dir, "serve-"+name+"-*.log")
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -61,11 +61,11 @@ func BenchmarkPodGroupThroughput(b *testing.B) {
 				b.Run(s.name, func(b *testing.B) {
 					for range b.N {
 						floors, serves := alternate(b, benchRounds(), func() pgResult {
-							return pgPass(b, kube, vc, fmt.Sprintf("pgfloor-%d-%s", n, rand.String(5)), n, s.creators, func() handler {
+							return pgPass(b, kube, vc, fmt.Sprintf("pgfloor-%d-%s", n, rand.String(5)), n, s, func() handler {
 								return h.floor(b, "podgroup", func(cfg *rest.Config) func() { return startPodGroupFloor(b, cfg) })
 							})
 						}, func() pgResult {
-							return pgPass(b, kube, vc, fmt.Sprintf("pgserve-%d-%s", n, rand.String(5)), n, s.creators, func() handler {
+							return pgPass(b, kube, vc, fmt.Sprintf("pgserve-%d-%s", n, rand.String(5)), n, s, func() handler {
 								return h.serve(b, "podgroup", flags...)
 							})
 						})
@@ -107,16 +107,16 @@ type pgResult struct {
 // pods and time them until grouped, count the handler's requests, stop it,
 // and delete the pods and groups so the next pass starts from the same
 // cluster (there is no namespace controller at this level).
-func pgPass(b *testing.B, kube kubernetes.Interface, vc versioned.Interface, ns string, n, creators int, start func() handler) pgResult {
+func pgPass(b *testing.B, kube kubernetes.Interface, vc versioned.Interface, ns string, n int, s setup, start func() handler) pgResult {
 	b.StopTimer()
 	ctx := context.Background()
 	if _, err := kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
 		b.Fatal(err)
 	}
-	h := start()
-	before := h.requests(false)
 	var r pgResult
-	r.total, r.created = pgRun(b, kube, vc, ns, n, creators)
+	h, before := startDuring(b, s, start, func(begin func()) {
+		r.total, r.created = pgRun(b, kube, vc, ns, n, s.creators, begin)
+	})
 	after := h.requests(true)
 	h.stop()
 	r.writes = diff(before, after, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete)
@@ -159,9 +159,10 @@ func startPodGroupFloor(b testing.TB, cfg *rest.Config) (stop func()) {
 	return runFloor(b, ctx, cancel, inf, done)
 }
 
-// pgRun creates n standalone pods from creators goroutines and waits, through
+// pgRun creates n standalone pods from creators goroutines (calling begin
+// as it starts) and waits, through
 // informers of its own, until all are annotated and all groups exist.
-func pgRun(b *testing.B, kube kubernetes.Interface, vc versioned.Interface, ns string, n, creators int) (total, created time.Duration) {
+func pgRun(b *testing.B, kube kubernetes.Interface, vc versioned.Interface, ns string, n, creators int, begin func()) (total, created time.Duration) {
 	b.Helper()
 	var annotated, groups atomic.Int64
 	finished := make(chan struct{})
@@ -202,6 +203,7 @@ func pgRun(b *testing.B, kube kubernetes.Interface, vc versioned.Interface, ns s
 
 	b.StartTimer()
 	start := time.Now()
+	begin()
 	var wg sync.WaitGroup
 	next := atomic.Int64{}
 	errs := make(chan error, creators)

@@ -11,6 +11,9 @@ import (
 	// that uses one fails with "no Auth Provider found".
 	_ "k8s.io/client-go/plugin/pkg/client/auth"
 
+	// The first garbage collection waits for an 8 MB heap: a short
+	// command ends before it (see the package).
+	_ "github.com/kubectl-vc/kubectl-vc/cmd/kubectl-vc/internal/firstgc"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli"
 )
 

@@ -19,8 +19,8 @@ import (
 // feature adds its constructor here.
 func Commands() []Subcommand {
 	return []Subcommand{
-		install.NewCmd,
-		install.NewUninstallCmd,
+		{Cmd: install.NewCmd},
+		{Cmd: install.NewUninstallCmd},
 		group(nodesetGroup, nodeset.Commands),
 		group(queueGroup, queue.Commands),
 		group(podgroupGroup, podgroup.Commands),
@@ -29,8 +29,8 @@ func Commands() []Subcommand {
 		group(jobtemplateGroup, jobtemplate.Commands),
 		group(podGroup, pod.Commands),
 		group(commandGroup, command.Commands),
-		serve.NewCmd,
-		doctor.NewCmd,
-		why.NewCmd,
+		{Cmd: serve.NewCmd},
+		{Cmd: doctor.NewCmd},
+		{Cmd: why.NewCmd},
 	}
 }

@@ -14,8 +14,9 @@ import (
 // here, as kubectl's command groups stand in its root command, so that the
 // tree a user sees is read in one place.
 func group(cmd func() *cobra.Command, commands func(util.Factory, genericiooptions.IOStreams) []*cobra.Command) Subcommand {
-	return func(f util.Factory, streams genericiooptions.IOStreams) *cobra.Command {
-		return util.Group(cmd(), commands(f, streams)...)
+	return Subcommand{
+		Cmd:  func(util.Factory, genericiooptions.IOStreams) *cobra.Command { return util.Group(cmd()) },
+		Subs: commands,
 	}
 }
 

@@ -28,9 +28,8 @@ func TestDependencies(t *testing.T) {
 		// would bring these and about 5 ms to 'version --client'
 		// (docs/security.md#cost); kubectl's describe package brings
 		// k8s.io/kubectl/pkg/scheme, a second scheme of every API group,
-		// about 0.9 ms (pkg/cli/printers.describeEvents); tablewriter's
-		// width cache 0.66 MB of allocations (pkg/cli/queue.printTable).
-		for _, heavy := range []string{"google.golang.org/grpc", "github.com/google/cel-go", "sigs.k8s.io/apiserver-network-proxy", "go.opentelemetry.io/otel/exporters", "k8s.io/kubectl/pkg/describe", "k8s.io/kubectl/pkg/scheme", "github.com/olekukonko/tablewriter"} {
+		// about 0.9 ms (pkg/cli/printers.describeEvents).
+		for _, heavy := range []string{"google.golang.org/grpc", "github.com/google/cel-go", "sigs.k8s.io/apiserver-network-proxy", "go.opentelemetry.io/otel/exporters", "k8s.io/kubectl/pkg/describe", "k8s.io/kubectl/pkg/scheme"} {
 			if d == heavy || strings.HasPrefix(d, heavy+"/") {
 				t.Errorf("kubectl-vc links %s, whose initialization every command pays", d)
 			}

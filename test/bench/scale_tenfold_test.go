@@ -51,7 +51,7 @@ import (
 //
 // VC_BENCH_ROUNDS repeats each pass (the order of the processes
 // alternating), and the growth uses the medians. VC_BENCH_SCALE_PASSES limits the passes ("queues", "pods"; both by
-// default). VC_BENCH_BASE_BIN adds a pass of another kubectl-vc binary (an earlier
+// default) or adds "reads" (readPasses: the ways to read every podgroup). VC_BENCH_BASE_BIN adds a pass of another kubectl-vc binary (an earlier
 // commit's, "serve-base") beside serve, to measure a change on one fixture.
 // The fixture is created once per size and kept across passes (a pass
 // puts back what it changed). VC_BENCH_SCALES lists the sizes ("1,10" by
@@ -189,6 +189,10 @@ func scalePasses(b *testing.B, k float64, record func(string, float64, float64))
 			slices.Reverse(out)
 		}
 		return out
+	}
+	if strings.Contains(envOr("VC_BENCH_SCALE_PASSES", "queues,pods"), "reads") {
+		_, apiserver := cp.Pids()
+		readPasses(b, f, apiserver, record)
 	}
 	rounds := benchRounds()
 	for r := range rounds {

@@ -20,9 +20,11 @@ func statusCounts(q *schedulingv1beta1.Queue) counts { return rules.FromQueueSta
 
 // queueCounts returns podgroup counts per queue. Queues whose status the
 // controller maintains (it writes a state) use their status; for the rest
-// podgroups are listed once across namespaces, chunkSize per request as
-// the command's --chunk-size says — never one request per queue. If
-// podgroups cannot be listed (RBAC), status counts are used.
+// podgroups are read once across namespaces, chunkSize per request as
+// the command's --chunk-size says — never one request per queue: as
+// Tables of their QUEUE and STATUS columns (countFromTables), or as
+// objects where that fails. If podgroups cannot be listed (RBAC), status
+// counts are used.
 func queueCounts(ctx context.Context, c versioned.Interface, queues []schedulingv1beta1.Queue, chunkSize int64) map[string]counts {
 	out := make(map[string]counts, len(queues))
 	needList := false
@@ -36,7 +38,24 @@ func queueCounts(ctx context.Context, c versioned.Interface, queues []scheduling
 	if !needList {
 		return out
 	}
-	// Counted page by page: a cluster's podgroups are never all held.
+	fromPG, err := countFromTables(ctx, c.SchedulingV1beta1().RESTClient(), chunkSize)
+	if err != nil {
+		fromPG, err = countFromObjects(ctx, c, chunkSize)
+	}
+	if err != nil {
+		return out
+	}
+	for i := range queues {
+		if queues[i].Status.State == "" {
+			out[queues[i].Name] = fromPG[queues[i].Name]
+		}
+	}
+	return out
+}
+
+// countFromObjects counts every podgroup by queue and phase from a list of
+// the objects, page by page: a cluster's podgroups are never all held.
+func countFromObjects(ctx context.Context, c versioned.Interface, chunkSize int64) (map[string]counts, error) {
 	fromPG := map[string]counts{}
 	err := chunk.Each[schedulingv1beta1.PodGroup](ctx, chunkSize, metav1.ListOptions{},
 		c.SchedulingV1beta1().PodGroups(metav1.NamespaceAll).List, func(pg *schedulingv1beta1.PodGroup) error {
@@ -49,13 +68,5 @@ func queueCounts(ctx context.Context, c versioned.Interface, queues []scheduling
 			fromPG[queue] = cnt
 			return nil
 		})
-	if err != nil {
-		return out
-	}
-	for i := range queues {
-		if queues[i].Status.State == "" {
-			out[queues[i].Name] = fromPG[queues[i].Name]
-		}
-	}
-	return out
+	return fromPG, err
 }

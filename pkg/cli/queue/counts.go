@@ -59,14 +59,19 @@ func countFromObjects(ctx context.Context, c versioned.Interface, chunkSize int6
 	fromPG := map[string]counts{}
 	err := chunk.Each[schedulingv1beta1.PodGroup](ctx, chunkSize, metav1.ListOptions{},
 		c.SchedulingV1beta1().PodGroups(metav1.NamespaceAll).List, func(pg *schedulingv1beta1.PodGroup) error {
-			queue := pg.Spec.Queue
-			if queue == "" {
-				queue = keys.DefaultQueue
-			}
-			cnt := fromPG[queue]
-			cnt.Add(pg.Status.Phase)
-			fromPG[queue] = cnt
+			addCount(fromPG, pg.Spec.Queue, pg.Status.Phase)
 			return nil
 		})
 	return fromPG, err
+}
+
+// addCount counts one podgroup of queue in phase; a podgroup without a
+// queue is the default queue's, as the controllers count it.
+func addCount(m map[string]counts, queue string, phase schedulingv1beta1.PodGroupPhase) {
+	if queue == "" {
+		queue = keys.DefaultQueue
+	}
+	c := m[queue]
+	c.Add(phase)
+	m[queue] = c
 }

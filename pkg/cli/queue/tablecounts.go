@@ -11,7 +11,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
 
-	"github.com/kubectl-vc/kubectl-vc/pkg/apis/keys"
 	schedulingv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/scheduling/v1beta1"
 )
 
@@ -84,15 +83,10 @@ func countFromTables(ctx context.Context, rc rest.Interface, chunkSize int64) (m
 				return nil, fmt.Errorf("podgroup table: a row has %d cells", len(row.Cells))
 			}
 			// A field the object lacks is a null cell: no phase yet, or
-			// no queue (the default queue, as the controllers count it).
+			// no queue.
 			queue, _ := row.Cells[queueCol].(string)
 			phase, _ := row.Cells[phaseCol].(string)
-			if queue == "" {
-				queue = keys.DefaultQueue
-			}
-			c := out[queue]
-			c.Add(schedulingv1beta1.PodGroupPhase(phase))
-			out[queue] = c
+			addCount(out, queue, schedulingv1beta1.PodGroupPhase(phase))
 		}
 		cont = t.Continue
 	}

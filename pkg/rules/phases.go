@@ -15,19 +15,25 @@ type PodGroupCounts struct {
 // Add counts one podgroup of the given phase. A podgroup with no phase (or
 // one no version of Volcano defines) is counted in Total only, as Volcano's
 // queue controller does: its status has no column for it.
-func (c *PodGroupCounts) Add(phase v1beta1.PodGroupPhase) {
-	c.Total++
+func (c *PodGroupCounts) Add(phase v1beta1.PodGroupPhase) { c.add(phase, 1) }
+
+// Remove uncounts one podgroup of the given phase: the reverse of Add, for
+// counts kept up to date as podgroups change.
+func (c *PodGroupCounts) Remove(phase v1beta1.PodGroupPhase) { c.add(phase, -1) }
+
+func (c *PodGroupCounts) add(phase v1beta1.PodGroupPhase, n int32) {
+	c.Total += n
 	switch phase {
 	case v1beta1.PodGroupInqueue:
-		c.Inqueue++
+		c.Inqueue += n
 	case v1beta1.PodGroupPending:
-		c.Pending++
+		c.Pending += n
 	case v1beta1.PodGroupRunning:
-		c.Running++
+		c.Running += n
 	case v1beta1.PodGroupUnknown:
-		c.Unknown++
+		c.Unknown += n
 	case v1beta1.PodGroupCompleted:
-		c.Completed++
+		c.Completed += n
 	}
 }
 

@@ -7,7 +7,10 @@ import (
 )
 
 // CacheReads implements framework.Controller. Queues and Commands are few
-// and read whole; of a PodGroup only its queue and phase count.
+// and read whole; of a PodGroup only its queue and phase count. Against an
+// API server those come from Table rows (watchPodGroups), not the shared
+// informer; the declaration covers the informer that feeds the counts when
+// the clients cannot ask for Tables (fake clientsets).
 func (c *Controller) CacheReads() []framework.CacheRead {
 	return []framework.CacheRead{
 		framework.ReadsAll[v1beta1.Queue](),

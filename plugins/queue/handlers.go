@@ -1,7 +1,7 @@
 package queue
 
-// The queue and podgroup informers' event handlers: which queues each
-// change hands to the work queue.
+// The queue informer's event handlers: which queues each change hands to
+// the work queue (podgroups' changes hand on theirs in pgcounts.go).
 
 import (
 	"k8s.io/client-go/tools/cache"
@@ -90,29 +90,5 @@ func (c *Controller) deleteQueue(obj any) {
 	if p := rules.EffectiveParent(q); p != "" {
 		c.wq.Add(p)
 		c.enqueueAncestors(p)
-	}
-}
-
-func (c *Controller) addPodGroup(obj any) {
-	c.wq.Add(queueNameOf(obj.(*v1beta1.PodGroup)))
-}
-
-func (c *Controller) updatePodGroup(oldObj, newObj any) {
-	old, pg := oldObj.(*v1beta1.PodGroup), newObj.(*v1beta1.PodGroup)
-	if old.Status.Phase == pg.Status.Phase && queueNameOf(old) == queueNameOf(pg) {
-		return // counts cannot have changed
-	}
-	c.wq.Add(queueNameOf(pg))
-	if queueNameOf(old) != queueNameOf(pg) {
-		c.wq.Add(queueNameOf(old))
-	}
-}
-
-func (c *Controller) deletePodGroup(obj any) {
-	if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-		obj = t.Obj
-	}
-	if pg, ok := obj.(*v1beta1.PodGroup); ok {
-		c.wq.Add(queueNameOf(pg))
 	}
 }

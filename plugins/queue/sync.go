@@ -20,15 +20,6 @@ import (
 	"github.com/kubectl-vc/kubectl-vc/pkg/rules"
 )
 
-func (c *Controller) countPodGroups(queue string) rules.PodGroupCounts {
-	var n rules.PodGroupCounts
-	objs, _ := c.pgIndex.ByIndex(byQueueIndex, queue)
-	for _, o := range objs {
-		n.Add(o.(*v1beta1.PodGroup).Status.Phase)
-	}
-	return n
-}
-
 // freshest returns the newer of the lister's copy of a queue and the object
 // our last write returned.
 func (c *Controller) freshest(name string) (*v1beta1.Queue, error) {
@@ -150,7 +141,7 @@ func (c *Controller) sync(ctx context.Context, name string) error {
 		c.remember(out)
 		q = out
 	}
-	n := c.countPodGroups(q.Name)
+	n := c.podGroups.counts(q.Name)
 	hadMark := q.Annotations[keys.ClosedByParent] == "true"
 	hadProblem := q.Annotations[rules.HierarchyProblemAnnotation]
 	d := decide(q, c.pendingCommands(q.Name), int(n.Total), c.parentOf(q))

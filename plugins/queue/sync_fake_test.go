@@ -15,6 +15,7 @@ import (
 	kubeinformers "k8s.io/client-go/informers"
 	kubefake "k8s.io/client-go/kubernetes/fake"
 	clienttesting "k8s.io/client-go/testing"
+	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 
 	busv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/bus/v1alpha1"
@@ -77,6 +78,11 @@ func newFakeQueueController(t *testing.T, objs ...runtime.Object) *fakeQueueCont
 		if !ok {
 			t.Fatalf("cache of %v not synced", typ)
 		}
+	}
+	// The podgroup counts are fed by the informer's handler, which may
+	// lag behind the informer's own sync.
+	if !cache.WaitForCacheSync(ctx.Done(), qc.synced...) {
+		t.Fatal("the queue controller's caches did not sync")
 	}
 	vc.ClearActions()
 	return &fakeQueueController{c: qc, vc: vc, recorder: rec}

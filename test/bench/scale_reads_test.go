@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -35,7 +37,15 @@ import (
 //   - table-paged: the same pages as server-side Tables without the
 //     objects (includeObject=None): the CRD's printer columns alone, which
 //     hold a podgroup's phase and queue (Volcano's CRD and ours);
-//   - table-cache: one such Table with resourceVersion=0.
+//   - table-cache: one such Table with resourceVersion=0;
+//   - table-cache-metadata: the same with each row's metadata
+//     (includeObject=Metadata: namespace, name, resourceVersion, but also
+//     labels, annotations, owners and managed fields);
+//   - table-cache-by-namespace: one table-cache per namespace, in parallel
+//     (a row without its object has no namespace: asking per namespace is
+//     how a reader learns it).
+//
+// VC_BENCH_READS (a regular expression) picks the ways by name.
 func readPasses(b *testing.B, f *scaleFixture, apiserverPid int, record func(string, float64, float64)) {
 	ctx := context.Background()
 	nsList := make([]string, scaleNamespaces)
@@ -72,12 +82,12 @@ func readPasses(b *testing.B, f *scaleFixture, apiserverPid int, record func(str
 			opts.Continue = l.Continue
 		}
 	}
-	table := func(opts metav1.ListOptions) int {
+	tableIn := func(ns string, include metav1.IncludeObjectPolicy, opts metav1.ListOptions) int {
 		n := 0
 		for {
-			req := vc.SchedulingV1beta1().RESTClient().Get().Resource("podgroups").
+			req := vc.SchedulingV1beta1().RESTClient().Get().Namespace(ns).Resource("podgroups").
 				SetHeader("Accept", "application/json;as=Table;v=v1;g=meta.k8s.io").
-				Param("includeObject", "None").VersionedParams(&opts, metav1.ParameterCodec)
+				Param("includeObject", string(include)).VersionedParams(&opts, metav1.ParameterCodec)
 			raw, err := req.DoRaw(ctx)
 			if err != nil {
 				b.Fatal(err)
@@ -93,6 +103,7 @@ func readPasses(b *testing.B, f *scaleFixture, apiserverPid int, record func(str
 			opts.Continue = t.Continue
 		}
 	}
+	table := func(opts metav1.ListOptions) int { return tableIn("", metav1.IncludeNone, opts) }
 	byNamespace := func(read func(ns string) int) int {
 		var mu sync.Mutex
 		total := 0
@@ -123,6 +134,23 @@ func readPasses(b *testing.B, f *scaleFixture, apiserverPid int, record func(str
 		{"list-paged", func() int { return list("", metav1.ListOptions{Limit: 500}) }},
 		{"table-paged", func() int { return table(metav1.ListOptions{Limit: 500}) }},
 		{"table-cache", func() int { return table(metav1.ListOptions{ResourceVersion: "0"}) }},
+		{"table-cache-metadata", func() int {
+			return tableIn("", metav1.IncludeMetadata, metav1.ListOptions{ResourceVersion: "0"})
+		}},
+		{"table-cache-by-namespace", func() int {
+			return byNamespace(func(ns string) int {
+				return tableIn(ns, metav1.IncludeNone, metav1.ListOptions{ResourceVersion: "0"})
+			})
+		}},
+	}
+	if re := os.Getenv("VC_BENCH_READS"); re != "" {
+		pick := regexp.MustCompile(re)
+		ways = slices.DeleteFunc(ways, func(w struct {
+			name string
+			read func() int
+		}) bool {
+			return !pick.MatchString(w.name)
+		})
 	}
 	want := int(20000 * f.k)
 	for r := range benchRounds() {

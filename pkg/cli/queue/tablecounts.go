@@ -6,20 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
 
 	schedulingv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/scheduling/v1beta1"
+	"github.com/kubectl-vc/kubectl-vc/pkg/controller/podgrouprows"
 )
-
-// tableAccept asks for a server-side Table (as 'kubectl get' does).
-const tableAccept = "application/json;as=Table;v=v1;g=meta.k8s.io"
-
-// errNoTableColumns: the PodGroup CRD of this cluster has no QUEUE or
-// STATUS printer column, so a Table cannot be counted.
-var errNoTableColumns = errors.New("the podgroup CRD has no QUEUE and STATUS printer columns")
 
 // countFromTables counts every podgroup of the cluster by queue and phase
 // from server-side Tables without the objects (includeObject=None): the
@@ -44,10 +37,10 @@ func countFromTables(ctx context.Context, rc rest.Interface, chunkSize int64) (m
 		return nil, errors.New("no REST client")
 	}
 	out := map[string]counts{}
-	queueCol, phaseCol := -1, -1
+	var cols podgrouprows.Columns
 	cont := ""
 	for first := true; first || cont != ""; first = false {
-		req := rc.Get().Resource("podgroups").SetHeader("Accept", tableAccept).Param("includeObject", string(metav1.IncludeNone))
+		req := rc.Get().Resource("podgroups").SetHeader("Accept", podgrouprows.Accept).Param("includeObject", string(metav1.IncludeNone))
 		if chunkSize > 0 {
 			req = req.Param("limit", strconv.FormatInt(chunkSize, 10))
 		}
@@ -66,26 +59,15 @@ func countFromTables(ctx context.Context, rc rest.Interface, chunkSize int64) (m
 			return nil, fmt.Errorf("podgroup table: the server answered with a %q", t.Kind)
 		}
 		if first {
-			for i, c := range t.ColumnDefinitions {
-				switch strings.ToUpper(c.Name) {
-				case "QUEUE":
-					queueCol = i
-				case "STATUS":
-					phaseCol = i
-				}
-			}
-			if queueCol < 0 || phaseCol < 0 {
-				return nil, errNoTableColumns
+			if cols, err = podgrouprows.FindColumns(t.ColumnDefinitions); err != nil {
+				return nil, err
 			}
 		}
 		for _, row := range t.Rows {
-			if len(row.Cells) <= max(queueCol, phaseCol) {
-				return nil, fmt.Errorf("podgroup table: a row has %d cells", len(row.Cells))
+			_, queue, phase, err := cols.Row(row)
+			if err != nil {
+				return nil, err
 			}
-			// A field the object lacks is a null cell: no phase yet, or
-			// no queue.
-			queue, _ := row.Cells[queueCol].(string)
-			phase, _ := row.Cells[phaseCol].(string)
 			addCount(out, queue, schedulingv1beta1.PodGroupPhase(phase))
 		}
 		cont = t.Continue

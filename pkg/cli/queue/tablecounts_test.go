@@ -15,6 +15,7 @@ import (
 
 	schedulingv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/scheduling/v1beta1"
 	"github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned"
+	"github.com/kubectl-vc/kubectl-vc/pkg/controller/podgrouprows"
 )
 
 // podGroupServer answers podgroup reads: a Table (page by page, two rows a
@@ -104,7 +105,7 @@ func TestCountFromTablesFallsBack(t *testing.T) {
 		columns []string
 		wantErr error
 	}{
-		{"no QUEUE column", []string{"Name", "STATUS", "AGE"}, errNoTableColumns},
+		{"no QUEUE column", []string{"Name", "STATUS", "AGE"}, podgrouprows.ErrNoColumns},
 		{"no Table", nil, nil},
 	} {
 		t.Run(c.name, func(t *testing.T) {

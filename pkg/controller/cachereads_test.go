@@ -10,6 +10,7 @@ import (
 	kubefake "k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/tools/record"
 
+	"github.com/kubectl-vc/kubectl-vc/pkg/apis/scheduling/v1beta1"
 	vcfake "github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned/fake"
 	vcinformers "github.com/kubectl-vc/kubectl-vc/pkg/client/informers/externalversions"
 	"github.com/kubectl-vc/kubectl-vc/pkg/controller/framework"
@@ -80,5 +81,25 @@ func TestEveryCachedTypeIsDeclared(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// The queue controller reads podgroups another way (Table rows) only when
+// no other running controller caches them: with the podgroup controller in
+// the process the API server would otherwise send every podgroup twice.
+func TestPodGroupsCachedByOthers(t *testing.T) {
+	queueCtl, err := framework.New("queue")
+	if err != nil {
+		t.Fatal(err)
+	}
+	podgroupCtl, err := framework.New("podgroup")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !framework.CachedByOthers[v1beta1.PodGroup]([]framework.Controller{queueCtl, podgroupCtl}, "queue") {
+		t.Error("with the podgroup controller running, podgroups are not cached by another")
+	}
+	if framework.CachedByOthers[v1beta1.PodGroup]([]framework.Controller{queueCtl}, "queue") {
+		t.Error("the queue controller alone counts as another reader of podgroups")
 	}
 }

@@ -227,6 +227,7 @@ func runControllers(ctx context.Context, kube kubernetes.Interface, vc versioned
 		WorkqueueMetrics:       newWorkqueueMetrics(reg),
 		MaxRequeueNum:          o.MaxRequeueNum,
 		FeatureGates:           o.FeatureGates,
+		Running:                ctrls,
 	}
 	for _, c := range ctrls {
 		// Initializing may ask the API server what it serves (the NodeSet

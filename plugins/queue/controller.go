@@ -71,8 +71,8 @@ type Controller struct {
 	// runPodGroups runs the reflector that fills podGroups (watchPodGroups);
 	// nil when the shared factory's informer feeds it.
 	runPodGroups func(stopCh <-chan struct{})
-	cmdIndex   cache.Indexer // nil when QueueCommandSync is off
-	synced     []cache.InformerSynced
+	cmdIndex     cache.Indexer // nil when QueueCommandSync is off
+	synced       []cache.InformerSynced
 
 	wq         workqueue.TypedRateLimitingInterface[string]
 	recorder   record.EventRecorder
@@ -250,18 +250,20 @@ func (c *Controller) Run(ctx context.Context) {
 	}.Run(stopCh)
 }
 
-// watchPodGroups fills c.podGroups: from a reflector over server-side
-// Tables of the podgroups' QUEUE and STATUS columns (podgrouprows.ListWatch),
-// which the API server serves and the client reads several times faster
-// than whole objects (at 10x, 200 000 podgroups: 27 s as an informer's
-// objects, docs/benchmarks.md). The podgroup controller, when it runs,
-// still reads whole podgroups through the shared factory; the two reads run
-// side by side and the queue controller does not wait for the slower one.
-// With fake clients (no REST client to ask for Tables) the shared factory's
-// informer feeds it.
+// watchPodGroups fills c.podGroups. When another running controller caches
+// podgroups (the podgroup controller reads them whole), from the shared
+// factory's informer: the API server then sends them once. Otherwise from a
+// reflector over server-side Tables of the podgroups' QUEUE and STATUS
+// columns (podgrouprows.ListWatch), which the API server serves and the
+// client reads several times faster than whole objects: at 10x (200 000
+// podgroups) about 3 s against 27-37 s for an informer of the objects
+// (docs/benchmarks.md). Measured side by side, reading both ways at once
+// gained nothing at 10x (the two cores were busy with the objects either
+// way) and cost memory. With fake clients (no REST client to ask for
+// Tables) it is the informer.
 func (c *Controller) watchPodGroups(opt *framework.ControllerOption) (cache.InformerSynced, error) {
 	lw, ok := podgrouprows.New(opt.KubeClient, opt.VolcanoClient)
-	if !ok {
+	if !ok || framework.CachedByOthers[v1beta1.PodGroup](opt.Running, Name) {
 		reg, err := opt.VolcanoInformerFactory.Scheduling().V1beta1().PodGroups().Informer().AddEventHandler(c.podGroups.handler())
 		if err != nil {
 			return nil, err
@@ -275,11 +277,13 @@ func (c *Controller) watchPodGroups(opt *framework.ControllerOption) (cache.Info
 
 // queueNameOf is the queue a podgroup counts against; a podgroup naming no
 // queue is scheduled into the default queue.
-func queueNameOf(pg *v1beta1.PodGroup) string {
-	if pg.Spec.Queue == "" {
+func queueNameOf(pg *v1beta1.PodGroup) string { return queueName(pg.Spec.Queue) }
+
+func queueName(specQueue string) string {
+	if specQueue == "" {
 		return keys.DefaultQueue
 	}
-	return pg.Spec.Queue
+	return specQueue
 }
 
 // parentOf indexes queues by parent; a queue without one is a child of root

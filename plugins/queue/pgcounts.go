@@ -8,6 +8,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/kubectl-vc/kubectl-vc/pkg/apis/scheduling/v1beta1"
+	"github.com/kubectl-vc/kubectl-vc/pkg/controller/podgrouprows"
 	"github.com/kubectl-vc/kubectl-vc/pkg/rules"
 )
 
@@ -15,9 +16,9 @@ import (
 // podgroup (namespace/name) the queue and phase it is counted under, and
 // for each queue its counts, kept up to date change by change.
 //
-// It is the cache.Store a Reflector fills (a list is a Replace, watch events
-// are Add, Update and Delete), or the target of an informer's event
-// handlers. Why not an informer's indexer: a sync then reads a queue's
+// It is the cache.Store a Reflector fills (a list is a Replace, of
+// podgrouprows.Rows or PodGroups; watch events are Add, Update and Delete
+// of PodGroups), or the target of an informer's event handlers. Why not an informer's indexer: a sync then reads a queue's
 // counts instead of walking its podgroups, and a podgroup costs a map entry
 // of two strings (the queue name shared with its counts) instead of a
 // whole PodGroup object with its key and index entries — at 10x (200 000
@@ -63,6 +64,9 @@ func (s *podGroupCounts) counts(queue string) rules.PodGroupCounts {
 func (s *podGroupCounts) hasSynced() bool { return s.synced.Load() }
 
 func rowOf(obj any) (string, pgRow, error) {
+	if r, ok := obj.(*podgrouprows.Row); ok {
+		return r.Namespace + "/" + r.Name, pgRow{queue: queueName(r.Queue), phase: knownPhase(r.Phase)}, nil
+	}
 	pg, err := podGroupOf(obj)
 	if err != nil {
 		return "", pgRow{}, err

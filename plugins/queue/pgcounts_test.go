@@ -8,6 +8,7 @@ import (
 
 	"github.com/kubectl-vc/kubectl-vc/pkg/apis/keys"
 	"github.com/kubectl-vc/kubectl-vc/pkg/apis/scheduling/v1beta1"
+	"github.com/kubectl-vc/kubectl-vc/pkg/controller/podgrouprows"
 	"github.com/kubectl-vc/kubectl-vc/pkg/rules"
 )
 
@@ -42,10 +43,11 @@ func TestPodGroupCounts(t *testing.T) {
 	if s.hasSynced() {
 		t.Fatal("synced before the first list")
 	}
+	// The list as the Table reflector gives it: rows.
 	if err := s.Replace([]any{
-		countedPG("a", "p1", "q1", v1beta1.PodGroupRunning, "5"),
-		countedPG("a", "p2", "q1", v1beta1.PodGroupPending, "6"),
-		countedPG("b", "p3", "", "", "7"), // default queue, no phase yet
+		&podgrouprows.Row{Namespace: "a", Name: "p1", Queue: "q1", Phase: v1beta1.PodGroupRunning},
+		&podgrouprows.Row{Namespace: "a", Name: "p2", Queue: "q1", Phase: v1beta1.PodGroupPending},
+		&podgrouprows.Row{Namespace: "b", Name: "p3"}, // default queue, no phase yet
 	}, "10"); err != nil {
 		t.Fatal(err)
 	}
@@ -100,8 +102,9 @@ func TestPodGroupCounts(t *testing.T) {
 		t.Errorf("b/p4: %v %t", obj, ok)
 	}
 
-	// A relist after a lost watch: only the queues whose counts differ are
-	// handed on (q1 lost its podgroup, q3 is new; q2 is as it was).
+	// A relist after a lost watch (here of objects, as where the CRD has no
+	// printer columns): only the queues whose counts differ are handed on
+	// (q1 lost its podgroup, q3 is new; q2 is as it was).
 	if err := s.Replace([]any{
 		countedPG("a", "p2", "q2", v1beta1.PodGroupPending, ""),
 		countedPG("b", "p4", "q2", v1beta1.PodGroupInqueue, ""),

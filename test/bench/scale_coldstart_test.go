@@ -191,8 +191,13 @@ type coldLaunch struct {
 // profile, taken once every status is right, to FILE (go tool pprof
 // -sample_index=inuse_space).
 func serveLaunch(b *testing.B, bin, kubeconfig string, env []string) coldLaunch {
+	return serveLaunchOf(b, bin, kubeconfig, env, "queue,podgroup")
+}
+
+// serveLaunchOf is serveLaunch with other --controllers.
+func serveLaunchOf(b *testing.B, bin, kubeconfig string, env []string, controllers string) coldLaunch {
 	l := coldLaunch{bin: bin, env: env, metrics: freeport.Addr(b), heapFile: os.Getenv("VC_BENCH_COLD_HEAP")}
-	l.args = []string{"serve", "--kubeconfig=" + kubeconfig, "--controllers=queue,podgroup",
+	l.args = []string{"serve", "--kubeconfig=" + kubeconfig, "--controllers=" + controllers,
 		"--health-probe-bind-address=" + freeport.Addr(b), "--metrics-bind-address=" + l.metrics,
 		// The harness reads the metrics over plain HTTP, as Volcano's
 		// controller serves them.
@@ -210,11 +215,16 @@ func serveLaunch(b *testing.B, bin, kubeconfig string, env []string) coldLaunch 
 // asks for: same fixture, same machine, same measurements.
 // VC_BENCH_VOLCANO_CONTROLLERS replaces its --controllers.
 func volcanoLaunch(b *testing.B, bin, kubeconfig string, env []string) coldLaunch {
-	l := coldLaunch{bin: bin, env: env, metrics: freeport.Addr(b), countsInMetrics: true}
 	controllers := "queue-controller,pg-controller" // serve's queue,podgroup
 	if c := os.Getenv("VC_BENCH_VOLCANO_CONTROLLERS"); c != "" {
 		controllers = c
 	}
+	return volcanoLaunchOf(b, bin, kubeconfig, env, controllers)
+}
+
+// volcanoLaunchOf is volcanoLaunch with other --controllers.
+func volcanoLaunchOf(b *testing.B, bin, kubeconfig string, env []string, controllers string) coldLaunch {
+	l := coldLaunch{bin: bin, env: env, metrics: freeport.Addr(b), countsInMetrics: true}
 	l.args = []string{"--kubeconfig=" + kubeconfig, "--controllers=" + controllers,
 		"--leader-elect=false", "--enable-metrics", "--listen-address=" + l.metrics}
 	return l

@@ -51,7 +51,7 @@ import (
 //
 // VC_BENCH_ROUNDS repeats each pass (the order of the processes
 // alternating), and the growth uses the medians. VC_BENCH_SCALE_PASSES limits the passes ("queues", "pods"; both by
-// default) or adds "reads" (readPasses: the ways to read every podgroup). VC_BENCH_BASE_BIN adds a pass of another kubectl-vc binary (an earlier
+// default) or adds "reads" (readPasses: the ways to read every podgroup). VC_BENCH_SCALE_QUEUE_ONLY adds the queue controllers alone. VC_BENCH_BASE_BIN adds a pass of another kubectl-vc binary (an earlier
 // commit's, "serve-base") beside serve, to measure a change on one fixture.
 // The fixture is created once per size and kept across passes (a pass
 // puts back what it changed). VC_BENCH_SCALES lists the sizes ("1,10" by
@@ -175,6 +175,26 @@ func scalePasses(b *testing.B, k float64, record func(string, float64, float64))
 				who string
 				l   coldLaunch
 			}{"volcano", volcanoLaunch(b, v, f.kubeconfig, nil)})
+		}
+		// VC_BENCH_SCALE_QUEUE_ONLY adds the queue controller alone, of
+		// serve ("serve") and of Volcano ("volcano"): what a process that
+		// does not group pods pays (serve then reads podgroups as Table
+		// rows, plugins/queue watchPodGroups).
+		for _, who := range strings.Split(os.Getenv("VC_BENCH_SCALE_QUEUE_ONLY"), ",") {
+			switch who {
+			case "serve":
+				out = append(out, struct {
+					who string
+					l   coldLaunch
+				}{"serve-queue-only", serveLaunchOf(b, bin, f.kubeconfig, nil, "queue")})
+			case "volcano":
+				if v := os.Getenv("VC_BENCH_VOLCANO_BIN"); v != "" {
+					out = append(out, struct {
+						who string
+						l   coldLaunch
+					}{"volcano-queue-only", volcanoLaunchOf(b, v, f.kubeconfig, nil, "queue-controller")})
+				}
+			}
 		}
 		if floor {
 			out = append(out, struct {

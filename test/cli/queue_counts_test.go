@@ -15,9 +15,9 @@ import (
 
 // TestQueueListCountsFromTables: queues without a status (no controller
 // runs here) are counted from the podgroups' QUEUE and STATUS columns,
-// read as server-side Tables without the objects, paged as --chunk-size
-// says; the counts per phase are those of the objects, a podgroup with
-// no phase counts in no phase.
+// read as server-side Tables without the objects: in one request unless
+// --chunk-size is given, then paged as it says; the counts per phase are
+// those of the objects, a podgroup with no phase counts in no phase.
 func TestQueueListCountsFromTables(t *testing.T) {
 	ctx := context.Background()
 	const ns = "queue-counts"
@@ -58,10 +58,15 @@ func TestQueueListCountsFromTables(t *testing.T) {
 	}
 	proxy := binary.NewRecordingProxy(t, env.cp.AdminConfig())
 	kc := proxy.Kubeconfig(t)
-	for _, chunk := range []string{"2", "0"} {
+	// "" is the default: no --chunk-size, one request.
+	for _, chunk := range []string{"2", "0", ""} {
 		t.Run("--chunk-size="+chunk, func(t *testing.T) {
 			proxy.Reset()
-			r := runCmd(t, command(kc, "queue", "list", "-l", "queue-counts-test=yes", "--chunk-size", chunk))
+			args := []string{"queue", "list", "-l", "queue-counts-test=yes"}
+			if chunk != "" {
+				args = append(args, "--chunk-size", chunk)
+			}
+			r := runCmd(t, command(kc, args...))
 			if r.Code != 0 {
 				t.Fatalf("queue list:\n%s", r)
 			}
@@ -79,11 +84,11 @@ func TestQueueListCountsFromTables(t *testing.T) {
 				if q.Get("includeObject") != "None" {
 					t.Errorf("podgroup read %d is not a Table without objects: %v", n, q)
 				}
-				if limit := q.Get("limit"); (chunk == "0" && limit != "") || (chunk != "0" && limit != chunk) {
-					t.Errorf("podgroup read %d: limit %q with --chunk-size %s", n, limit, chunk)
+				if limit := q.Get("limit"); (chunk == "0" || chunk == "") && limit != "" || chunk == "2" && limit != chunk {
+					t.Errorf("podgroup read %d: limit %q with --chunk-size %q", n, limit, chunk)
 				}
 			}
-			if chunk == "0" && len(reads) != 1 {
+			if chunk != "2" && len(reads) != 1 {
 				t.Errorf("--chunk-size 0 read the podgroups in %d requests, want 1", len(reads))
 			}
 		})

@@ -1,7 +1,9 @@
 package queue
 
 import (
+	"os"
 	"slices"
+	"strings"
 	"testing"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -155,6 +157,20 @@ func TestQueueController(t *testing.T) {
 			if !ok || got != v {
 				t.Errorf("volcano_queue_pod_group_%s_count = %v (present %t), want %v", name, got, ok, v)
 			}
+		}
+		// A podgroup moved to another queue leaves this one's counts.
+		if _, err := vc.SchedulingV1beta1().PodGroups("default").Patch(ctx, "counts-a", types.MergePatchType,
+			[]byte(`{"spec":{"queue":"t-counts-elsewhere"}}`), metav1.PatchOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, "queue move counted", func() (bool, error) {
+			s := getQueue(t, vc, q.Name).Status
+			return s.Inqueue == 0 && s.Running == 4, nil
+		})
+		// Alone, the queue controller read those from Table rows
+		// (plugins/queue watchPodGroups), not from podgroup objects.
+		if log, err := os.ReadFile(p.Log); err != nil || !strings.Contains(string(log), `"podgroups read for counting" from="Tables per namespace"`) {
+			t.Errorf("serve --controllers=queue did not count from Tables per namespace (%v); its log:\n%s", err, p.LastLog(20))
 		}
 		for i := range phases {
 			deletePodGroup(t, vc, "counts-"+string(rune('a'+i)))

@@ -3,6 +3,7 @@ package queue
 import (
 	"context"
 
+	"github.com/spf13/pflag"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kubectl-vc/kubectl-vc/pkg/apis/keys"
@@ -18,14 +19,31 @@ type counts = rules.PodGroupCounts
 
 func statusCounts(q *schedulingv1beta1.Queue) counts { return rules.FromQueueStatus(q.Status) }
 
+// pageSizes are how many podgroups one count request reads: as Table
+// rows and, where Tables cannot be read, as objects.
+type pageSizes struct{ rows, objects int64 }
+
+// countPages returns the page sizes of a command's --chunk-size flag: the
+// size the user gave for both; when not given, Table rows in one request
+// and objects in kubectl's pages. Why rows in one request by default:
+// pages are served from etcd and a whole Table from the API server's
+// cache (at 10x, 200 000 podgroups: 25-63 s against 4 s, docs/benchmarks.md),
+// and the rows are decoded one at a time, so one request holds no more in
+// memory than a page.
+func countPages(flag *pflag.Flag, size int64) pageSizes {
+	if flag != nil && flag.Changed {
+		return pageSizes{rows: size, objects: size}
+	}
+	return pageSizes{rows: 0, objects: chunk.DefaultSize}
+}
+
 // queueCounts returns podgroup counts per queue. Queues whose status the
 // controller maintains (it writes a state) use their status; for the rest
-// podgroups are read once across namespaces, chunkSize per request as
-// the command's --chunk-size says — never one request per queue: as
-// Tables of their QUEUE and STATUS columns (countFromTables), or as
+// podgroups are read once across namespaces — never one request per queue:
+// as Tables of their QUEUE and STATUS columns (countFromTables), or as
 // objects where that fails. If podgroups cannot be listed (RBAC), status
 // counts are used.
-func queueCounts(ctx context.Context, c versioned.Interface, queues []schedulingv1beta1.Queue, chunkSize int64) map[string]counts {
+func queueCounts(ctx context.Context, c versioned.Interface, queues []schedulingv1beta1.Queue, pages pageSizes) map[string]counts {
 	out := make(map[string]counts, len(queues))
 	needList := false
 	for i := range queues {
@@ -38,9 +56,9 @@ func queueCounts(ctx context.Context, c versioned.Interface, queues []scheduling
 	if !needList {
 		return out
 	}
-	fromPG, err := countFromTables(ctx, c.SchedulingV1beta1().RESTClient(), chunkSize)
+	fromPG, err := countFromTables(ctx, c.SchedulingV1beta1().RESTClient(), pages.rows)
 	if err != nil {
-		fromPG, err = countFromObjects(ctx, c, chunkSize)
+		fromPG, err = countFromObjects(ctx, c, pages.objects)
 	}
 	if err != nil {
 		return out

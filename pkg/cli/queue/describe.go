@@ -12,7 +12,6 @@ import (
 	"k8s.io/kubectl/pkg/util/templates"
 
 	schedulingv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/scheduling/v1beta1"
-	"github.com/kubectl-vc/kubectl-vc/pkg/cli/chunk"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/completion"
 	vcprinters "github.com/kubectl-vc/kubectl-vc/pkg/cli/printers"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/util"
@@ -91,7 +90,7 @@ func (o *DescribeOptions) Run(ctx context.Context) error {
 	}
 	d.Table(0, "Usage", "Resource\tAllocated\tDeserved\tCapability\t% Deserved\t% Capability", usage)
 
-	cnt := queueCounts(ctx, c, []schedulingv1beta1.Queue{*q}, chunk.DefaultSize)[q.Name]
+	cnt := queueCounts(ctx, c, []schedulingv1beta1.Queue{*q}, countPages(nil, 0))[q.Name]
 	source := "status"
 	if q.Status.State == "" {
 		source = "podgroups"

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
@@ -21,6 +22,8 @@ import (
 // ListOptions holds the input of 'queue list'.
 type ListOptions struct {
 	list.Options
+	// chunkFlag tells whether --chunk-size was given (countPages).
+	chunkFlag *pflag.Flag
 }
 
 func newListCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Command {
@@ -52,6 +55,7 @@ func newListCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Comma
 		RunE:              util.RunE(o),
 	}
 	o.AddFlags(cmd, list.Flags{Selector: "Label selector, e.g. -l team=a", Watch: true})
+	o.chunkFlag = cmd.Flags().Lookup("chunk-size")
 	return cmd
 }
 
@@ -67,7 +71,7 @@ func (o *ListOptions) Run(ctx context.Context) error {
 			return &schedulingv1beta1.QueueList{ListMeta: metav1.ListMeta{ResourceVersion: rv}, Items: items}
 		},
 		Table: func(items []schedulingv1beta1.Queue) runtime.Object {
-			return queueTable(items, queueCounts(ctx, o.Client, items, o.ChunkSize))
+			return queueTable(items, queueCounts(ctx, o.Client, items, countPages(o.chunkFlag, o.ChunkSize)))
 		},
 		WatchTable: func(q *schedulingv1beta1.Queue) runtime.Object {
 			return queueTable([]schedulingv1beta1.Queue{*q}, map[string]counts{q.Name: statusCounts(q)})

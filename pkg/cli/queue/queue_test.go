@@ -134,7 +134,7 @@ func TestQueueCountsOneList(t *testing.T) {
 			Spec: schedulingv1beta1.PodGroupSpec{Queue: q.Name}, Status: schedulingv1beta1.PodGroupStatus{Phase: schedulingv1beta1.PodGroupRunning}})
 	}
 	c := fake.NewSimpleClientset(objs...)
-	got := queueCounts(context.Background(), c, queues, 2)
+	got := queueCounts(context.Background(), c, queues, pageSizes{rows: 2, objects: 2})
 	if got["q7"].Running != 1 || got["q7"].Total != 1 {
 		t.Errorf("q7 counts: %+v", got["q7"])
 	}
@@ -146,7 +146,7 @@ func TestQueueCountsOneList(t *testing.T) {
 	for i := range queues {
 		queues[i].Status = schedulingv1beta1.QueueStatus{State: schedulingv1beta1.QueueStateOpen, Pending: 2}
 	}
-	got = queueCounts(context.Background(), c, queues, 0)
+	got = queueCounts(context.Background(), c, queues, countPages(nil, 0))
 	if got["q3"].Pending != 2 || got["q3"].Running != 0 {
 		t.Errorf("status counts not used: %+v", got["q3"])
 	}

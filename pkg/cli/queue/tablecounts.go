@@ -2,15 +2,11 @@ package queue
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
-	"fmt"
-	"strconv"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
 
-	schedulingv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/scheduling/v1beta1"
 	"github.com/kubectl-vc/kubectl-vc/pkg/controller/podgrouprows"
 )
 
@@ -18,7 +14,7 @@ import (
 // from server-side Tables without the objects (includeObject=None): the
 // podgroup CRD's printer columns QUEUE (.spec.queue) and STATUS
 // (.status.phase), which Volcano's CRD and ours both declare, chunkSize
-// rows per request (0: one request).
+// rows per request (0: one request), each decoded row by row.
 //
 // Why: counting needs two fields of each podgroup, and a Table row holds
 // little more, where a listed podgroup is a whole object the API server
@@ -37,40 +33,17 @@ func countFromTables(ctx context.Context, rc rest.Interface, chunkSize int64) (m
 		return nil, errors.New("no REST client")
 	}
 	out := map[string]counts{}
-	var cols podgrouprows.Columns
 	cont := ""
 	for first := true; first || cont != ""; first = false {
-		req := rc.Get().Resource("podgroups").SetHeader("Accept", podgrouprows.Accept).Param("includeObject", string(metav1.IncludeNone))
-		if chunkSize > 0 {
-			req = req.Param("limit", strconv.FormatInt(chunkSize, 10))
-		}
-		if cont != "" {
-			req = req.Param("continue", cont)
-		}
-		raw, err := req.DoRaw(ctx)
+		meta, _, err := podgrouprows.Read(ctx, podgrouprows.Request(rc, "", metav1.IncludeNone, chunkSize, cont, ""), "",
+			func(r podgrouprows.Row) error {
+				addCount(out, r.Queue, r.Phase)
+				return nil
+			})
 		if err != nil {
 			return nil, err
 		}
-		var t metav1.Table
-		if err := json.Unmarshal(raw, &t); err != nil {
-			return nil, fmt.Errorf("podgroup table: %w", err)
-		}
-		if t.Kind != "Table" {
-			return nil, fmt.Errorf("podgroup table: the server answered with a %q", t.Kind)
-		}
-		if first {
-			if cols, err = podgrouprows.FindColumns(t.ColumnDefinitions); err != nil {
-				return nil, err
-			}
-		}
-		for _, row := range t.Rows {
-			_, queue, phase, err := cols.Row(row)
-			if err != nil {
-				return nil, err
-			}
-			addCount(out, queue, schedulingv1beta1.PodGroupPhase(phase))
-		}
-		cont = t.Continue
+		cont = meta.Continue
 	}
 	return out, nil
 }

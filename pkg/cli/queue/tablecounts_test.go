@@ -116,7 +116,7 @@ func TestCountFromTablesFallsBack(t *testing.T) {
 				t.Fatalf("countFromTables: error %v, want %v", err, c.wantErr)
 			}
 			*accepts = nil
-			got := queueCounts(context.Background(), cl, queues, 0)["a"]
+			got := queueCounts(context.Background(), cl, queues, countPages(nil, 0))["a"]
 			if got.Running != 1 || got.Total != 1 {
 				t.Errorf("queue a: %+v, want one Running podgroup", got)
 			}

@@ -14,6 +14,7 @@ import (
 	"github.com/olekukonko/tablewriter/renderer"
 	"github.com/olekukonko/tablewriter/tw"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
@@ -44,6 +45,8 @@ type TreeOptions struct {
 
 	// ChunkSize is how many queues one list request reads (0: all).
 	ChunkSize int64
+	// chunkFlag tells whether --chunk-size was given (countPages).
+	chunkFlag *pflag.Flag
 
 	client versioned.Interface
 }
@@ -83,6 +86,7 @@ func newTreeCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Comma
 	util.AddOutputFlag(cmd, &o.Output, treeOutputs...)
 	cmd.Flags().BoolVarP(&o.Watch, "watch", "w", false, "After printing the tree, print it again whenever a queue changes")
 	chunk.AddFlag(cmd, &o.ChunkSize)
+	o.chunkFlag = cmd.Flags().Lookup("chunk-size")
 	return cmd
 }
 
@@ -224,7 +228,7 @@ func (o *TreeOptions) render(ctx context.Context, w io.Writer, byName map[string
 	for _, q := range byName {
 		items = append(items, q)
 	}
-	cnt := queueCounts(ctx, o.client, items, o.ChunkSize)
+	cnt := queueCounts(ctx, o.client, items, countPages(o.chunkFlag, o.ChunkSize))
 	f := newForest(items)
 	f.sort(func(a, b string) bool { return a < b })
 	switch o.Output {

@@ -66,6 +66,25 @@ func ReadsOnlyShared[T any, P objectPointer[T]](keep func(dst, src P, in *Intern
 	}
 }
 
+// CachedByOthers says whether a controller among running other than self
+// declares that it caches objects of type T: the shared factory then lists
+// and watches them whatever self does, and self reading them another way
+// would have the API server send them twice.
+func CachedByOthers[T any, P objectPointer[T]](running []Controller, self string) bool {
+	typ := reflect.TypeFor[P]()
+	for _, c := range running {
+		if c.Name() == self {
+			continue
+		}
+		for _, r := range c.CacheReads() {
+			if r.typ == typ {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // trim is the plan for one trimmed type: the keep functions of every
 // controller that caches it.
 type trim struct {

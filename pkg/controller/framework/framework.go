@@ -84,6 +84,10 @@ type ControllerOption struct {
 	// MaxRequeueNum bounds the retries of one request; -1 retries forever.
 	MaxRequeueNum int
 	FeatureGates  featuregate.FeatureGate
+
+	// Running are the controllers this process runs: whether another of
+	// them caches a kind anyway (CachedByOthers).
+	Running []Controller
 }
 
 // Configure returns a fresh instance of the named controller with its

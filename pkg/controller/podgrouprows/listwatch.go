@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/resourceversion"
@@ -92,7 +93,11 @@ func (lw *ListWatch) Watch(opts metav1.ListOptions) (watch.Interface, error) {
 
 // ListWithContext implements cache.ListerWithContext.
 func (lw *ListWatch) ListWithContext(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
-	list, cols, source, err := lw.listTables(ctx, opts)
+	var list runtime.Object
+	rows, cols, source, err := lw.listTables(ctx, opts)
+	if err == nil {
+		list = rows
+	}
 	objects := false
 	if errors.Is(err, ErrNoColumns) || errors.Is(err, errNotTable) {
 		klog.V(2).InfoS("podgroups cannot be counted from Tables; reading the objects", "reason", err)
@@ -108,14 +113,19 @@ func (lw *ListWatch) ListWithContext(ctx context.Context, opts metav1.ListOption
 	lw.lastSource = source
 	lw.mu.Unlock()
 	if changed {
-		klog.InfoS("podgroups read for counting", "from", source, "podgroups", len(list.Items), "resourceVersion", list.ResourceVersion)
+		n := meta.LenList(list)
+		rv := ""
+		if acc, err := meta.ListAccessor(list); err == nil {
+			rv = acc.GetResourceVersion()
+		}
+		klog.InfoS("podgroups read for counting", "from", source, "podgroups", n, "resourceVersion", rv)
 	}
 	return list, nil
 }
 
 // listTables reads every podgroup's row: per namespace, or cluster-wide
 // with the metadata when namespaces cannot be listed.
-func (lw *ListWatch) listTables(ctx context.Context, opts metav1.ListOptions) (*v1beta1.PodGroupList, Columns, string, error) {
+func (lw *ListWatch) listTables(ctx context.Context, opts metav1.ListOptions) (*RowList, Columns, string, error) {
 	nsList, err := lw.kube.CoreV1().Namespaces().List(ctx, metav1.ListOptions{ResourceVersion: "0"})
 	if apierrors.IsForbidden(err) || (err == nil && len(nsList.Items) == 0) {
 		l, cols, err := lw.table(ctx, "", metav1.IncludeMetadata, opts)
@@ -124,7 +134,7 @@ func (lw *ListWatch) listTables(ctx context.Context, opts metav1.ListOptions) (*
 	if err != nil {
 		return nil, Columns{}, "", err
 	}
-	parts := make([]*v1beta1.PodGroupList, len(nsList.Items))
+	parts := make([]*RowList, len(nsList.Items))
 	colsOf := make([]Columns, len(nsList.Items))
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(lw.parallel)
@@ -138,12 +148,12 @@ func (lw *ListWatch) listTables(ctx context.Context, opts metav1.ListOptions) (*
 	if err := g.Wait(); err != nil {
 		return nil, Columns{}, "", err
 	}
-	out := &v1beta1.PodGroupList{}
+	out := &RowList{}
 	n := 0
 	for _, p := range parts {
 		n += len(p.Items)
 	}
-	out.Items = make([]v1beta1.PodGroup, 0, n)
+	out.Items = make([]Row, 0, n)
 	for i, p := range parts {
 		out.Items = append(out.Items, p.Items...)
 		// The oldest list's resourceVersion: the watch from there sees
@@ -160,63 +170,21 @@ func (lw *ListWatch) listTables(ctx context.Context, opts metav1.ListOptions) (*
 }
 
 // table reads one Table of podgroups in namespace ns ("" for all).
-func (lw *ListWatch) table(ctx context.Context, ns string, include metav1.IncludeObjectPolicy, opts metav1.ListOptions) (*v1beta1.PodGroupList, Columns, error) {
-	lo := metav1.ListOptions{ResourceVersion: opts.ResourceVersion, ResourceVersionMatch: opts.ResourceVersionMatch}
-	raw, err := lw.podgroups.Get().Namespace(ns).Resource("podgroups").SetHeader("Accept", Accept).
-		Param("includeObject", string(include)).VersionedParams(&lo, metav1.ParameterCodec).DoRaw(ctx)
+func (lw *ListWatch) table(ctx context.Context, ns string, include metav1.IncludeObjectPolicy, opts metav1.ListOptions) (*RowList, Columns, error) {
+	req := Request(lw.podgroups, ns, include, 0, "", opts.ResourceVersion)
+	if opts.ResourceVersionMatch != "" {
+		req = req.Param("resourceVersionMatch", string(opts.ResourceVersionMatch))
+	}
+	out := &RowList{}
+	lm, cols, err := Read(ctx, req, ns, func(r Row) error {
+		out.Items = append(out.Items, r)
+		return nil
+	})
 	if err != nil {
 		return nil, Columns{}, err
 	}
-	var t metav1.Table
-	if err := json.Unmarshal(raw, &t); err != nil {
-		return nil, Columns{}, fmt.Errorf("podgroup table: %w", err)
-	}
-	if t.Kind != "Table" {
-		return nil, Columns{}, fmt.Errorf("%w (%q)", errNotTable, t.Kind)
-	}
-	cols, err := FindColumns(t.ColumnDefinitions)
-	if err != nil {
-		return nil, Columns{}, err
-	}
-	out := &v1beta1.PodGroupList{ListMeta: metav1.ListMeta{ResourceVersion: t.ResourceVersion}, Items: make([]v1beta1.PodGroup, 0, len(t.Rows))}
-	for _, row := range t.Rows {
-		pg, err := cols.podGroup(row, ns)
-		if err != nil {
-			return nil, Columns{}, err
-		}
-		out.Items = append(out.Items, *pg)
-	}
+	out.ResourceVersion = lm.ResourceVersion
 	return out, cols, nil
-}
-
-// rowMeta is what a row's metadata (includeObject=Metadata) gives.
-type rowMeta struct {
-	Metadata struct {
-		Namespace       string `json:"namespace"`
-		Name            string `json:"name"`
-		ResourceVersion string `json:"resourceVersion"`
-	} `json:"metadata"`
-}
-
-// podGroup makes the podgroup of a row: its namespace and name from the
-// row's metadata when it has some, else ns and the Name cell.
-func (c Columns) podGroup(row metav1.TableRow, ns string) (*v1beta1.PodGroup, error) {
-	name, queue, phase, err := c.Row(row)
-	if err != nil {
-		return nil, err
-	}
-	pg := &v1beta1.PodGroup{}
-	pg.Namespace, pg.Name = ns, name
-	if len(row.Object.Raw) > 0 {
-		var m rowMeta
-		if err := json.Unmarshal(row.Object.Raw, &m); err != nil {
-			return nil, fmt.Errorf("podgroup table: a row's metadata: %w", err)
-		}
-		pg.Namespace, pg.Name, pg.ResourceVersion = m.Metadata.Namespace, m.Metadata.Name, m.Metadata.ResourceVersion
-	}
-	pg.Spec.Queue = queue
-	pg.Status.Phase = v1beta1.PodGroupPhase(phase)
-	return pg, nil
 }
 
 // listObjects is the fallback: the objects, trimmed to the same fields.
@@ -261,7 +229,7 @@ func (lw *ListWatch) WatchWithContext(ctx context.Context, opts metav1.ListOptio
 	if err != nil {
 		return nil, err
 	}
-	return watch.NewStreamWatcher(&tableEvents{body: body, dec: json.NewDecoder(body), cols: cols},
+	return watch.NewStreamWatcher(&tableEvents{body: body, dec: json.NewDecoder(body), cols: cols, in: interner{}},
 		apierrors.NewClientErrorReporter(http.StatusInternalServerError, "GET", "ClientWatchDecoding")), nil
 }
 
@@ -272,6 +240,7 @@ type tableEvents struct {
 	body interface{ Close() error }
 	dec  *json.Decoder
 	cols Columns
+	in   interner
 }
 
 func (d *tableEvents) Decode() (watch.EventType, runtime.Object, error) {
@@ -320,11 +289,11 @@ func (d *tableEvents) Decode() (watch.EventType, runtime.Object, error) {
 	if len(t.Rows) != 1 {
 		return "", nil, fmt.Errorf("podgroup table watch: an event with %d rows", len(t.Rows))
 	}
-	pg, err := d.cols.podGroup(t.Rows[0], "")
+	r, err := d.cols.row(t.Rows[0], "", d.in)
 	if err != nil {
 		return "", nil, err
 	}
-	return typ, pg, nil
+	return typ, r.PodGroup(), nil
 }
 
 func (d *tableEvents) Close() { _ = d.body.Close() }

@@ -157,7 +157,7 @@ func TestDecodeEvents(t *testing.T) {
 		`{"type":"BOOKMARK","object":{"kind":"Table","apiVersion":"meta.k8s.io/v1","metadata":{},"rows":[{"cells":["",null,null],"object":{"metadata":{"resourceVersion":"9"}}}]}}` +
 		`{"type":"BOOKMARK","object":{"kind":"PodGroup","apiVersion":"scheduling.volcano.sh/v1beta1","metadata":{"resourceVersion":"10"}}}` +
 		`{"type":"ERROR","object":{"kind":"Status","apiVersion":"v1","status":"Failure","reason":"Expired","code":410}}`
-	d := &tableEvents{body: nopCloser{}, dec: json.NewDecoder(strings.NewReader(stream)), cols: Columns{name: -1}}
+	d := &tableEvents{body: nopCloser{}, dec: json.NewDecoder(strings.NewReader(stream)), cols: Columns{name: -1}, in: interner{}}
 	var got []string
 	for {
 		typ, obj, err := d.Decode()
@@ -190,4 +190,45 @@ func describe(obj runtime.Object) string {
 		return fmt.Sprintf("status %d %s", o.Code, o.Reason)
 	}
 	return "?"
+}
+
+// Rows reads a Table row by row, keeps its list metadata, and refuses
+// what it cannot count.
+func TestRows(t *testing.T) {
+	table := `{"kind":"Table","apiVersion":"meta.k8s.io/v1","metadata":{"resourceVersion":"5","continue":"next"},` +
+		`"columnDefinitions":[{"name":"Name"},{"name":"STATUS"},{"name":"minMember"},{"name":"QUEUE"}],` +
+		`"rows":[{"cells":["a","Running",1,"q"],"object":null},{"cells":["b",null,1,null],"object":null}]}`
+	var got []string
+	meta, cols, err := Rows(strings.NewReader(table), "team", func(r Row) error {
+		got = append(got, describe(r.PodGroup()))
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if meta.ResourceVersion != "5" || meta.Continue != "next" || cols != (Columns{name: 0, phase: 1, queue: 3}) {
+		t.Errorf("metadata %+v, columns %+v", meta, cols)
+	}
+	if want := []string{"team/a q Running ", "team/b   "}; strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("rows %q, want %q", got, want)
+	}
+
+	for _, c := range []struct {
+		name, body string
+		want       error
+	}{
+		{"a list of objects", `{"kind":"PodGroupList","apiVersion":"scheduling.volcano.sh/v1beta1","items":[]}`, errNotTable},
+		{"no QUEUE column", `{"kind":"Table","columnDefinitions":[{"name":"Name"},{"name":"STATUS"}],"rows":[]}`, ErrNoColumns},
+		{"rows before columns", `{"kind":"Table","rows":[{"cells":["a","Running","q"]}],"columnDefinitions":[{"name":"Name"},{"name":"STATUS"},{"name":"QUEUE"}]}`, ErrNoColumns},
+		{"no columns at all", `{"kind":"Table","rows":[]}`, ErrNoColumns},
+		{"not an object", `[]`, errNotTable},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			n := 0
+			_, _, err := Rows(strings.NewReader(c.body), "", func(Row) error { n++; return nil })
+			if !errors.Is(err, c.want) || n != 0 {
+				t.Errorf("error %v after %d rows, want %v before any", err, n, c.want)
+			}
+		})
+	}
 }

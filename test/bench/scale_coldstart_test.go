@@ -202,6 +202,9 @@ func serveLaunchOf(b *testing.B, bin, kubeconfig string, env []string, controlle
 		// The harness reads the metrics over plain HTTP, as Volcano's
 		// controller serves them.
 		"--metrics-secure=false"}
+	// VC_BENCH_SERVE_ARGS adds flags to serve (space-separated), e.g.
+	// --workers-queue=64 to size a default from measurement.
+	l.args = append(l.args, strings.Fields(os.Getenv("VC_BENCH_SERVE_ARGS"))...)
 	l.cpuFile = os.Getenv("VC_BENCH_COLD_CPU")
 	if l.heapFile != "" || l.cpuFile != "" {
 		l.args = append(l.args, "--profiling")

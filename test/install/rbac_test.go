@@ -132,7 +132,38 @@ func TestRBACServiceAccount(t *testing.T) {
 	if lines := forbiddenLines(t, p.Log); lines != "" {
 		t.Errorf("serve's log mentions forbidden requests:\n%s", lines)
 	}
+	t.Run("queue controller alone", func(t *testing.T) { rbacQueueAlone(t, path, vc, ns["queue"]) })
 	t.Logf("all paths driven in %v", time.Since(start).Round(time.Millisecond))
+}
+
+// rbacQueueAlone: the queue controller without the podgroup controller
+// counts podgroups from Table rows read namespace by namespace (list
+// namespaces, then Tables of podgroups, then a Table watch): as the
+// ServiceAccount, a podgroup created while no serve runs is counted, with
+// no request refused.
+func rbacQueueAlone(t *testing.T, kubeconfig string, vc versioned.Interface, ns string) {
+	if _, err := vc.SchedulingV1beta1().PodGroups(ns).Create(ctx, &v1beta1.PodGroup{
+		ObjectMeta: metav1.ObjectMeta{Name: "counted-alone"},
+		Spec:       v1beta1.PodGroupSpec{MinMember: 1, Queue: "rbac-child"},
+		Status:     v1beta1.PodGroupStatus{Phase: v1beta1.PodGroupRunning},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	p := cptest.StartServe(t, binary, kubeconfig, "--controllers=queue")
+	eventually(t, "the new podgroup counted in rbac-child", func() (bool, error) {
+		s := queues.Get(t, vc, "rbac-child").Status
+		return s.Running == 1 && s.Pending == 1, nil
+	})
+	if log, err := os.ReadFile(p.Log); err != nil || !strings.Contains(string(log), `from="Tables per namespace"`) {
+		t.Errorf("the queue controller alone did not read Tables per namespace (%v):\n%s", err, p.LastLog(20))
+	}
+	if v, _ := p.Metric(t, "rest_client_requests_total", `code="403"`); v != 0 {
+		_, samples := requestsByCode(t, p)
+		t.Errorf("%v requests of the queue controller alone were forbidden:\n%s\n%s", v, strings.Join(samples, "\n"), forbiddenLines(t, p.Log))
+	}
+	if lines := forbiddenLines(t, p.Log); lines != "" {
+		t.Errorf("serve's log mentions forbidden requests:\n%s", lines)
+	}
 }
 
 // rbacQueues: start-up creates root and default; a queue without a parent

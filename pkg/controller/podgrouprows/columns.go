@@ -53,10 +53,10 @@ func FindColumns(defs []metav1.TableColumnDefinition) (Columns, error) {
 	return c, nil
 }
 
-// Row reads a podgroup's name, queue and phase from a Table row. A field
+// cells reads a podgroup's name, queue and phase from a Table row. A field
 // the object lacks is a null cell: a podgroup naming no queue, or without a
 // phase yet, gives "".
-func (c Columns) Row(row metav1.TableRow) (name, queue, phase string, err error) {
+func (c Columns) cells(row metav1.TableRow) (name, queue, phase string, err error) {
 	if len(row.Cells) <= max(c.name, c.queue, c.phase) {
 		return "", "", "", fmt.Errorf("podgroup table: a row has %d cells", len(row.Cells))
 	}

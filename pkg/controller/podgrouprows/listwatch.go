@@ -31,9 +31,10 @@ var errNotTable = errors.New("the API server did not answer with a Table")
 // parallelLists is how many namespaces' Tables are read at once.
 const parallelLists = 8
 
-// ListWatch is a cache.ListerWatcher of PodGroups that hold only what a
-// count of podgroups by queue and phase reads: namespace, name,
-// spec.queue, status.phase (and, from watch events, the resourceVersion).
+// ListWatch is a cache.ListerWatcher of what a count of podgroups by queue
+// and phase reads: namespace, name, spec.queue, status.phase. Its lists are
+// RowLists; its watch events are PodGroups holding only those fields and
+// the resourceVersion (a reflector checks the events' type).
 //
 // The list reads one Table per namespace without the objects
 // (includeObject=None): a row without its object has no namespace, so
@@ -54,7 +55,6 @@ type ListWatch struct {
 	podgroups  rest.Interface
 	vc         versioned.Interface
 	kube       kubernetes.Interface
-	parallel   int
 	mu         sync.Mutex
 	cols       Columns
 	objects    bool   // the last list read objects: so does the watch
@@ -73,7 +73,7 @@ func New(kube kubernetes.Interface, vc versioned.Interface) (*ListWatch, bool) {
 	if r, ok := rc.(*rest.RESTClient); !ok || r == nil {
 		return nil, false
 	}
-	return &ListWatch{podgroups: rc, vc: vc, kube: kube, parallel: parallelLists}, true
+	return &ListWatch{podgroups: rc, vc: vc, kube: kube}, true
 }
 
 // IsWatchListSemanticsUnSupported tells the reflector to list, then watch:
@@ -137,7 +137,7 @@ func (lw *ListWatch) listTables(ctx context.Context, opts metav1.ListOptions) (*
 	parts := make([]*RowList, len(nsList.Items))
 	colsOf := make([]Columns, len(nsList.Items))
 	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(lw.parallel)
+	g.SetLimit(parallelLists)
 	for i := range nsList.Items {
 		g.Go(func() error {
 			var err error

@@ -75,7 +75,7 @@ func (in interner) get(s string) string {
 // row reads a Table row: namespace and name from the row's metadata when
 // it has some, else ns and the Name cell.
 func (c Columns) row(tr metav1.TableRow, ns string, in interner) (Row, error) {
-	name, queue, phase, err := c.Row(tr)
+	name, queue, phase, err := c.cells(tr)
 	if err != nil {
 		return Row{}, err
 	}

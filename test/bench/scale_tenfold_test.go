@@ -45,9 +45,10 @@ import (
 //     the writes this took.
 //
 // The queues pass also runs the cold start's floor (startColdStartFloor:
-// list, count, one status apply per queue, 32 at once; VC_BENCH_SCALE_FLOOR=0
-// leaves it out): what this API server and client-go cost at each size,
-// which no controller can beat.
+// the podgroups' queue and phase from Table rows per namespace, the
+// queues in one LIST, one status apply per queue, 32 at once, no watch;
+// VC_BENCH_SCALE_FLOOR=0 leaves it out): what this API server and
+// client-go cost at each size, which no controller can beat.
 //
 // VC_BENCH_ROUNDS repeats each pass (the order of the processes
 // alternating), and the growth uses the medians. VC_BENCH_SCALE_PASSES limits the passes ("queues", "pods"; both by

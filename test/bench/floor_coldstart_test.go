@@ -17,6 +17,7 @@ import (
 	schedulingac "github.com/kubectl-vc/kubectl-vc/pkg/client/applyconfiguration/scheduling/v1beta1"
 	"github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned"
 	"github.com/kubectl-vc/kubectl-vc/pkg/controller/podgrouprows"
+	"github.com/kubectl-vc/kubectl-vc/pkg/rules"
 )
 
 // startColdStartFloor is the floor of a cold start: what any controller
@@ -46,25 +47,11 @@ func startColdStartFloor(t testing.TB, cfg *rest.Config) (stop func()) {
 	if !ok {
 		t.Fatalf("floor: podgroups read as %T, not as Table rows", list)
 	}
-	counts := map[string]*v1beta1.QueueStatus{}
+	counts := map[string]rules.PodGroupCounts{}
 	for _, r := range rows.Items {
-		s := counts[r.Queue]
-		if s == nil {
-			s = &v1beta1.QueueStatus{}
-			counts[r.Queue] = s
-		}
-		switch r.Phase {
-		case v1beta1.PodGroupPending:
-			s.Pending++
-		case v1beta1.PodGroupRunning:
-			s.Running++
-		case v1beta1.PodGroupInqueue:
-			s.Inqueue++
-		case v1beta1.PodGroupCompleted:
-			s.Completed++
-		case v1beta1.PodGroupUnknown:
-			s.Unknown++
-		}
+		c := counts[r.Queue]
+		c.Add(r.Phase)
+		counts[r.Queue] = c
 	}
 	// A consistent list (no resourceVersion): the statuses the benchmark
 	// has just cleared must be seen cleared. Kubernetes 1.31 and later
@@ -76,25 +63,20 @@ func startColdStartFloor(t testing.TB, cfg *rest.Config) (stop func()) {
 	qs := ql.Items
 	type item struct {
 		name string
-		s    v1beta1.QueueStatus
+		n    rules.PodGroupCounts
 	}
 	items := make(chan item, len(qs))
 	for i := range qs {
 		q := &qs[i]
-		want := v1beta1.QueueStatus{State: v1beta1.QueueStateOpen}
-		if c := counts[q.Name]; c != nil {
-			want.Pending, want.Running, want.Inqueue, want.Completed, want.Unknown = c.Pending, c.Running, c.Inqueue, c.Completed, c.Unknown
-		}
-		s := q.Status
-		if s.State != want.State || s.Pending != want.Pending || s.Running != want.Running ||
-			s.Inqueue != want.Inqueue || s.Completed != want.Completed || s.Unknown != want.Unknown {
-			items <- item{q.Name, want}
+		n := counts[q.Name]
+		if q.Status.State != v1beta1.QueueStateOpen || !n.SamePhases(rules.FromQueueStatus(q.Status)) {
+			items <- item{q.Name, n}
 		}
 	}
 	done := floorWorkers(ctx, items, func(ctx context.Context, it item) error {
-		ac := schedulingac.Queue(it.name).WithStatus(schedulingac.QueueStatus().WithState(it.s.State).
-			WithInqueue(it.s.Inqueue).WithPending(it.s.Pending).WithRunning(it.s.Running).
-			WithUnknown(it.s.Unknown).WithCompleted(it.s.Completed))
+		ac := schedulingac.Queue(it.name).WithStatus(schedulingac.QueueStatus().WithState(v1beta1.QueueStateOpen).
+			WithInqueue(it.n.Inqueue).WithPending(it.n.Pending).WithRunning(it.n.Running).
+			WithUnknown(it.n.Unknown).WithCompleted(it.n.Completed))
 		_, err := vc.SchedulingV1beta1().Queues().ApplyStatus(ctx, ac, metav1.ApplyOptions{FieldManager: keys.QueueControllerManager, Force: true})
 		return err
 	})

@@ -40,6 +40,9 @@ func NewCommands(cfg CommandsConfig) *Commands {
 	return &Commands{cfg: cfg}
 }
 
+// waitDelay is how long a killed command's output may stay open.
+const waitDelay = 5 * time.Second
+
 // Programs are the Slurm client commands Commands runs.
 var Programs = []string{"scontrol", "sinfo", "squeue"}
 
@@ -71,6 +74,10 @@ func (c *Commands) runEnv(ctx context.Context, env []string, name string, args .
 		bin = filepath.Join(c.cfg.BinDir, name)
 	}
 	cmd := exec.CommandContext(ctx, bin, args...)
+	// Killing the command at the timeout ends the wait only once its
+	// output pipes close; a child it left behind could keep them open
+	// and hold the sync that runs it. WaitDelay bounds that wait.
+	cmd.WaitDelay = waitDelay
 	cmd.Env = os.Environ()
 	if c.cfg.Conf != "" {
 		cmd.Env = append(cmd.Env, "SLURM_CONF="+c.cfg.Conf)

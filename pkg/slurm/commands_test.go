@@ -3,6 +3,10 @@ package slurm_test
 import (
 	"context"
 	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -138,5 +142,44 @@ func TestNodeStateStrings(t *testing.T) {
 		if got := tc.s.String(); got != tc.want {
 			t.Errorf("%+v: got %q want %q", tc.s, got, tc.want)
 		}
+	}
+}
+
+// TestCommandTimeoutWithLingeringChild: a command that hangs past the
+// timeout while a child it started keeps its output open (a wrapper script
+// around the real sinfo, say) still ends the call with an error, instead
+// of holding the NodeSet sync that made it until the child exits.
+func TestCommandTimeoutWithLingeringChild(t *testing.T) {
+	dir := t.TempDir()
+	// The background sleep inherits stdout and stderr and outlives the
+	// script, which is what the timeout kills.
+	pids := filepath.Join(dir, "pids")
+	script := "#!/bin/sh\nsleep 600 &\necho $! >>" + pids + "\nsleep 600\n"
+	t.Cleanup(func() {
+		b, _ := os.ReadFile(pids)
+		for _, pid := range strings.Fields(string(b)) {
+			_ = exec.Command("kill", pid).Run()
+		}
+	})
+	for _, name := range slurm.Programs {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(script), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c := slurm.NewCommands(slurm.CommandsConfig{BinDir: dir, Timeout: 100 * time.Millisecond})
+	done := make(chan error, 1)
+	go func() { done <- c.Refresh(context.Background()) }()
+	select {
+	case err := <-done:
+		if err == nil {
+			t.Fatal("Refresh of a command killed at its timeout returned no error")
+		}
+		if !strings.Contains(err.Error(), "sinfo") {
+			t.Fatalf("the error does not name the command: %v", err)
+		}
+	case <-time.After(2 * time.Minute):
+		// Not a speed check: without a bound the call waits for the
+		// child's 600 s.
+		t.Fatal("Refresh still waits for the child of a command killed at its timeout")
 	}
 }

@@ -33,6 +33,15 @@ func (s *nodeSetSync) canAdopt() error {
 	return nil
 }
 
+// mayAdopt is canAdopt, asked at most once a sync (for revisions and pods
+// alike): it costs a read from the API server.
+func (s *nodeSetSync) mayAdopt() error {
+	if !s.adoptChecked {
+		s.adoptErr, s.adoptChecked = s.canAdopt(), true
+	}
+	return s.adoptErr
+}
+
 // ownerPatch adds (or removes) our controller reference. The uid in the
 // patch makes the API server refuse it if the object was re-created.
 func ownerPatch(ns *slinkyv1beta1.NodeSet, uid types.UID, remove bool, extraLabels map[string]string) []byte {
@@ -52,40 +61,61 @@ func ownerPatch(ns *slinkyv1beta1.NodeSet, uid types.UID, remove bool, extraLabe
 	return b
 }
 
-// adoptOrphanRevisions adopts the ControllerRevisions that carry the
-// NodeSet's labels and have no controller (the start of phase 2).
-func (s *nodeSetSync) adoptOrphanRevisions() error {
+// claimRevisions reads the NodeSet's revisions from one list of the cache:
+// those it controls, whatever their labels (Slinky's operator labels its
+// revisions with the template's labels only, not with the selector), and
+// the orphans that carry its selector's labels, which it adopts (the start
+// of phase 2). One list, so that a revision orphaned while the sync runs
+// is seen either owned or orphaned, never neither. Oldest first.
+func (s *nodeSetSync) claimRevisions() ([]*appsv1.ControllerRevision, error) {
 	ns := s.set
-	revs, err := s.c.revisions.ControllerRevisions(ns.Namespace).List(selectorOf(ns))
+	all, err := s.c.revisions.ControllerRevisions(ns.Namespace).List(labels.Everything())
 	if err != nil {
-		return err
+		return nil, err
 	}
-	var orphans []*appsv1.ControllerRevision
-	for _, r := range revs {
-		if metav1.GetControllerOf(r) == nil && r.DeletionTimestamp == nil {
-			orphans = append(orphans, r)
+	selector := selectorOf(ns)
+	var owned []*appsv1.ControllerRevision
+	for _, r := range all {
+		switch ref := metav1.GetControllerOf(r); {
+		case ref != nil && ref.UID == ns.UID:
+			owned = append(owned, r)
+		case ns.DeletionTimestamp == nil && isOrphanOf(r, selector):
+			adopted, err := s.adoptRevision(r)
+			if apierrors.IsNotFound(err) {
+				continue
+			}
+			if err != nil {
+				return nil, err
+			}
+			owned = append(owned, adopted)
 		}
 	}
-	if len(orphans) == 0 {
-		return nil
+	sortRevisions(owned)
+	return owned, nil
+}
+
+// isOrphanOf says whether a revision has no controller, is not being
+// deleted and carries the labels of a NodeSet's selector: one the NodeSet
+// may adopt.
+func isOrphanOf(r *appsv1.ControllerRevision, selector labels.Selector) bool {
+	return metav1.GetControllerOf(r) == nil && r.DeletionTimestamp == nil && selector.Matches(labels.Set(r.Labels))
+}
+
+// adoptRevision makes the NodeSet the controller of an orphan revision and
+// returns it as the API server now has it.
+func (s *nodeSetSync) adoptRevision(r *appsv1.ControllerRevision) (*appsv1.ControllerRevision, error) {
+	ns := s.set
+	if err := s.mayAdopt(); err != nil {
+		return nil, fmt.Errorf("cannot adopt ControllerRevisions: %w", err)
 	}
-	if err := s.canAdopt(); err != nil {
-		return fmt.Errorf("cannot adopt ControllerRevisions: %w", err)
+	var extra map[string]string
+	if _, ok := r.Labels[revisionHashLabel]; !ok {
+		// Without a hash label the revision could not be found by hash;
+		// its name ends in the hash it was created with.
+		extra = map[string]string{revisionHashLabel: strings.TrimPrefix(r.Name, ns.Name+"-")}
 	}
-	for _, r := range orphans {
-		var extra map[string]string
-		if _, ok := r.Labels[revisionHashLabel]; !ok {
-			// Without a hash label the revision could not be found by hash;
-			// its name ends in the hash it was created with.
-			extra = map[string]string{revisionHashLabel: strings.TrimPrefix(r.Name, ns.Name+"-")}
-		}
-		_, err := s.c.kube.AppsV1().ControllerRevisions(r.Namespace).Patch(s.ctx, r.Name, types.StrategicMergePatchType,
-			ownerPatch(ns, r.UID, false, extra), metav1.PatchOptions{FieldManager: FieldManager})
-		if err != nil && !apierrors.IsNotFound(err) {
-			return err
-		}
-	}
-	return nil
+	return s.c.kube.AppsV1().ControllerRevisions(r.Namespace).Patch(s.ctx, r.Name, types.StrategicMergePatchType,
+		ownerPatch(ns, r.UID, false, extra), metav1.PatchOptions{FieldManager: FieldManager})
 }
 
 // claimPods is phase 3 of a sync: it sets s.pods to the NodeSet's pods:
@@ -99,8 +129,6 @@ func (s *nodeSetSync) claimPods() error {
 	}
 	sel := selectorOf(ns)
 	var owned []*corev1.Pod
-	var adoptErr error
-	adoptChecked := false
 	for _, p := range all {
 		matches := sel.Matches(labels.Set(p.Labels)) && ordinalOf(ns, p) >= 0
 		ref := metav1.GetControllerOf(p)
@@ -125,11 +153,8 @@ func (s *nodeSetSync) claimPods() error {
 		if !matches || p.DeletionTimestamp != nil || ns.DeletionTimestamp != nil {
 			continue
 		}
-		if !adoptChecked {
-			adoptErr, adoptChecked = s.canAdopt(), true
-		}
-		if adoptErr != nil {
-			return fmt.Errorf("cannot adopt pods: %w", adoptErr)
+		if err := s.mayAdopt(); err != nil {
+			return fmt.Errorf("cannot adopt pods: %w", err)
 		}
 		adopted, err := s.c.kube.CoreV1().Pods(p.Namespace).Patch(ctx, p.Name, types.StrategicMergePatchType,
 			ownerPatch(ns, p.UID, false, nil), metav1.PatchOptions{FieldManager: FieldManager})

@@ -1,6 +1,7 @@
 package nodeset
 
 import (
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -25,6 +26,20 @@ func (s *nodeSetSync) setCondition(typ string, ok bool, reason, message string) 
 		status = metav1.ConditionTrue
 	}
 	meta.SetStatusCondition(&s.conditions, metav1.Condition{Type: typ, Status: status, Reason: reason, Message: message})
+}
+
+// setFalseWithWarning records a False condition and, when it says
+// something new (it was not False with this reason and message), a
+// Warning event. A NodeSet that stays in one failure is retried and
+// resynced again and again; an event per sync would spend the budget the
+// event recorder grants each object (25, then one per five minutes) on
+// repeats, and the next new failure's event would be dropped.
+func (s *nodeSetSync) setFalseWithWarning(typ, reason, eventReason, message string) {
+	c := meta.FindStatusCondition(s.set.Status.Conditions, typ)
+	if c == nil || c.Status != metav1.ConditionFalse || c.Reason != reason || c.Message != message {
+		s.c.recorder.Eventf(s.set, corev1.EventTypeWarning, eventReason, "%s", message)
+	}
+	s.setCondition(typ, false, reason, message)
 }
 
 // mergedConditions are the conditions of our types to write: those this

@@ -25,6 +25,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/spf13/pflag"
+	"golang.org/x/time/rate"
 
 	"github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned"
 	slinkylisters "github.com/kubectl-vc/kubectl-vc/pkg/client/listers/slinky/v1beta1"
@@ -55,7 +56,8 @@ type Config struct {
 	// DrainPoll is how soon a NodeSet waiting for a Slurm drain is synced
 	// again. Default 5s.
 	DrainPoll time.Duration
-	// Resync refreshes Slurm state counts in status. Default 30s.
+	// Resync refreshes Slurm state counts in status, and is the longest a
+	// failing NodeSet waits for its next try. Default 30s.
 	Resync time.Duration
 	// ExpectationsTimeout unblocks a NodeSet whose pod events were lost. Default 5m.
 	ExpectationsTimeout time.Duration
@@ -188,6 +190,20 @@ func (c *Controller) Preflight() error {
 	return nil
 }
 
+// retryLimiter is client-go's default controller rate limiter with the
+// per-NodeSet backoff capped at resync instead of 1000 s. A NodeSet fails
+// its syncs while something it needs is missing or down (a Secret, which
+// serve does not watch, or slurmrestd); each of its own status writes and
+// each watched object created on the way adds a failure, so an uncapped
+// backoff can pass minutes after a dozen quick ones. Capped, the NodeSet is
+// retried as often as a healthy one is resynced: a fix is seen within that.
+func retryLimiter(resync time.Duration) workqueue.TypedRateLimiter[string] {
+	return workqueue.NewTypedMaxOfRateLimiter(
+		workqueue.NewTypedItemExponentialFailureRateLimiter[string](5*time.Millisecond, resync),
+		&workqueue.TypedBucketRateLimiter[string]{Limiter: rate.NewLimiter(rate.Limit(10), 100)},
+	)
+}
+
 // Initialize implements framework.Controller.
 func (c *Controller) Initialize(_ context.Context, opt *framework.ControllerOption) error {
 	c.kube = opt.KubeClient
@@ -209,7 +225,7 @@ func (c *Controller) Initialize(_ context.Context, opt *framework.ControllerOpti
 	}
 	c.metrics = m
 	c.wq = workqueue.NewTypedRateLimitingQueueWithConfig(
-		workqueue.DefaultTypedControllerRateLimiter[string](),
+		retryLimiter(c.cfg.Resync),
 		workqueue.TypedRateLimitingQueueConfig[string]{Name: Name, MetricsProvider: opt.WorkqueueMetrics},
 	)
 	kinds, err := c.servedKinds()

@@ -58,8 +58,7 @@ func protectedSelector(ns *slinkyv1beta1.NodeSet) map[string]string {
 // False condition, no error (there is nothing to retry until they act).
 func (s *nodeSetSync) taken(kind, name, condition string) {
 	msg := fmt.Sprintf("%s %s/%s exists and is not controlled by this NodeSet; it is left alone", kind, s.set.Namespace, name)
-	s.c.recorder.Eventf(s.set, corev1.EventTypeWarning, kind+"NameTaken", "%s", msg)
-	s.setCondition(condition, false, "NameTaken", msg)
+	s.setFalseWithWarning(condition, "NameTaken", kind+"NameTaken", msg)
 }
 
 // syncService creates the headless Service, or puts it right if it drifted.

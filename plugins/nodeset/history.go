@@ -12,7 +12,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/rand"
@@ -233,15 +232,12 @@ func revisionsToPrune(revs []*appsv1.ControllerRevision, live map[string]bool, l
 	return old[:excess]
 }
 
-// syncRevisions is phase 2 of a sync: it adopts orphan revisions (adopt.go),
-// reads the NodeSet's own and finds or creates the update revision. It
+// syncRevisions is phase 2 of a sync: it reads the NodeSet's revisions,
+// adopting orphans (adopt.go), and finds or creates the update revision. It
 // records in s.current the hashes of every revision that says what the
 // NodeSet now says: a pod made from any of them is up to date.
 func (s *nodeSetSync) syncRevisions() error {
-	if err := s.adoptOrphanRevisions(); err != nil {
-		return err
-	}
-	revs, err := s.ownedRevisions()
+	revs, err := s.claimRevisions()
 	if err != nil {
 		return err
 	}
@@ -269,25 +265,6 @@ func (s *nodeSetSync) syncRevisions() error {
 // NodeSet's current one.
 func (s *nodeSetSync) upToDate(p *corev1.Pod) bool {
 	return s.current[slinkyv1beta1.PodRevisionHash(s.set.Name, p.Labels)]
-}
-
-// ownedRevisions are the revisions the NodeSet controls, whatever their
-// labels: Slinky's operator labels its revisions with the template's labels
-// only, not with the selector.
-func (s *nodeSetSync) ownedRevisions() ([]*appsv1.ControllerRevision, error) {
-	ns := s.set
-	all, err := s.c.revisions.ControllerRevisions(ns.Namespace).List(labels.Everything())
-	if err != nil {
-		return nil, err
-	}
-	var owned []*appsv1.ControllerRevision
-	for _, r := range all {
-		if ref := metav1.GetControllerOf(r); ref != nil && ref.UID == ns.UID {
-			owned = append(owned, r)
-		}
-	}
-	sortRevisions(owned)
-	return owned, nil
 }
 
 // updateRevision finds or creates the revision of the current template and
@@ -327,9 +304,18 @@ func (s *nodeSetSync) updateRevision(data []byte) (*appsv1.ControllerRevision, i
 		if err != nil {
 			return nil, collision, err
 		}
-		if metav1.IsControlledBy(existing, ns) && sameRevision(existing.Data.Raw, data) {
-			// Ours, just not in the cache yet.
-			return existing, collision, nil
+		if sameRevision(existing.Data.Raw, data) {
+			if metav1.IsControlledBy(existing, ns) {
+				// Ours, just not in the cache yet.
+				return existing, collision, nil
+			}
+			if isOrphanOf(existing, selectorOf(ns)) {
+				// Ours, orphaned since the cache last showed it: adopted,
+				// not mistaken for a collision (which would leave two
+				// revisions of one template).
+				adopted, err := s.adoptRevision(existing)
+				return adopted, collision, err
+			}
 		}
 		// Same name, different content: a hash collision. Count it, so the
 		// name changes and status remembers how we got there.

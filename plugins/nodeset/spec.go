@@ -3,9 +3,6 @@ package nodeset
 import (
 	"strings"
 
-	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/meta"
-
 	slinkyv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/slinky/v1beta1"
 )
 
@@ -44,9 +41,6 @@ func (s *nodeSetSync) checkSpec() (refuse bool) {
 		return false
 	}
 	msg := strings.Join(notes, "; ")
-	if c := meta.FindStatusCondition(s.set.Status.Conditions, conditionSpecSupported); c == nil || c.Message != msg {
-		s.c.recorder.Eventf(s.set, corev1.EventTypeWarning, "UnsupportedSpec", "%s", msg)
-	}
-	s.setCondition(conditionSpecSupported, false, "Unsupported", msg)
+	s.setFalseWithWarning(conditionSpecSupported, "Unsupported", "UnsupportedSpec", msg)
 	return refuse
 }

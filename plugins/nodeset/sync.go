@@ -39,6 +39,11 @@ type nodeSetSync struct {
 	current    map[string]bool
 	collision  int32
 
+	// adoptChecked says whether canAdopt was asked this sync, adoptErr
+	// what it answered (adopt.go).
+	adoptChecked bool
+	adoptErr     error
+
 	// pods (phase 3) are the NodeSet's pods, claimed and sorted by ordinal.
 	pods []*corev1.Pod
 
@@ -120,8 +125,7 @@ func (c *Controller) sync(ctx context.Context, key string) (time.Duration, error
 		if reason == "RefreshFailed" || reason == "Unauthorized" {
 			s.slurmErr = fmt.Errorf("cannot read Slurm node states: %w", s.slurmErr)
 		}
-		c.recorder.Eventf(s.set, corev1.EventTypeWarning, "SlurmUnreachable", "%v", s.slurmErr)
-		s.setCondition(conditionSlurmReachable, false, reason, s.slurmErr.Error())
+		s.setFalseWithWarning(conditionSlurmReachable, reason, "SlurmUnreachable", s.slurmErr.Error())
 	} else {
 		s.setCondition(conditionSlurmReachable, true, "Refreshed", s.target.describe(ctx))
 	}

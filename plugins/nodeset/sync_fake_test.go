@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -16,6 +17,7 @@ import (
 	kubeinformers "k8s.io/client-go/informers"
 	kubefake "k8s.io/client-go/kubernetes/fake"
 	clienttesting "k8s.io/client-go/testing"
+	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/utils/ptr"
 
@@ -78,6 +80,8 @@ type fakeNodeSetController struct {
 	c     *Controller
 	kube  *kubefake.Clientset
 	slurm *fakeSlurm
+	// revisions is the revision cache, for a test that makes it lag.
+	revisions cache.Indexer
 }
 
 const (
@@ -155,6 +159,7 @@ func newFakeNodeSetController(t *testing.T, sl *fakeSlurm, ns *slinkyv1beta1.Nod
 	// The informers list once and stop: the caches then hold what the
 	// fixture holds until a test adds to them.
 	stop := make(chan struct{})
+	revisions := kf.Apps().V1().ControllerRevisions().Informer().GetIndexer()
 	kf.Start(stop)
 	vf.Start(stop)
 	for typ, ok := range kf.WaitForCacheSync(ctx.Done()) {
@@ -171,7 +176,7 @@ func newFakeNodeSetController(t *testing.T, sl *fakeSlurm, ns *slinkyv1beta1.Nod
 	kf.Shutdown()
 	vf.Shutdown()
 	kube.ClearActions()
-	return &fakeNodeSetController{c: c, kube: kube, slurm: sl}
+	return &fakeNodeSetController{c: c, kube: kube, slurm: sl, revisions: revisions}
 }
 
 func (f *fakeNodeSetController) sync(t *testing.T) {
@@ -327,5 +332,97 @@ func TestSyncNothingToDo(t *testing.T) {
 	}
 	if len(sl.drains) != 0 {
 		t.Errorf("drains %v, want none", sl.drains)
+	}
+}
+
+// orphanRevision removes the owner and the hash label of the NodeSet's
+// revision in the fake API server, as 'kubectl patch' would, and returns
+// it as stored.
+func (f *fakeNodeSetController) orphanRevision(t *testing.T, ns *slinkyv1beta1.NodeSet) *appsv1.ControllerRevision {
+	t.Helper()
+	_, obj := currentRevision(t, ns)
+	name := obj.(*appsv1.ControllerRevision).Name
+	patch := `{"metadata":{"ownerReferences":null,"labels":{"` + revisionHashLabel + `":null}}}`
+	r, err := f.kube.AppsV1().ControllerRevisions(testNamespace).Patch(context.Background(), name, types.MergePatchType, []byte(patch), metav1.PatchOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.kube.ClearActions()
+	return r
+}
+
+// revisionsAfterSync syncs and returns the revision writes it made
+// ("create NAME", "patch NAME") and the revisions the API server then
+// holds ("NAME hash=HASH controller=UID").
+func (f *fakeNodeSetController) revisionsAfterSync(t *testing.T) (writes, stored []string) {
+	t.Helper()
+	f.sync(t)
+	for _, a := range f.kube.Actions() {
+		if a.GetResource().Resource != "controllerrevisions" {
+			continue
+		}
+		switch a := a.(type) {
+		case clienttesting.CreateAction:
+			writes = append(writes, "create "+a.GetObject().(*appsv1.ControllerRevision).Name)
+		case clienttesting.PatchAction:
+			writes = append(writes, "patch "+a.GetName())
+		case clienttesting.DeleteAction:
+			writes = append(writes, "delete "+a.GetName())
+		}
+	}
+	list, err := f.kube.AppsV1().ControllerRevisions(testNamespace).List(context.Background(), metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range list.Items {
+		owner := "none"
+		if ref := metav1.GetControllerOf(&r); ref != nil {
+			owner = string(ref.UID)
+		}
+		stored = append(stored, r.Name+" hash="+r.Labels[revisionHashLabel]+" controller="+owner)
+	}
+	sort.Strings(stored)
+	return writes, stored
+}
+
+// TestSyncAdoptsOrphanRevision: a revision of the NodeSet's template that
+// lost its owner and hash label is adopted back (one patch) and is the
+// update revision; no second revision is made.
+func TestSyncAdoptsOrphanRevision(t *testing.T) {
+	ns := testNodeSet(0)
+	f := newFakeNodeSetController(t, &fakeSlurm{}, ns)
+	orphan := f.orphanRevision(t, ns)
+	if err := f.revisions.Update(orphan); err != nil {
+		t.Fatal(err)
+	}
+	hash, _ := currentRevision(t, ns)
+	writes, stored := f.revisionsAfterSync(t)
+	if want := []string{"patch " + orphan.Name}; !slices.Equal(writes, want) {
+		t.Errorf("revision writes %v, want %v", writes, want)
+	}
+	if want := []string{orphan.Name + " hash=" + hash + " controller=w-uid"}; !slices.Equal(stored, want) {
+		t.Errorf("revisions %v, want %v", stored, want)
+	}
+}
+
+// TestSyncAdoptsOrphanRevisionTheCacheMissed: when the revision was
+// orphaned after the cache last showed it (here the cache shows none), the
+// name the sync would create is taken by the orphan with the same template:
+// that is the NodeSet's revision, adopted, not a hash collision that would
+// leave two revisions of one template behind.
+func TestSyncAdoptsOrphanRevisionTheCacheMissed(t *testing.T) {
+	ns := testNodeSet(0)
+	f := newFakeNodeSetController(t, &fakeSlurm{}, ns)
+	orphan := f.orphanRevision(t, ns)
+	if err := f.revisions.Delete(orphan); err != nil {
+		t.Fatal(err)
+	}
+	hash, _ := currentRevision(t, ns)
+	writes, stored := f.revisionsAfterSync(t)
+	if want := []string{"create " + orphan.Name, "patch " + orphan.Name}; !slices.Equal(writes, want) {
+		t.Errorf("revision writes %v, want %v (the create is refused: the name is taken)", writes, want)
+	}
+	if want := []string{orphan.Name + " hash=" + hash + " controller=w-uid"}; !slices.Equal(stored, want) {
+		t.Errorf("revisions %v, want %v", stored, want)
 	}
 }

@@ -93,8 +93,10 @@ func TestRBACServiceAccount(t *testing.T) {
 		}
 	}
 
+	// --profiling: a NodeSet step that times out shows what the
+	// controller's goroutines were doing (explainNodeSet).
 	p := cptest.StartServe(t, binary, path, "--controllers=queue,podgroup,nodeset",
-		"--slurm-conf="+cluster.Conf, "--leader-elect", "--leader-elect-resource-namespace=volcano-system")
+		"--slurm-conf="+cluster.Conf, "--leader-elect", "--leader-elect-resource-namespace=volcano-system", "--profiling")
 	eventually(t, "serve holds the Lease in volcano-system", func() (bool, error) {
 		l, err := kube.CoordinationV1().Leases("volcano-system").Get(ctx, "kubectl-vc-serve", metav1.GetOptions{})
 		return err == nil && l.Spec.HolderIdentity != nil && *l.Spec.HolderIdentity != "", err
@@ -104,7 +106,14 @@ func TestRBACServiceAccount(t *testing.T) {
 	t.Run("queues", func(t *testing.T) { rbacQueues(t, kube, vc, ns["queue"]) })
 	t.Run("Deployment", func(t *testing.T) { rbacDeployment(t, kube, vc, ns["deploy"]) })
 	t.Run("StatefulSet", func(t *testing.T) { rbacStatefulSet(t, kube, vc, ns["sts"]) })
-	t.Run("NodeSet", func(t *testing.T) { rbacNodeSet(t, kube, vc, cluster, jobs, ns["slurm"]) })
+	t.Run("NodeSet", func(t *testing.T) {
+		t.Cleanup(func() {
+			if t.Failed() {
+				explainNodeSet(t, p, kube, ns["slurm"])
+			}
+		})
+		rbacNodeSet(t, kube, vc, cluster, jobs, ns["slurm"])
+	})
 
 	total, found := p.Metric(t, "rest_client_requests_total")
 	if !found || total == 0 {
@@ -762,6 +771,31 @@ func markAllReady(t *testing.T, kube kubernetes.Interface, ns string) {
 			t.Fatal(err)
 		}
 	}
+}
+
+// explainNodeSet logs, for a NodeSet step that failed, what the test cannot
+// see from outside: the revisions as the API server has them, whether the
+// NodeSet controller's syncs complete or one is held (its work queue), and
+// the stacks of its goroutines.
+func explainNodeSet(t *testing.T, p *cptest.Serve, kube kubernetes.Interface, ns string) {
+	t.Helper()
+	for _, r := range revisionsOf(t, kube, ns) {
+		t.Logf("revision %s: number %d, controller %v, labels %v", r.Name, r.Revision, metav1.GetControllerOf(&r), r.Labels)
+	}
+	for _, m := range []string{"workqueue_depth", "workqueue_unfinished_work_seconds", "workqueue_longest_running_processor_seconds", "workqueue_adds_total", "workqueue_retries_total"} {
+		v, _ := p.Metric(t, m, `name="nodeset"`)
+		t.Logf("%s{name=\"nodeset\"} %v", m, v)
+	}
+	for _, m := range []string{"volcano_nodeset_controller_syncs_total", "volcano_nodeset_slurm_refresh_failures_total"} {
+		v, _ := p.Metric(t, m)
+		t.Logf("%s %v", m, v)
+	}
+	stacks, err := p.Stacks("plugins/nodeset")
+	if err != nil {
+		t.Logf("no goroutine stacks: %v", err)
+		return
+	}
+	t.Logf("serve's goroutines in the NodeSet controller:\n%s", stacks)
 }
 
 // revisionsOf are the NodeSet rbac's ControllerRevisions, by name.

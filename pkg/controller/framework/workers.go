@@ -77,11 +77,19 @@ func (l Loop[T]) Run(stopCh <-chan struct{}) {
 	RunWorkers(stopCh, l.Queue, l.Workers, func(key T) { l.process(ctx, key) })
 }
 
-// process syncs one key and applies the retry policy to a failure.
+// process syncs one key and applies the retry policy to a failure. A sync
+// cut short because the controller is stopping is neither retried nor
+// reported: the queue is shutting down, and whoever runs the controllers
+// next starts from the API server's state (the syncs are level-triggered),
+// so an error line for each key in hand on every clean stop would only
+// alarm.
 func (l Loop[T]) process(ctx context.Context, key T) {
 	err := l.Sync(ctx, key)
 	if err == nil {
 		l.Queue.Forget(key)
+		return
+	}
+	if ctx.Err() != nil {
 		return
 	}
 	if !Requeue(l.Queue, key, l.MaxRequeue) {

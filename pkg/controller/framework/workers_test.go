@@ -139,3 +139,49 @@ func TestLoopRetriesThenDrops(t *testing.T) {
 		t.Error("the sync context is still live after the loop stopped")
 	}
 }
+
+// TestLoopStopIsNotAFailure: a sync that fails because the controller is
+// stopping (its context ended) is not reported as a retry, while a sync
+// that fails in a running controller is.
+func TestLoopStopIsNotAFailure(t *testing.T) {
+	q := newQueue()
+	stop := make(chan struct{})
+	started := make(chan struct{})
+	var mu sync.Mutex
+	var retried []string
+	l := Loop[string]{Queue: q, Workers: 1, MaxRequeue: -1,
+		Sync: func(ctx context.Context, key string) error {
+			if key == "fails" {
+				return errors.New("refused")
+			}
+			close(started)
+			<-ctx.Done()
+			return ctx.Err()
+		},
+		Retrying: func(key string, err error) {
+			mu.Lock()
+			defer mu.Unlock()
+			retried = append(retried, key)
+		},
+	}
+	returned := make(chan struct{})
+	go func() {
+		defer close(returned)
+		l.Run(stop)
+	}()
+	q.Add("fails")
+	q.Add("stopped")
+	<-started
+	close(stop)
+	<-returned
+	mu.Lock()
+	defer mu.Unlock()
+	if len(retried) == 0 || retried[0] != "fails" {
+		t.Fatalf("retries reported %v: the failure of a running controller must be reported", retried)
+	}
+	for _, k := range retried {
+		if k == "stopped" {
+			t.Fatalf("retries reported %v: a sync ended by the stop is not a failure", retried)
+		}
+	}
+}

@@ -189,3 +189,33 @@ func (p *Serve) Err() error {
 	}
 	return p.err
 }
+
+// Stacks returns the goroutine stacks of a serve started with --profiling
+// that mention every given fragment (all stacks when none is given), read
+// from its /debug/pprof/ without stopping it: what a test that timed out
+// shows of what serve was busy with.
+func (p *Serve) Stacks(fragments ...string) (string, error) {
+	resp, err := http.Get("http://" + p.Metrics + "/debug/pprof/goroutine?debug=2")
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return "", fmt.Errorf("/debug/pprof/goroutine: %s (was serve started with --profiling?)", resp.Status)
+	}
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return "", err
+	}
+	var kept []string
+stacks:
+	for _, g := range strings.Split(string(b), "\n\n") {
+		for _, f := range fragments {
+			if !strings.Contains(g, f) {
+				continue stacks
+			}
+		}
+		kept = append(kept, g)
+	}
+	return strings.Join(kept, "\n\n"), nil
+}

@@ -336,9 +336,23 @@ func (cp *ControlPlane) StopAPIServer() error { return stopProcess(cp.apiSrv) }
 // containerd, then its mounts, network and iptables rules), while the API
 // server can still be asked to delete its pods.
 func (cp *ControlPlane) Stop() error {
+	release, err := cp.StopHoldingNodeLock()
+	release()
+	return err
+}
+
+// StopHoldingNodeLock is Stop, except that a node's hold on the machine's
+// node lock lasts until release is called (release does nothing when no
+// node ran, and nothing the second time). Until then no other process's
+// node can start, so a test can look at the whole machine for what the
+// stop should have removed (processes, mounts, the bridge, iptables
+// chains) and not mistake another test binary's new node for leftovers.
+func (cp *ControlPlane) StopHoldingNodeLock() (release func(), err error) {
 	var errs []error
-	if cp.node != nil {
-		errs = append(errs, cp.node.stop(cp))
+	release = func() {}
+	if n := cp.node; n != nil {
+		errs = append(errs, n.stopHoldingLock(cp))
+		release = n.release
 		cp.node = nil
 	}
 	errs = append(errs, stopProcess(cp.sched), stopProcess(cp.kcm), stopProcess(cp.apiSrv), stopProcess(cp.etcd))
@@ -346,7 +360,7 @@ func (cp *ControlPlane) Stop() error {
 	if cp.ownDir {
 		errs = append(errs, os.RemoveAll(cp.Dir))
 	}
-	return errors.Join(errs...)
+	return release, errors.Join(errs...)
 }
 
 // Pids returns the process ids of etcd and kube-apiserver (0 when not running).

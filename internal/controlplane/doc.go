@@ -30,7 +30,8 @@
 //     /run/kubectl-vc-node.lock; a second start waits for the first to stop. Every start and stop
 //     (and make cluster-down) runs controlplane.CleanNode: containers (through runc), the node's
 //     processes, mounts under its directories and the pods' network namespaces, kube-proxy's iptables
-//     rules, the bridge and the directories. TestNodeLevel proves a stop leaves none of them.
+//     rules, the bridge and the directories. TestNodeLevel proves a stop leaves none of them,
+//     looking while it still holds the lock (StopHoldingNodeLock), so no other node can be there.
 //   - Images for pods: cp.ImportImage(tarball) (ctr -n k8s.io images import); pods use them with
 //     imagePullPolicy: IfNotPresent or Never.
 package controlplane

@@ -148,6 +148,30 @@ func prepareNode(ctx context.Context, dir string, opts Options) (*node, error) {
 	return n, nil
 }
 
+// NodeLocked reports whether a process (this one included) holds the
+// machine's node lock, i.e. whether a node may be running or starting.
+func NodeLocked() (bool, error) {
+	f, err := os.Open(nodeLock)
+	if errors.Is(err, os.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	defer f.Close()
+	// A second open file description conflicts with the first even in the
+	// same process, so this sees this process's own hold too.
+	err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+	if errors.Is(err, syscall.EWOULDBLOCK) {
+		return true, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("lock %s: %w", nodeLock, err)
+	}
+	_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+	return false, nil
+}
+
 func (n *node) release() {
 	if n.lock != nil {
 		_ = syscall.Flock(int(n.lock.Fd()), syscall.LOCK_UN)
@@ -297,10 +321,9 @@ func ImportNodeImage(ctx context.Context, binDir, tarball string) error {
 	return nil
 }
 
-// stop ends the node's processes and removes every trace of it from the
-// machine, then releases the lock.
-func (n *node) stop(cp *ControlPlane) error {
-	defer n.release()
+// stopHoldingLock ends the node's processes and removes every trace of it
+// from the machine. The lock stays held: the caller releases it.
+func (n *node) stopHoldingLock(cp *ControlPlane) error {
 	errs := []error{stopProcess(n.kubeProxy), stopProcess(n.kubelet)}
 	// Containers go before containerd, so that it sees them exit and its
 	// shims end with them.

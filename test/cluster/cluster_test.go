@@ -170,8 +170,16 @@ func TestNodeLevel(t *testing.T) {
 	}
 
 	stopped = true
-	if err := cp.Stop(); err != nil {
+	// The checks below look at the whole machine: the node lock stays held
+	// until they are done, or another test binary's node, free to start
+	// once the lock is released, would be taken for this one's leftovers.
+	release, err := cp.StopHoldingNodeLock()
+	defer release()
+	if err != nil {
 		t.Fatalf("stop: %v", err)
+	}
+	if held, err := controlplane.NodeLocked(); !held {
+		t.Fatalf("the node lock is not held after StopHoldingNodeLock (%v): another node could start while the machine is checked", err)
 	}
 	if pids := controlplane.NodeProcesses(); len(pids) != 0 {
 		t.Errorf("node processes left running: %v", pids)

@@ -32,7 +32,13 @@ type Cluster struct {
 	Dir  string
 	Conf string
 
-	procs []*exec.Cmd
+	procs []*proc
+}
+
+// proc is a started daemon and a channel closed once it has been reaped.
+type proc struct {
+	cmd  *exec.Cmd
+	done chan struct{}
 }
 
 // Binaries the cluster needs; Start fails with a hint when one is missing.
@@ -159,21 +165,24 @@ func (c *Cluster) spawn(logPath, name string, args ...string) error {
 		out.Close()
 		return err
 	}
-	c.procs = append(c.procs, cmd)
-	go func() { _ = cmd.Wait(); out.Close() }()
+	p := &proc{cmd: cmd, done: make(chan struct{})}
+	c.procs = append(c.procs, p)
+	go func() { _ = cmd.Wait(); out.Close(); close(p.done) }()
 	return nil
 }
 
-// Stop kills the daemons (slurmctld first) and waits for them to exit.
+// Stop kills the daemons (slurmctld first) and waits until they are gone.
+// It waits for the reaping, not for a fixed time: a daemon killed on a
+// loaded machine may take seconds to exit, and a caller that stopped Slurm
+// must not find it still answering. The minute is only a bound on a
+// process the kernel cannot end (stuck in I/O).
 func (c *Cluster) Stop() {
 	for i := len(c.procs) - 1; i >= 0; i-- {
 		p := c.procs[i]
-		_ = syscall.Kill(-p.Process.Pid, syscall.SIGKILL)
-		for j := 0; j < 100; j++ {
-			if syscall.Kill(p.Process.Pid, 0) != nil {
-				break
-			}
-			time.Sleep(20 * time.Millisecond)
+		_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+		select {
+		case <-p.done:
+		case <-time.After(time.Minute):
 		}
 	}
 	c.procs = nil

@@ -12,6 +12,7 @@ import (
 // problem (and where possible the fix), no Go error chain or stack trace,
 // nothing on stdout, and leave the server unchanged (badinput.Run).
 func TestBadInput(t *testing.T) {
+	fresh(t)
 	mustVC(t, "queue", "create", "e2e-bad")
 	mustVC(t, "queue", "create", "e2e-bad-child", "--parent", "e2e-bad")
 	long := strings.Repeat("a", 64)

@@ -12,6 +12,7 @@ import (
 )
 
 func TestQueueDelete(t *testing.T) {
+	fresh(t)
 	ctx := context.Background()
 	mustVC(t, "queue", "create", "e2e-del")
 	setStatus(t, "e2e-del", schedulingv1beta1.QueueStateClosed, 0)

@@ -18,6 +18,7 @@ import (
 // refusal is one line on stderr, a non-zero exit, and nothing written. No
 // admission policy is installed here: these are the CLI's own checks.
 func TestQueueCreateUpdateHierarchy(t *testing.T) {
+	fresh(t)
 	ctx := context.Background()
 	mustVC(t, "queue", "create", "hc-team", "--capability", "cpu=8", "--deserved", "cpu=6", "--guarantee", "cpu=4")
 	mustVC(t, "queue", "create", "hc-t1", "--parent", "hc-team", "--deserved", "cpu=3", "--guarantee", "cpu=3")

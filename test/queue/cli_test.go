@@ -16,6 +16,7 @@ import (
 )
 
 func TestQueueCreateAndRead(t *testing.T) {
+	fresh(t)
 	r := mustVC(t, "queue", "create", "e2e-read", "--weight", "3", "--capability", "cpu=4,memory=8Gi",
 		"--deserved", "cpu=2", "--guarantee", "cpu=1", "--priority", "5", "--reclaimable=false")
 	if strings.TrimSpace(r.Stdout) != "queue.scheduling.volcano.sh/e2e-read created" {
@@ -94,6 +95,7 @@ func TestQueueCreateAndRead(t *testing.T) {
 // TestQueueCommandWireFormat checks the Command on the server is exactly
 // what Volcano's vcctl writes, so Volcano's controllers act on it.
 func TestQueueCommandWireFormat(t *testing.T) {
+	fresh(t)
 	mustVC(t, "queue", "create", "e2e-wire")
 	uid := getQueue(t, env.vc, "e2e-wire").UID
 	mustVC(t, "queue", "close", "e2e-wire")
@@ -139,6 +141,7 @@ func TestQueueCommandWireFormat(t *testing.T) {
 }
 
 func TestQueueDryRun(t *testing.T) {
+	fresh(t)
 	r := mustVC(t, "queue", "create", "e2e-dry", "--weight", "2", "--dry-run=client", "-o", "yaml")
 	if !strings.Contains(r.Stdout, "kind: Queue") || !strings.Contains(r.Stdout, "weight: 2") {
 		t.Errorf("client dry run output:\n%s", r.Stdout)
@@ -166,6 +169,7 @@ func TestQueueDryRun(t *testing.T) {
 // TestQueueCloseWait proves --wait waits (it can only print Closed after
 // the test, playing the controller, wrote it) and reports progress.
 func TestQueueCloseWait(t *testing.T) {
+	fresh(t)
 	mustVC(t, "queue", "create", "e2e-wait")
 	setStatus(t, "e2e-wait", schedulingv1beta1.QueueStateOpen, 2)
 
@@ -213,15 +217,16 @@ func TestQueueCloseWait(t *testing.T) {
 // TestQueueWaitTimeout: with no controller the queue never closes; --wait
 // must give up, exit non-zero and say where the queue stands.
 func TestQueueWaitTimeout(t *testing.T) {
+	fresh(t)
 	mustVC(t, "queue", "create", "e2e-timeout")
 	setStatus(t, "e2e-timeout", schedulingv1beta1.QueueStateClosing, 3)
-	r := runVC(t, "queue", "close", "e2e-timeout", "--wait", "--timeout", "2s")
+	r := runVC(t, "queue", "close", "e2e-timeout", "--wait", "--timeout", timeoutWait)
 	if r.Code == 0 {
 		t.Fatalf("want failure:\n%s", r)
 	}
 	lines := strings.Split(strings.TrimSpace(r.Stderr), "\n")
 	last := lines[len(lines)-1]
-	if !strings.HasPrefix(last, "error: timed out after 2s waiting for queue(s) to be Closed: e2e-timeout is Closing, 3 podgroup(s)") {
+	if !strings.HasPrefix(last, "error: timed out after "+timeoutWait+" waiting for queue(s) to be Closed: e2e-timeout is Closing, 3 podgroup(s)") {
 		t.Errorf("timeout message: %q", last)
 	}
 	if !strings.Contains(r.Stderr, "queue/e2e-timeout: Closing") {

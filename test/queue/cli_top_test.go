@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -43,30 +42,29 @@ func resources(s string) corev1.ResourceList {
 	return l
 }
 
-var topOnce sync.Once
-
-// makeTopQueues creates, once per run, e2e-top-a (deserved cpu=16,
-// memory=32Gi, capability cpu=20) with children e2e-top-a-x and
-// e2e-top-a-y (deserved cpu=8 each), and e2e-top-b (deserved cpu=16,
-// memory=32Gi), and plays the scheduler writing their allocations:
+// makeTopQueues creates e2e-top-a (deserved cpu=16, memory=32Gi,
+// capability cpu=20) with children e2e-top-a-x and e2e-top-a-y (deserved
+// cpu=8 each), and e2e-top-b (deserved cpu=16, memory=32Gi), and plays the
+// scheduler writing their allocations:
 //
 //	e2e-top-a    cpu 12/16 (75%)  memory 8Gi/32Gi (25%)
 //	e2e-top-a-x  cpu 2/8 (25%)
 //	e2e-top-a-y  cpu 10/8 (125%)
 //	e2e-top-b    cpu 4/16 (25%)   memory 30Gi/32Gi (93%, 93.75 rounded down)
+//
+// Each test makes its own (fresh deletes them when it ends), so that the
+// tests run alone, in any order and more than once in a process.
 func makeTopQueues(t *testing.T) {
 	t.Helper()
-	topOnce.Do(func() {
-		ensureTopRoot(t)
-		mustVC(t, "queue", "create", "e2e-top-a", "--deserved", "cpu=16,memory=32Gi", "--capability", "cpu=20")
-		mustVC(t, "queue", "create", "e2e-top-a-x", "--parent", "e2e-top-a", "--deserved", "cpu=8")
-		mustVC(t, "queue", "create", "e2e-top-a-y", "--parent", "e2e-top-a", "--deserved", "cpu=8")
-		mustVC(t, "queue", "create", "e2e-top-b", "--deserved", "cpu=16,memory=32Gi")
-		setAllocated(t, "e2e-top-a", resources("cpu=12,memory=8Gi"))
-		setAllocated(t, "e2e-top-a-x", resources("cpu=2"))
-		setAllocated(t, "e2e-top-a-y", resources("cpu=10"))
-		setAllocated(t, "e2e-top-b", resources("cpu=4,memory=30Gi"))
-	})
+	ensureTopRoot(t)
+	mustVC(t, "queue", "create", "e2e-top-a", "--deserved", "cpu=16,memory=32Gi", "--capability", "cpu=20")
+	mustVC(t, "queue", "create", "e2e-top-a-x", "--parent", "e2e-top-a", "--deserved", "cpu=8")
+	mustVC(t, "queue", "create", "e2e-top-a-y", "--parent", "e2e-top-a", "--deserved", "cpu=8")
+	mustVC(t, "queue", "create", "e2e-top-b", "--deserved", "cpu=16,memory=32Gi")
+	setAllocated(t, "e2e-top-a", resources("cpu=12,memory=8Gi"))
+	setAllocated(t, "e2e-top-a-x", resources("cpu=2"))
+	setAllocated(t, "e2e-top-a-y", resources("cpu=10"))
+	setAllocated(t, "e2e-top-b", resources("cpu=4,memory=30Gi"))
 }
 
 // topRows maps each of this test's queues to its table line, and lists
@@ -86,6 +84,7 @@ func topRows(t *testing.T, out string) (map[string]string, []string) {
 }
 
 func TestQueueTop(t *testing.T) {
+	fresh(t)
 	makeTopQueues(t)
 	r := mustVC(t, "queue", "top")
 	lines := strings.Split(r.Stdout, "\n")
@@ -135,6 +134,7 @@ func TestQueueTop(t *testing.T) {
 }
 
 func TestQueueTopJSON(t *testing.T) {
+	fresh(t)
 	makeTopQueues(t)
 	type res struct {
 		Name       string `json:"name"`
@@ -185,6 +185,7 @@ func TestQueueTopJSON(t *testing.T) {
 
 // Bad input: one line on stderr, a non-zero exit, nothing on stdout.
 func TestQueueTopBadInput(t *testing.T) {
+	fresh(t)
 	makeTopQueues(t)
 	for _, args := range [][]string{
 		{"queue", "top", "-o", "wide"},
@@ -205,6 +206,7 @@ func TestQueueTopBadInput(t *testing.T) {
 }
 
 func TestQueueTreeOutputs(t *testing.T) {
+	fresh(t)
 	makeTopQueues(t)
 	r := mustVC(t, "queue", "tree", "-o", "wide")
 	header := strings.Fields(strings.SplitN(r.Stdout, "\n", 2)[0])
@@ -288,6 +290,7 @@ func waitFor(t *testing.T, what string, out *binary.SyncBuffer, cond func(string
 }
 
 func TestQueueTreeWatch(t *testing.T) {
+	fresh(t)
 	makeTopQueues(t)
 	var stdout, stderr binary.SyncBuffer
 	cmd := vcCommand(env.admin, "queue", "tree", "--watch")
@@ -322,6 +325,7 @@ func TestQueueTreeWatch(t *testing.T) {
 //
 //	KUBECTL_VC_DOCS_OUT=/tmp/docs go test ./test/queue -run TestQueueTopDocs
 func TestQueueTopDocs(t *testing.T) {
+	fresh(t)
 	out := os.Getenv("KUBECTL_VC_DOCS_OUT")
 	if out == "" {
 		t.Skip("set KUBECTL_VC_DOCS_OUT to capture documentation output")
@@ -367,6 +371,7 @@ func TestQueueTopDocs(t *testing.T) {
 // --sort-by completes with name and the resources the queues use; -o with
 // the formats top and tree know.
 func TestQueueTopCompletion(t *testing.T) {
+	fresh(t)
 	makeTopQueues(t)
 	r := mustVC(t, "__complete", "queue", "top", "--sort-by", "")
 	got := strings.Split(strings.TrimSpace(r.Stdout), "\n")
@@ -388,6 +393,7 @@ func TestQueueTopCompletion(t *testing.T) {
 // top and tree read queues in pages of --chunk-size (kubectl's default
 // 500), in one request with 0.
 func TestQueueTopTreeChunkSize(t *testing.T) {
+	fresh(t)
 	makeTopQueues(t)
 	proxy := binary.NewRecordingProxy(t, cp.AdminConfig())
 	kc := proxy.Kubeconfig(t)

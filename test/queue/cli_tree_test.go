@@ -12,6 +12,7 @@ import (
 )
 
 func TestQueueTree(t *testing.T) {
+	fresh(t)
 	for _, name := range []string{"root", "default"} {
 		if _, err := env.vc.SchedulingV1beta1().Queues().Create(context.Background(),
 			&schedulingv1beta1.Queue{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: schedulingv1beta1.QueueSpec{Weight: 1}}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {

@@ -12,6 +12,7 @@ import (
 )
 
 func TestQueueUpdate(t *testing.T) {
+	fresh(t)
 	ctx := context.Background()
 	mustVC(t, "queue", "create", "e2e-upd-parent")
 	mustVC(t, "queue", "create", "e2e-upd", "--capability", "cpu=4,memory=8Gi", "--weight", "2")

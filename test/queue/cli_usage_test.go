@@ -41,6 +41,7 @@ func describeUsage(t *testing.T, out string) [][]string {
 }
 
 func TestQueueDescribeUsage(t *testing.T) {
+	fresh(t)
 	mustVC(t, "queue", "create", "e2e-usage", "--deserved", "cpu=16,memory=32Gi", "--capability", "cpu=20,memory=64Gi")
 	r := mustVC(t, "queue", "describe", "e2e-usage")
 	rows := describeUsage(t, r.Stdout)

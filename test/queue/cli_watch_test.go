@@ -10,6 +10,7 @@ import (
 
 // TestQueueListWatch: --watch prints the list, then a row per change.
 func TestQueueListWatch(t *testing.T) {
+	fresh(t)
 	mustVC(t, "queue", "create", "e2e-watch")
 	cmd := vcCommand(env.admin, "queue", "list", "e2e-watch", "--watch", "--no-headers")
 	stdout, err := cmd.StdoutPipe()

@@ -15,6 +15,7 @@ import (
 // (--all --job); bad input is refused before any request, and --all that
 // finds nothing says so.
 func TestCommandDelete(t *testing.T) {
+	fresh(t)
 	vc, kube := clients(t)
 	ensureNamespace(t, kube, "cd-research")
 	a := createQueue(t, vc, "cd-a", "root")

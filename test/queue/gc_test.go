@@ -10,6 +10,7 @@ import (
 // environment sets GOGC, which then wins. The value is read back from
 // serve's own metrics, where the Go collector exports it.
 func TestGCPercent(t *testing.T) {
+	fresh(t)
 	percent := func(addr string) string {
 		t.Helper()
 		_, body := httpGet(t, "http://"+addr+"/metrics")

@@ -10,10 +10,12 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 
+	busv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/bus/v1alpha1"
 	"github.com/kubectl-vc/kubectl-vc/pkg/apis/keys"
 	"github.com/kubectl-vc/kubectl-vc/pkg/apis/scheduling/v1beta1"
 	"github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned"
 	"github.com/kubectl-vc/kubectl-vc/pkg/rules"
+	queuecontroller "github.com/kubectl-vc/kubectl-vc/plugins/queue"
 )
 
 // setParent moves a queue straight through the API, as a user could before
@@ -48,6 +50,19 @@ func waitEvent(t *testing.T, kube kubernetes.Interface, q *v1beta1.Queue, reason
 	})
 }
 
+// waitCommandWaiting waits for the Warning the controller records on a
+// Command it cannot apply yet because of the queue's parent: it has taken
+// the Command up and decided to keep it.
+func waitCommandWaiting(t *testing.T, kube kubernetes.Interface, cmd *busv1alpha1.Command) {
+	t.Helper()
+	sel := fields.Set{"involvedObject.kind": "Command", "involvedObject.name": cmd.Name, "involvedObject.uid": string(cmd.UID),
+		"reason": queuecontroller.WaitingForParent, "type": "Warning"}.String()
+	eventually(t, "a "+queuecontroller.WaitingForParent+" event on Command "+cmd.Name, func() (bool, error) {
+		evs, err := kube.CoreV1().Events(cmd.Namespace).List(ctx, metav1.ListOptions{FieldSelector: sel})
+		return err == nil && len(evs.Items) > 0, err
+	})
+}
+
 // cli runs the built binary as the admin.
 func cli(t *testing.T, args ...string) string {
 	t.Helper()
@@ -65,6 +80,7 @@ func cli(t *testing.T, args ...string) string {
 // closed members had closed reopen, and an open Command applies although
 // the parent is Closed. Breaking the cycle clears the report.
 func TestQueueHierarchyCycles(t *testing.T) {
+	fresh(t)
 	vc, kube := clients(t)
 	startServe(t, "--controllers=queue", "--max-requeue-num=-1")
 
@@ -151,6 +167,7 @@ func TestQueueHierarchyCycles(t *testing.T) {
 // annotation, CLI) and the sync is retried; once the parent exists again
 // (Open), the child follows it and the report is cleared.
 func TestQueueParentMissing(t *testing.T) {
+	fresh(t)
 	vc, kube := clients(t)
 	startServe(t, "--controllers=queue", "--max-requeue-num=-1")
 
@@ -171,10 +188,10 @@ func TestQueueParentMissing(t *testing.T) {
 		t.Fatalf("mp-child without its parent: state %s, closed-by-parent %q; want Closed and marked",
 			child.Status.State, child.Annotations[keys.ClosedByParent])
 	}
-	// Opening it waits for the parent: the Command stays.
+	// Opening it waits for the parent: the Command stays, and the
+	// controller says why (which proves it has taken it up).
 	open1 := command(t, vc, child, openQ)
-	createQueue(t, vc, "mp-sentinel", "")
-	waitState(t, vc, "mp-sentinel", open)
+	waitCommandWaiting(t, kube, open1)
 	if _, err := vc.BusV1alpha1().Commands(open1.Namespace).Get(ctx, open1.Name, metav1.GetOptions{}); err != nil {
 		t.Fatalf("the open Command of a queue without its parent was consumed: %v", err)
 	}

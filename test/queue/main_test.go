@@ -8,6 +8,8 @@ package queue
 
 import (
 	"context"
+	"fmt"
+	"sync/atomic"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -35,6 +37,17 @@ func TestMain(m *testing.M) {
 		cp, vcBinary, kubeconfig = e.CP, e.Binary, e.Kubeconfig
 		return setupCLI(e)
 	}})
+}
+
+// fresh makes a test repeatable in one process (go test -count=N) and
+// independent of the tests before it: everything it leaves on the shared
+// control plane (queues but root and default, podgroups, Commands) is
+// deleted when it ends, after the serve processes it started are stopped.
+// Every test calls it first, before it starts any serve, so that the
+// deletion runs last.
+func fresh(t testing.TB) {
+	t.Helper()
+	queues.ResetAfter(t, env.vc)
 }
 
 func clients(t testing.TB) (versioned.Interface, kubernetes.Interface) {
@@ -81,6 +94,47 @@ func getQueue(t testing.TB, vc versioned.Interface, name string) *v1beta1.Queue 
 func waitState(t testing.TB, vc versioned.Interface, name string, want v1beta1.QueueState) *v1beta1.Queue {
 	t.Helper()
 	return queues.WaitState(t, vc, name, want)
+}
+
+// timeoutWait is the --timeout of the CLI runs whose wait is meant to time
+// out, for the tests of what the timeout then says. Before it expires the
+// CLI must have listed the queue (and, where the test says so, the
+// controller must have taken the Command): on a loaded two-core machine a
+// process can stall for 2-3 s, so a wait of 2 or 3 s can end before
+// either happened, and the message then tells of that instead.
+const timeoutWait = "10s"
+
+var barriers atomic.Int64
+
+// controllerSawQueues waits until the queue controller's cache holds every
+// queue write made before the call. The controller does not resync a queue
+// for a status change made by someone else (setState), so nothing it
+// writes shows that it has seen one; a Command sent at once may be decided
+// on the state its cache had before, which is a different transition from
+// the one under test. Its queue informer receives all queues on one watch,
+// in resourceVersion order, and syncs a new queue only after that event:
+// once it has made a queue created after the write Open, its cache holds
+// the write too.
+func controllerSawQueues(t testing.TB, vc versioned.Interface) {
+	t.Helper()
+	q := createQueue(t, vc, fmt.Sprintf("barrier-%d", barriers.Add(1)), "")
+	waitState(t, vc, q.Name, v1beta1.QueueStateOpen)
+}
+
+// waitCounts waits until the controller has written the queue's status
+// with these podgroup counts (and state): it has then seen those
+// podgroups, and a Command sent now is decided on them. The controller
+// counts podgroups from its own watch, which may lag behind a create just
+// made; a CloseQueue it takes before it sees the queue's podgroups closes
+// the queue to Closed, not Closing, and a Closed queue stays Closed.
+func waitCounts(t testing.TB, vc versioned.Interface, name string, want v1beta1.QueueStatus) {
+	t.Helper()
+	eventually(t, fmt.Sprintf("queue %s %s with podgroups inqueue %d pending %d running %d unknown %d completed %d",
+		name, want.State, want.Inqueue, want.Pending, want.Running, want.Unknown, want.Completed), func() (bool, error) {
+		s := getQueue(t, vc, name).Status
+		return s.State == want.State && s.Inqueue == want.Inqueue && s.Pending == want.Pending &&
+			s.Running == want.Running && s.Unknown == want.Unknown && s.Completed == want.Completed, nil
+	})
 }
 
 // setState forces a queue's status.state (as another writer could), for the

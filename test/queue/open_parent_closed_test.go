@@ -70,6 +70,7 @@ func failsWith(t *testing.T, stdout, stderr string, ok bool, want []string, avoi
 //     whether a controller runs.
 //   - Opening the parent applies the waiting Command.
 func TestOpenUnderClosedParentNeverSilent(t *testing.T) {
+	fresh(t)
 	vc, kube := clients(t)
 	startServe(t, "--controllers=queue", "--max-requeue-num=-1")
 	teamA := createQueue(t, vc, "opc-team-a", "root")
@@ -116,12 +117,12 @@ func TestOpenUnderClosedParentNeverSilent(t *testing.T) {
 		{APIGroups: []string{"bus.volcano.sh"}, Resources: []string{"commands"}, Verbs: []string{"create", "list"}},
 		{APIGroups: []string{""}, Resources: []string{"events"}, Verbs: []string{"list"}},
 	})
-	stdout, stderr, ok = run(t, alice, "queue", "open", dev.Name, "--wait", "--timeout", "5s")
+	stdout, stderr, ok = run(t, alice, "queue", "open", dev.Name, "--wait", "--timeout", timeoutWait)
 	if i := strings.Index(stdout, "\n"); i >= 0 {
 		stdout = stdout[i+1:] // the "created" line of the Command
 	}
 	failsWith(t, stdout, stderr, ok, []string{
-		"timed out after 5s waiting for queue(s) to be Open: opc-dev is Closed (",
+		"timed out after " + timeoutWait + " waiting for queue(s) to be Open: opc-dev is Closed (",
 		"still pending; the controller reported WaitingForParent: ",
 		"its parent queue opc-team-a is Closed",
 	}, "is the queue controller running")
@@ -136,16 +137,17 @@ func TestOpenUnderClosedParentNeverSilent(t *testing.T) {
 // only when none took the Command. 'queue delete --close --wait' that times
 // out says that nothing was deleted.
 func TestWaitTimeoutsSayWhereObjectsWereLeft(t *testing.T) {
+	fresh(t)
 	vc, _ := clients(t)
 
 	// No controller: the Command is never taken.
 	lonely := createQueue(t, vc, "wto-lonely", "root")
-	stdout, stderr, ok := run(t, kubeconfig, "queue", "close", lonely.Name, "--wait", "--timeout", "2s", "-o", "name")
+	stdout, stderr, ok := run(t, kubeconfig, "queue", "close", lonely.Name, "--wait", "--timeout", timeoutWait, "-o", "name")
 	if i := strings.Index(stdout, "\n"); i >= 0 {
 		stdout = stdout[i+1:]
 	}
 	failsWith(t, stdout, stderr, ok, []string{
-		"timed out after 2s waiting for queue(s) to be Closed: wto-lonely is Open (Command CloseQueue default/wto-lonely-closequeue-",
+		"timed out after " + timeoutWait + " waiting for queue(s) to be Closed: wto-lonely is Open (Command CloseQueue default/wto-lonely-closequeue-",
 		"still pending; no controller has taken it or reported why: is a queue controller running? see 'kubectl vc doctor'",
 	})
 
@@ -155,10 +157,12 @@ func TestWaitTimeoutsSayWhereObjectsWereLeft(t *testing.T) {
 	busy := createQueue(t, vc, "wto-busy", "root")
 	waitState(t, vc, busy.Name, v1beta1.QueueStateOpen)
 	podGroup(t, vc, "wto-pg", busy.Name, v1beta1.PodGroupRunning)
-	t.Cleanup(func() { _ = vc.SchedulingV1beta1().PodGroups("default").Delete(ctx, "wto-pg", metav1.DeleteOptions{}) })
-	stdout, stderr, ok = run(t, kubeconfig, "queue", "delete", busy.Name, "--close", "--wait", "--timeout", "3s")
+	// The close must find the podgroup counted, or the queue ends Closed
+	// and is deleted.
+	waitCounts(t, vc, busy.Name, v1beta1.QueueStatus{State: v1beta1.QueueStateOpen, Running: 1})
+	stdout, stderr, ok = run(t, kubeconfig, "queue", "delete", busy.Name, "--close", "--wait", "--timeout", timeoutWait)
 	failsWith(t, stdout, stderr, ok, []string{
-		"timed out after 3s waiting for queue(s) to be Closed: wto-busy is Closing, 1 podgroup(s) still in the queue",
+		"timed out after " + timeoutWait + " waiting for queue(s) to be Closed: wto-busy is Closing, 1 podgroup(s) still in the queue",
 		"nothing was deleted: wto-busy left so, undeleted (delete once Closed: kubectl vc queue delete wto-busy)",
 		"kubectl vc queue delete wto-busy",
 	}, "is the queue controller running", "no controller has taken")

@@ -5,7 +5,6 @@ import (
 	"testing"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -27,13 +26,14 @@ import (
 // gives creations, phase changes, queue moves and deletions with the same
 // fields.
 func TestPodGroupRows(t *testing.T) {
+	fresh(t)
 	vc, kube := clients(t)
 	nsA, nsB := "rows-a", "rows-b"
+	// The namespaces are kept: no namespace controller runs on this
+	// control plane, so a deleted namespace would stay Terminating and
+	// refuse the next run's podgroups. fresh deletes the podgroups.
 	for _, ns := range []string{nsA, nsB} {
-		if _, err := kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = kube.CoreV1().Namespaces().Delete(ctx, ns, metav1.DeleteOptions{}) })
+		ensureNamespace(t, kube, ns)
 	}
 	create := func(ns, name, queue string, phase v1beta1.PodGroupPhase) {
 		t.Helper()
@@ -90,34 +90,39 @@ func TestPodGroupRows(t *testing.T) {
 		cfg  *rest.Config
 	}{{"admin, per namespace", cp.AdminConfig()}, {"no namespace list, cluster-wide", readerCfg}} {
 		t.Run(c.name, func(t *testing.T) {
-			// RBAC is cached briefly by the authorizer: retry the list
-			// until the new binding lets the reader read.
 			lw, ok := podgrouprows.New(kubernetes.NewForConfigOrDie(c.cfg), versioned.NewForConfigOrDie(c.cfg))
 			if !ok {
 				t.Fatal("podgrouprows.New refused a real client")
 			}
+			// A list at resourceVersion "0" is served from the API
+			// server's watch cache, which may not have caught up with
+			// the creates just made (nor with a previous run's
+			// deletions): the rows are compared until they are what
+			// was written, and a mismatch that lasts is reported.
+			// (RBAC is also cached briefly by the authorizer: the list
+			// is retried until the new binding lets the reader read.)
 			var l *podgrouprows.RowList
+			got := map[string]bool{}
 			eventually(t, "podgroups listed as Tables", func() (bool, error) {
 				obj, err := lw.ListWithContext(ctx, metav1.ListOptions{ResourceVersion: "0"})
 				if err != nil {
-					t.Logf("list: %v", err)
-					return false, nil
+					return false, err
 				}
 				var ok bool
 				if l, ok = obj.(*podgrouprows.RowList); !ok {
 					t.Fatalf("listed a %T, not Table rows", obj)
 				}
+				clear(got)
+				for i := range l.Items {
+					if pg := l.Items[i].PodGroup(); ours(pg) {
+						got[row(pg)] = true
+					}
+				}
+				if fmt.Sprint(got) != fmt.Sprint(want) {
+					return false, fmt.Errorf("listed rows\n%v\nwant\n%v", got, want)
+				}
 				return true, nil
 			})
-			got := map[string]bool{}
-			for i := range l.Items {
-				if pg := l.Items[i].PodGroup(); ours(pg) {
-					got[row(pg)] = true
-				}
-			}
-			if fmt.Sprint(got) != fmt.Sprint(want) {
-				t.Errorf("listed rows\n%v\nwant\n%v", got, want)
-			}
 			if l.ResourceVersion == "" {
 				t.Fatal("the list has no resourceVersion to watch from")
 			}

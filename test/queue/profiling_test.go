@@ -12,6 +12,7 @@ import (
 // cluster with 'go tool pprof http://…/debug/pprof/heap'); without it,
 // there is nothing under /debug/pprof/ and /metrics is unchanged.
 func TestProfiling(t *testing.T) {
+	fresh(t)
 	get := func(url string) (int, string) { t.Helper(); return httpGet(t, url) }
 
 	on := startServe(t, "--controllers=queue", "--profiling")

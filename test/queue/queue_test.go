@@ -1,6 +1,7 @@
 package queue
 
 import (
+	"fmt"
 	"os"
 	"slices"
 	"strings"
@@ -24,6 +25,7 @@ const (
 // TestQueueController drives every transition of SPEC §4 through Commands
 // against one real serve process, and the status bookkeeping around them.
 func TestQueueController(t *testing.T) {
+	fresh(t)
 	vc, kube := clients(t)
 	p := startServe(t, "--controllers=queue")
 
@@ -87,6 +89,7 @@ func TestQueueController(t *testing.T) {
 		waitState(t, vc, q.Name, open)
 		podGroup(t, vc, "busy-1", q.Name, v1beta1.PodGroupRunning)
 		podGroup(t, vc, "busy-2", q.Name, v1beta1.PodGroupPending)
+		waitCounts(t, vc, q.Name, v1beta1.QueueStatus{State: open, Running: 1, Pending: 1})
 		commandGone(t, vc, command(t, vc, q, closeQ))
 		waitState(t, vc, q.Name, closing) // Open --Close--> Closing
 		commandGone(t, vc, command(t, vc, q, closeQ))
@@ -110,6 +113,7 @@ func TestQueueController(t *testing.T) {
 		q := createQueue(t, vc, "t-closing-empty", "")
 		waitState(t, vc, q.Name, open)
 		setState(t, vc, q.Name, closing)
+		controllerSawQueues(t, vc)
 		commandGone(t, vc, command(t, vc, q, closeQ))
 		waitState(t, vc, q.Name, closed) // Closing --Close, no podgroups--> Closed
 	})
@@ -117,7 +121,10 @@ func TestQueueController(t *testing.T) {
 	t.Run("Unknown", func(t *testing.T) {
 		q := createQueue(t, vc, "t-unknown", "")
 		waitState(t, vc, q.Name, open)
+		// Each Command is sent once the controller has seen the Unknown
+		// state (and the podgroup), so that it is decided from there.
 		setState(t, vc, q.Name, unknown)
+		controllerSawQueues(t, vc)
 		commandGone(t, vc, command(t, vc, q, syncQ))
 		if s := getQueue(t, vc, q.Name).Status.State; s != unknown {
 			t.Fatalf("Unknown --Sync--> %s, want Unknown", s)
@@ -125,10 +132,13 @@ func TestQueueController(t *testing.T) {
 		commandGone(t, vc, command(t, vc, q, openQ))
 		waitState(t, vc, q.Name, open) // Unknown --Open--> Open
 		setState(t, vc, q.Name, unknown)
+		controllerSawQueues(t, vc)
 		commandGone(t, vc, command(t, vc, q, closeQ))
 		waitState(t, vc, q.Name, closed) // Unknown --Close, empty--> Closed
 		setState(t, vc, q.Name, unknown)
+		controllerSawQueues(t, vc)
 		podGroup(t, vc, "unknown-1", q.Name, v1beta1.PodGroupInqueue)
+		waitCounts(t, vc, q.Name, v1beta1.QueueStatus{State: unknown, Inqueue: 1})
 		commandGone(t, vc, command(t, vc, q, closeQ))
 		waitState(t, vc, q.Name, closing) // Unknown --Close, podgroups--> Closing
 	})
@@ -152,11 +162,17 @@ func TestQueueController(t *testing.T) {
 			s := getQueue(t, vc, q.Name).Status
 			return s.Pending == 1 && s.Running == 4, nil
 		})
+		// serve sets the metrics after the status write returns, so the
+		// status may be seen first: the metrics are read until they agree.
 		for name, v := range map[string]float64{"inqueue": 1, "pending": 1, "running": 4, "unknown": 1, "completed": 1} {
-			got, ok := p.Metric(t, "volcano_queue_pod_group_"+name+"_count", `queue_name="t-counts"`)
-			if !ok || got != v {
-				t.Errorf("volcano_queue_pod_group_%s_count = %v (present %t), want %v", name, got, ok, v)
-			}
+			metric := "volcano_queue_pod_group_" + name + "_count"
+			eventually(t, metric+" of t-counts", func() (bool, error) {
+				got, ok := p.Metric(t, metric, `queue_name="t-counts"`)
+				if !ok || got != v {
+					return false, fmt.Errorf("%s = %v (present %t), want %v", metric, got, ok, v)
+				}
+				return true, nil
+			})
 		}
 		// A podgroup moved to another queue leaves this one's counts.
 		if _, err := vc.SchedulingV1beta1().PodGroups("default").Patch(ctx, "counts-a", types.MergePatchType,
@@ -230,7 +246,8 @@ func TestQueueController(t *testing.T) {
 // TestHierarchy: closing a parent closes its open children and marks them;
 // opening it re-opens only those; a child cannot open under a closed parent.
 func TestHierarchy(t *testing.T) {
-	vc, _ := clients(t)
+	fresh(t)
+	vc, kube := clients(t)
 	startServe(t, "--controllers=queue", "--max-requeue-num=-1")
 
 	parent := createQueue(t, vc, "h-parent", "")
@@ -242,6 +259,8 @@ func TestHierarchy(t *testing.T) {
 		waitState(t, vc, n, open)
 	}
 	podGroup(t, vc, "h-b-pg", "h-b", v1beta1.PodGroupRunning)
+	// Closing the parent must find h-b holding a podgroup (Closing).
+	waitCounts(t, vc, "h-b", v1beta1.QueueStatus{State: open, Running: 1})
 	commandGone(t, vc, command(t, vc, c, closeQ)) // closed by the user, not the parent
 	waitState(t, vc, "h-c", closed)
 
@@ -258,10 +277,10 @@ func TestHierarchy(t *testing.T) {
 	}
 
 	// A child cannot be opened while its parent is closed: the Command stays
-	// (retried) and the child stays closed.
+	// (retried) and the child stays closed. The controller says so on the
+	// Command, which proves it has taken it up.
 	blocked := command(t, vc, grand, openQ)
-	createQueue(t, vc, "h-sentinel", "")
-	waitState(t, vc, "h-sentinel", open)
+	waitCommandWaiting(t, kube, blocked)
 	if _, err := vc.BusV1alpha1().Commands("default").Get(ctx, blocked.Name, metav1.GetOptions{}); err != nil {
 		t.Fatalf("the Command to open a child under a closed parent was consumed: %v", err)
 	}

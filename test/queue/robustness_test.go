@@ -1,12 +1,15 @@
 package queue
 
 import (
+	"context"
 	"fmt"
 	"math/rand"
 	"strings"
 	"testing"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/kubectl-vc/kubectl-vc/pkg/apis/scheduling/v1beta1"
 )
@@ -16,6 +19,7 @@ import (
 // last Command and no Command remains. Volcano deletes a Command before
 // applying it, so a kill between the two would lose it; we apply first.
 func TestCrashSafety(t *testing.T) {
+	fresh(t)
 	vc, _ := clients(t)
 	const nQueues, rounds, perRound = 50, 5, 50
 	queues := make([]*v1beta1.Queue, nQueues)
@@ -71,12 +75,21 @@ func TestCrashSafety(t *testing.T) {
 // right writes nothing, and events that cannot change a count (label edits)
 // cause no write either; one phase change causes exactly one.
 func TestSteadyStateNoWrites(t *testing.T) {
+	fresh(t)
 	vc, _ := clients(t)
 	const n = 30
 	first := startServe(t, "--controllers=queue")
+	qs := make([]*v1beta1.Queue, n)
 	for i := range n {
-		q := createQueue(t, vc, fmt.Sprintf("steady-%02d", i), "")
-		podGroup(t, vc, q.Name+"-pg", q.Name, v1beta1.PodGroupRunning)
+		qs[i] = createQueue(t, vc, fmt.Sprintf("steady-%02d", i), "")
+		podGroup(t, vc, qs[i].Name+"-pg", qs[i].Name, v1beta1.PodGroupRunning)
+	}
+	// A queue closed before the controller counted its podgroup would end
+	// Closed, not Closing: close only once the podgroups are counted.
+	for _, q := range qs {
+		waitCounts(t, vc, q.Name, v1beta1.QueueStatus{State: open, Running: 1})
+	}
+	for i, q := range qs {
 		if i%3 == 0 {
 			command(t, vc, q, closeQ)
 		}
@@ -125,6 +138,12 @@ func TestSteadyStateNoWrites(t *testing.T) {
 		s := getQueue(t, vc, "steady-01").Status
 		return s.Completed == 1 && s.Running == 0, nil
 	})
+	// serve counts a request once its answer is back, which may be a
+	// moment after the write is seen: wait for the write to be counted,
+	// then there must be no other.
+	eventually(t, "the status apply counted in serve's metrics", func() (bool, error) {
+		return p.Writes(t) >= 1, nil
+	})
 	if w := p.Writes(t); w != 1 {
 		t.Fatalf("%v API writes after label edits and one phase change, want exactly 1 (the status apply)", w)
 	}
@@ -133,11 +152,27 @@ func TestSteadyStateNoWrites(t *testing.T) {
 // TestLeaderElection: two serve processes; only the lease holder writes;
 // when it is killed the other takes over; SIGTERM releases the lease.
 func TestLeaderElection(t *testing.T) {
+	fresh(t)
 	vc, kube := clients(t)
 	ensureNamespace(t, kube, "le-test")
+	// The Lease is removed when the test ends (after both serves are
+	// stopped), so that a run after a failed one does not wait for a lease
+	// left held.
+	t.Cleanup(func() { _ = kube.CoordinationV1().Leases("le-test").Delete(ctx, "serve", metav1.DeleteOptions{}) })
+	// serve's defaults: the leader renews every 2 s and gives up after 10 s
+	// without a renewal, so a CPU stall of several seconds on a loaded
+	// machine (2-3 s is common in CI) neither costs the leader its lease
+	// nor lets the standby take it while the leader runs. The price is the
+	// takeover after a crash, which waits for the lease to expire; its
+	// deadline below is derived from these values.
+	const (
+		leaseDuration = 15 * time.Second
+		renewDeadline = 10 * time.Second
+		retryPeriod   = 2 * time.Second
+	)
 	le := []string{"--controllers=queue", "--leader-elect", "--leader-elect-resource-namespace=le-test",
-		"--leader-elect-resource-name=serve", "--leader-elect-lease-duration=3s",
-		"--leader-elect-renew-deadline=2s", "--leader-elect-retry-period=250ms"}
+		"--leader-elect-resource-name=serve", "--leader-elect-lease-duration=" + leaseDuration.String(),
+		"--leader-elect-renew-deadline=" + renewDeadline.String(), "--leader-elect-retry-period=" + retryPeriod.String()}
 	holder := func() string {
 		l, err := kube.CoordinationV1().Leases("le-test").Get(ctx, "serve", metav1.GetOptions{})
 		if err != nil || l.Spec.HolderIdentity == nil {
@@ -163,8 +198,17 @@ func TestLeaderElection(t *testing.T) {
 		t.Fatalf("the leader made no writes")
 	}
 
+	// After SIGKILL, b takes the lease once it has seen no renewal for
+	// leaseDuration, at its next attempt: client-go's elector retries
+	// every retryPeriod with a jitter of up to 1.2 times it. The deadline
+	// adds a minute for a loaded machine; it bounds a broken run only.
 	a.Kill()
-	eventually(t, "b takes over", func() (bool, error) { return holder() == "b", nil })
+	takeover := leaseDuration + retryPeriod + time.Duration(1.2*float64(retryPeriod)) + time.Minute
+	if err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, takeover, true, func(context.Context) (bool, error) {
+		return holder() == "b", nil
+	}); err != nil {
+		t.Fatalf("b did not take the lease within %v of a's crash; holder %q", takeover, holder())
+	}
 	commandGone(t, vc, command(t, vc, q, openQ))
 	waitState(t, vc, q.Name, open)
 	if w := b.Writes(t); w == 0 {

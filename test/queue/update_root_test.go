@@ -13,6 +13,7 @@ import (
 // capability, deserved or guarantee before writing, as Volcano's queue
 // webhook (and our vc-queue-root policy) refuse it; its weight may change.
 func TestUpdateRootResourcesRefused(t *testing.T) {
+	fresh(t)
 	vc, _ := clients(t)
 	root, err := vc.SchedulingV1beta1().Queues().Get(ctx, "root", metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {

@@ -110,6 +110,50 @@ func ApplyStatus(t testing.TB, vc versioned.Interface, name string, state v1beta
 	}
 }
 
+// ResetAfter registers a cleanup, to run after the test's other cleanups
+// (so after the serve processes it started are stopped, when called before
+// they start), that deletes every queue but root and default and every
+// podgroup and Command in every namespace. The suites share one control
+// plane across tests and across runs of a test in one process (go test
+// -count=N), so whatever a test leaves behind would otherwise clash with
+// the next run's fixed names ("already exists") or be taken up by the next
+// test's controller. Nothing holds these objects (no finalizers), so they
+// are gone when the calls return.
+func ResetAfter(t testing.TB, vc versioned.Interface) {
+	t.Helper()
+	t.Cleanup(func() {
+		ctx := context.Background()
+		fail := func(what string, err error) {
+			if err != nil && !apierrors.IsNotFound(err) {
+				t.Errorf("cleanup: %s: %v", what, err)
+			}
+		}
+		cmds, err := vc.BusV1alpha1().Commands(metav1.NamespaceAll).List(ctx, metav1.ListOptions{})
+		fail("list Commands", err)
+		if err == nil {
+			for _, c := range cmds.Items {
+				fail("delete Command "+c.Namespace+"/"+c.Name, vc.BusV1alpha1().Commands(c.Namespace).Delete(ctx, c.Name, metav1.DeleteOptions{}))
+			}
+		}
+		pgs, err := vc.SchedulingV1beta1().PodGroups(metav1.NamespaceAll).List(ctx, metav1.ListOptions{})
+		fail("list podgroups", err)
+		if err == nil {
+			for _, pg := range pgs.Items {
+				fail("delete podgroup "+pg.Namespace+"/"+pg.Name, vc.SchedulingV1beta1().PodGroups(pg.Namespace).Delete(ctx, pg.Name, metav1.DeleteOptions{}))
+			}
+		}
+		qs, err := vc.SchedulingV1beta1().Queues().List(ctx, metav1.ListOptions{})
+		fail("list queues", err)
+		if err == nil {
+			for _, q := range qs.Items {
+				if q.Name != keys.RootQueue && q.Name != keys.DefaultQueue {
+					fail("delete queue "+q.Name, vc.SchedulingV1beta1().Queues().Delete(ctx, q.Name, metav1.DeleteOptions{}))
+				}
+			}
+		}
+	})
+}
+
 // CommandsFor returns the Commands, in every namespace, whose target is
 // the named queue.
 func CommandsFor(t testing.TB, vc versioned.Interface, queue string) []busv1alpha1.Command {

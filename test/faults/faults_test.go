@@ -17,13 +17,50 @@ import (
 	"github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned"
 )
 
-// convergeDeadline is the bound on convergence once the API is
-// back. It bounds a poll; how fast serve really converges is measured by
-// the benchmarks.
+// convergeDeadline bounds the polls for serve's work once serve is
+// connected and retrying normally: the work of these tests done on a loaded
+// two-core machine. It bounds a poll; how fast serve really converges is
+// measured by the benchmarks.
 const convergeDeadline = 30 * time.Second
+
+// client-go's reflector (k8s.io/client-go v0.37 tools/cache/reflector.go,
+// defaultBackoff*) retries a failed list or watch after a backoff that
+// starts at 800 ms, doubles up to 30 s, and is stretched by a jitter of up
+// to 100%: a reflector that has failed for a while sleeps up to 60 s
+// before it tries again.
+const (
+	reflectorBackoffInit   = 800 * time.Millisecond
+	reflectorBackoffCap    = 30 * time.Second
+	reflectorBackoffJitter = 1.0
+	// serve's workqueues (workqueue.DefaultTypedControllerRateLimiter)
+	// retry a failed sync after 5 ms, doubling, without jitter.
+	workqueueBackoffInit = 5 * time.Millisecond
+)
+
+// afterOutage is how long serve may take to converge once the API is back
+// from an outage of the given length. Its watches and its failed syncs were
+// retried with growing backoffs during the outage, and the sleep under way
+// when the API returns must end first. A backoff that doubles from init
+// has slept at least its current base minus init in all, so after failing
+// for the whole outage its base is at most outage+init: the sleep under way
+// is at most (1+jitter)(outage+init), and never more than (1+jitter) times
+// the cap. Then serve converges as after any change (convergeDeadline).
+func afterOutage(outage time.Duration) time.Duration {
+	reflector := time.Duration((1 + reflectorBackoffJitter) * float64(min(outage+reflectorBackoffInit, reflectorBackoffCap)))
+	workqueue := outage + workqueueBackoffInit
+	return max(reflector, workqueue) + convergeDeadline
+}
 
 func createPods(t *testing.T, kube kubernetes.Interface, ns, prefix string, n, workers int) {
 	t.Helper()
+	if err := createPodsErr(kube, ns, prefix, n, workers); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// createPodsErr creates n pods with workers requests at a time and returns
+// the first error.
+func createPodsErr(kube kubernetes.Interface, ns, prefix string, n, workers int) error {
 	var wg sync.WaitGroup
 	errs := make(chan error, n)
 	next := atomic.Int64{}
@@ -44,9 +81,7 @@ func createPods(t *testing.T, kube kubernetes.Interface, ns, prefix string, n, w
 	}
 	wg.Wait()
 	close(errs)
-	for err := range errs {
-		t.Fatal(err)
-	}
+	return <-errs // nil when there was none
 }
 
 func createGroup(t *testing.T, vc versioned.Interface, ns, name, queue string, phase v1beta1.PodGroupPhase) {
@@ -69,14 +104,24 @@ func setPhase(t *testing.T, vc versioned.Interface, ns, name string, phase v1bet
 	}
 }
 
-func createQueue(t *testing.T, vc versioned.Interface, name string) {
+// createQueue creates a queue of this run (base and a suffix), deleted when
+// the test ends, and returns its name.
+func createQueue(t *testing.T, vc versioned.Interface, base string) string {
 	t.Helper()
+	name := perRun(base)
 	if _, err := vc.SchedulingV1beta1().Queues().Create(ctx, &v1beta1.Queue{
 		ObjectMeta: metav1.ObjectMeta{Name: name},
 		Spec:       v1beta1.QueueSpec{Weight: 1},
 	}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() {
+		vc, _ := clients(t) // a test may have restarted the API server
+		if err := vc.SchedulingV1beta1().Queues().Delete(ctx, name, metav1.DeleteOptions{}); err != nil {
+			t.Errorf("cleanup: delete queue %s: %v", name, err)
+		}
+	})
+	return name
 }
 
 func wantCounts(vc versioned.Interface, queue string, pending, running, completed int32) func() (bool, error) {
@@ -109,14 +154,14 @@ func groupedBy(vc versioned.Interface, kube kubernetes.Interface, ns string, pod
 // TestAPIServerAndEtcdRestart stops kube-apiserver and then etcd while
 // serve is grouping pods and counting a queue, and brings them back. serve
 // must stay up through the outage (no exit on a lost watch or a failed
-// write), reconnect on its own, and converge within convergeDeadline of
-// the API answering again, both on the work interrupted by the outage and
+// write), reconnect on its own, and converge once the API answers again
+// (within afterOutage: the backoffs it built up while the API was away,
+// and then the time to do the work), both on the work interrupted by the outage and
 // on changes made after it; and no pod may end up with two groups.
 func TestAPIServerAndEtcdRestart(t *testing.T) {
 	vc, kube := clients(t)
 	ns := namespace(t, kube, "restart")
-	const queue = "restart-q"
-	createQueue(t, vc, queue)
+	queue := createQueue(t, vc, "restart-q")
 	for i := range 10 {
 		createGroup(t, vc, ns, fmt.Sprintf("job-%02d", i), queue, v1beta1.PodGroupRunning)
 	}
@@ -126,6 +171,7 @@ func TestAPIServerAndEtcdRestart(t *testing.T) {
 	// Pods created just before the outage are being grouped when the API
 	// goes away: some of serve's creates and pod patches fail mid-flight.
 	createPods(t, kube, ns, "before", 100, 8)
+	down := time.Now()
 	if err := cp.StopAPIServer(); err != nil {
 		t.Fatal(err)
 	}
@@ -144,6 +190,10 @@ func TestAPIServerAndEtcdRestart(t *testing.T) {
 	if err := cp.StartAPIServer(ctx); err != nil {
 		t.Fatal(err)
 	}
+	back := time.Now()
+	outage := back.Sub(down)
+	deadline := afterOutage(outage)
+	t.Logf("the API was away for %v; serve is given %v to converge", outage.Round(time.Millisecond), deadline.Round(time.Millisecond))
 	// Fresh clients: the old ones' connections died with the server.
 	vc, kube = clients(t)
 
@@ -156,13 +206,14 @@ func TestAPIServerAndEtcdRestart(t *testing.T) {
 	for i := range 3 {
 		createGroup(t, vc, ns, fmt.Sprintf("late-%02d", i), queue, v1beta1.PodGroupCompleted)
 	}
-	poll(t, "queue counts after the restart", convergeDeadline, wantCounts(vc, queue, 5, 5, 3))
+	poll(t, "queue counts after the restart", deadline, wantCounts(vc, queue, 5, 5, 3))
 	// 120 pods, each with exactly one group of its own, plus the 13 groups
 	// made by hand which have no pod: checkGrouping works on pods, so the
 	// hand-made groups live in another namespace for that check below.
-	poll(t, "every pod grouped after the restart", convergeDeadline, func() (bool, error) {
+	poll(t, "every pod grouped after the restart", deadline, func() (bool, error) {
 		return podsGroupedIgnoring(vc, kube, ns, 120)
 	})
+	t.Logf("converged %v after the API was back", time.Since(back).Round(time.Millisecond))
 	if p.Exited() {
 		t.Fatalf("serve exited after the restart: %v", p.Err())
 	}
@@ -211,7 +262,10 @@ func TestKillServeWhileGrouping(t *testing.T) {
 	created := make(chan struct{})
 	go func() {
 		defer close(created)
-		createPods(t, kube, ns, "pod", total, 16)
+		// Not t.Fatal: this is not the test's goroutine.
+		if err := createPodsErr(kube, ns, "pod", total, 16); err != nil {
+			t.Error(err)
+		}
 	}()
 	killedMidway := 0
 	for _, at := range []int{150, 450, 800} {
@@ -248,8 +302,8 @@ func TestKillServeWhileGrouping(t *testing.T) {
 func TestSecondWriterEditsQueue(t *testing.T) {
 	vc, kube := clients(t)
 	ns := namespace(t, kube, "editor")
-	const queue, groups, edits = "edited-q", 20, 40
-	createQueue(t, vc, queue)
+	const groups, edits = 20, 40
+	queue := createQueue(t, vc, "edited-q")
 	for i := range groups {
 		createGroup(t, vc, ns, fmt.Sprintf("g-%02d", i), queue, v1beta1.PodGroupPending)
 	}

@@ -8,11 +8,11 @@ package faults
 import (
 	"context"
 	"fmt"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
@@ -67,12 +67,39 @@ func poll(t testing.TB, what string, deadline time.Duration, cond func() (bool, 
 	}
 }
 
-func namespace(t testing.TB, kube kubernetes.Interface, name string) string {
+var runs atomic.Int64
+
+// perRun returns name with a suffix of its own in this process: the tests
+// share one control plane, also across runs of a test (go test -count=N),
+// and a fixed name would meet the previous run's object.
+func perRun(name string) string {
+	return fmt.Sprintf("%s-%d", name, runs.Add(1))
+}
+
+// namespace creates a namespace of this run (base and a suffix) and returns
+// its name. When the test ends, after the serve processes it started
+// afterwards are stopped, the pods and podgroups in it are deleted, so that
+// a later test's serve does not start on them. The namespace itself stays:
+// no namespace controller runs on this control plane to finish deleting it.
+func namespace(t testing.TB, kube kubernetes.Interface, base string) string {
 	t.Helper()
+	name := perRun(base)
 	_, err := kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{})
-	if err != nil && !apierrors.IsAlreadyExists(err) {
+	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() {
+		// Fresh clients: a test may have restarted the API server.
+		vc, kube := clients(t)
+		// Pods bound to no node are deleted at once; nothing holds
+		// podgroups.
+		if err := kube.CoreV1().Pods(name).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{}); err != nil {
+			t.Errorf("cleanup: delete the pods in %s: %v", name, err)
+		}
+		if err := vc.SchedulingV1beta1().PodGroups(name).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{}); err != nil {
+			t.Errorf("cleanup: delete the podgroups in %s: %v", name, err)
+		}
+	})
 	return name
 }
 

@@ -21,7 +21,7 @@ LDFLAGS := -s -w -X $(VERSION_PKG).gitVersion=$(VERSION) -X $(VERSION_PKG).gitCo
 GO_TEST_FLAGS ?= -race -count=1 -timeout 45m
 BENCH_FLAGS ?= -benchtime 1x
 
-.PHONY: all help version build image slurm node-deps controlplane controlplane-bins node-bins generate verify test unit bench fuzz cluster-up cluster-down demo docs release-check release-snapshot clean fmt vet
+.PHONY: all help version build image slurm node-deps controlplane controlplane-bins node-bins generate verify test test-tools test-summary unit bench fuzz cluster-up cluster-down demo docs release-check release-snapshot clean fmt vet
 
 all: build
 
@@ -98,13 +98,40 @@ REST_SLURMS ?= slurm-24.11 slurm-26.05
 unit:
 	go test -short -count=1 ./pkg/... ./plugins/... ./cmd/...
 
-## test: everything CI runs — builds what it needs, unit + integration tests with -race, verify
-test: controlplane slurm node-deps build
-	go test $(GO_TEST_FLAGS) ./...
-	for s in $(REST_SLURMS); do KVC_TEST_SLURM=$$s go test $(GO_TEST_FLAGS) ./test/nodeset/ || exit 1; done
-	cd hack/image && go test $(GO_TEST_FLAGS) ./...
-	$(MAKE) release-check
-	$(MAKE) verify
+# Every go test of 'make test' runs through gotestsum (hack/testtools pins
+# it): the output is go test's own, and each run's events are kept as JSON in
+# TEST_LOGS (git-ignored), one file per run. A failing run does not stop the
+# others; at the end hack/testsummary names every failed test with the first
+# lines of its failure, then one line of counts, so the tail of a failed run
+# says what failed.
+TEST_LOGS ?= $(CURDIR)/.test-logs
+# TEST_PKGS narrows the first run (every package by default).
+TEST_PKGS ?= ./...
+GOTESTSUM := $(CURDIR)/bin/tools/gotestsum
+gotest = $(GOTESTSUM) --format standard-quiet --hide-summary=skipped,output --jsonfile $(TEST_LOGS)/$(1).json --
+
+## test: everything CI runs but the fuzzers — builds what it needs, unit + integration tests with -race, verify; ends with what failed (logs in .test-logs/)
+test: controlplane slurm node-deps build test-tools
+	rm -rf $(TEST_LOGS) && mkdir -p $(TEST_LOGS)
+	failed=; \
+	$(call gotest,1-suites) $(GO_TEST_FLAGS) $(TEST_PKGS) || failed="$$failed suites"; \
+	for s in $(REST_SLURMS); do \
+		KVC_TEST_SLURM=$$s $(call gotest,2-nodeset-$$s) $(GO_TEST_FLAGS) ./test/nodeset/ || failed="$$failed nodeset-$$s"; \
+	done; \
+	(cd hack/image && $(call gotest,3-image) $(GO_TEST_FLAGS) ./...) || failed="$$failed image"; \
+	$(MAKE) release-check || failed="$$failed release-check"; \
+	$(MAKE) verify || failed="$$failed verify"; \
+	steps=; for f in $$failed; do case $$f in verify|release-check) steps="$$steps $$f";; esac; done; \
+	go build -o bin/tools/testsummary ./hack/testsummary && { bin/tools/testsummary -steps "$$steps" $(TEST_LOGS) || true; } | tee $(TEST_LOGS)/summary.txt; \
+	[[ -z "$$failed" ]]
+
+## test-tools: install gotestsum (pinned by hack/testtools) into bin/tools
+test-tools:
+	cd hack/testtools && GOBIN=$(CURDIR)/bin/tools go install tool
+
+## test-summary: say again what the last 'make test' found (from .test-logs/)
+test-summary:
+	@cat $(TEST_LOGS)/summary.txt
 
 ## bench: benchmarks against the real local control plane (see docs/benchmarks.md)
 bench: controlplane build
@@ -156,7 +183,7 @@ release-check:
 	cd hack/release && GOBIN=$(CURDIR)/bin/tools go install tool
 	go run ./hack/krew/hostconfig -in .goreleaser.yaml -out bin/goreleaser-host.yaml
 	bin/tools/goreleaser release --snapshot --clean --config bin/goreleaser-host.yaml
-	go test -count=1 -run '^TestReleaseSnapshot$$' ./hack/krew -args -dist $(CURDIR)/dist -partial
+	$(if $(wildcard $(GOTESTSUM)),mkdir -p $(TEST_LOGS) && $(call gotest,4-release-check),go test) -count=1 -run '^TestReleaseSnapshot$$' ./hack/krew -args -dist $(CURDIR)/dist -partial
 
 ## release-snapshot: every release archive, checksums and the krew manifest (dist/vc.yaml, checked by hack/krew) in dist/
 release-snapshot:

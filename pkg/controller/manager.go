@@ -81,6 +81,15 @@ type Options struct {
 
 	// ShutdownGrace bounds the stop after ctx ends (0: DefaultShutdownGrace).
 	ShutdownGrace time.Duration
+	// WaitForStop makes Run, once ctx ends, return only when what it
+	// started has stopped: the controllers have returned, the informers are
+	// shut down, the leader-election loop has ended. That may take longer
+	// than ShutdownGrace, which is then not applied. (An Event being sent
+	// at that moment may still reach the API server after.) Tests that run
+	// a manager in-process set it: a controller left running after its test
+	// acts on the next test's objects. serve does not: its process exits
+	// right after Run returns, and an operator waits for that.
+	WaitForStop bool
 }
 
 // Run runs the selected controllers until ctx is cancelled (SIGTERM) or, with
@@ -91,7 +100,8 @@ type Options struct {
 // item in that time, and a step stuck on an unreachable API server (a
 // discovery call, the Lease release) is left behind, since the process is
 // about to exit anyway. A kubelet that waits 30 s before SIGKILL, and an
-// operator at a terminal, are both better served by a prompt exit.
+// operator at a terminal, are both better served by a prompt exit. With
+// o.WaitForStop it waits instead until all of that has returned.
 func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 	grace := o.ShutdownGrace
 	if grace <= 0 {
@@ -104,6 +114,9 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 	case err := <-done:
 		return err
 	case <-ctx.Done():
+	}
+	if o.WaitForStop {
+		return <-done
 	}
 	select {
 	case err := <-done:
@@ -121,6 +134,15 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 // DefaultShutdownGrace bounds how long Run waits, after its context ends,
 // for the controllers and the manager to stop.
 const DefaultShutdownGrace = 5 * time.Second
+
+// FirstContactTimeout bounds each try of the manager's first request to the
+// API server (GET /version); a try that fails is logged with its cause.
+// ProgressPeriod is how often the log repeats what the manager still waits
+// for. (Exported for the tests that hold serve's log to them.)
+const (
+	FirstContactTimeout = 5 * time.Second
+	ProgressPeriod      = 10 * time.Second
+)
 
 func run(ctx context.Context, cfg *rest.Config, o Options, p *progress) error {
 	ctrls := o.Controllers
@@ -178,8 +200,8 @@ func run(ctx context.Context, cfg *rest.Config, o Options, p *progress) error {
 	}()
 
 	klog.InfoS("starting", "apiServer", p.server, "controllers", names(ctrls), "leaderElect", o.LeaderElect)
-	go p.report(ctx, 10*time.Second)
-	if err := firstContact(ctx, kube, p, 5*time.Second); err != nil {
+	go p.report(ctx, ProgressPeriod)
+	if err := firstContact(ctx, kube, p, FirstContactTimeout); err != nil {
 		return nil // ctx ended: a clean stop
 	}
 
@@ -302,17 +324,26 @@ func runWithLeaderElection(ctx context.Context, kube kubernetes.Interface, o Opt
 		host, _ := os.Hostname()
 		id = host + "_" + uuid.NewString()
 	}
-	lock := &resourcelock.LeaseLock{
+	lock := &heldLock{Interface: &resourcelock.LeaseLock{
 		LeaseMeta:  metav1.ObjectMeta{Namespace: o.LeaseNamespace, Name: o.LeaseName},
 		Client:     kube.CoordinationV1(),
 		LockConfig: resourcelock.ResourceLockConfig{Identity: id},
-	}
+	}}
 	// A standby replica is healthy and ready: it is doing its job, which is
 	// to wait for the lease.
 	ready.Store("ok: standby, waiting for the lease")
 	p.wait(fmt.Sprintf("the leader-election Lease %s/%s (a standby acts once it holds it)", o.LeaseNamespace, o.LeaseName))
-	var runErr error
-	var lost atomic.Bool
+	var (
+		mu     sync.Mutex // runErr is written by the elector's goroutine
+		runErr error
+		lost   atomic.Bool
+	)
+	// leading is closed when OnStartedLeading returns. The elector runs
+	// that callback in a goroutine of its own, once it has written the
+	// Lease as its holder, and does not wait for it. Whether it was started
+	// at all is told by the lock (heldLock): the goroutine may not have
+	// begun when le.Run returns.
+	leading := make(chan struct{})
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	le, err := leaderelection.NewLeaderElector(leaderelection.LeaderElectionConfig{
@@ -324,10 +355,14 @@ func runWithLeaderElection(ctx context.Context, kube kubernetes.Interface, o Opt
 		ReleaseOnCancel: true,
 		Callbacks: leaderelection.LeaderCallbacks{
 			OnStartedLeading: func(lctx context.Context) {
+				defer close(leading)
 				p.done()
 				klog.InfoS("became leader", "identity", id, "lease", o.LeaseNamespace+"/"+o.LeaseName)
 				ready.Store("")
-				runErr = run(lctx)
+				err := run(lctx)
+				mu.Lock()
+				runErr = err
+				mu.Unlock()
 				// Leadership is given up only once the controllers have
 				// stopped, so two replicas never act at the same time.
 				cancel()
@@ -343,6 +378,14 @@ func runWithLeaderElection(ctx context.Context, kube kubernetes.Interface, o Opt
 		return err
 	}
 	le.Run(runCtx)
+	// Once ctx has ended, the controllers are waited for (within Run's
+	// grace, unless WaitForStop). A lost Lease is not waited on: the other
+	// replica may act already, and serve exits at once.
+	if lock.held.Load() && (o.WaitForStop || !lost.Load()) {
+		<-leading
+	}
+	mu.Lock()
+	defer mu.Unlock()
 	if runErr != nil {
 		return runErr
 	}
@@ -350,6 +393,32 @@ func runWithLeaderElection(ctx context.Context, kube kubernetes.Interface, o Opt
 		return errors.New("lost the leader-election lease; exiting so that the other replica acts alone")
 	}
 	return nil
+}
+
+// heldLock is a leader-election lock that remembers whether it ever wrote
+// the Lease with this process as the holder: the elector starts
+// OnStartedLeading exactly when such a write succeeded.
+type heldLock struct {
+	resourcelock.Interface
+	held atomic.Bool
+}
+
+func (l *heldLock) Create(ctx context.Context, r resourcelock.LeaderElectionRecord) error {
+	err := l.Interface.Create(ctx, r)
+	l.record(r, err)
+	return err
+}
+
+func (l *heldLock) Update(ctx context.Context, r resourcelock.LeaderElectionRecord) error {
+	err := l.Interface.Update(ctx, r)
+	l.record(r, err)
+	return err
+}
+
+func (l *heldLock) record(r resourcelock.LeaderElectionRecord, err error) {
+	if err == nil && r.HolderIdentity != "" && r.HolderIdentity == l.Identity() {
+		l.held.Store(true)
+	}
 }
 
 func startServers(ctx context.Context, o Options, reg *prometheus.Registry, ready *atomic.Value, kube kubernetes.Interface) ([]*http.Server, error) {

@@ -1,0 +1,152 @@
+package controller_test
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/spf13/pflag"
+	"k8s.io/client-go/rest"
+
+	"github.com/kubectl-vc/kubectl-vc/pkg/controller"
+	"github.com/kubectl-vc/kubectl-vc/pkg/controller/framework"
+)
+
+// slowStop is a controller that caches nothing and, once its context ends,
+// returns only when release is closed: a worker still finishing a long
+// sync.
+type slowStop struct {
+	running  chan struct{}
+	release  chan struct{}
+	returned atomic.Bool
+}
+
+func newSlowStop() *slowStop {
+	return &slowStop{running: make(chan struct{}), release: make(chan struct{})}
+}
+
+func (c *slowStop) Name() string                                                  { return "slow-stop" }
+func (c *slowStop) AddFlags(*pflag.FlagSet)                                       {}
+func (c *slowStop) Validate() error                                               { return nil }
+func (c *slowStop) Initialize(context.Context, *framework.ControllerOption) error { return nil }
+func (c *slowStop) CacheReads() []framework.CacheRead                             { return nil }
+func (c *slowStop) Run(ctx context.Context) {
+	close(c.running)
+	<-ctx.Done()
+	<-c.release
+	c.returned.Store(true)
+}
+
+// fakeAPIServer answers what a manager of a controller that caches nothing
+// asks: /version, and the one Lease of leader election (created, read,
+// updated).
+func fakeAPIServer(t *testing.T) *rest.Config {
+	t.Helper()
+	var mu sync.Mutex
+	var lease []byte
+	var leaseType string // as the client sent it: protobuf
+	const leases = "/apis/coordination.k8s.io/v1/namespaces/ns/leases"
+	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		defer mu.Unlock()
+		switch {
+		case r.URL.Path == "/version":
+			w.Header().Set("Content-Type", "application/json")
+			_, _ = io.WriteString(w, `{"gitVersion":"v0.0.0-fake"}`)
+		case r.URL.Path == leases+"/lease" && r.Method == http.MethodGet:
+			if lease == nil {
+				w.Header().Set("Content-Type", "application/json")
+				w.WriteHeader(http.StatusNotFound)
+				_, _ = io.WriteString(w, `{"kind":"Status","apiVersion":"v1","status":"Failure","reason":"NotFound","code":404}`)
+				return
+			}
+			w.Header().Set("Content-Type", leaseType)
+			_, _ = w.Write(lease)
+		case (r.URL.Path == leases && r.Method == http.MethodPost) || (r.URL.Path == leases+"/lease" && r.Method == http.MethodPut):
+			b, _ := io.ReadAll(r.Body)
+			lease, leaseType = b, r.Header.Get("Content-Type")
+			w.Header().Set("Content-Type", leaseType)
+			_, _ = w.Write(b)
+		default:
+			t.Errorf("unexpected request %s %s", r.Method, r.URL.Path)
+			w.WriteHeader(http.StatusNotFound)
+		}
+	}))
+	t.Cleanup(s.Close)
+	return &rest.Config{Host: s.URL}
+}
+
+// TestRunWaitsForStop: with WaitForStop, Run returns only once the
+// controllers have returned, though that takes longer than ShutdownGrace;
+// with and without leader election (where the elector runs the controllers
+// in a goroutine it does not wait for). The controller is released well
+// after the grace: had Run returned at the grace, it would have returned
+// before the controller did.
+func TestRunWaitsForStop(t *testing.T) {
+	for _, le := range []bool{false, true} {
+		t.Run(map[bool]string{false: "plain", true: "leader-elect"}[le], func(t *testing.T) {
+			c := newSlowStop()
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			done := make(chan error, 1)
+			go func() {
+				done <- controller.Run(ctx, fakeAPIServer(t), controller.Options{
+					Controllers: []framework.Controller{c}, MetricsAddr: "0", HealthAddr: "0",
+					LeaderElect: le, LeaseNamespace: "ns", LeaseName: "lease", Identity: "me",
+					LeaseDuration: 15 * time.Second, RenewDeadline: 10 * time.Second, RetryPeriod: 2 * time.Second,
+					ShutdownGrace: time.Millisecond, WaitForStop: true,
+				})
+			}()
+			select {
+			case <-c.running:
+			case err := <-done:
+				t.Fatalf("Run returned before the controller ran: %v", err)
+			}
+			cancel()
+			go func() {
+				time.Sleep(200 * time.Millisecond)
+				close(c.release)
+			}()
+			if err := <-done; err != nil {
+				t.Fatal(err)
+			}
+			if !c.returned.Load() {
+				t.Fatal("Run returned before the controller did")
+			}
+		})
+	}
+}
+
+// TestRunReturnsAfterGrace: serve's Run (no WaitForStop) returns once
+// ShutdownGrace has passed, though a controller has not stopped: its
+// process is about to exit.
+func TestRunReturnsAfterGrace(t *testing.T) {
+	c := newSlowStop()
+	defer close(c.release)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() {
+		done <- controller.Run(ctx, fakeAPIServer(t), controller.Options{
+			Controllers: []framework.Controller{c}, MetricsAddr: "0", HealthAddr: "0",
+			ShutdownGrace: 10 * time.Millisecond,
+		})
+	}()
+	select {
+	case <-c.running:
+	case err := <-done:
+		t.Fatalf("Run returned before the controller ran: %v", err)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if c.returned.Load() {
+		t.Fatal("the controller returned, though it was never released")
+	}
+}

@@ -149,7 +149,8 @@ FUZZTIME ?= 20000x
 FUZZERS := ./pkg/cli/queue:FuzzParseResources \
 	./plugins/podgroup:FuzzMinMember \
 	./plugins/podgroup:FuzzNetworkTopology \
-	./plugins/podgroup:FuzzBuild
+	./plugins/podgroup:FuzzBuild \
+	./pkg/slurm:FuzzExpandHostlist
 
 ## fuzz: run each fuzzer for FUZZTIME (default 20000x executions); the seed corpora also run in 'make test'
 fuzz:

@@ -6,9 +6,32 @@ import (
 	"strings"
 )
 
-// maxHostlist bounds how many names one hostlist may expand to, so that a
-// malformed or hostile range ("n[0-999999999]") cannot exhaust memory.
-const maxHostlist = 1 << 20
+// maxHostlist and maxHostlistBytes bound how many names one hostlist may
+// expand to, and their length in all, so that a malformed or hostile range
+// ("n[0-9223372036854775807]", or a long prefix repeated a million times)
+// is refused before it costs memory: what an expansion allocates never
+// passes them, whatever numbers the list states.
+const (
+	maxHostlist      = 1 << 20
+	maxHostlistBytes = 64 << 20
+)
+
+// maxDigits is the widest number a range may give, zero padding included.
+const maxDigits = 20
+
+// budget is what an expansion may still produce.
+type budget struct{ names, bytes int }
+
+// take charges n names of the given total length, or says the list is too
+// large.
+func (b *budget) take(n, bytes int) error {
+	if n > b.names || bytes > b.bytes {
+		return fmt.Errorf("more than %d names or %d bytes", maxHostlist, maxHostlistBytes)
+	}
+	b.names -= n
+	b.bytes -= bytes
+	return nil
+}
 
 // ExpandHostlist expands a Slurm hostlist such as "kvc-[0-1,3],login1" or
 // "rack[1-2]-n[01-02]" into node names, in order. Zero-padded ranges keep
@@ -17,11 +40,12 @@ const maxHostlist = 1 << 20
 // them itself.
 func ExpandHostlist(list string) ([]string, error) {
 	var out []string
+	left := &budget{names: maxHostlist, bytes: maxHostlistBytes}
 	for _, part := range splitTop(list) {
 		if part == "" {
 			continue
 		}
-		names, err := expandOne(part, len(out))
+		names, err := expandOne(part, left)
 		if err != nil {
 			return nil, fmt.Errorf("hostlist %q: %w", list, err)
 		}
@@ -50,12 +74,17 @@ func splitTop(s string) []string {
 	return append(parts, strings.TrimSpace(s[start:]))
 }
 
-// expandOne expands one host expression, bracket by bracket from the left.
-func expandOne(expr string, have int) ([]string, error) {
+// expandOne expands one host expression, bracket by bracket from the left,
+// charging every name it makes to left. The names of the brackets to the
+// right (tails) are made once, then charged as part of each name.
+func expandOne(expr string, left *budget) ([]string, error) {
 	open := strings.IndexByte(expr, '[')
 	if open < 0 {
 		if strings.ContainsRune(expr, ']') {
 			return nil, fmt.Errorf("unbalanced ']' in %q", expr)
+		}
+		if err := left.take(1, len(expr)); err != nil {
+			return nil, err
 		}
 		return []string{expr}, nil
 	}
@@ -68,23 +97,38 @@ func expandOne(expr string, have int) ([]string, error) {
 	if strings.ContainsRune(ranges, '[') {
 		return nil, fmt.Errorf("nested '[' in %q", expr)
 	}
-	tails, err := expandOne(rest, have)
+	if strings.ContainsRune(prefix, ']') {
+		return nil, fmt.Errorf("unbalanced ']' in %q", expr)
+	}
+	tails, err := expandOne(rest, left)
 	if err != nil {
 		return nil, err
 	}
+	tailBytes := 0
+	for _, t := range tails {
+		tailBytes += len(t)
+	}
+	// The tails were bounded while they were made; from here on they count
+	// as part of each name made with them.
+	left.names += len(tails)
+	left.bytes += tailBytes
 	var out []string
 	for _, r := range strings.Split(ranges, ",") {
 		lo, hi, width, err := parseRange(r)
 		if err != nil {
 			return nil, err
 		}
-		if (hi-lo+1)*len(tails)+len(out)+have > maxHostlist {
-			return nil, fmt.Errorf("more than %d names", maxHostlist)
-		}
-		for n := lo; n <= hi; n++ {
+		// Charged one number at a time: hi-lo+1 may not even fit an int.
+		for n := lo; ; n++ {
 			num := fmt.Sprintf("%0*d", width, n)
+			if err := left.take(len(tails), len(tails)*(len(prefix)+len(num))+tailBytes); err != nil {
+				return nil, err
+			}
 			for _, t := range tails {
 				out = append(out, prefix+num+t)
+			}
+			if n == hi {
+				break
 			}
 		}
 	}
@@ -95,6 +139,10 @@ func expandOne(expr string, have int) ([]string, error) {
 func parseRange(r string) (lo, hi, width int, err error) {
 	r = strings.TrimSpace(r)
 	a, b, isRange := strings.Cut(r, "-")
+	// Wider than any int, zero-padded or not, is no node number.
+	if len(a) > maxDigits || len(b) > maxDigits {
+		return 0, 0, 0, fmt.Errorf("bad range %q", r)
+	}
 	if lo, err = strconv.Atoi(a); err != nil || lo < 0 {
 		return 0, 0, 0, fmt.Errorf("bad range %q", r)
 	}

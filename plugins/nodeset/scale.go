@@ -106,8 +106,12 @@ func (s *nodeSetSync) scaleOut(missing int) {
 			}
 		}
 	}
+	// Only as many free ordinals as this sync may create are looked for:
+	// the burst, plus the terminating ones skipped on the way. replicas can
+	// be anything up to 2^31-1, and what a sync allocates must not grow
+	// with a number an object states.
 	var ordinals []int
-	for _, o := range lowestFreeOrdinals(ns, used, missing) {
+	for _, o := range lowestFreeOrdinals(ns, used, min(missing, burst+len(s.terminating))) {
 		if s.terminating[podName(ns, o)] {
 			s.wait = true
 			continue

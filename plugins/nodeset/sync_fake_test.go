@@ -2,6 +2,9 @@ package nodeset
 
 import (
 	"context"
+	"fmt"
+	"math"
+	goruntime "runtime"
 	"slices"
 	"sort"
 	"strings"
@@ -424,5 +427,37 @@ func TestSyncAdoptsOrphanRevisionTheCacheMissed(t *testing.T) {
 	}
 	if want := []string{orphan.Name + " hash=" + hash + " controller=w-uid"}; !slices.Equal(stored, want) {
 		t.Errorf("revisions %v, want %v", stored, want)
+	}
+}
+
+// TestSyncScaleOutHugeReplicas: the largest replicas the schema allows
+// creates one burst of pods per sync, lowest ordinals first, and the sync
+// allocates no more than one that asks for exactly one burst (it once built
+// a slice of every missing ordinal: gigabytes for 2^31-1).
+func TestSyncScaleOutHugeReplicas(t *testing.T) {
+	allocated := func(replicas int32) (uint64, []string) {
+		f := newFakeNodeSetController(t, &fakeSlurm{}, testNodeSet(replicas))
+		var before, after goruntime.MemStats
+		goruntime.GC()
+		goruntime.ReadMemStats(&before)
+		f.sync(t)
+		goruntime.ReadMemStats(&after)
+		return after.TotalAlloc - before.TotalAlloc, f.podWrites()
+	}
+	one, _ := allocated(burst)
+	huge, w := allocated(math.MaxInt32)
+	if len(w) != burst {
+		t.Fatalf("one sync created %d pods, want the burst of %d", len(w), burst)
+	}
+	for i := range burst {
+		if !slices.Contains(w, fmt.Sprintf("create w-%d", i)) {
+			t.Fatalf("pod w-%d not created; writes %v", i, w)
+		}
+	}
+	// A bound on allocation, not on time. The fake clientset allocates
+	// much per create, the same in both syncs; 2^31 ordinals would be
+	// 16 GiB more.
+	if huge > one+64<<20 {
+		t.Fatalf("a sync towards %d replicas allocated %d MiB, one towards %d %d MiB", math.MaxInt32, huge>>20, burst, one>>20)
 	}
 }

@@ -338,6 +338,15 @@ func (a *applier) apply(ctx context.Context, u *unstructured.Unstructured, out i
 	if err != nil {
 		return objErr("read", u, err)
 	}
+	if u.GetKind() == "Namespace" && before != nil {
+		// A namespace that exists is someone's: Volcano's own
+		// volcano-system, say, whose administrator chose its labels. Its
+		// Pod Security labels in particular are not ours to set: the
+		// restricted level would keep Volcano's pods from starting again.
+		// Only a namespace install creates gets the manifest's labels.
+		_, err = fmt.Fprintf(out, "%s unchanged (it exists: install changes no namespace it did not create)\n", ref(u))
+		return err
+	}
 	body, err := u.MarshalJSON()
 	if err != nil {
 		return objErr("encode", u, err)

@@ -238,6 +238,12 @@ func (r *REST) do(ctx context.Context, method, path string, query url.Values, bo
 	return status, err
 }
 
+// maxAnswer bounds what serve reads of one slurmrestd answer: an answer
+// past it (a server that is not slurmrestd, or a hostile one) is refused
+// with an error that says so, rather than cut short and reported as bad
+// JSON, and what serve holds for it stays bounded.
+const maxAnswer = 64 << 20
+
 // request sends one request. out receives the decoded body of a 2xx
 // answer; 304 leaves it alone. Any other status is an *APIError carrying
 // slurmrestd's own error entries.
@@ -272,9 +278,12 @@ func (r *REST) request(ctx context.Context, version, method, path string, query 
 		return 0, fmt.Errorf("slurmrestd %s %s: %w", method, req.URL.Path, err)
 	}
 	defer resp.Body.Close()
-	data, err := io.ReadAll(io.LimitReader(resp.Body, 256<<20))
+	data, err := io.ReadAll(io.LimitReader(resp.Body, maxAnswer+1))
 	if err != nil {
 		return resp.StatusCode, fmt.Errorf("slurmrestd %s %s: reading the answer: %w", method, req.URL.Path, err)
+	}
+	if len(data) > maxAnswer {
+		return resp.StatusCode, fmt.Errorf("slurmrestd %s %s: the answer is larger than %d MiB: refused unread", method, req.URL.Path, maxAnswer>>20)
 	}
 	if resp.StatusCode == http.StatusNotModified {
 		return resp.StatusCode, nil

@@ -367,3 +367,37 @@ func TestKeyFileTokenFollowsTheFile(t *testing.T) {
 		t.Fatal("a missing key file accepted")
 	}
 }
+
+// TestRESTRefusesHugeAnswers: an answer larger than maxAnswer is refused
+// with an error naming the bound, however it is sent (a known length or
+// chunked), and no more than the bound is read of it.
+func TestRESTRefusesHugeAnswers(t *testing.T) {
+	var sent atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		// A JSON string that never ends: valid so far at every byte.
+		chunk := []byte(strings.Repeat("n", 1<<20))
+		if _, err := w.Write([]byte(`{"nodes":[{"name":"`)); err != nil {
+			return
+		}
+		for range 2 * maxAnswer >> 20 {
+			n, err := w.Write(chunk)
+			sent.Add(int64(n))
+			if err != nil {
+				return
+			}
+		}
+	}))
+	r, err := NewREST(RESTConfig{URL: srv.URL, Token: staticToken("good"), Version: "v0.0.44"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = r.Refresh(context.Background())
+	if err == nil || !strings.Contains(err.Error(), "larger than 64 MiB") {
+		t.Fatalf("Refresh of a %d MiB answer: %v", 2*maxAnswer>>20, err)
+	}
+	srv.Close() // waits for the handler: its writes failed once serve hung up
+	if n := sent.Load(); n >= 2*maxAnswer {
+		t.Fatalf("the whole %d MiB answer was read", n>>20)
+	}
+}

@@ -199,22 +199,31 @@ func TestFindsSlurmAsSlinky(t *testing.T) {
 }
 
 // TestTokenRenewed: the JWTs the controller signs are renewed before they
-// end. With tokens of 3 seconds, slurmrestd refuses one 4 seconds old (so
-// an unrenewed token would stop the controller), yet the controller, run
-// from serve's flags (--slurm-rest-url, --slurm-jwt-key-file), still reads
-// Slurm and drains a node well after several lifetimes.
+// end. slurmrestd refuses an expired token (so an unrenewed one would stop
+// the controller), yet the controller, run from serve's flags
+// (--slurm-rest-url, --slurm-jwt-key-file), still reads Slurm and drains a
+// node two lifetimes of its tokens after it first signed one.
+//
+// The controller's tokens live 20 s and are renewed a fifth of that, 4 s,
+// before they end (nodeset's applyTokenLifetime). That margin must cover a
+// request's way to slurmrestd, a CPU stall of 2-3 s on a loaded machine
+// included, and the token's exp claim, which is whole seconds rounded
+// down (up to 1 s earlier than the signer's reckoning). Tokens of 3 s,
+// renewed 0.6 s before, reached slurmrestd expired.
 func TestTokenRenewed(t *testing.T) {
 	restOnly(t)
 	e := startWithoutController(t, "tok", 2)
 	rb := e.Slurm.(*nodesets.RESTBackend)
-	const life = 3 * time.Second
+	const life = 20 * time.Second
 
-	// The premise: an expired token is refused by this slurmrestd.
+	// A token of 10 s, never renewed, for the premise below: accepted
+	// now (it must outlast a stall before this first request), refused
+	// once it has ended.
 	old, err := slurm.NewSignedToken(rb.Cluster.JWTKey, "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	old.SetLifetime(life, 0)
+	old.SetLifetime(10*time.Second, 0)
 	tok, err := old.Token(e.Ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -234,12 +243,14 @@ func TestTokenRenewed(t *testing.T) {
 		st := e.Get("tok").Status
 		return st.ReadyReplicas == 2 && st.SlurmIdle == 2, fmt.Sprintf("%+v", st)
 	})
-	time.Sleep(life + time.Second)
+	// The controller signed its first token before it could see the pods
+	// idle in Slurm; two lifetimes on, that token and the next have ended.
+	time.Sleep(2 * life)
+	// The premise: this slurmrestd refuses an expired token (the 10 s one
+	// ended at least 30 s ago).
 	if err := stale.Refresh(e.Ctx); err == nil || !strings.Contains(err.Error(), "HTTP 511") {
 		t.Fatalf("an expired token was not refused: %v", err)
 	}
-	// Three lifetimes of refreshes (one a second), then a drain.
-	time.Sleep(2 * life)
 	e.waitReachable("tok", "True", "Refreshed", "over REST")
 	e.PatchNodeSet("tok", `{"spec":{"replicas":1}}`)
 	e.Eventually("scaled in after a drain", func() (bool, string) {

@@ -13,22 +13,27 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/kubectl-vc/kubectl-vc/internal/controlplane"
+	slinkyv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/slinky/v1beta1"
 	"github.com/kubectl-vc/kubectl-vc/pkg/controller"
 	"github.com/kubectl-vc/kubectl-vc/pkg/controller/framework"
 	"github.com/kubectl-vc/kubectl-vc/plugins/nodeset"
 	"github.com/kubectl-vc/kubectl-vc/test/internal/cptest"
 )
 
-// nodeSetRequests counts the requests for NodeSets (lists and watches;
-// discovery of the group is not counted).
+// nodeSetRequests counts the requests for NodeSets (lists and watches) in
+// n, and the discovery requests for Slinky's group, by which the
+// controller asks whether NodeSets are served, in polls.
 type nodeSetRequests struct {
-	next http.RoundTripper
-	n    *atomic.Int64
+	next     http.RoundTripper
+	n, polls *atomic.Int64
 }
 
 func (r nodeSetRequests) RoundTrip(req *http.Request) (*http.Response, error) {
-	if strings.Contains(req.URL.Path, "/nodesets") {
+	switch {
+	case strings.Contains(req.URL.Path, "/nodesets"):
 		r.n.Add(1)
+	case req.URL.Path == "/apis/"+slinkyv1beta1.SchemeGroupVersion.String():
+		r.polls.Add(1)
 	}
 	return r.next.RoundTrip(req)
 }
@@ -49,16 +54,20 @@ func TestWaitsForTheNodeSetCRD(t *testing.T) {
 	ns := nodeset.New(nodeset.Config{Slurm: e.Slurm.Client(), DrainPoll: 200 * time.Millisecond,
 		Resync: time.Second, CRDPoll: time.Second})
 	cfg := rest.CopyConfig(plane.AdminConfig())
-	var requests atomic.Int64
-	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return nodeSetRequests{next: rt, n: &requests} })
+	var requests, polls atomic.Int64
+	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
+		return nodeSetRequests{next: rt, n: &requests, polls: &polls}
+	})
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	wg.Add(1)
 	var runErr error
 	go func() {
 		defer wg.Done()
+		// WaitForStop: the cleanup returns only once the controller has,
+		// before its Slurm and control plane are stopped.
 		runErr = controller.Run(ctx, cfg, controller.Options{Controllers: []framework.Controller{ns},
-			MetricsAddr: "0", HealthAddr: "0"})
+			MetricsAddr: "0", HealthAddr: "0", WaitForStop: true})
 	}()
 	t.Cleanup(func() {
 		cancel()
@@ -67,8 +76,13 @@ func TestWaitsForTheNodeSetCRD(t *testing.T) {
 			t.Errorf("manager: %v", runErr)
 		}
 	})
-	// Several polls go by.
-	time.Sleep(3500 * time.Millisecond)
+	// Several polls go by, each told that NodeSets are not served (counted,
+	// not timed: on a loaded machine the polls come late, and a sleep
+	// would then prove less).
+	e.Eventually("three polls for the NodeSet CRD", func() (bool, string) {
+		n := polls.Load()
+		return n >= 3, fmt.Sprint(n)
+	})
 	if n := requests.Load(); n != 0 {
 		t.Fatalf("%d requests for NodeSets while the API server serves none", n)
 	}

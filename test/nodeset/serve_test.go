@@ -29,7 +29,9 @@ func TestServeRunsNodeSetController(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
-		done <- controller.Run(ctx, cp.AdminConfig(), controller.Options{Controllers: []framework.Controller{ns}})
+		// WaitForStop: the cleanup returns only once the controller has,
+		// before this test's Slurm is stopped and the next test starts.
+		done <- controller.Run(ctx, cp.AdminConfig(), controller.Options{Controllers: []framework.Controller{ns}, WaitForStop: true})
 	}()
 	t.Cleanup(func() {
 		cancel()

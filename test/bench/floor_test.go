@@ -112,6 +112,7 @@ func startController(b *testing.B, cfg *rest.Config, name string, flags ...strin
 	go func() {
 		done <- controller.Run(ctx, cfg, controller.Options{
 			Controllers: []framework.Controller{c}, MaxRequeueNum: 15, HealthAddr: health, MetricsAddr: "0",
+			WaitForStop: true, // stop returns once the controller has
 		})
 	}()
 	stop = func() {

@@ -109,6 +109,9 @@ func setup(e *cptest.Env) error {
 			Controllers:   []framework.Controller{pg},
 			MaxRequeueNum: maxRequeue,
 			FeatureGates:  framework.NewFeatureGate(),
+			// The cluster is stopped after the manager returns: every
+			// worker must have finished by then.
+			WaitForStop: true,
 		})
 	}()
 	e.Cleanup(func() error {

@@ -89,6 +89,9 @@ func startManager(t *testing.T, cp *controlplane.ControlPlane, mc managerConfig,
 			FeatureGates:  framework.NewFeatureGate(),
 			MetricsAddr:   m.metrics,
 			HealthAddr:    health,
+			// stop returns only once the controllers have: one left
+			// running would act on the next test's objects.
+			WaitForStop: true,
 		})
 	}()
 	var once sync.Once

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	batchv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/batch/v1alpha1"
@@ -83,10 +84,7 @@ func TestPodGroupMissing(t *testing.T) {
 func TestPodGroupInOtherNamespace(t *testing.T) {
 	ns := namespace(t)
 	other := ns + "-b"
-	t.Cleanup(func() { _ = env.kube.CoreV1().Namespaces().Delete(context.Background(), other, metav1.DeleteOptions{}) })
-	if _, err := env.kube.CoreV1().Namespaces().Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: other}}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	createNamespace(t, other)
 	makeQueue(t, "why-otherns", queueSpec{}, open, "")
 	makeGroup(t, other, "only-there", "why-otherns", 1, "", pending)
 	makePod(t, ns, "train-0", "only-there", "volcano", "1", "")
@@ -402,7 +400,15 @@ func schedulerEventQueue(t *testing.T, queue, reason, msg string) {
 		InvolvedObject: corev1.ObjectReference{Kind: "Queue", APIVersion: "scheduling.volcano.sh/v1beta1", Name: queue, UID: q.UID},
 		Reason:         reason, Message: msg, Type: corev1.EventTypeNormal, Count: 1,
 		Source: corev1.EventSource{Component: "vc-controller-manager"}, FirstTimestamp: now, LastTimestamp: now}
-	if _, err := env.kube.CoreV1().Events(metav1.NamespaceDefault).Create(context.Background(), e, metav1.CreateOptions{}); err != nil {
+	e, err = env.kube.CoreV1().Events(metav1.NamespaceDefault).Create(context.Background(), e, metav1.CreateOptions{})
+	if err != nil {
 		t.Fatal(err)
 	}
+	// why matches a queue's events by its name, so a later run's queue of
+	// the same name would see this one.
+	t.Cleanup(func() {
+		if err := env.kube.CoreV1().Events(metav1.NamespaceDefault).Delete(context.Background(), e.Name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+			t.Errorf("cleanup: %v", err)
+		}
+	})
 }

@@ -25,7 +25,7 @@ func TestDeleteFromFile(t *testing.T) {
 	}{
 		{[]string{"jobflow", "delete", "-n", ns, "-f", templates}, `holds kind "JobTemplate" of apiVersion "flow.volcano.sh/v1alpha1", not a flow.volcano.sh/v1alpha1 JobFlow`},
 		{[]string{"jobtemplate", "delete", "-n", ns, "-f", templates, "a"}, "give names or -f FILE, not both"},
-		{[]string{"jobtemplate", "delete", "-n", "elsewhere", "-f", writeFile(t, "x.yaml", "apiVersion: flow.volcano.sh/v1alpha1\nkind: JobTemplate\nmetadata:\n  name: a\n  namespace: "+ns+"\n")}, `is in namespace "flow-delete-file", not "elsewhere" (-n)`},
+		{[]string{"jobtemplate", "delete", "-n", "elsewhere", "-f", writeFile(t, "x.yaml", "apiVersion: flow.volcano.sh/v1alpha1\nkind: JobTemplate\nmetadata:\n  name: a\n  namespace: "+ns+"\n")}, `is in namespace "` + ns + `", not "elsewhere" (-n)`},
 	} {
 		r := vc(t, tc.args...)
 		if r.Code == 0 || r.Stdout != "" || !containsLine(r.Stderr, tc.want) {

@@ -100,7 +100,7 @@ func TestCreateStopsAtFirstRefusal(t *testing.T) {
 	mustVC(t, "jobtemplate", "create", "-n", ns, "-f", writeFile(t, "b.yaml", templateYAML("b")))
 	r := vc(t, "jobtemplate", "create", "-n", ns, "-f", writeFile(t, "abc.yaml", templateYAML("a")+"---\n"+templateYAML("b")+"---\n"+templateYAML("c")))
 	if r.Code == 0 || r.Stdout != "jobtemplate.flow.volcano.sh/a created\n" ||
-		r.Stderr != "error: jobtemplate \"b\" already exists in namespace \"flow-partial\"; created before it: jobtemplate.flow.volcano.sh/a\n" {
+		r.Stderr != "error: jobtemplate \"b\" already exists in namespace \""+ns+"\"; created before it: jobtemplate.flow.volcano.sh/a\n" {
 		t.Errorf("partial create:\n%s", r)
 	}
 	if _, err := env.vc.FlowV1alpha1().JobTemplates(ns).Get(context.Background(), "c", metav1.GetOptions{}); err == nil {
@@ -136,11 +136,11 @@ func TestBadInput(t *testing.T) {
 		{"unknown target", admin, []string{"jobflow", "create", "-n", ns, "-f", writeFile(t, "x.yaml", flowYAML("x", "a<-nope"))}, `depends on "nope", which is not a step of the flow`},
 		{"template without tasks", admin, []string{"jobtemplate", "create", "-n", ns, "-f", writeFile(t, "e.yaml", "apiVersion: flow.volcano.sh/v1alpha1\nkind: JobTemplate\nmetadata:\n  name: e\nspec: {}\n")}, `jobtemplate "e" has no tasks`},
 		{"same name twice", admin, []string{"jobtemplate", "create", "-n", ns, "-f", writeFile(t, "d.yaml", templateYAML("a")+"---\n"+templateYAML("a"))}, `jobtemplate "a" is in document 1`},
-		{"other namespace", admin, []string{"jobflow", "create", "-n", ns, "-f", writeFile(t, "n.yaml", strings.Replace(good, "name: f\n", "name: f\n  namespace: elsewhere\n", 1))}, `is in namespace "elsewhere", not "flow-bad" (-n)`},
+		{"other namespace", admin, []string{"jobflow", "create", "-n", ns, "-f", writeFile(t, "n.yaml", strings.Replace(good, "name: f\n", "name: f\n  namespace: elsewhere\n", 1))}, `is in namespace "elsewhere", not "` + ns + `" (-n)`},
 		{"name and file", admin, []string{"jobflow", "create", "x", "-n", ns, "-f", writeFile(t, "g.yaml", good)}, "the file names the jobflow(s)"},
-		{"describe missing", admin, []string{"jobflow", "describe", "nope", "-n", ns}, `jobflow "nope" not found in namespace "flow-bad"`},
+		{"describe missing", admin, []string{"jobflow", "describe", "nope", "-n", ns}, `jobflow "nope" not found in namespace "` + ns + `"`},
 		{"describe two", admin, []string{"jobflow", "describe", "a", "-N", "b", "-n", ns}, "give one jobflow name, got 2"},
-		{"delete missing", admin, []string{"jobtemplate", "delete", "nope", "-n", ns}, `jobtemplate "nope" not found in namespace "flow-bad"`},
+		{"delete missing", admin, []string{"jobtemplate", "delete", "nope", "-n", ns}, `jobtemplate "nope" not found in namespace "` + ns + `"`},
 		{"delete nothing", admin, []string{"jobflow", "delete", "-n", ns}, "name the jobflow(s) to delete"},
 		{"bad output", admin, []string{"jobflow", "list", "-n", ns, "-o", "xml"}, "xml"},
 		{"bad --flow", admin, []string{"job", "list", "-n", ns, "--flow", "Bad_Flow"}, `invalid --flow "Bad_Flow"`},

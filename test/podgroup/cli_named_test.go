@@ -5,7 +5,6 @@ import (
 	"strings"
 	"testing"
 
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
@@ -17,11 +16,9 @@ import (
 // used to fail at once: podgroups read with Get give no resourceVersion to
 // watch from).
 func TestPodGroupListNamed(t *testing.T) {
-	const ns = "list-named-podgroups"
+	// A namespace of this run's own (-count=2 would meet the last one's).
+	ns := namespace(t)
 	ctx := context.Background()
-	if _, err := env.kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
 	pgs := env.vc.SchedulingV1beta1().PodGroups(ns)
 	for _, n := range []string{"a", "b"} {
 		if _, err := pgs.Create(ctx, &schedulingv1beta1.PodGroup{ObjectMeta: metav1.ObjectMeta{Name: n},

@@ -69,7 +69,7 @@ func TestCreateFromFlags(t *testing.T) {
 	if c := j.Spec.Tasks[0].Template.Spec.Containers[0]; c.Command != nil || !reflect.DeepEqual(c.Args, []string{"sleep", "3600"}) {
 		t.Errorf("args: command %q args %q", c.Command, c.Args)
 	}
-	mustFail(t, `job "train" already exists in namespace "job-create"`, "job", "create", "train", "-n", ns, "--image", "busybox", "--queue", "research")
+	mustFail(t, `job "train" already exists in namespace "`+ns+`"`, "job", "create", "train", "-n", ns, "--image", "busybox", "--queue", "research")
 }
 
 // TestCreateDryRunAndOutput: --dry-run=client prints and sends nothing,
@@ -185,7 +185,7 @@ func TestCreateBadInput(t *testing.T) {
 		{"unknown field", `unknown field "spec.tasks[0].replica"`, []string{"job", "create", "-f", write("c.yaml", strings.Replace(good, "replicas", "replica", 1)), "-n", ns}},
 		{"not a job", `holds kind "Queue" of apiVersion "scheduling.volcano.sh/v1beta1", not a batch.volcano.sh/v1alpha1 Job`, []string{"job", "create", "-f", write("d.yaml", "apiVersion: scheduling.volcano.sh/v1beta1\nkind: Queue\nmetadata:\n  name: q\n"), "-n", ns}},
 		{"two objects", "holds 2 objects: give one Job per file", []string{"job", "create", "-f", write("e.yaml", good+"---\n"+good), "-n", ns}},
-		{"other namespace", `is in namespace "elsewhere", not "job-create-bad" (-n)`, []string{"job", "create", "-f", write("f.yaml", strings.Replace(good, "name: f\n", "name: f\n  namespace: elsewhere\n", 1)), "-n", ns}},
+		{"other namespace", `is in namespace "elsewhere", not "` + ns + `" (-n)`, []string{"job", "create", "-f", write("f.yaml", strings.Replace(good, "name: f\n", "name: f\n  namespace: elsewhere\n", 1)), "-n", ns}},
 		{"no tasks", `job "f" has no tasks`, []string{"job", "create", "-f", write("g.yaml", good[:strings.Index(good, "  tasks:")]), "-n", ns}},
 		{"task min above replicas", `task "t": minAvailable 2 must be between 0 and its replicas 1`, []string{"job", "create", "-f", write("h.yaml", strings.Replace(good, "replicas: 1\n", "replicas: 1\n    minAvailable: 2\n", 1)), "-n", ns}},
 	} {
@@ -202,7 +202,7 @@ func TestDelete(t *testing.T) {
 	ns := namespace(t, "job-delete")
 	makeJob(t, ns, "a", "research", 1, batchv1alpha1.JobRunning)
 	makeJob(t, ns, "b", "research", 1, batchv1alpha1.JobAborted)
-	mustFail(t, `job "nope" not found in namespace "job-delete"`, "job", "delete", "a", "nope", "-n", ns)
+	mustFail(t, `job "nope" not found in namespace "`+ns+`"`, "job", "delete", "a", "nope", "-n", ns)
 	mustFail(t, "--wait cannot be combined with --dry-run", "job", "delete", "a", "-n", ns, "--wait", "--dry-run=server")
 	mustFail(t, "name the job(s) to delete", "job", "delete", "-n", ns)
 	r := mustVC(t, "job", "delete", "a", "b", "-n", ns, "--dry-run=server")

@@ -131,7 +131,7 @@ func TestListBadInput(t *testing.T) {
 		want string
 		args []string
 	}{
-		{`job "nope" not found in namespace "job-list-bad-a"`, []string{"job", "list", "-n", a, "train", "nope"}},
+		{`job "nope" not found in namespace "` + a + `"`, []string{"job", "list", "-n", a, "train", "nope"}},
 		{`unknown --phase "Done"`, []string{"job", "list", "--phase", "Done"}},
 		{`invalid --queue "Research"`, []string{"job", "list", "--queue", "Research"}},
 		{`invalid --selector "=x"`, []string{"job", "list", "-l", "=x"}},
@@ -208,7 +208,7 @@ func TestDescribe(t *testing.T) {
 	}
 	for _, want := range []string{
 		"Name: train",
-		"Namespace: job-describe",
+		"Namespace: " + ns,
 		"Queue: research",
 		"Scheduler: volcano",
 		"Min Available: 2",
@@ -244,7 +244,7 @@ func TestDescribe(t *testing.T) {
 		t.Errorf("describe shows another job's pod:\n%s", r.Stdout)
 	}
 	// The page ends with the analysis of 'why', in one line, pointing to it.
-	if !strings.Contains(r.Stdout, "Why:") || !strings.Contains(r.Stdout, "kubectl vc why job train -n job-describe") {
+	if !strings.Contains(r.Stdout, "Why:") || !strings.Contains(r.Stdout, "kubectl vc why job train -n "+ns+")") {
 		t.Errorf("describe does not end with why's summary:\n%s", r.Stdout)
 	}
 	// A pod being deleted (no kubelet here confirms it) shows as Terminating.
@@ -255,7 +255,7 @@ func TestDescribe(t *testing.T) {
 	if !strings.Contains(strings.Join(strings.Fields(r.Stdout), " "), "worker train-worker-0 Terminating node-b") {
 		t.Errorf("a deleted pod is not shown Terminating:\n%s", r.Stdout)
 	}
-	mustFail(t, `job "nope" not found in namespace "job-describe"`, "job", "describe", "nope", "-n", ns)
+	mustFail(t, `job "nope" not found in namespace "`+ns+`"`, "job", "describe", "nope", "-n", ns)
 	mustFail(t, "name the job to describe", "job", "describe", "-n", ns)
 	mustFail(t, "give one job name, got 2 (a b)", "job", "describe", "a", "b")
 }

@@ -126,7 +126,7 @@ func TestOperateBadInput(t *testing.T) {
 		args []string
 		want string
 	}{
-		{"missing job", []string{"job", "suspend", "running", "nope", "-n", ns}, `job "nope" not found in namespace "job-bad"`},
+		{"missing job", []string{"job", "suspend", "running", "nope", "-n", ns}, `job "nope" not found in namespace "` + ns + `"`},
 		{"missing namespace", []string{"job", "suspend", "running", "-n", "no-such-ns"}, `job "running" not found in namespace "no-such-ns"`},
 		{"resume a running job", []string{"job", "resume", "running", "-n", ns}, `cannot resume job "running": it is Running: only a suspended (Aborting or Aborted) job can be resumed`},
 		{"suspend twice", []string{"job", "suspend", "running", "aborted", "-n", ns}, `cannot suspend job "aborted": it is Aborted: it is already suspended`},

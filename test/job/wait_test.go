@@ -136,8 +136,14 @@ func TestWaitRestartOutOfRetries(t *testing.T) {
 func TestWaitWithoutJobController(t *testing.T) {
 	ns := namespace(t, "job-no-controller")
 	makeJob(t, ns, "train", "research", 1, batchv1alpha1.JobRunning)
-	r := vc(t, "job", "suspend", "train", "-n", ns, "--wait", "--timeout", "2s")
-	if r.Code != 1 || !strings.Contains(r.Stderr, `error: timed out after 2s waiting for job(s) to be Aborted: train is Running (1 running), Command train-abortjob-`) ||
+	// Nothing will move the job, so the run lasts its whole --timeout. The
+	// timeout also covers the binary's first lists of the job and its
+	// Command: what it reports ("train is Running ..., Command ...") is
+	// what it saw by then, and 2 s was less than a loaded two-core machine
+	// can stall (it then reported "train is not seen"). 10 s outlasts such
+	// a stall several times over.
+	r := vc(t, "job", "suspend", "train", "-n", ns, "--wait", "--timeout", "10s")
+	if r.Code != 1 || !strings.Contains(r.Stderr, `error: timed out after 10s waiting for job(s) to be Aborted: train is Running (1 running), Command train-abortjob-`) ||
 		!strings.Contains(r.Stderr, "is Volcano's job controller running? 'kubectl vc serve' has none") {
 		t.Errorf("suspend --wait without a job controller:\n%s", r)
 	}

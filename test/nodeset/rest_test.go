@@ -180,9 +180,12 @@ func TestFindsSlurmAsSlinky(t *testing.T) {
 	if n := len(e.Pods()); n != 2 {
 		t.Fatalf("%d pods with a refused token, want 2", n)
 	}
-	if ev := e.events("disc", "SlurmUnreachable"); len(ev) == 0 || !strings.Contains(strings.Join(ev, "\n"), "HTTP 511") {
-		t.Fatalf("no SlurmUnreachable event naming the refusal: %q", ev)
-	}
+	// Events reach the API server after the status that the sync wrote
+	// (the recorder sends them from a goroutine of its own): waited for.
+	e.Eventually("a SlurmUnreachable event naming the refusal", func() (bool, string) {
+		ev := e.events("disc", "SlurmUnreachable")
+		return strings.Contains(strings.Join(ev, "\n"), "HTTP 511"), fmt.Sprintf("%q", ev)
+	})
 
 	// The right key again: the scale-in drains disc-1 over REST, then deletes it.
 	secret.Data["jwt_hs256.key"] = rb.Cluster.JWTKey

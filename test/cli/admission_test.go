@@ -4,9 +4,11 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 )
 
 // TestAdmissionRejection: when an admission policy refuses a delete, the
@@ -16,6 +18,7 @@ import (
 func TestAdmissionRejection(t *testing.T) {
 	ctx := context.Background()
 	kc := kube(t)
+	deleteQueuesAfter(t, "e2e-guarded")
 	mustVC(t, "queue", "create", "e2e-guarded")
 	fail := admissionregistrationv1.Fail
 	policy := &admissionregistrationv1.ValidatingAdmissionPolicy{
@@ -50,6 +53,16 @@ func TestAdmissionRejection(t *testing.T) {
 	t.Cleanup(func() {
 		_ = kc.AdmissionregistrationV1().ValidatingAdmissionPolicyBindings().Delete(ctx, "e2e-guard-queue", metav1.DeleteOptions{})
 		_ = kc.AdmissionregistrationV1().ValidatingAdmissionPolicies().Delete(ctx, "e2e-guard-queue", metav1.DeleteOptions{})
+		// The API server drops the policy as asynchronously as it loaded
+		// it: deleteQueuesAfter's delete, which runs next, would be refused
+		// until it has. Wait until a server-side dry-run delete is admitted.
+		err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+			err := env.vc.SchedulingV1beta1().Queues().Delete(ctx, "e2e-guarded", metav1.DeleteOptions{DryRun: []string{metav1.DryRunAll}})
+			return err == nil || !strings.Contains(err.Error(), "denied request"), nil
+		})
+		if err != nil {
+			t.Errorf("cleanup: the deleted policy still refuses deleting e2e-guarded: %v", err)
+		}
 	})
 	// The API server loads policies asynchronously: probe with server-side
 	// dry-run deletes (they pass admission but change nothing) until the

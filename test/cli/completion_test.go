@@ -9,6 +9,7 @@ import (
 // one name completer for every kind (queue names as arguments and for
 // --parent and --queue, podgroup names in their namespace).
 func TestCompletion(t *testing.T) {
+	deleteQueuesAfter(t, "e2e-comp-one", "e2e-comp-two")
 	mustVC(t, "queue", "create", "e2e-comp-one")
 	mustVC(t, "queue", "create", "e2e-comp-two")
 	r := mustVC(t, "__complete", "queue", "close", "e2e-comp-one", "e2e-comp")

@@ -15,6 +15,7 @@ import (
 // values whatever the case typed; 'queue close' offers only queues that can
 // be closed and 'queue open' only those that are not Open.
 func TestCompletionAsKubectl(t *testing.T) {
+	deleteQueuesAfter(t, "conv-open", "conv-closed")
 	mustVC(t, "queue", "create", "conv-open")
 	mustVC(t, "queue", "create", "conv-closed")
 	q, err := env.vc.SchedulingV1beta1().Queues().Get(context.Background(), "conv-closed", metav1.GetOptions{})
@@ -60,6 +61,7 @@ func TestCompletionAsKubectl(t *testing.T) {
 // TestOneBehaviourForEveryKind: what kubectl accepts for every kind is
 // accepted for every kind here too, and refusals say what to give.
 func TestOneBehaviourForEveryKind(t *testing.T) {
+	deleteQueuesAfter(t, "conv-one")
 	mustVC(t, "queue", "create", "conv-one")
 	// -A on a cluster-scoped kind is accepted and ignored, as kubectl does.
 	if r := mustVC(t, "queue", "list", "-A", "-o", "name"); !strings.Contains(r.Stdout, "queue.scheduling.volcano.sh/conv-one\n") {

@@ -21,6 +21,7 @@ import (
 func TestDescribeFoldsRepeatedEvents(t *testing.T) {
 	ctx := context.Background()
 	kc := kubernetes.NewForConfigOrDie(env.cp.AdminConfig())
+	deleteQueuesAfter(t, "e2e-events")
 	mustVC(t, "queue", "create", "e2e-events")
 	q := getQueue(t, "e2e-events")
 	ref := corev1.ObjectReference{APIVersion: "scheduling.volcano.sh/v1beta1", Kind: "Queue", Name: q.Name, UID: q.UID}
@@ -62,6 +63,12 @@ func TestDescribeFoldsRepeatedEvents(t *testing.T) {
 		if _, err := kc.CoreV1().Events(metav1.NamespaceDefault).Create(ctx, &events[i], metav1.CreateOptions{}); err != nil {
 			t.Fatalf("create event %s: %v", events[i].Name, err)
 		}
+		name := events[i].Name
+		t.Cleanup(func() {
+			if err := kc.CoreV1().Events(metav1.NamespaceDefault).Delete(context.Background(), name, metav1.DeleteOptions{}); err != nil {
+				t.Errorf("cleanup: %v", err)
+			}
+		})
 	}
 
 	r := mustVC(t, "queue", "describe", "e2e-events")

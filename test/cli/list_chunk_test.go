@@ -29,9 +29,6 @@ import (
 func chunkFixture(t *testing.T, ns string) (queues, names []string) {
 	t.Helper()
 	ctx := context.Background()
-	if _, err := kube(t).CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
 	// Volcano's JobFlow and JobTemplate, which install leaves to Volcano:
 	// our CRDs of them, as Volcano's own are only in the shared folder.
 	flowCRDs, err := volcanoflow.CRDs()
@@ -44,6 +41,7 @@ func chunkFixture(t *testing.T, ns string) (queues, names []string) {
 	for i := range 5 {
 		q, n := fmt.Sprintf("chunk-q-%d", i), fmt.Sprintf("chunk-%d", i)
 		queues, names = append(queues, q), append(names, n)
+		deleteQueuesAfter(t, q)
 		must := func(_ any, err error) {
 			t.Helper()
 			if err != nil {
@@ -94,7 +92,7 @@ func chunkFixture(t *testing.T, ns string) (queues, names []string) {
 // default, and prints the whole list whatever the chunk size; a negative
 // size is refused before any request.
 func TestListChunkSize(t *testing.T) {
-	const ns = "list-chunk"
+	ns := namespace(t, "list-chunk")
 	queues, names := chunkFixture(t, ns)
 	proxy := binary.NewRecordingProxy(t, env.cp.AdminConfig())
 	kc := proxy.Kubeconfig(t)

@@ -9,20 +9,15 @@ import (
 	"testing"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	schedulingv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/scheduling/v1beta1"
 )
 
-// streamFixture makes namespace ns with podgroups stream-0 … stream-6:
+// streamFixture makes, in namespace ns, podgroups stream-0 … stream-6:
 // three pages of --chunk-size 3. It returns their names.
 func streamFixture(t *testing.T, ns string) []string {
 	t.Helper()
-	ctx := context.Background()
-	if _, err := kube(t).CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
 	var names []string
 	for i := range 7 {
 		names = append(names, createPodGroup(t, ns, fmt.Sprintf("stream-%d", i)))
@@ -62,7 +57,7 @@ func checkRows(t *testing.T, lines, names []string) {
 // with its error in one line; --watch goes on from the list's
 // resourceVersion.
 func TestListStreamsPages(t *testing.T) {
-	const ns = "list-stream"
+	ns := namespace(t, "list-stream")
 	names := streamFixture(t, ns)
 	path := "/apis/scheduling.volcano.sh/v1beta1/namespaces/" + ns + "/podgroups"
 
@@ -78,7 +73,9 @@ func TestListStreamsPages(t *testing.T) {
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
-		t.Cleanup(func() { _ = cmd.Process.Kill() })
+		// Reaped too, when the test ends early (Wait a second time only
+		// reports that it was called).
+		t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
 		lines := make(chan string, 100)
 		go func() {
 			sc := bufio.NewScanner(stdout)

@@ -100,6 +100,7 @@ func completions(out string) (names []string, directive string) {
 // without the helper kubectl completes none.
 func TestKubectlCompletesPluginArguments(t *testing.T) {
 	dir := pluginDir(t)
+	deleteQueuesAfter(t, "plugcomp-one", "plugcomp-two")
 	mustVC(t, "queue", "create", "plugcomp-one")
 	mustVC(t, "queue", "create", "plugcomp-two")
 
@@ -199,6 +200,7 @@ func TestPluginDiscovery(t *testing.T) {
 	if err != nil {
 		t.Skip("kubectl is not installed")
 	}
+	deleteQueuesAfter(t, "e2e-plugin")
 	mustVC(t, "queue", "create", "e2e-plugin")
 	cmd := exec.Command(kubectl, "vc", "queue", "list", "e2e-plugin", "--kubeconfig", env.admin)
 	cmd.Env = append(cleanEnv(), "PATH="+env.binDir+":/usr/bin:/bin")

@@ -6,7 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	schedulingv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/scheduling/v1beta1"
@@ -20,10 +19,7 @@ import (
 // those of the objects, a podgroup with no phase counts in no phase.
 func TestQueueListCountsFromTables(t *testing.T) {
 	ctx := context.Background()
-	const ns = "queue-counts"
-	if _, err := kube(t).CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	ns := namespace(t, "queue-counts")
 	groups := map[string][]schedulingv1beta1.PodGroupPhase{
 		"qcount-a": {"Running", "Running", "Pending", "Inqueue", "Completed", ""},
 		"qcount-b": {"Unknown"},
@@ -31,6 +27,7 @@ func TestQueueListCountsFromTables(t *testing.T) {
 	}
 	i := 0
 	for q, phases := range groups {
+		deleteQueuesAfter(t, q)
 		if _, err := env.vc.SchedulingV1beta1().Queues().Create(ctx, &schedulingv1beta1.Queue{
 			ObjectMeta: metav1.ObjectMeta{Name: q, Labels: map[string]string{"queue-counts-test": "yes"}},
 			Spec:       schedulingv1beta1.QueueSpec{Weight: 1},

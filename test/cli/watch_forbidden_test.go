@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -18,12 +17,9 @@ import (
 // gets the list, then one line on stderr naming the refusal and a
 // non-zero exit; not a log line of client-go's retrying watcher before it.
 func TestListWatchForbidden(t *testing.T) {
-	const ns = "watch-forbidden"
 	ctx := context.Background()
 	k := kube(t)
-	if _, err := k.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	ns := namespace(t, "watch-forbidden")
 	if _, err := k.RbacV1().Roles(ns).Create(ctx, &rbacv1.Role{
 		ObjectMeta: metav1.ObjectMeta{Name: "list-only"},
 		Rules:      []rbacv1.PolicyRule{{APIGroups: []string{"scheduling.volcano.sh"}, Resources: []string{"podgroups"}, Verbs: []string{"get", "list"}}},

@@ -85,18 +85,22 @@ func (s *SignedToken) Token(context.Context) (string, error) {
 	if s.token != "" && now.Before(s.expires.Add(-s.renew)) {
 		return s.token, nil
 	}
+	// The token says its end in whole seconds, rounded down: renewal
+	// counts from that, not from the exact time, or up to a second of the
+	// renewal margin is lost.
+	exp := now.Add(s.lifetime).Truncate(time.Second)
 	// nbf a little in the past: slurmctld's clock may be behind ours.
 	claims := jwt.MapClaims{
 		"sun": s.user,
 		"iat": now.Unix(),
 		"nbf": now.Add(-10 * time.Second).Unix(),
-		"exp": now.Add(s.lifetime).Unix(),
+		"exp": exp.Unix(),
 	}
 	tok, err := jwt.NewWithClaims(jwt.SigningMethodHS256, claims).SignedString(s.key)
 	if err != nil {
 		return "", fmt.Errorf("signing a Slurm JWT: %w", err)
 	}
-	s.token, s.expires = tok, now.Add(s.lifetime)
+	s.token, s.expires = tok, exp
 	return tok, nil
 }
 

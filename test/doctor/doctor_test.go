@@ -16,6 +16,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	schedulingv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/scheduling/v1beta1"
+	"github.com/kubectl-vc/kubectl-vc/test/internal/queues"
 )
 
 // The report of 'kubectl vc doctor -o json'.
@@ -71,14 +72,14 @@ func (r doctorReport) findings(check string) []struct {
 
 // controllersNamespace makes a namespace of its own for a test's Leases
 // and Deployments (--controllers-namespace), so tests do not see each
-// other's.
+// other's, removed with them when the test ends.
 func controllersNamespace(t *testing.T, name string) string {
 	t.Helper()
 	ctx := context.Background()
 	if _, err := kube(t).CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = kube(t).CoreV1().Namespaces().Delete(ctx, name, metav1.DeleteOptions{}) })
+	deleteNamespaceAfter(t, name)
 	return name
 }
 
@@ -221,6 +222,8 @@ func TestDoctorWhoActsOnCommands(t *testing.T) {
 // Unknown and Closing queues are reported with what holds them.
 func TestDoctorFindsStuckCommandsAndQueues(t *testing.T) {
 	ctx := context.Background()
+	// The queues, their Commands and the podgroup go after the test.
+	queues.ResetAfter(t, env.vc)
 	ns := controllersNamespace(t, "doctor-stuck")
 	mustVC(t, "queue", "create", "doctor-stuck")
 	mustVC(t, "queue", "close", "doctor-stuck")

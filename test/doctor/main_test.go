@@ -19,6 +19,8 @@ import (
 	"testing"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 
@@ -47,9 +49,13 @@ var env struct {
 }
 
 // TestMain builds the binary once and starts one control plane for every
-// test of the package.
+// test of the package. It runs kube-controller-manager (Level
+// Controllers) for its namespace controller: the quick start creates
+// volcano-system by a line of the documentation, which a second run of the
+// test in this process (go test -count=N) would find taken unless the
+// namespace can really be deleted, with what serve left in it.
 func TestMain(m *testing.M) {
-	cptest.Main(m, cptest.Options{Binary: true, Setup: func(e *cptest.Env) error {
+	cptest.Main(m, cptest.Options{Level: controlplane.Controllers, Binary: true, Setup: func(e *cptest.Env) error {
 		c, err := binary.NewCLI(e)
 		if err != nil {
 			return err
@@ -161,6 +167,31 @@ func startLine(t *testing.T, line string) {
 		if t.Failed() {
 			b, _ := os.ReadFile(log)
 			t.Logf("%s:\n%s", line, b)
+		}
+	})
+}
+
+// deleteNamespaceAfter deletes the namespace when the test ends and waits
+// until kube-controller-manager's namespace controller has removed it with
+// everything in it, so that the next run of the test can create it again.
+// The bound is for a broken run: the controller deletes a namespace's
+// contents kind by kind, a few seconds here, more on a loaded machine.
+func deleteNamespaceAfter(t *testing.T, name string) {
+	t.Helper()
+	t.Cleanup(func() {
+		ctx := context.Background()
+		if err := env.kube.CoreV1().Namespaces().Delete(ctx, name, metav1.DeleteOptions{}); apierrors.IsNotFound(err) {
+			return
+		} else if err != nil {
+			t.Errorf("cleanup: %v", err)
+			return
+		}
+		err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
+			_, err := env.kube.CoreV1().Namespaces().Get(ctx, name, metav1.GetOptions{})
+			return apierrors.IsNotFound(err), nil
+		})
+		if err != nil {
+			t.Errorf("cleanup: namespace %s not removed: %v", name, err)
 		}
 	})
 }

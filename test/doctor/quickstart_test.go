@@ -2,6 +2,7 @@ package doctor
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -11,13 +12,16 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
 
 	busv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/bus/v1alpha1"
 	"github.com/kubectl-vc/kubectl-vc/pkg/apis/keys"
 	schedulingv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/scheduling/v1beta1"
 	"github.com/kubectl-vc/kubectl-vc/pkg/crds"
 	"github.com/kubectl-vc/kubectl-vc/pkg/crds/volcanoflow"
+	"github.com/kubectl-vc/kubectl-vc/pkg/manifests"
 	"github.com/kubectl-vc/kubectl-vc/pkg/rules"
+	"github.com/kubectl-vc/kubectl-vc/test/internal/queues"
 )
 
 // quickStartLines returns the kubectl lines of the quick start's by-hand
@@ -48,11 +52,59 @@ func quickStartLines(t *testing.T) []string {
 	return nil
 }
 
+// removePoliciesAfter deletes, when the test ends, the admission policies
+// and bindings 'kubectl vc install' applies, and waits until the API server
+// no longer enforces them: it drops a deleted policy asynchronously, as it
+// loads one. A server-side dry-run delete of queue probe, an open queue
+// with children the policies refuse to delete, passes admission once they
+// are gone and removes nothing.
+func removePoliciesAfter(t *testing.T, probe string) {
+	t.Helper()
+	t.Cleanup(func() {
+		ctx := context.Background()
+		objs, err := manifests.Objects(manifests.Policies)
+		if err != nil {
+			t.Errorf("cleanup: %v", err)
+			return
+		}
+		adm := env.kube.AdmissionregistrationV1()
+		for _, o := range objs {
+			switch o.GetKind() {
+			case "ValidatingAdmissionPolicyBinding":
+				err = adm.ValidatingAdmissionPolicyBindings().Delete(ctx, o.GetName(), metav1.DeleteOptions{})
+			case "ValidatingAdmissionPolicy":
+				err = adm.ValidatingAdmissionPolicies().Delete(ctx, o.GetName(), metav1.DeleteOptions{})
+			default:
+				err = fmt.Errorf("%s %s: a kind this cleanup does not know", o.GetKind(), o.GetName())
+			}
+			if err != nil && !apierrors.IsNotFound(err) {
+				t.Errorf("cleanup: %v", err)
+			}
+		}
+		err = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+			err := env.vc.SchedulingV1beta1().Queues().Delete(ctx, probe, metav1.DeleteOptions{DryRun: []string{metav1.DryRunAll}})
+			return err == nil || apierrors.IsNotFound(err) || !strings.Contains(err.Error(), "denied request"), nil
+		})
+		if err != nil {
+			t.Errorf("cleanup: the deleted policies still refuse deleting queue %s: %v", probe, err)
+		}
+	})
+}
+
 // TestQuickStartAgreesWithDoctor runs the quick start's lines as a user
 // types them (kubectl with the plugin on PATH) and then doctor: serve, as
 // the quick start runs it, is seen acting on Commands, and doctor says
 // nothing untrue of what 'kubectl vc install' installed.
 func TestQuickStartAgreesWithDoctor(t *testing.T) {
+	// What the quick start leaves goes when the test ends (cleanups run
+	// last registered first, so after serve, started below, is stopped):
+	// the admission policies 'kubectl vc install' applied, which would
+	// refuse deleting its open queues and which TestDoctorReport expects
+	// missing on a later run (go test -count=N); volcano-system, which its
+	// line creates, with serve's Lease; then the queues and Commands.
+	queues.ResetAfter(t, env.vc)
+	deleteNamespaceAfter(t, "volcano-system")
+	removePoliciesAfter(t, "team-a")
 	// 'make cluster-up' serves Volcano's flow kinds too (standing in for
 	// Volcano, as for its Job CRD); this package's cluster has ours alone.
 	flow, err := volcanoflow.CRDs()
@@ -113,6 +165,12 @@ func TestQuickStartAgreesWithDoctor(t *testing.T) {
 func TestDoctorHintsRunAsPrinted(t *testing.T) {
 	ctx := context.Background()
 	vc := env.vc
+	// The queues and Commands go after the test, and the namespaces it or
+	// a printed hint creates, with serve's Lease (after serve, started
+	// below, is stopped: cleanups run last registered first).
+	queues.ResetAfter(t, vc)
+	deleteNamespaceAfter(t, "hint-jobs")
+	deleteNamespaceAfter(t, "hint-ctl")
 	runLine(t, "kubectl create namespace hint-jobs")
 
 	// A job Command no job controller applies.

@@ -95,6 +95,134 @@ func setup(t *testing.T) {
 	if setupErr != nil {
 		t.Fatalf("setup: %v", setupErr)
 	}
+	removeAfter(t)
+}
+
+// removeAfter notes the queues, and the podgroups, Jobs and Commands of
+// namespace default, there are now, and deletes every other one when the
+// test ends: the tests share one control plane, and a later run of a test
+// in this process (go test -count=N) would find its queues as this run
+// left them (moved, closed, or "already exists"). The policies guard
+// deletes as they guard a user's: a queue goes only once Closed, so each
+// is closed first (its status, as the queue controller writes it), and
+// only once it has no child queue, which the policy reads from the API
+// server's informer: a parent's delete is refused until the informer has
+// seen its children go, so the deletes are repeated until every queue is
+// gone (bounded: a broken run).
+func removeAfter(t *testing.T) {
+	t.Helper()
+	ctx := context.Background()
+	c := vc(t)
+	// root and default are built in: the policies never let them go.
+	keep := map[string]bool{"queues/root": true, "queues/default": true}
+	note := func(kind string, names []string, err error) {
+		if err != nil {
+			t.Fatalf("list %s: %v", kind, err)
+		}
+		for _, n := range names {
+			keep[kind+"/"+n] = true
+		}
+	}
+	note(names(ctx, c, "queues"))
+	t.Cleanup(func() {
+		del := func(kind string, names []string, err error, remove func(string) error) {
+			if err != nil {
+				t.Errorf("cleanup: list %s: %v", kind, err)
+				return
+			}
+			for _, n := range names {
+				if keep[kind+"/"+n] {
+					continue
+				}
+				if err := remove(n); err != nil && !apierrors.IsNotFound(err) {
+					t.Errorf("cleanup: delete %s %s: %v", kind, n, err)
+				}
+			}
+		}
+		_, pgs, err := names(ctx, c, "podgroups")
+		del("podgroups", pgs, err, func(n string) error {
+			return c.SchedulingV1beta1().PodGroups("default").Delete(ctx, n, metav1.DeleteOptions{})
+		})
+		_, jobs, err := names(ctx, c, "jobs")
+		del("jobs", jobs, err, func(n string) error {
+			return c.BatchV1alpha1().Jobs("default").Delete(ctx, n, metav1.DeleteOptions{})
+		})
+		_, cmds, err := names(ctx, c, "commands")
+		del("commands", cmds, err, func(n string) error {
+			return c.BusV1alpha1().Commands("default").Delete(ctx, n, metav1.DeleteOptions{})
+		})
+		var last error
+		err = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+			list, err := c.SchedulingV1beta1().Queues().List(ctx, metav1.ListOptions{})
+			if err != nil {
+				last = err
+				return false, nil
+			}
+			left := 0
+			for i := range list.Items {
+				q := &list.Items[i]
+				if keep["queues/"+q.Name] {
+					continue
+				}
+				left++
+				if q.Status.State != schedulingv1beta1.QueueStateClosed {
+					q.Status.State = schedulingv1beta1.QueueStateClosed
+					if _, err := c.SchedulingV1beta1().Queues().UpdateStatus(ctx, q, metav1.UpdateOptions{}); err != nil {
+						last = err
+						continue
+					}
+				}
+				if err := c.SchedulingV1beta1().Queues().Delete(ctx, q.Name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+					last = err
+				}
+			}
+			return left == 0, nil
+		})
+		if err != nil {
+			t.Errorf("cleanup: queues of the test not deleted: %v (last error: %v)", err, last)
+		}
+	})
+	for _, kind := range []string{"podgroups", "jobs", "commands"} {
+		note(names(ctx, c, kind))
+	}
+}
+
+// names returns the names of the queues, or of the podgroups, Jobs or
+// Commands of namespace default.
+func names(ctx context.Context, c versioned.Interface, kind string) (string, []string, error) {
+	var out []string
+	var err error
+	switch kind {
+	case "queues":
+		var l *schedulingv1beta1.QueueList
+		if l, err = c.SchedulingV1beta1().Queues().List(ctx, metav1.ListOptions{}); err == nil {
+			for _, o := range l.Items {
+				out = append(out, o.Name)
+			}
+		}
+	case "podgroups":
+		var l *schedulingv1beta1.PodGroupList
+		if l, err = c.SchedulingV1beta1().PodGroups("default").List(ctx, metav1.ListOptions{}); err == nil {
+			for _, o := range l.Items {
+				out = append(out, o.Name)
+			}
+		}
+	case "jobs":
+		l, lerr := c.BatchV1alpha1().Jobs("default").List(ctx, metav1.ListOptions{})
+		if err = lerr; err == nil {
+			for _, o := range l.Items {
+				out = append(out, o.Name)
+			}
+		}
+	case "commands":
+		l, lerr := c.BusV1alpha1().Commands("default").List(ctx, metav1.ListOptions{})
+		if err = lerr; err == nil {
+			for _, o := range l.Items {
+				out = append(out, o.Name)
+			}
+		}
+	}
+	return kind, out, err
 }
 
 // createQueueWithState creates a queue and writes its status, standing in for

@@ -21,6 +21,19 @@ import (
 	"github.com/kubectl-vc/kubectl-vc/pkg/client/informers/externalversions"
 )
 
+// removeAfter deletes an object the test created when the test ends, so
+// that a later run of the test in this process (go test -count=N) can
+// create it again: the tests share one control plane, and nothing here
+// has finalizers, so it is gone when del returns.
+func removeAfter(t *testing.T, what string, del func(context.Context) error) {
+	t.Helper()
+	t.Cleanup(func() {
+		if err := del(context.Background()); err != nil && !apierrors.IsNotFound(err) {
+			t.Errorf("cleanup: delete %s: %v", what, err)
+		}
+	})
+}
+
 func ctxT(t *testing.T) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	t.Cleanup(cancel)
@@ -49,6 +62,10 @@ func TestClientsetCRUDAndWatch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The test deletes it itself, unless it fails before.
+	removeAfter(t, "queue crud-q", func(ctx context.Context) error {
+		return vc.SchedulingV1beta1().Queues().Delete(ctx, "crud-q", metav1.DeleteOptions{})
+	})
 	// The CRD's defaulting applies: dequeueStrategy is traverse unless set.
 	if created.Spec.DequeueStrategy != schedv1beta1.DequeueStrategyTraverse {
 		t.Errorf("dequeueStrategy defaulted to %q, want traverse", created.Spec.DequeueStrategy)
@@ -71,6 +88,9 @@ func TestClientsetCRUDAndWatch(t *testing.T) {
 	if _, err := vc.SchedulingV1beta1().PodGroups(ns).Create(ctx, pg, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
+	removeAfter(t, "podgroup crud-pg", func(ctx context.Context) error {
+		return vc.SchedulingV1beta1().PodGroups(ns).Delete(ctx, "crud-pg", metav1.DeleteOptions{})
+	})
 	pgs, err := vc.SchedulingV1beta1().PodGroups(ns).List(ctx, metav1.ListOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -88,6 +108,9 @@ func TestClientsetCRUDAndWatch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	removeAfter(t, "Command "+c.Name, func(ctx context.Context) error {
+		return vc.BusV1alpha1().Commands(ns).Delete(ctx, c.Name, metav1.DeleteOptions{})
+	})
 	if c.Name == "" || c.TargetObject == nil || c.TargetObject.UID != created.UID {
 		t.Errorf("command read back as %+v", c)
 	}
@@ -152,16 +175,25 @@ func TestInformersAndListers(t *testing.T) {
 	}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
+	removeAfter(t, "queue informer-q", func(ctx context.Context) error {
+		return vc.SchedulingV1beta1().Queues().Delete(ctx, "informer-q", metav1.DeleteOptions{})
+	})
 	if _, err := vc.SchedulingV1beta1().PodGroups("default").Create(ctx, &schedv1beta1.PodGroup{
 		ObjectMeta: metav1.ObjectMeta{Name: "informer-pg", Namespace: "default"}, Spec: schedv1beta1.PodGroupSpec{Queue: "informer-q"},
 	}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
+	removeAfter(t, "podgroup informer-pg", func(ctx context.Context) error {
+		return vc.SchedulingV1beta1().PodGroups("default").Delete(ctx, "informer-pg", metav1.DeleteOptions{})
+	})
 	if _, err := vc.BusV1alpha1().Commands("default").Create(ctx, &busv1alpha1.Command{
 		ObjectMeta: metav1.ObjectMeta{Name: "informer-cmd", Namespace: "default"}, Action: busv1alpha1.OpenQueueAction,
 	}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
+	removeAfter(t, "Command informer-cmd", func(ctx context.Context) error {
+		return vc.BusV1alpha1().Commands("default").Delete(ctx, "informer-cmd", metav1.DeleteOptions{})
+	})
 	err := waitFor(ctx, func() bool {
 		_, e1 := queues.Lister().Get("informer-q")
 		pg, e2 := podgroups.Lister().PodGroups("default").Get("informer-pg")
@@ -199,6 +231,9 @@ func TestQueueStatusServerSideApply(t *testing.T) {
 	}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
+	removeAfter(t, "queue ssa-q", func(ctx context.Context) error {
+		return vc.SchedulingV1beta1().Queues().Delete(ctx, "ssa-q", metav1.DeleteOptions{})
+	})
 	apply := applyv1beta1.Queue("ssa-q").WithStatus(applyv1beta1.QueueStatus().
 		WithState(schedv1beta1.QueueStateClosing).WithRunning(2).WithPending(1).WithInqueue(0))
 	opts := metav1.ApplyOptions{FieldManager: keys.QueueControllerManager, Force: true}
@@ -268,6 +303,9 @@ func TestPodGroupHasNoStatusSubresource(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	removeAfter(t, "podgroup nostatus-pg", func(ctx context.Context) error {
+		return vc.SchedulingV1beta1().PodGroups("default").Delete(ctx, "nostatus-pg", metav1.DeleteOptions{})
+	})
 	if created.Status.Phase != schedv1beta1.PodGroupInqueue {
 		t.Errorf("status not stored on create: %+v", created.Status)
 	}

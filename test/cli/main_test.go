@@ -14,24 +14,21 @@ package cli
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"os/exec"
 	"strings"
-	"sync"
 	"testing"
 
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/utils/ptr"
 
 	"github.com/kubectl-vc/kubectl-vc/internal/controlplane"
 	schedulingv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/scheduling/v1beta1"
 	"github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned"
 	"github.com/kubectl-vc/kubectl-vc/test/internal/binary"
 	"github.com/kubectl-vc/kubectl-vc/test/internal/cptest"
+	"github.com/kubectl-vc/kubectl-vc/test/internal/namespaces"
 	"github.com/kubectl-vc/kubectl-vc/test/internal/podgroups"
 	"github.com/kubectl-vc/kubectl-vc/test/internal/queues"
 )
@@ -156,54 +153,9 @@ func deleteQueuesAfter(t *testing.T, names ...string) {
 	})
 }
 
-// runs counts the namespaces namespace has made per name.
-var runs struct {
-	sync.Mutex
-	n map[string]int
-}
-
-// namespace creates a namespace for one run of a test and removes what the
-// test put in it afterwards. No kube-controller-manager runs here, so a
-// deleted namespace stays Terminating for good and nothing in it is
-// removed with it: the objects of every kind the tests write are deleted
-// (pods with no grace period, as no kubelet acknowledges them; nothing has
-// finalizers), and a later run of the same test in this process (go test
-// -count=N) gets its own name, "-r2" and so on.
+// namespace is a namespace of this run of the test, emptied and deleted
+// after it (test/internal/namespaces).
 func namespace(t *testing.T, name string) string {
 	t.Helper()
-	runs.Lock()
-	if runs.n == nil {
-		runs.n = map[string]int{}
-	}
-	runs.n[name]++
-	if n := runs.n[name]; n > 1 {
-		name = fmt.Sprintf("%s-r%d", name, n)
-	}
-	runs.Unlock()
-	ctx := context.Background()
-	kc := kube(t)
-	if _, err := kc.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		all := metav1.ListOptions{}
-		del := metav1.DeleteOptions{}
-		check := func(what string, err error) {
-			// NotFound: a kind whose CRD no test of this run installed
-			// (the flow kinds come with chunkFixture).
-			if err != nil && !apierrors.IsNotFound(err) {
-				t.Errorf("cleanup of namespace %s: %s: %v", name, what, err)
-			}
-		}
-		check("pods", kc.CoreV1().Pods(name).DeleteCollection(ctx, metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)}, all))
-		check("podgroups", env.vc.SchedulingV1beta1().PodGroups(name).DeleteCollection(ctx, del, all))
-		check("jobs", env.vc.BatchV1alpha1().Jobs(name).DeleteCollection(ctx, del, all))
-		check("Commands", env.vc.BusV1alpha1().Commands(name).DeleteCollection(ctx, del, all))
-		check("nodesets", env.vc.SlinkyV1beta1().NodeSets(name).DeleteCollection(ctx, del, all))
-		check("jobflows", env.vc.FlowV1alpha1().JobFlows(name).DeleteCollection(ctx, del, all))
-		check("jobtemplates", env.vc.FlowV1alpha1().JobTemplates(name).DeleteCollection(ctx, del, all))
-		check("events", kc.CoreV1().Events(name).DeleteCollection(ctx, del, all))
-		check("namespace", kc.CoreV1().Namespaces().Delete(ctx, name, del))
-	})
-	return name
+	return namespaces.PerRun(t, kube(t), env.vc, name)
 }

@@ -12,7 +12,6 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -32,6 +31,7 @@ import (
 	"github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned"
 	"github.com/kubectl-vc/kubectl-vc/test/internal/binary"
 	"github.com/kubectl-vc/kubectl-vc/test/internal/cptest"
+	"github.com/kubectl-vc/kubectl-vc/test/internal/namespaces"
 )
 
 // env is what every test of the package shares: one control plane with
@@ -166,51 +166,12 @@ func poll(t *testing.T, what string, cond func() (bool, error)) {
 	}
 }
 
-// runs counts the namespaces namespace has made per name.
-var runs struct {
-	sync.Mutex
-	n map[string]int
-}
-
-// namespace creates a namespace for one test and removes what the test put
-// in it afterwards. No kube-controller-manager runs here, so a deleted
-// namespace stays Terminating for good and nothing in it is removed with
-// it: the objects are deleted one by one (pods with no grace period, as no
-// kubelet acknowledges them; nothing else has finalizers), and a later run
-// of the same test in this process (go test -count=N) gets its own name,
-// "-r2" and so on. The first run keeps the plain name, the one the docs
-// show.
+// namespace is a namespace of this run of the test, emptied and deleted
+// after it (test/internal/namespaces); the first run keeps the plain name,
+// the one the docs show.
 func namespace(t *testing.T, name string) string {
 	t.Helper()
-	runs.Lock()
-	if runs.n == nil {
-		runs.n = map[string]int{}
-	}
-	runs.n[name]++
-	if n := runs.n[name]; n > 1 {
-		name = fmt.Sprintf("%s-r%d", name, n)
-	}
-	runs.Unlock()
-	ctx := context.Background()
-	_, err := env.kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		all := metav1.ListOptions{}
-		check := func(what string, err error) {
-			if err != nil {
-				t.Errorf("cleanup of namespace %s: %s: %v", name, what, err)
-			}
-		}
-		check("pods", env.kube.CoreV1().Pods(name).DeleteCollection(ctx, metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)}, all))
-		check("jobs", env.vc.BatchV1alpha1().Jobs(name).DeleteCollection(ctx, metav1.DeleteOptions{}, all))
-		check("podgroups", env.vc.SchedulingV1beta1().PodGroups(name).DeleteCollection(ctx, metav1.DeleteOptions{}, all))
-		check("Commands", env.vc.BusV1alpha1().Commands(name).DeleteCollection(ctx, metav1.DeleteOptions{}, all))
-		check("events", env.kube.CoreV1().Events(name).DeleteCollection(ctx, metav1.DeleteOptions{}, all))
-		check("namespace", env.kube.CoreV1().Namespaces().Delete(ctx, name, metav1.DeleteOptions{}))
-	})
-	return name
+	return namespaces.PerRun(t, env.kube, env.vc, name)
 }
 
 // queue makes a queue with the given state (empty: no status), as the

@@ -11,7 +11,6 @@ package jobflow
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -19,7 +18,6 @@ import (
 	"testing"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
@@ -32,6 +30,7 @@ import (
 	"github.com/kubectl-vc/kubectl-vc/pkg/crds"
 	"github.com/kubectl-vc/kubectl-vc/test/internal/binary"
 	"github.com/kubectl-vc/kubectl-vc/test/internal/cptest"
+	"github.com/kubectl-vc/kubectl-vc/test/internal/namespaces"
 )
 
 var env struct {
@@ -84,47 +83,12 @@ func mustVC(t *testing.T, args ...string) binary.Result {
 	return env.cli.MustVC(t, args...)
 }
 
-// runs counts the namespaces namespace has made per name.
-var runs struct {
-	sync.Mutex
-	n map[string]int
-}
-
-// namespace creates a namespace for one test and removes what the test put
-// in it afterwards. No kube-controller-manager runs here, so a deleted
-// namespace stays Terminating for good and nothing in it is removed with
-// it: the objects are deleted one by one (none has finalizers), and a later
-// run of the same test in this process (go test -count=N) gets its own
-// name, "-r2" and so on. The first run keeps the plain name, the one
-// docs/jobflow.md shows.
+// namespace is a namespace of this run of the test, emptied and deleted
+// after it (test/internal/namespaces); the first run keeps the plain name,
+// the one docs/jobflow.md shows.
 func namespace(t *testing.T, name string) string {
 	t.Helper()
-	runs.Lock()
-	if runs.n == nil {
-		runs.n = map[string]int{}
-	}
-	runs.n[name]++
-	if n := runs.n[name]; n > 1 {
-		name = fmt.Sprintf("%s-r%d", name, n)
-	}
-	runs.Unlock()
-	if _, err := env.kube.CoreV1().Namespaces().Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx := context.Background()
-		all := metav1.ListOptions{}
-		check := func(what string, err error) {
-			if err != nil {
-				t.Errorf("cleanup of namespace %s: %s: %v", name, what, err)
-			}
-		}
-		check("jobs", env.vc.BatchV1alpha1().Jobs(name).DeleteCollection(ctx, metav1.DeleteOptions{}, all))
-		check("jobflows", env.vc.FlowV1alpha1().JobFlows(name).DeleteCollection(ctx, metav1.DeleteOptions{}, all))
-		check("jobtemplates", env.vc.FlowV1alpha1().JobTemplates(name).DeleteCollection(ctx, metav1.DeleteOptions{}, all))
-		check("namespace", env.kube.CoreV1().Namespaces().Delete(ctx, name, metav1.DeleteOptions{}))
-	})
-	return name
+	return namespaces.PerRun(t, env.kube, env.vc, name)
 }
 
 // writeFile writes content to a file of the test and returns its path.

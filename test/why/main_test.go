@@ -14,7 +14,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -33,6 +32,7 @@ import (
 	"github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned"
 	"github.com/kubectl-vc/kubectl-vc/test/internal/binary"
 	"github.com/kubectl-vc/kubectl-vc/test/internal/cptest"
+	"github.com/kubectl-vc/kubectl-vc/test/internal/namespaces"
 )
 
 // controllers is where the leader Leases live, as in a Volcano install.
@@ -207,62 +207,23 @@ func contains(t *testing.T, what, s string, subs ...string) {
 	}
 }
 
-// runs counts the namespaces namespace has made per test name.
-var runs struct {
-	sync.Mutex
-	n map[string]int
-}
-
-// namespace creates a namespace named after the test and removes what the
-// test put in it afterwards. No kube-controller-manager runs here, so a
-// deleted namespace stays Terminating for good and its objects are not
-// removed with it: the objects are deleted one by one (pods with no grace
-// period, as no kubelet acknowledges them; nothing else has finalizers),
-// and a later run of the same test in this process (go test -count=N)
-// gets its own name, "-r2" and so on. The first run keeps the plain name
-// docs/why.md shows.
+// namespace creates a namespace named after the test, for this run of it,
+// emptied and deleted after it (test/internal/namespaces); the first run
+// keeps the plain name docs/why.md shows.
 func namespace(t *testing.T) string {
 	t.Helper()
 	name := strings.ToLower(strings.NewReplacer("/", "-", "_", "-").Replace(t.Name()))
 	if len(name) > 50 {
 		name = name[:50]
 	}
-	name = strings.TrimRight(name, "-")
-	runs.Lock()
-	if runs.n == nil {
-		runs.n = map[string]int{}
-	}
-	runs.n[name]++
-	if n := runs.n[name]; n > 1 {
-		name = fmt.Sprintf("%s-r%d", name, n)
-	}
-	runs.Unlock()
-	createNamespace(t, name)
-	return name
+	return namespaces.PerRun(t, env.kube, env.vc, strings.TrimRight(name, "-"))
 }
 
-// createNamespace creates the namespace name and registers the removal of
-// what the test creates in it (see namespace).
+// createNamespace creates the namespace name, emptied and deleted after the
+// test.
 func createNamespace(t *testing.T, name string) {
 	t.Helper()
-	_, err := env.kube.CoreV1().Namespaces().Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx := context.Background()
-		all := metav1.ListOptions{}
-		check := func(what string, err error) {
-			if err != nil {
-				t.Errorf("cleanup of namespace %s: %s: %v", name, what, err)
-			}
-		}
-		check("pods", env.kube.CoreV1().Pods(name).DeleteCollection(ctx, metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)}, all))
-		check("podgroups", env.vc.SchedulingV1beta1().PodGroups(name).DeleteCollection(ctx, metav1.DeleteOptions{}, all))
-		check("jobs", env.vc.BatchV1alpha1().Jobs(name).DeleteCollection(ctx, metav1.DeleteOptions{}, all))
-		check("events", env.kube.CoreV1().Events(name).DeleteCollection(ctx, metav1.DeleteOptions{}, all))
-		check("namespace", env.kube.CoreV1().Namespaces().Delete(ctx, name, metav1.DeleteOptions{}))
-	})
+	namespaces.Create(t, env.kube, env.vc, name)
 }
 
 // queueSpec is a queue as a user creates it.

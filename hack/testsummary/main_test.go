@@ -11,7 +11,7 @@ import (
 
 // goTestJSON runs go test -json on a scratch module holding the given
 // files, and returns what it printed: the real events the summary reads.
-func goTestJSON(t *testing.T, files map[string]string) []byte {
+func goTestJSON(t *testing.T, files map[string]string, args ...string) []byte {
 	t.Helper()
 	dir := t.TempDir()
 	files["go.mod"] = "module scratch\n\ngo 1.22\n"
@@ -24,7 +24,7 @@ func goTestJSON(t *testing.T, files map[string]string) []byte {
 			t.Fatal(err)
 		}
 	}
-	cmd := exec.Command("go", "test", "-json", "-count=1", "./...")
+	cmd := exec.Command("go", append(append([]string{"test", "-json", "-count=1"}, args...), "./...")...)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "GOFLAGS=", "GOWORK=off")
 	out, err := cmd.Output()
@@ -32,6 +32,21 @@ func goTestJSON(t *testing.T, files map[string]string) []byte {
 		t.Fatal(err)
 	}
 	return out
+}
+
+// summaryOf summarizes a go test -json output and returns the summary and
+// what it prints.
+func summaryOf(t *testing.T, out []byte) (summary, string) {
+	t.Helper()
+	evs, err := readEvents(bytes.NewReader(out))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := summarize([]run{{name: "suites", events: evs}})
+	var b strings.Builder
+	s.write(&b)
+	t.Logf("summary:\n%s", b.String())
+	return s, b.String()
 }
 
 const suite = `package a
@@ -56,15 +71,7 @@ func TestParent(t *testing.T) {
 
 func TestSummaryNamesEachFailedTest(t *testing.T) {
 	out := goTestJSON(t, map[string]string{"a/a_test.go": suite})
-	evs, err := readEvents(bytes.NewReader(out))
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := summarize([]run{{name: "suites", events: evs}})
-	var b strings.Builder
-	s.write(&b)
-	got := b.String()
-	t.Logf("summary:\n%s", got)
+	s, got := summaryOf(t, out)
 	for _, want := range []string{
 		"FAIL scratch/a TestFails (",
 		"a_test.go:10: a line before",
@@ -97,15 +104,7 @@ func TestSummaryOfPackagesThatDieOrDoNotBuild(t *testing.T) {
 		"broken/b_test.go": "package b\n\nimport \"testing\"\n\nfunc TestX(t *testing.T) { undefined() }\n",
 		"fine/f_test.go":   "package f\n\nimport \"testing\"\n\nfunc TestFine(t *testing.T) {}\n",
 	})
-	evs, err := readEvents(bytes.NewReader(out))
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := summarize([]run{{name: "suites", events: evs}})
-	var b strings.Builder
-	s.write(&b)
-	got := b.String()
-	t.Logf("summary:\n%s", got)
+	s, got := summaryOf(t, out)
 	for _, want := range []string{
 		"FAIL scratch/panics TestPanics",
 		"assignment to entry in nil map",
@@ -119,22 +118,19 @@ func TestSummaryOfPackagesThatDieOrDoNotBuild(t *testing.T) {
 	if strings.Contains(got, "scratch/fine") {
 		t.Error("the summary names a package that passed")
 	}
+	if s.ok() {
+		t.Error("a run with a panic and a build failure is ok")
+	}
 }
 
 func TestSummaryAllPassed(t *testing.T) {
 	out := goTestJSON(t, map[string]string{"a/a_test.go": "package a\n\nimport \"testing\"\n\nfunc TestA(t *testing.T) {}\n"})
-	evs, err := readEvents(bytes.NewReader(out))
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := summarize([]run{{name: "suites", events: evs}})
-	var b strings.Builder
-	s.write(&b)
-	if got := b.String(); got != "tests: 1 passed, 0 failed, 0 skipped\n" || !s.ok() {
+	s, got := summaryOf(t, out)
+	if got != "tests: 1 passed, 0 failed, 0 skipped\n" || !s.ok() {
 		t.Fatalf("summary of a passing run: %q (ok %t)", got, s.ok())
 	}
 	s.failedSteps = []string{"verify"}
-	b.Reset()
+	var b strings.Builder
 	s.write(&b)
 	if got := b.String(); !strings.Contains(got, `FAIL step "verify"`) || !strings.HasSuffix(got, "tests: 1 passed, 1 failed, 0 skipped\n") || s.ok() {
 		t.Fatalf("summary with a failed step: %q (ok %t)", got, s.ok())
@@ -144,29 +140,8 @@ func TestSummaryAllPassed(t *testing.T) {
 // TestSummaryOfATimeout: a package killed by go test's -timeout names the
 // test that was running and the panic that says so.
 func TestSummaryOfATimeout(t *testing.T) {
-	files := map[string]string{"slow/s_test.go": "package s\n\nimport (\"testing\"; \"time\")\n\nfunc TestSlow(t *testing.T) { t.Run(\"inner\", func(t *testing.T) { time.Sleep(time.Minute) }) }\n"}
-	dir := t.TempDir()
-	files["go.mod"] = "module scratch\n\ngo 1.22\n"
-	for name, body := range files {
-		p := filepath.Join(dir, name)
-		_ = os.MkdirAll(filepath.Dir(p), 0o755)
-		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	cmd := exec.Command("go", "test", "-json", "-count=1", "-timeout=2s", "./...")
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "GOFLAGS=", "GOWORK=off")
-	out, _ := cmd.Output()
-	evs, err := readEvents(bytes.NewReader(out))
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := summarize([]run{{name: "suites", events: evs}})
-	var b strings.Builder
-	s.write(&b)
-	got := b.String()
-	t.Logf("summary:\n%s", got)
+	out := goTestJSON(t, map[string]string{"slow/s_test.go": "package s\n\nimport (\"testing\"; \"time\")\n\nfunc TestSlow(t *testing.T) { t.Run(\"inner\", func(t *testing.T) { time.Sleep(time.Minute) }) }\n"}, "-timeout=2s")
+	s, got := summaryOf(t, out)
 	if !strings.Contains(got, "TestSlow/inner") || !strings.Contains(got, "test timed out after 2s") {
 		t.Errorf("the summary of a timeout does not name the running test and the timeout")
 	}

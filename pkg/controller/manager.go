@@ -352,7 +352,10 @@ func runWithLeaderElection(ctx context.Context, kube kubernetes.Interface, o Opt
 		LeaseDuration:   o.LeaseDuration,
 		RenewDeadline:   o.RenewDeadline,
 		RetryPeriod:     o.RetryPeriod,
-		ReleaseOnCancel: true,
+		// Not released by the elector when ctx ends: it would release while
+		// the controllers are still stopping, and a standby could act beside
+		// them. releaseLease does it once they have returned.
+		ReleaseOnCancel: false,
 		Callbacks: leaderelection.LeaderCallbacks{
 			OnStartedLeading: func(lctx context.Context) {
 				defer close(leading)
@@ -384,6 +387,11 @@ func runWithLeaderElection(ctx context.Context, kube kubernetes.Interface, o Opt
 	if lock.held.Load() && (o.WaitForStop || !lost.Load()) {
 		<-leading
 	}
+	if lock.held.Load() && !lost.Load() {
+		if err := releaseLease(lock.Interface, id, o.RenewDeadline); err != nil {
+			klog.InfoS("the leader-election Lease was not released; a standby takes it once it expires", "lease", o.LeaseNamespace+"/"+o.LeaseName, "err", err)
+		}
+	}
 	mu.Lock()
 	defer mu.Unlock()
 	if runErr != nil {
@@ -393,6 +401,28 @@ func runWithLeaderElection(ctx context.Context, kube kubernetes.Interface, o Opt
 		return errors.New("lost the leader-election lease; exiting so that the other replica acts alone")
 	}
 	return nil
+}
+
+// releaseLease gives up the Lease, as client-go's elector does on cancel
+// (no holder, a 1 s duration), but only once the controllers have stopped,
+// and only if it still names id. Its own timeout: ctx has ended by now.
+func releaseLease(lock resourcelock.Interface, id string, timeout time.Duration) error {
+	if timeout <= 0 {
+		timeout = 10 * time.Second
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	rec, _, err := lock.Get(ctx)
+	if err != nil {
+		return err
+	}
+	if rec.HolderIdentity != id {
+		return nil
+	}
+	now := metav1.NewTime(time.Now())
+	return lock.Update(ctx, resourcelock.LeaderElectionRecord{
+		LeaderTransitions: rec.LeaderTransitions, LeaseDurationSeconds: 1, RenewTime: now, AcquireTime: now,
+	})
 }
 
 // heldLock is a leader-election lock that remembers whether it ever wrote

@@ -11,7 +11,10 @@ import (
 	"time"
 
 	"github.com/spf13/pflag"
+	coordinationv1 "k8s.io/api/coordination/v1"
+	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
 
 	"github.com/kubectl-vc/kubectl-vc/pkg/controller"
 	"github.com/kubectl-vc/kubectl-vc/pkg/controller/framework"
@@ -45,7 +48,7 @@ func (c *slowStop) Run(ctx context.Context) {
 // fakeAPIServer answers what a manager of a controller that caches nothing
 // asks: /version, and the one Lease of leader election (created, read,
 // updated).
-func fakeAPIServer(t *testing.T) *rest.Config {
+func fakeAPIServer(t *testing.T, onWrite ...func(holder string)) *rest.Config {
 	t.Helper()
 	var mu sync.Mutex
 	var lease []byte
@@ -70,6 +73,14 @@ func fakeAPIServer(t *testing.T) *rest.Config {
 		case (r.URL.Path == leases && r.Method == http.MethodPost) || (r.URL.Path == leases+"/lease" && r.Method == http.MethodPut):
 			b, _ := io.ReadAll(r.Body)
 			lease, leaseType = b, r.Header.Get("Content-Type")
+			obj, _, err := scheme.Codecs.UniversalDeserializer().Decode(b, nil, nil)
+			if l, ok := obj.(*coordinationv1.Lease); err != nil || !ok {
+				t.Errorf("a Lease write that is no Lease: %v", err)
+			} else {
+				for _, f := range onWrite {
+					f(ptr.Deref(l.Spec.HolderIdentity, ""))
+				}
+			}
 			w.Header().Set("Content-Type", leaseType)
 			_, _ = w.Write(b)
 		default:
@@ -148,5 +159,57 @@ func TestRunReturnsAfterGrace(t *testing.T) {
 	}
 	if c.returned.Load() {
 		t.Fatal("the controller returned, though it was never released")
+	}
+}
+
+// TestLeaseReleasedAfterTheControllers: on a stop, the Lease is given up
+// (its holder cleared, so a standby takes over at once) only after every
+// controller has returned: released earlier, a standby could start while
+// a controller still finishes its last sync.
+func TestLeaseReleasedAfterTheControllers(t *testing.T) {
+	c := newSlowStop()
+	var mu sync.Mutex
+	var early, released bool
+	cfg := fakeAPIServer(t, func(holder string) {
+		mu.Lock()
+		defer mu.Unlock()
+		if holder == "" {
+			released = true
+			early = early || !c.returned.Load()
+		}
+	})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() {
+		done <- controller.Run(ctx, cfg, controller.Options{
+			Controllers: []framework.Controller{c}, MetricsAddr: "0", HealthAddr: "0",
+			LeaderElect: true, LeaseNamespace: "ns", LeaseName: "lease", Identity: "me",
+			LeaseDuration: 15 * time.Second, RenewDeadline: 10 * time.Second, RetryPeriod: 2 * time.Second,
+			WaitForStop: true,
+		})
+	}()
+	select {
+	case <-c.running:
+	case err := <-done:
+		t.Fatalf("Run returned before the controller ran: %v", err)
+	}
+	cancel()
+	go func() {
+		// Long enough for a release on cancel, as client-go's elector
+		// makes it, to reach the server first.
+		time.Sleep(500 * time.Millisecond)
+		close(c.release)
+	}()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if early {
+		t.Fatal("the Lease was released while a controller was still stopping")
+	}
+	if !released {
+		t.Fatal("the Lease was never released")
 	}
 }

@@ -347,11 +347,11 @@ func runWithLeaderElection(ctx context.Context, kube kubernetes.Interface, o Opt
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	le, err := leaderelection.NewLeaderElector(leaderelection.LeaderElectionConfig{
-		Lock:            lock,
-		Name:            Component,
-		LeaseDuration:   o.LeaseDuration,
-		RenewDeadline:   o.RenewDeadline,
-		RetryPeriod:     o.RetryPeriod,
+		Lock:          lock,
+		Name:          Component,
+		LeaseDuration: o.LeaseDuration,
+		RenewDeadline: o.RenewDeadline,
+		RetryPeriod:   o.RetryPeriod,
 		// Not released by the elector when ctx ends: it would release while
 		// the controllers are still stopping, and a standby could act beside
 		// them. releaseLease does it once they have returned.

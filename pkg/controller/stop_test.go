@@ -102,28 +102,11 @@ func TestRunWaitsForStop(t *testing.T) {
 	for _, le := range []bool{false, true} {
 		t.Run(map[bool]string{false: "plain", true: "leader-elect"}[le], func(t *testing.T) {
 			c := newSlowStop()
-			ctx, cancel := context.WithCancel(context.Background())
-			defer cancel()
-			done := make(chan error, 1)
-			go func() {
-				done <- controller.Run(ctx, fakeAPIServer(t), controller.Options{
-					Controllers: []framework.Controller{c}, MetricsAddr: "0", HealthAddr: "0",
-					LeaderElect: le, LeaseNamespace: "ns", LeaseName: "lease", Identity: "me",
-					LeaseDuration: 15 * time.Second, RenewDeadline: 10 * time.Second, RetryPeriod: 2 * time.Second,
-					ShutdownGrace: time.Millisecond, WaitForStop: true,
-				})
-			}()
-			select {
-			case <-c.running:
-			case err := <-done:
-				t.Fatalf("Run returned before the controller ran: %v", err)
+			o := controller.Options{ShutdownGrace: time.Millisecond, WaitForStop: true}
+			if le {
+				o = electing(o)
 			}
-			cancel()
-			go func() {
-				time.Sleep(200 * time.Millisecond)
-				close(c.release)
-			}()
-			if err := <-done; err != nil {
+			if err := stopWhileStopping(t, fakeAPIServer(t), c, o, 200*time.Millisecond); err != nil {
 				t.Fatal(err)
 			}
 			if !c.returned.Load() {
@@ -178,30 +161,9 @@ func TestLeaseReleasedAfterTheControllers(t *testing.T) {
 			early = early || !c.returned.Load()
 		}
 	})
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	done := make(chan error, 1)
-	go func() {
-		done <- controller.Run(ctx, cfg, controller.Options{
-			Controllers: []framework.Controller{c}, MetricsAddr: "0", HealthAddr: "0",
-			LeaderElect: true, LeaseNamespace: "ns", LeaseName: "lease", Identity: "me",
-			LeaseDuration: 15 * time.Second, RenewDeadline: 10 * time.Second, RetryPeriod: 2 * time.Second,
-			WaitForStop: true,
-		})
-	}()
-	select {
-	case <-c.running:
-	case err := <-done:
-		t.Fatalf("Run returned before the controller ran: %v", err)
-	}
-	cancel()
-	go func() {
-		// Long enough for a release on cancel, as client-go's elector
-		// makes it, to reach the server first.
-		time.Sleep(500 * time.Millisecond)
-		close(c.release)
-	}()
-	if err := <-done; err != nil {
+	// Long enough for a release on cancel, as client-go's elector makes
+	// it, to reach the server before the controller returns.
+	if err := stopWhileStopping(t, cfg, c, electing(controller.Options{WaitForStop: true}), 500*time.Millisecond); err != nil {
 		t.Fatal(err)
 	}
 	mu.Lock()
@@ -212,4 +174,35 @@ func TestLeaseReleasedAfterTheControllers(t *testing.T) {
 	if !released {
 		t.Fatal("the Lease was never released")
 	}
+}
+
+// electing adds leader election on the fake API server's one Lease, with
+// serve's default timings.
+func electing(o controller.Options) controller.Options {
+	o.LeaderElect, o.LeaseNamespace, o.LeaseName, o.Identity = true, "ns", "lease", "me"
+	o.LeaseDuration, o.RenewDeadline, o.RetryPeriod = 15*time.Second, 10*time.Second, 2*time.Second
+	return o
+}
+
+// stopWhileStopping runs c under Run with o, stops Run once c runs, lets c
+// return after the given delay (a controller finishing a long sync), and
+// returns what Run returned.
+func stopWhileStopping(t *testing.T, cfg *rest.Config, c *slowStop, o controller.Options, delay time.Duration) error {
+	t.Helper()
+	o.Controllers, o.MetricsAddr, o.HealthAddr = []framework.Controller{c}, "0", "0"
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- controller.Run(ctx, cfg, o) }()
+	select {
+	case <-c.running:
+	case err := <-done:
+		t.Fatalf("Run returned before the controller ran: %v", err)
+	}
+	cancel()
+	go func() {
+		time.Sleep(delay)
+		close(c.release)
+	}()
+	return <-done
 }

@@ -278,39 +278,55 @@ func (r *REST) request(ctx context.Context, version, method, path string, query 
 		return 0, fmt.Errorf("slurmrestd %s %s: %w", method, req.URL.Path, err)
 	}
 	defer resp.Body.Close()
-	data, err := io.ReadAll(io.LimitReader(resp.Body, maxAnswer+1))
-	if err != nil {
-		return resp.StatusCode, fmt.Errorf("slurmrestd %s %s: reading the answer: %w", method, req.URL.Path, err)
+	// The answer is decoded as it is read, never held whole: through a
+	// reader that stops one byte past maxAnswer, so that reaching that
+	// byte tells a too large answer from one that merely ends there.
+	answer := &io.LimitedReader{R: resp.Body, N: maxAnswer + 1}
+	tooLarge := func() error {
+		return fmt.Errorf("slurmrestd %s %s: the answer is larger than %d MiB: refused unread", method, req.URL.Path, maxAnswer>>20)
 	}
-	if len(data) > maxAnswer {
-		return resp.StatusCode, fmt.Errorf("slurmrestd %s %s: the answer is larger than %d MiB: refused unread", method, req.URL.Path, maxAnswer>>20)
-	}
-	if resp.StatusCode == http.StatusNotModified {
-		return resp.StatusCode, nil
-	}
-	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+	var decodeErr error
+	switch {
+	case resp.StatusCode == http.StatusNotModified:
+	case resp.StatusCode < 200 || resp.StatusCode > 299:
+		// Keep the answer's start, to quote an error that is not JSON.
+		var start prefixWriter
 		ae := &APIError{Request: method + " " + req.URL.Path, Status: resp.StatusCode}
-		var env struct {
-			restEnvelope
-			Kind    string `json:"kind"`
-			Message string `json:"message"`
-		}
-		switch {
-		case json.Unmarshal(data, &env) != nil:
-			ae.other = strings.TrimSpace(string(data[:min(len(data), 300)]))
+		var env restFailure
+		switch decodeErr = decodeAnswer(io.TeeReader(answer, &start), &env); {
+		case decodeErr != nil:
+			ae.other = strings.TrimSpace(string(start.b))
 		case env.Kind == "Status":
 			ae.other = env.Message
 		default:
 			ae.errs = env.Errors
 		}
-		return resp.StatusCode, ae
-	}
-	if out != nil {
-		if err := json.Unmarshal(data, out); err != nil {
-			return resp.StatusCode, fmt.Errorf("slurmrestd %s %s: %w", method, req.URL.Path, err)
+		decodeErr = ae
+	case out != nil:
+		if err := decodeAnswer(answer, out); err != nil {
+			decodeErr = fmt.Errorf("slurmrestd %s %s: %w", method, req.URL.Path, err)
 		}
 	}
-	return resp.StatusCode, nil
+	// What is left unread is read to its end (within the bound), so that
+	// an answer over the bound is refused whatever its first value held,
+	// and the connection can be reused.
+	if _, err := io.Copy(io.Discard, answer); err != nil && decodeErr == nil {
+		decodeErr = fmt.Errorf("slurmrestd %s %s: reading the answer: %w", method, req.URL.Path, err)
+	}
+	if answer.N <= 0 {
+		return resp.StatusCode, tooLarge()
+	}
+	return resp.StatusCode, decodeErr
+}
+
+// prefixWriter keeps the first 300 bytes written to it.
+type prefixWriter struct{ b []byte }
+
+func (p *prefixWriter) Write(b []byte) (int, error) {
+	if room := 300 - len(p.b); room > 0 {
+		p.b = append(p.b, b[:min(room, len(b))]...)
+	}
+	return len(b), nil
 }
 
 // Refresh implements Client: one GET of every node, with update_time so
@@ -319,14 +335,11 @@ func (r *REST) Refresh(ctx context.Context) error {
 	r.mu.RLock()
 	since := r.nodesUpdate
 	r.mu.RUnlock()
-	var resp restNodesResponse
+	nodes := map[string]NodeState{}
+	resp := restNodesResponse{node: func(n restNode) { nodes[n.Name] = n.toState() }}
 	status, err := r.getSince(ctx, "nodes/", since, &resp)
 	if err != nil || status == http.StatusNotModified {
 		return err
-	}
-	nodes := make(map[string]NodeState, len(resp.Nodes))
-	for _, n := range resp.Nodes {
-		nodes[n.Name] = n.toState()
 	}
 	r.replace(nodes)
 	r.mu.Lock()

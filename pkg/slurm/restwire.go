@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"strings"
 )
 
@@ -36,6 +37,137 @@ func (e restError) String() string {
 type restEnvelope struct {
 	Errors   []restError `json:"errors"`
 	Warnings []restError `json:"warnings"`
+}
+
+// decodeEnvelopeField decodes errors and warnings, and skips any other key.
+// (A function, not a method: as a method it would be promoted to every
+// answer that embeds restEnvelope, and make it streamed with only these
+// keys read.)
+func decodeEnvelopeField(e *restEnvelope, dec *json.Decoder, key string) error {
+	switch {
+	case is(key, "errors"):
+		return decodeList(dec, &e.Errors)
+	case is(key, "warnings"):
+		return decodeList(dec, &e.Warnings)
+	}
+	return skipValue(dec)
+}
+
+// is says an answer's key names a field, as json.Unmarshal matches them:
+// whatever their case, under Unicode's simple folding.
+func is(key, field string) bool { return strings.EqualFold(key, field) }
+
+// streamed is an answer decoded key by key (decodeObject), so that its
+// long lists are decoded an element at a time: json.Decoder.Decode of the
+// whole answer would first buffer all of it, as json.Unmarshal needs it
+// all, and the answer would be held twice, as bytes and as values.
+type streamed interface {
+	decodeField(dec *json.Decoder, key string) error
+}
+
+// decodeAnswer decodes one JSON value from r into out, and wants nothing
+// after it but white space, as json.Unmarshal does. An out that is
+// streamed is decoded key by key; anything else (a ping's answer, a few
+// hundred bytes) at once.
+func decodeAnswer(r io.Reader, out any) error {
+	dec := json.NewDecoder(r)
+	// Skipped numbers stay text: as float64s, a number out of its range
+	// (1e400) would fail an answer json.Unmarshal accepts.
+	dec.UseNumber()
+	var err error
+	if s, ok := out.(streamed); ok {
+		err = decodeObject(dec, s)
+	} else {
+		err = dec.Decode(out)
+	}
+	if err != nil {
+		return err
+	}
+	switch t, err := dec.Token(); {
+	case err == io.EOF:
+		return nil
+	case err != nil:
+		return err
+	default:
+		return fmt.Errorf("%v after the answer's end", t)
+	}
+}
+
+// decodeObject decodes a JSON object key by key into s; null leaves s as
+// it is, as json.Unmarshal does.
+func decodeObject(dec *json.Decoder, s streamed) error {
+	t, err := dec.Token()
+	if err != nil || t == nil {
+		return err
+	}
+	if t != json.Delim('{') {
+		return fmt.Errorf("the answer is %v, not an object", t)
+	}
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return err
+		}
+		key, _ := t.(string) // a key is always a string here
+		if err := s.decodeField(dec, key); err != nil {
+			return fmt.Errorf("%q: %w", key, err)
+		}
+	}
+	_, err = dec.Token() // the closing '}'
+	return err
+}
+
+// decodeList decodes a JSON list one element at a time into *list,
+// replacing what it held; null makes it nil, [] empty.
+func decodeList[T any](dec *json.Decoder, list *[]T) error {
+	*list = nil
+	null, err := decodeEach(dec, func(v T) { *list = append(*list, v) })
+	if !null && *list == nil {
+		*list = []T{}
+	}
+	return err
+}
+
+// decodeEach decodes a JSON list one element at a time, handing each to
+// use; null says it was null.
+func decodeEach[T any](dec *json.Decoder, use func(T)) (null bool, err error) {
+	t, err := dec.Token()
+	if err != nil || t == nil {
+		return t == nil && err == nil, err
+	}
+	if t != json.Delim('[') {
+		return false, fmt.Errorf("%v where a list was expected", t)
+	}
+	for dec.More() {
+		var v T
+		if err := dec.Decode(&v); err != nil {
+			return false, err
+		}
+		use(v)
+	}
+	_, err = dec.Token() // the closing ']'
+	return false, err
+}
+
+// skipValue reads past one JSON value a token at a time, so that a large
+// value the client does not read is not buffered whole.
+func skipValue(dec *json.Decoder) error {
+	depth := 0
+	for {
+		t, err := dec.Token()
+		if err != nil {
+			return err
+		}
+		switch t {
+		case json.Delim('{'), json.Delim('['):
+			depth++
+		case json.Delim('}'), json.Delim(']'):
+			depth--
+		}
+		if depth == 0 {
+			return nil
+		}
+	}
 }
 
 // restNumber is Slurm's number object {"set":…,"infinite":…,"number":…};
@@ -112,6 +244,25 @@ type restNodesResponse struct {
 	restEnvelope
 	Nodes      []restNode `json:"nodes"`
 	LastUpdate restNumber `json:"last_update"`
+	// node, when set, receives each node as it is decoded, and Nodes
+	// stays empty: a refresh keeps the nodes' states, not the list.
+	node func(restNode) `json:"-"`
+}
+
+// decodeField decodes the value of one key of a nodes answer, the node
+// list one node at a time.
+func (r *restNodesResponse) decodeField(dec *json.Decoder, key string) error {
+	switch {
+	case is(key, "nodes"):
+		if r.node != nil {
+			_, err := decodeEach(dec, r.node)
+			return err
+		}
+		return decodeList(dec, &r.Nodes)
+	case is(key, "last_update"):
+		return dec.Decode(&r.LastUpdate)
+	}
+	return decodeEnvelopeField(&r.restEnvelope, dec, key)
 }
 
 type restJob struct {
@@ -126,6 +277,36 @@ type restJobsResponse struct {
 	restEnvelope
 	Jobs       []restJob  `json:"jobs"`
 	LastUpdate restNumber `json:"last_update"`
+}
+
+// decodeField decodes the value of one key of a jobs answer, the job list
+// one job at a time.
+func (r *restJobsResponse) decodeField(dec *json.Decoder, key string) error {
+	switch {
+	case is(key, "jobs"):
+		return decodeList(dec, &r.Jobs)
+	case is(key, "last_update"):
+		return dec.Decode(&r.LastUpdate)
+	}
+	return decodeEnvelopeField(&r.restEnvelope, dec, key)
+}
+
+// restFailure is the answer to a request that failed: slurmrestd's errors,
+// or the Status of the Kubernetes API server's service proxy.
+type restFailure struct {
+	restEnvelope
+	Kind    string `json:"kind"`
+	Message string `json:"message"`
+}
+
+func (f *restFailure) decodeField(dec *json.Decoder, key string) error {
+	switch {
+	case is(key, "kind"):
+		return dec.Decode(&f.Kind)
+	case is(key, "message"):
+		return dec.Decode(&f.Message)
+	}
+	return decodeEnvelopeField(&f.restEnvelope, dec, key)
 }
 
 // restNodeUpdate is the body of POST /node/NAME.

@@ -150,7 +150,8 @@ FUZZERS := ./pkg/cli/queue:FuzzParseResources \
 	./plugins/podgroup:FuzzMinMember \
 	./plugins/podgroup:FuzzNetworkTopology \
 	./plugins/podgroup:FuzzBuild \
-	./pkg/slurm:FuzzExpandHostlist
+	./pkg/slurm:FuzzExpandHostlist \
+	./pkg/slurm:FuzzRESTAnswers
 
 ## fuzz: run each fuzzer for FUZZTIME (default 20000x executions); the seed corpora also run in 'make test'
 fuzz:

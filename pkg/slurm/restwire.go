@@ -232,7 +232,11 @@ func (n restNode) toState() NodeState {
 	s := NodeState{Name: n.Name, Base: "unknown", Reason: n.Reason}
 	for i, x := range n.State {
 		if i == 0 {
-			s.Base = strings.ToLower(x)
+			// An empty state says no more than none: "unknown", never a
+			// blank that prints as nothing.
+			if x != "" {
+				s.Base = strings.ToLower(x)
+			}
 			continue
 		}
 		s.Flags = append(s.Flags, strings.ToUpper(x))

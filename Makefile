@@ -151,7 +151,8 @@ FUZZERS := ./pkg/cli/queue:FuzzParseResources \
 	./plugins/podgroup:FuzzNetworkTopology \
 	./plugins/podgroup:FuzzBuild \
 	./pkg/slurm:FuzzExpandHostlist \
-	./pkg/slurm:FuzzRESTAnswers
+	./pkg/slurm:FuzzRESTAnswers \
+	./pkg/slurm:FuzzSinfoJSON
 
 ## fuzz: run each fuzzer for FUZZTIME (default 20000x executions); the seed corpora also run in 'make test'
 fuzz:

@@ -83,17 +83,42 @@ func (c *Commands) runEnv(ctx context.Context, env []string, name string, args .
 		cmd.Env = append(cmd.Env, "SLURM_CONF="+c.cfg.Conf)
 	}
 	cmd.Env = append(cmd.Env, env...)
-	var stdout, stderr bytes.Buffer
+	// What a command prints is kept up to a bound, as a slurmrestd answer
+	// is (a sinfo --json of the largest cluster is far below it); past it
+	// the rest is read and dropped, so that the command can end, and the
+	// call fails saying so.
+	stdout, stderr := cappedBuffer{limit: maxAnswer}, cappedBuffer{limit: 64 << 10}
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
 		msg := strings.TrimSpace(stderr.String())
 		if msg == "" {
-			msg = strings.TrimSpace(stdout.String())
+			msg = strings.TrimSpace(string(stdout.buf.Bytes()[:min(stdout.buf.Len(), 300)]))
 		}
 		return nil, fmt.Errorf("%s %s: %w: %s", name, strings.Join(args, " "), err, msg)
 	}
-	return stdout.Bytes(), nil
+	if stdout.over {
+		return nil, fmt.Errorf("%s %s: printed more than %d MiB: refused", name, strings.Join(args, " "), maxAnswer>>20)
+	}
+	return stdout.buf.Bytes(), nil
 }
+
+// cappedBuffer keeps the first limit bytes written to it and notes that
+// more came. (Its buffer is a field, not embedded: an embedded
+// bytes.Buffer's ReadFrom would be what io.Copy calls, past the limit.)
+type cappedBuffer struct {
+	buf   bytes.Buffer
+	limit int
+	over  bool
+}
+
+func (c *cappedBuffer) Write(p []byte) (int, error) {
+	keep := p[:min(len(p), max(c.limit-c.buf.Len(), 0))]
+	c.over = c.over || len(keep) < len(p)
+	c.buf.Write(keep)
+	return len(p), nil
+}
+
+func (c *cappedBuffer) String() string { return c.buf.String() }
 
 // sinfoNode is the part of sinfo --json's node we read (data parser v0.0.38
 // in 22.05; the same names in later parsers).
@@ -107,11 +132,14 @@ type sinfoNode struct {
 func (n sinfoNode) toState() NodeState {
 	s := NodeState{Name: n.Name, Reason: stringish(n.Reason)}
 	// 22.05 prints state as "idle" and flags apart; newer parsers print a
-	// list such as ["IDLE","DRAIN"]. Accept both.
+	// list such as ["IDLE","DRAIN"]. Accept both. Flags are compared in
+	// upper case (Drain looks for "DRAIN"), whatever case they came in.
 	switch v := n.State.(type) {
 	case string:
 		s.Base = strings.ToLower(v)
-		s.Flags = append(s.Flags, n.StateFlags...)
+		for _, f := range n.StateFlags {
+			s.Flags = append(s.Flags, strings.ToUpper(f))
+		}
 	case []any:
 		for i, x := range v {
 			if i == 0 {
@@ -120,6 +148,11 @@ func (n sinfoNode) toState() NodeState {
 			}
 			s.Flags = append(s.Flags, strings.ToUpper(fmt.Sprint(x)))
 		}
+	}
+	// No state, or an empty one, says no more than "unknown", as the REST
+	// client reads it; never a blank that prints as nothing.
+	if s.Base == "" {
+		s.Base = "unknown"
 	}
 	return s
 }
@@ -140,11 +173,20 @@ func (c *Commands) query(ctx context.Context, args ...string) (map[string]NodeSt
 	if err != nil {
 		return nil, err
 	}
+	nodes, err := decodeSinfo(out)
+	if err != nil {
+		return nil, fmt.Errorf("sinfo --json: %w", err)
+	}
+	return nodes, nil
+}
+
+// decodeSinfo reads sinfo --json's nodes by name.
+func decodeSinfo(out []byte) (map[string]NodeState, error) {
 	var resp struct {
 		Nodes []sinfoNode `json:"nodes"`
 	}
 	if err := json.Unmarshal(out, &resp); err != nil {
-		return nil, fmt.Errorf("sinfo --json: %w", err)
+		return nil, err
 	}
 	nodes := make(map[string]NodeState, len(resp.Nodes))
 	for _, n := range resp.Nodes {

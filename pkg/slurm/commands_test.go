@@ -183,3 +183,21 @@ func TestCommandTimeoutWithLingeringChild(t *testing.T) {
 		t.Fatal("Refresh still waits for the child of a command killed at its timeout")
 	}
 }
+
+// TestCommandOutputBounded: a command that prints more than an answer may
+// hold (here 80 MiB of JSON that never ends) is refused with an error
+// saying so; serve keeps at most the bound of it.
+func TestCommandOutputBounded(t *testing.T) {
+	dir := t.TempDir()
+	script := "#!/bin/sh\nprintf '{\"nodes\":[{\"name\":\"'\nhead -c 83886080 /dev/zero | tr '\\0' n\n"
+	for _, name := range slurm.Programs {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(script), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c := slurm.NewCommands(slurm.CommandsConfig{BinDir: dir})
+	err := c.Refresh(context.Background())
+	if err == nil || !strings.Contains(err.Error(), "printed more than 64 MiB") {
+		t.Fatalf("Refresh of an 80 MiB sinfo: %v", err)
+	}
+}

@@ -78,7 +78,11 @@ func TestVersionThroughKubectlPluginDiscovery(t *testing.T) {
 	if err != nil {
 		t.Fatal("kubectl is not installed: ", err)
 	}
-	env := []string{"PATH=" + filepath.Dir(bin) + ":" + os.Getenv("PATH"), "KUBECONFIG=" + userKubeconfig(t, controlplane.AdminUser)}
+	// Only the binary under test and kubectl on PATH: a developer's own
+	// kubectl-vc (bin/ on PATH, as docs/development.md suggests) would
+	// otherwise shadow it and make 'kubectl plugin list' warn and exit 1.
+	path := filepath.Dir(bin) + ":" + filepath.Dir(kubectl) + ":/usr/bin:/bin"
+	env := []string{"PATH=" + path, "KUBECONFIG=" + userKubeconfig(t, controlplane.AdminUser)}
 	out, errOut, code := runEnv(t, env, kubectl, "vc", "version")
 	if code != 0 {
 		t.Fatalf("exit %d, stderr: %s", code, errOut)

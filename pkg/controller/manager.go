@@ -176,10 +176,12 @@ func run(ctx context.Context, cfg *rest.Config, o Options, p *progress) error {
 		cfg.UserAgent = Component
 	}
 	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return &requestCounter{next: rt, total: requests} })
-	kube, err := kubernetes.NewForConfig(cfg)
+	clientset, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return err
 	}
+	// Secrets are read with a logger that never logs their bodies.
+	var kube kubernetes.Interface = quietSecrets{clientset}
 	vc, err := versioned.NewForConfig(cfg)
 	if err != nil {
 		return err

@@ -41,6 +41,8 @@ import (
 	authenticationclient "k8s.io/client-go/kubernetes/typed/authentication/v1"
 	authorizationclient "k8s.io/client-go/kubernetes/typed/authorization/v1"
 	"k8s.io/klog/v2"
+
+	"github.com/kubectl-vc/kubectl-vc/pkg/controller/quietlog"
 )
 
 // Cache lifetimes of the answers: a scraper every 15-30 s costs the API
@@ -81,7 +83,8 @@ type tokenReviewer struct {
 }
 
 func (t *tokenReviewer) AuthenticateToken(ctx context.Context, token string) (*authenticator.Response, bool, error) {
-	ctx, cancel := context.WithTimeout(ctx, reviewTimeout)
+	// Quiet: at -v=8 client-go would log the request's body, the token.
+	ctx, cancel := context.WithTimeout(quietlog.Context(ctx), reviewTimeout)
 	defer cancel()
 	// The token's audiences are left to the API server's defaults: a
 	// ServiceAccount token kubelet mounts, or one 'kubectl create token'

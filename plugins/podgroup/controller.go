@@ -22,6 +22,7 @@ import (
 	"github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned"
 	schedulinglisters "github.com/kubectl-vc/kubectl-vc/pkg/client/listers/scheduling/v1beta1"
 	"github.com/kubectl-vc/kubectl-vc/pkg/controller/framework"
+	"github.com/kubectl-vc/kubectl-vc/plugins/internal/quantityguard"
 )
 
 // DefaultWorkers is the podgroup controller's worker count. Grouping a pod
@@ -111,6 +112,11 @@ func (c *Controller) Validate() error {
 
 // Initialize implements framework.Controller.
 func (c *Controller) Initialize(_ context.Context, opt *framework.ControllerOption) error {
+	// Queues and podgroups cached without the quantities that would stop
+	// their informers (quantityguard).
+	if err := quantityguard.Register(opt.VolcanoInformerFactory, opt.VolcanoClient); err != nil {
+		return err
+	}
 	c.kube = opt.KubeClient
 	c.vc = opt.VolcanoClient
 	c.recorder = opt.Recorder

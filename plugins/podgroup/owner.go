@@ -16,6 +16,7 @@ import (
 
 	"github.com/kubectl-vc/kubectl-vc/pkg/apis/keys"
 	"github.com/kubectl-vc/kubectl-vc/pkg/apis/scheduling/v1beta1"
+	"github.com/kubectl-vc/kubectl-vc/plugins/internal/quantityguard"
 )
 
 // syncOwner is the owner path: the group of an owner's pods is brought to
@@ -147,7 +148,7 @@ func (c *Controller) createOrUpdate(ctx context.Context, pod *corev1.Pod) error 
 	if err != nil {
 		return err
 	}
-	if _, err := c.vc.SchedulingV1beta1().PodGroups(pod.Namespace).Patch(ctx, pgName, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: fieldManager}); err != nil {
+	if err := c.patchGroup(ctx, pod.Namespace, pgName, patch); err != nil {
 		return fmt.Errorf("patch podgroup %s/%s: %w", pod.Namespace, pgName, err)
 	}
 	c.metrics.updated.Inc()
@@ -166,4 +167,19 @@ func mergePatch(from, to *v1beta1.PodGroup) ([]byte, error) {
 		return nil, err
 	}
 	return jsonpatch.CreateMergePatch(a, b)
+}
+
+// patchGroup merge-patches a podgroup. Through the REST client, the object
+// returned is decoded as the guarded informer decodes it (quantityguard):
+// its minResources may hold quantities, written by anyone who may patch
+// it, that a typed client would parse for minutes. A fake clientset (the
+// unit tests) is patched as it is.
+func (c *Controller) patchGroup(ctx context.Context, ns, name string, patch []byte) error {
+	opts := metav1.PatchOptions{FieldManager: fieldManager}
+	if rc, ok := quantityguard.REST(c.vc); ok {
+		_, err := quantityguard.Patch[v1beta1.PodGroup](ctx, rc, "podgroups", ns, name, types.MergePatchType, patch, opts)
+		return err
+	}
+	_, err := c.vc.SchedulingV1beta1().PodGroups(ns).Patch(ctx, name, types.MergePatchType, patch, opts)
+	return err
 }

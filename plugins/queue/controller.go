@@ -29,6 +29,7 @@ import (
 	schedulinglisters "github.com/kubectl-vc/kubectl-vc/pkg/client/listers/scheduling/v1beta1"
 	"github.com/kubectl-vc/kubectl-vc/pkg/controller/framework"
 	"github.com/kubectl-vc/kubectl-vc/pkg/controller/podgrouprows"
+	"github.com/kubectl-vc/kubectl-vc/plugins/internal/quantityguard"
 )
 
 // DefaultWorkers is the queue controller's worker count. A close is two
@@ -125,6 +126,11 @@ func (c *Controller) Validate() error {
 
 // Initialize implements framework.Controller.
 func (c *Controller) Initialize(_ context.Context, opt *framework.ControllerOption) error {
+	// Queues and podgroups cached without the quantities that would stop
+	// their informers (quantityguard).
+	if err := quantityguard.Register(opt.VolcanoInformerFactory, opt.VolcanoClient); err != nil {
+		return err
+	}
 	c.vc = opt.VolcanoClient
 	c.recorder = opt.Recorder
 	c.maxRequeue = opt.MaxRequeueNum

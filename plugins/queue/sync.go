@@ -18,6 +18,7 @@ import (
 	"github.com/kubectl-vc/kubectl-vc/pkg/apis/scheduling/v1beta1"
 	schedulingac "github.com/kubectl-vc/kubectl-vc/pkg/client/applyconfiguration/scheduling/v1beta1"
 	"github.com/kubectl-vc/kubectl-vc/pkg/rules"
+	"github.com/kubectl-vc/kubectl-vc/plugins/internal/quantityguard"
 )
 
 // freshest returns the newer of the lister's copy of a queue and the object
@@ -134,7 +135,7 @@ func (c *Controller) sync(ctx context.Context, name string) error {
 
 	if q.Name != keys.RootQueue && q.Spec.Parent == "" {
 		patch := []byte(`{"spec":{"parent":"` + keys.RootQueue + `"}}`)
-		out, err := c.vc.SchedulingV1beta1().Queues().Patch(ctx, q.Name, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: controllerName})
+		out, err := c.patch(ctx, q.Name, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: controllerName})
 		if err != nil {
 			return fmt.Errorf("default parent of queue %s: %w", q.Name, err)
 		}
@@ -167,7 +168,7 @@ func (c *Controller) sync(ctx context.Context, name string) error {
 	}
 	if len(annotations) > 0 {
 		patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": annotations}})
-		out, err := c.vc.SchedulingV1beta1().Queues().Patch(ctx, q.Name, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: controllerName})
+		out, err := c.patch(ctx, q.Name, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: controllerName})
 		if err != nil {
 			return fmt.Errorf("annotate queue %s (closed-by-parent=%t, hierarchy problem %q): %w", q.Name, mark, d.problem, err)
 		}
@@ -179,7 +180,7 @@ func (c *Controller) sync(ctx context.Context, name string) error {
 		ac := schedulingac.Queue(q.Name).WithStatus(schedulingac.QueueStatus().
 			WithState(state).WithInqueue(n.Inqueue).WithPending(n.Pending).WithRunning(n.Running).
 			WithUnknown(n.Unknown).WithCompleted(n.Completed))
-		out, err := c.vc.SchedulingV1beta1().Queues().ApplyStatus(ctx, ac, metav1.ApplyOptions{FieldManager: keys.QueueControllerManager, Force: true})
+		out, err := c.applyStatus(ctx, ac)
 		if err != nil {
 			return fmt.Errorf("write status of queue %s: %w", q.Name, err)
 		}
@@ -255,4 +256,29 @@ func (c *Controller) ensureDefaultQueues(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// patch patches a queue. Through the REST client, the object returned is
+// decoded as the guarded informer decodes it (quantityguard): a queue's
+// resource lists may hold quantities a typed client would parse for
+// minutes. A fake clientset (the unit tests) is patched as it is.
+func (c *Controller) patch(ctx context.Context, name string, pt types.PatchType, data []byte, opts metav1.PatchOptions, subresources ...string) (*v1beta1.Queue, error) {
+	if rc, ok := quantityguard.REST(c.vc); ok {
+		return quantityguard.Patch[v1beta1.Queue](ctx, rc, "queues", "", name, pt, data, opts, subresources...)
+	}
+	return c.vc.SchedulingV1beta1().Queues().Patch(ctx, name, pt, data, opts, subresources...)
+}
+
+// applyStatus applies a queue's status with server-side apply as the
+// queue controller's field manager, through patch.
+func (c *Controller) applyStatus(ctx context.Context, ac *schedulingac.QueueApplyConfiguration) (*v1beta1.Queue, error) {
+	opts := metav1.ApplyOptions{FieldManager: keys.QueueControllerManager, Force: true}
+	if _, ok := quantityguard.REST(c.vc); !ok {
+		return c.vc.SchedulingV1beta1().Queues().ApplyStatus(ctx, ac, opts)
+	}
+	body, err := json.Marshal(ac)
+	if err != nil {
+		return nil, err
+	}
+	return c.patch(ctx, *ac.Name, types.ApplyPatchType, body, opts.ToPatchOptions(), "status")
 }

@@ -150,6 +150,7 @@ func (c *Controller) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&f.tokenFile, "slurm-token-file", "", "With --slurm-rest-url: a file holding a token (as 'scontrol token' prints it), read again when it changes")
 	fs.StringVar(&f.jwtUser, "slurm-jwt-user", slurm.DefaultTokenUser, "Slurm user the signed tokens speak for (claim sun)")
 	fs.StringVar(&f.restVersion, "slurm-rest-api-version", "", fmt.Sprintf("slurmrestd API version to use (one of %s; default: the newest it serves)", strings.Join(slurm.RESTVersions, ", ")))
+	c.addTrustFlags(fs)
 }
 
 // Validate implements framework.Controller.
@@ -327,6 +328,7 @@ func (c *Controller) Run(ctx context.Context) {
 		slurmVia = t.via
 	}
 	klog.InfoS("nodeset controller started", "workers", c.workers, "slurm", slurmVia)
+	c.logTrust()
 	// Errors are retried rate-limited without a limit: a NodeSet waits on
 	// Slurm, which may be away for a while.
 	framework.Loop[string]{

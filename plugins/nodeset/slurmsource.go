@@ -89,6 +89,8 @@ type slurmFlags struct {
 	tokenFile    string
 	jwtUser      string
 	restVersion  string
+	// namespaces are where serve may act on Slurm (trust.go).
+	namespaces []string
 }
 
 // commandsChosen: a slurm.conf ($SLURM_CONF or --slurm-conf) or
@@ -96,6 +98,9 @@ type slurmFlags struct {
 func (f *slurmFlags) commandsChosen() bool { return f.conf != "" || f.binDir != "" }
 
 func (f *slurmFlags) validate() error {
+	if err := f.validateNamespaces(); err != nil {
+		return err
+	}
 	if f.restURL == "" {
 		if f.jwtKeyFile != "" || f.tokenFile != "" {
 			return errors.New("--slurm-jwt-key-file and --slurm-token-file need --slurm-rest-url")
@@ -210,13 +215,24 @@ func (c *Controller) applyTokenLifetime(st *slurm.SignedToken) {
 func (c *Controller) slurmFor(ctx context.Context, set *slinkyv1beta1.NodeSet) (*slurmTarget, error) {
 	src := c.source
 	if src.fixed != nil {
+		if err := c.trusted(set.Namespace, false); err != nil {
+			return nil, err
+		}
 		return src.fixed, nil
 	}
 	if src.slinky.Load() == nil {
 		c.laterSlinky(ctx)
 	}
 	if src.slinky.Load() != nil {
+		// Checked before Find: outside the trusted namespaces no Secret
+		// is read, no client made.
+		if err := c.trusted(set.Namespace, true); err != nil {
+			return nil, err
+		}
 		return c.slinkyTarget(ctx, set)
+	}
+	if err := c.trusted(set.Namespace, false); err != nil {
+		return nil, err
 	}
 	src.mu.Lock()
 	if src.commands == nil {
@@ -236,6 +252,9 @@ func (c *Controller) slurmFor(ctx context.Context, set *slinkyv1beta1.NodeSet) (
 func (c *Controller) slinkyTarget(ctx context.Context, set *slinkyv1beta1.NodeSet) (*slurmTarget, error) {
 	ep, err := slinky.Find(ctx, cachedLookup{c}, set)
 	if err != nil {
+		return nil, err
+	}
+	if err := keyTrusted(ep); err != nil {
 		return nil, err
 	}
 	url, err := ep.ClusterURL()

@@ -41,8 +41,8 @@ const (
 	slurmNS      = "slurm"
 	slurmCtrl    = "slurm"
 	slurmRestApi = "slurm"
-	slurmJWT     = "slurm-jwt-key"
-	slurmJWTKey  = "jwt_hs256.key"
+	slurmJWT     = "slurm-auth-jwt"
+	slurmJWTKey  = "jwt.key"
 	computeSet   = "slurm-compute"
 	// drainPoll is the NodeSet controller's default wait between two looks
 	// at a draining node (nodeset.Config.DrainPoll).
@@ -100,12 +100,14 @@ func startSlurmOnNode(t *testing.T, nodes ...string) *slurmtest.RESTCluster {
 func (e *env) slinkyFixtures(c *slurmtest.RESTCluster) *corev1.Service {
 	e.t.Helper()
 	ctx, t := e.ctx, e.t
-	if _, err := e.kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: slurmNS}}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	// The namespace exists (made before install, which names it in
+	// --slurm-namespaces). The key Secret as Slinky's chart makes it
+	// (helm/slurm/templates/secrets/jwtkey.yaml): serve signs with it
+	// without a label of ours.
 	if _, err := e.kube.CoreV1().Secrets(slurmNS).Create(ctx, &corev1.Secret{
-		ObjectMeta: metav1.ObjectMeta{Name: slurmJWT},
-		Data:       map[string][]byte{slurmJWTKey: c.JWTKey},
+		ObjectMeta: metav1.ObjectMeta{Name: slurmJWT, Labels: map[string]string{
+			"app.kubernetes.io/part-of": "slurm", "helm.sh/chart": "slurm-1.0.0", "app.kubernetes.io/managed-by": "Helm"}},
+		Data: map[string][]byte{slurmJWTKey: c.JWTKey},
 	}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}

@@ -170,7 +170,12 @@ func TestServeInCluster(t *testing.T) {
 	if err := cptest.InstallSlinkyOperatorCRDs(ctx, cp); err != nil {
 		t.Fatal(err)
 	}
-	if out, err := e.kubectlVC("install", "--serve", "--image", image); err != nil {
+	// Slinky's namespace, as its chart makes it before serve is told of
+	// it: the one step of a Slinky installation (docs/install.md).
+	if _, err := e.kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: slurmNS}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := e.kubectlVC("install", "--serve", "--image", image, "--slurm-namespaces="+slurmNS); err != nil {
 		t.Fatalf("install --serve: %v\n%s", err, out)
 	}
 	d, err := e.kube.AppsV1().Deployments(serveNS).Get(ctx, serveName, metav1.GetOptions{})

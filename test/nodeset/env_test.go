@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	kubeinformers "k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/tools/record"
@@ -49,6 +50,9 @@ type controllerOptions struct {
 	// discover leaves the controller without client and flags: it finds
 	// each NodeSet's slurmrestd through Slinky's objects.
 	discover bool
+	// kube replaces the controller's Kubernetes client (default e.Kube),
+	// e.g. one that counts its requests.
+	kube kubernetes.Interface
 }
 
 // runControllerWith is runController with options.
@@ -75,8 +79,12 @@ func (e *env) runControllerWith(o controllerOptions) {
 			t.Fatal(err)
 		}
 	}
+	kube := e.Kube
+	if o.kube != nil {
+		kube = o.kube
+	}
 	trim := framework.CacheTransform(e.Ctrl)
-	kf := kubeinformers.NewSharedInformerFactoryWithOptions(e.Kube, 0, kubeinformers.WithTransform(trim))
+	kf := kubeinformers.NewSharedInformerFactoryWithOptions(kube, 0, kubeinformers.WithTransform(trim))
 	vf := vcinformers.NewSharedInformerFactoryWithOptions(e.VC, 0, vcinformers.WithTransform(trim))
 	var recorder record.EventRecorder = &record.FakeRecorder{}
 	var broadcaster record.EventBroadcaster
@@ -93,7 +101,7 @@ func (e *env) runControllerWith(o controllerOptions) {
 		}
 		recorder = broadcaster.NewRecorder(sch, corev1.EventSource{Component: "nodeset-controller"})
 	}
-	opt := &framework.ControllerOption{KubeClient: e.Kube, VolcanoClient: e.VC,
+	opt := &framework.ControllerOption{KubeClient: kube, VolcanoClient: e.VC,
 		KubeInformerFactory: kf, VolcanoInformerFactory: vf, Recorder: recorder, MetricsRegistry: o.metrics}
 	if err := e.Ctrl.Initialize(context.Background(), opt); err != nil {
 		t.Fatal(err)

@@ -21,6 +21,7 @@ import (
 	slinkyv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/slinky/v1beta1"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/doctor"
 	"github.com/kubectl-vc/kubectl-vc/pkg/slurm"
+	"github.com/kubectl-vc/kubectl-vc/pkg/slurm/slinky"
 	"github.com/kubectl-vc/kubectl-vc/plugins/nodeset"
 	"github.com/kubectl-vc/kubectl-vc/test/internal/nodesets"
 )
@@ -87,7 +88,8 @@ func TestFindsSlurmAsSlinky(t *testing.T) {
 	e := startWithoutController(t, "disc", 2)
 	rb := e.Slurm.(*nodesets.RESTBackend)
 	routes := &clusterIPRoutes{routes: map[string]string{}}
-	e.runControllerWith(controllerOptions{discover: true, events: true, config: func(c *nodeset.Config) {
+	// The administrator trusts this namespace with its Slurm key.
+	e.runControllerWith(controllerOptions{discover: true, events: true, flags: []string{"--slurm-namespaces=" + e.NS}, config: func(c *nodeset.Config) {
 		c.RESTTransport = routes.transport()
 		c.KeyTTL = time.Second
 	}})
@@ -138,7 +140,8 @@ func TestFindsSlurmAsSlinky(t *testing.T) {
 	routes.set(net.JoinHostPort(svc.Spec.ClusterIP, "6820"), restd.Host)
 	e.waitReachable("disc", "False", "SecretNotFound", "JWT key Secret "+e.NS+"/slurm-jwt")
 
-	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "slurm-jwt"},
+	// Marked by whoever made it as a key serve may sign with.
+	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "slurm-jwt", Labels: map[string]string{slinky.KeyLabel: "true"}},
 		Data: map[string][]byte{"jwt_hs256.key": rb.Cluster.JWTKey}}
 	if _, err := e.Kube.CoreV1().Secrets(e.NS).Create(e.Ctx, secret, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)

@@ -27,6 +27,10 @@ func TestBadImageFlag(t *testing.T) {
 		{[]string{"--serve", "--print", "--image", "bad image:v1"}, "is not an image reference"},
 		{[]string{"--image", "ghcr.io/kubectl-vc/kubectl-vc:v1"}, "use it with --serve"},
 		{[]string{"--rbac", "--image", "ghcr.io/kubectl-vc/kubectl-vc:v1"}, "use it with --serve"},
+		{[]string{"--slurm-namespaces=slurm"}, "use it with --serve or --rbac"},
+		{[]string{"--crds", "--slurm-namespaces=slurm"}, "use it with --serve or --rbac"},
+		{[]string{"--serve", "--print", "--slurm-namespaces=Slurm"}, `invalid --slurm-namespaces "Slurm"`},
+		{[]string{"--rbac", "--print", "--slurm-namespaces=slurm,"}, `invalid --slurm-namespaces ""`},
 	} {
 		var out, errOut bytes.Buffer
 		streams := genericiooptions.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut}

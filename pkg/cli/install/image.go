@@ -78,26 +78,10 @@ func ValidateImage(ref string) error {
 // setServeImage sets the image of the serve container in the Deployment of
 // the serve set: the embedded manifest is a template for it.
 func setServeImage(objs []*unstructured.Unstructured, image string) error {
-	for _, o := range objs {
-		if o.GetKind() != "Deployment" || o.GetName() != manifests.ServeDeployment {
-			continue
-		}
-		containers, _, err := unstructured.NestedSlice(o.Object, "spec", "template", "spec", "containers")
-		if err != nil {
-			return fmt.Errorf("manifests: deployment %s: %w", o.GetName(), err)
-		}
-		for i, c := range containers {
-			cm, ok := c.(map[string]any)
-			if !ok || cm["name"] != manifests.ServeContainer {
-				continue
-			}
-			cm["image"] = image
-			containers[i] = cm
-			return unstructured.SetNestedSlice(o.Object, containers, "spec", "template", "spec", "containers")
-		}
-		return fmt.Errorf("manifests: deployment %s has no container %q", o.GetName(), manifests.ServeContainer)
-	}
-	return fmt.Errorf("manifests: no deployment %s in the serve set", manifests.ServeDeployment)
+	return editServeContainer(objs, func(cm map[string]any) error {
+		cm["image"] = image
+		return nil
+	})
 }
 
 // imageNote is what install says about the image it deploys when the

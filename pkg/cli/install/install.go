@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"reflect"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -15,7 +16,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/discovery/cached/memory"
@@ -78,8 +81,8 @@ func NewCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Command {
 			dist/kubectl-vc-image.tar) or push it, and pass it with --image. The Deployment
 			runs the queue, podgroup and NodeSet controllers; the NodeSet controller reaches
 			each NodeSet's Slurm through its slurmrestd, found as Slinky's operator finds it
-			(Controller, RestApi, the JWT key Secret), and waits quietly while the cluster
-			serves no NodeSets.
+			(Controller, RestApi, the JWT key Secret), only in the namespaces
+			--slurm-namespaces names, and waits quietly while the cluster serves no NodeSets.
 
 			Objects are server-side applied with the field manager 'kubectl-vc', so running
 			install again is safe: each object is reported as created, configured or
@@ -103,6 +106,9 @@ func NewCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Command {
 			# See what would change, without changing anything
 			kubectl vc install --dry-run=server
 
+			# Beside Slinky: let serve act on the Slurm of the NodeSets in namespace slurm
+			kubectl vc install --serve --slurm-namespaces=slurm
+
 			# With a ServiceMonitor for the Prometheus Operator
 			kubectl vc install --serve --service-monitor
 
@@ -125,6 +131,7 @@ func NewCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Command {
 	cmd.Flags().BoolVar(&o.RBAC, "rbac", false, "Install the ServiceAccount and RBAC of 'serve'")
 	cmd.Flags().BoolVar(&o.Serve, "serve", false, "Install 'serve' (its Deployment, metrics Service and RBAC)")
 	cmd.Flags().BoolVar(&o.ServiceMonitor, "service-monitor", false, "With --serve: also a Prometheus Operator ServiceMonitor that scrapes serve's metrics over HTTPS with Prometheus's ServiceAccount token (the cluster must serve monitoring.coreos.com/v1 ServiceMonitor)")
+	cmd.Flags().StringSliceVar(&o.SlurmNamespaces, "slurm-namespaces", nil, "With --serve or --rbac: the namespaces (comma-separated, each existing) whose Slurm serve acts on through Slinky's objects; serve may get Secrets only there (a Role in each). Every writer of NodeSets, Controllers, RestApis and Services there is trusted with its Slurm key (docs/security.md). Namespaces named before and not now lose the grant")
 	cmd.Flags().StringVar(&o.Image, "image", "", "Image of the serve Deployment (default: ghcr.io/kubectl-vc/kubectl-vc:<version of this binary>); a dev build passes the image it built with 'make image'")
 	cmd.Flags().BoolVar(&o.Print, "print", false, "Print the selected manifests as YAML instead of applying them")
 	cmd.Flags().StringVar(&o.DryRun, "dry-run", o.DryRun, `Must be "none" or "server". With "server", the server checks every object but persists nothing`)
@@ -179,6 +186,14 @@ func (o *Options) Validate() error {
 	if o.Timeout <= 0 {
 		return util.UsageErrorf("--timeout must be positive")
 	}
+	if len(o.SlurmNamespaces) > 0 && !o.RBAC {
+		return util.UsageErrorf("--slurm-namespaces grants serve the Secrets of those namespaces: use it with --serve or --rbac")
+	}
+	for _, ns := range o.SlurmNamespaces {
+		if errs := validation.IsDNS1123Label(ns); len(errs) > 0 {
+			return util.UsageErrorf("invalid --slurm-namespaces %q: %s", ns, strings.Join(errs, "; "))
+		}
+	}
 	if o.ServiceMonitor && !o.Serve {
 		return util.UsageErrorf("--service-monitor scrapes serve's metrics: use it with --serve")
 	}
@@ -204,6 +219,8 @@ func (o *Options) image() string {
 	}
 	return DefaultImage()
 }
+
+var namespaceGVR = schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}
 
 // Run prints or applies the selection.
 func (o *Options) Run(ctx context.Context) error {
@@ -232,6 +249,17 @@ func (o *Options) Run(ctx context.Context) error {
 			return err
 		}
 	}
+	// A Role cannot go into a namespace that does not exist: say so
+	// before anything is applied.
+	for _, ns := range o.SlurmNamespaces {
+		_, err := o.dyn.Resource(namespaceGVR).Get(ctx, ns, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return fmt.Errorf("--slurm-namespaces: namespace %q not found: name the namespace Slinky's Controller, RestApi and NodeSets are in", ns)
+		}
+		if err != nil {
+			return namedErr("read", "namespace "+ns, err)
+		}
+	}
 	a := &applier{dyn: o.dyn, mapper: o.mapper, dryRun: o.dryServer, dryNamespaces: map[string]bool{}}
 	for _, u := range plan.CRDs {
 		if err := a.apply(ctx, u, o.Out); err != nil {
@@ -253,6 +281,15 @@ func (o *Options) Run(ctx context.Context) error {
 			return err
 		}
 		policies = policies || u.GroupVersionKind() == vapGV.WithKind("ValidatingAdmissionPolicy")
+	}
+	if o.RBAC {
+		keep := map[string]bool{}
+		for _, ns := range o.SlurmNamespaces {
+			keep[ns] = true
+		}
+		if err := pruneSlurmKeys(ctx, o.dyn, keep, o.dryServer, o.Out); err != nil {
+			return err
+		}
 	}
 	if policies && !o.dryServer {
 		// Applied is not enforced: the API server loads policies and their

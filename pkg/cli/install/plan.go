@@ -25,10 +25,17 @@ type Selection struct {
 	// ServiceMonitor adds the Prometheus Operator's ServiceMonitor for
 	// serve's metrics (with Serve only).
 	ServiceMonitor bool
+	// SlurmNamespaces are where serve may read Slurm JWT key Secrets and
+	// act on Slurm (with RBAC or Serve): a Role and RoleBinding in each,
+	// and serve's --slurm-namespaces.
+	SlurmNamespaces []string
 }
 
 // Empty reports whether nothing was selected.
 func (s Selection) Empty() bool { return !s.CRDs && !s.Policies && !s.RBAC && !s.Serve }
+
+// serveNamespace is where serve runs.
+const serveNamespace = "volcano-system"
 
 // rbacKinds are the kinds '--rbac' picks out of the serve set: the identity
 // and permissions, without the workload.
@@ -101,6 +108,11 @@ func newPlan(sel Selection, image string) (*Plan, error) {
 			if err := setServeImage(objs, image); err != nil {
 				return nil, err
 			}
+			if len(sel.SlurmNamespaces) > 0 {
+				if err := addServeArgs(objs, "--slurm-namespaces="+strings.Join(sel.SlurmNamespaces, ",")); err != nil {
+					return nil, err
+				}
+			}
 		}
 		var ns, rest []*unstructured.Unstructured
 		for _, o := range objs {
@@ -117,6 +129,7 @@ func newPlan(sel Selection, image string) (*Plan, error) {
 			p.Notes = append(p.Notes, "this build embeds no manifests for 'serve'")
 		}
 		p.Objects = append(append(p.Objects, ns...), rest...)
+		p.Objects = append(p.Objects, slurmKeyObjects(sel.SlurmNamespaces, serveNamespace)...)
 	}
 	if sel.ServiceMonitor {
 		objs, err := manifests.Objects(manifests.ServiceMonitor)

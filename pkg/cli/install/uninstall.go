@@ -146,6 +146,13 @@ func (o *UninstallOptions) Run(ctx context.Context) error {
 		}
 		present = append(present, target{obj: u, ri: ri})
 	}
+	// The Roles of install --slurm-namespaces, wherever they are, go
+	// first: they name serve's ServiceAccount.
+	keys, err := slurmKeyTargets(ctx, o.dyn, nil)
+	if err != nil {
+		return err
+	}
+	present = append(keys, present...)
 	if len(present) == 0 {
 		fmt.Fprintln(o.Out, "nothing to uninstall")
 		return nil

@@ -86,7 +86,8 @@ func NewCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Command {
 			--leader-elect: it runs all three controllers. The nodeset controller reaches
 			each NodeSet's Slurm through slurmrestd, found as Slinky's operator finds it
 			(the NodeSet's Controller, the RestApi naming it, its Service's cluster IP, and
-			the JWT key in the Secret the Controller names), or at --slurm-rest-url with
+			the JWT key in the Secret the Controller names) only in the namespaces
+			--slurm-namespaces names, or at --slurm-rest-url with
 			--slurm-jwt-key-file or --slurm-token-file. Outside Slinky it can also run
 			Slurm's commands (scontrol, sinfo, squeue) where they and the munge key are
 			(--slurm-conf). Where the cluster serves no NodeSets it waits quietly. It stops
@@ -103,6 +104,9 @@ func NewCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Command {
 
 			# On a laptop: metrics over plain HTTP, for anyone who can reach the port
 			kubectl vc serve --metrics-secure=false --metrics-bind-address=127.0.0.1:8080
+
+			# Beside Slinky: act on the Slurm of the NodeSets in namespace slurm
+			kubectl vc serve --slurm-namespaces=slurm
 
 			# Only the nodeset controller, for a slurmrestd outside Slinky
 			kubectl vc serve --controllers=nodeset --slurm-rest-url http://slurm.example:6820 --slurm-jwt-key-file /etc/slurm/jwt_hs256.key

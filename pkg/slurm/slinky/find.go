@@ -43,6 +43,8 @@ type Endpoint struct {
 	Secret    string
 	SecretKey string
 	Key       []byte
+	// KeyTrusted: the Secret opted in to signing (KeyTrusted).
+	KeyTrusted bool
 }
 
 // Missing says what stands between a NodeSet and its slurmrestd. Reason
@@ -119,6 +121,7 @@ func Find(ctx context.Context, l Lookup, set *slinkyv1beta1.NodeSet) (*Endpoint,
 		return nil, err
 	}
 	ep.Key = secret.Data[sel.Key]
+	ep.KeyTrusted = KeyTrusted(secret, sel.Key)
 	if strings.TrimSpace(string(ep.Key)) == "" {
 		return nil, missing("NoJWTKey", "JWT key Secret %s/%s has no key %q", ns, sel.Name, sel.Key)
 	}

@@ -1,0 +1,99 @@
+package install
+
+import (
+	"reflect"
+	"slices"
+	"testing"
+
+	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+)
+
+// TestSlurmNamespacesPlan: serve's ClusterRole grants no Secrets; with
+// --slurm-namespaces each named namespace gets a Role of get on Secrets,
+// bound to serve's ServiceAccount, and serve is told the same namespaces.
+func TestSlurmNamespacesPlan(t *testing.T) {
+	for _, tc := range []struct {
+		sel  Selection
+		args bool
+	}{
+		{Selection{Serve: true, RBAC: true}, true},
+		{Selection{RBAC: true}, false},
+	} {
+		none, err := newPlan(tc.sel, "x:1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		tc.sel.SlurmNamespaces = []string{"slurm", "hpc"}
+		p, err := newPlan(tc.sel, "x:1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, o := range append(none.Objects, p.Objects...) {
+			if o.GetKind() != "ClusterRole" {
+				continue
+			}
+			var cr rbacv1.ClusterRole
+			convert(t, o, &cr)
+			for _, r := range cr.Rules {
+				if slices.Contains(r.Resources, "secrets") {
+					t.Errorf("ClusterRole %s grants secrets: %+v", o.GetName(), r)
+				}
+			}
+		}
+		if len(p.Objects) != len(none.Objects)+4 {
+			t.Errorf("%+v: %d objects with two namespaces, %d without: want a Role and RoleBinding per namespace", tc.sel, len(p.Objects), len(none.Objects))
+		}
+		got := map[string]bool{}
+		for _, o := range p.Objects {
+			if o.GetName() != slurmKeyRole {
+				continue
+			}
+			got[o.GetKind()+" "+o.GetNamespace()] = true
+			if o.GetLabels()[slurmKeyLabel] != "true" {
+				t.Errorf("%s %s/%s without the label uninstall finds it by", o.GetKind(), o.GetNamespace(), o.GetName())
+			}
+			switch o.GetKind() {
+			case "Role":
+				var r rbacv1.Role
+				convert(t, o, &r)
+				want := []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: []string{"get"}}}
+				if !reflect.DeepEqual(r.Rules, want) {
+					t.Errorf("Role %s rules %+v, want get on secrets only", o.GetNamespace(), r.Rules)
+				}
+			case "RoleBinding":
+				var b rbacv1.RoleBinding
+				convert(t, o, &b)
+				want := []rbacv1.Subject{{Kind: "ServiceAccount", Name: "kubectl-vc-serve", Namespace: serveNamespace}}
+				if !reflect.DeepEqual(b.Subjects, want) || b.RoleRef.Name != slurmKeyRole || b.RoleRef.Kind != "Role" {
+					t.Errorf("RoleBinding %s: %+v %+v", o.GetNamespace(), b.Subjects, b.RoleRef)
+				}
+			}
+		}
+		for _, want := range []string{"Role slurm", "RoleBinding slurm", "Role hpc", "RoleBinding hpc"} {
+			if !got[want] {
+				t.Errorf("%+v: no %s", tc.sel, want)
+			}
+		}
+		var args []string
+		for _, o := range p.Objects {
+			if o.GetKind() == "Deployment" {
+				cs, _, _ := unstructured.NestedSlice(o.Object, "spec", "template", "spec", "containers")
+				for _, a := range cs[0].(map[string]any)["args"].([]any) {
+					args = append(args, a.(string))
+				}
+			}
+		}
+		if has := slices.Contains(args, "--slurm-namespaces=slurm,hpc"); has != tc.args {
+			t.Errorf("%+v: serve's args %q", tc.sel, args)
+		}
+	}
+}
+
+func convert(t *testing.T, u *unstructured.Unstructured, into any) {
+	t.Helper()
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, into); err != nil {
+		t.Fatal(err)
+	}
+}

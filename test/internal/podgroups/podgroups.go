@@ -21,19 +21,26 @@ import (
 // ExampleNamespace is the namespace of the example.
 const ExampleNamespace = "e2e-pg"
 
-var once sync.Once
+// mu serializes MakeExample: tests of one binary may call it in parallel.
+var mu sync.Mutex
 
-// MakeExample creates, once per test binary, namespace e2e-pg with
-// podgroups train (queue q-pg, Running, one member pod on node-7, one
-// event) and eval.
+// MakeExample makes sure namespace e2e-pg holds podgroups train (queue
+// q-pg, Running, one member pod on node-7, one event) and eval, creating
+// what is missing. It checks at every call rather than once per test
+// binary: where kube-controller-manager runs, its pod garbage collector
+// deletes train-0 about 40 s after it appears (node-7 is no Node), so a
+// later test, or a repeat under -count, would find the pod gone.
 func MakeExample(t testing.TB, kc kubernetes.Interface, vc versioned.Interface) {
 	t.Helper()
-	once.Do(func() { create(t, kc, vc) })
+	mu.Lock()
+	defer mu.Unlock()
+	ensure(t, kc, vc)
 }
 
-func create(t testing.TB, kc kubernetes.Interface, vc versioned.Interface) {
+func ensure(t testing.TB, kc kubernetes.Interface, vc versioned.Interface) {
+	t.Helper()
 	ctx := context.Background()
-	if _, err := kc.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ExampleNamespace}}, metav1.CreateOptions{}); err != nil {
+	if _, err := kc.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ExampleNamespace}}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		t.Fatal(err)
 	}
 	// On a cluster with kube-controller-manager the ServiceAccount
@@ -48,19 +55,25 @@ func create(t testing.TB, kc kubernetes.Interface, vc versioned.Interface) {
 			Status: schedulingv1beta1.PodGroupStatus{Phase: schedulingv1beta1.PodGroupRunning, Running: 2}},
 		{ObjectMeta: metav1.ObjectMeta{Name: "eval"}, Spec: schedulingv1beta1.PodGroupSpec{MinMember: 1}},
 	} {
-		if _, err := pgs.Create(ctx, pg, metav1.CreateOptions{}); err != nil {
+		if _, err := pgs.Create(ctx, pg, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 			t.Fatal(err)
 		}
 	}
-	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "train-0", Namespace: ExampleNamespace, Annotations: map[string]string{keys.KubeGroupName: "train"}},
-		Spec: corev1.PodSpec{NodeName: "node-7", Containers: []corev1.Container{{Name: "c", Image: "busybox"}}}}
-	pod, err := kc.CoreV1().Pods(ExampleNamespace).Create(ctx, pod, metav1.CreateOptions{})
+	pods := kc.CoreV1().Pods(ExampleNamespace)
+	pod, err := pods.Get(ctx, "train-0", metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		pod = &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "train-0", Namespace: ExampleNamespace, Annotations: map[string]string{keys.KubeGroupName: "train"}},
+			Spec: corev1.PodSpec{NodeName: "node-7", Containers: []corev1.Container{{Name: "c", Image: "busybox"}}}}
+		pod, err = pods.Create(ctx, pod, metav1.CreateOptions{})
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
-	pod.Status.Phase = corev1.PodRunning
-	if _, err := kc.CoreV1().Pods(ExampleNamespace).UpdateStatus(ctx, pod, metav1.UpdateOptions{}); err != nil {
-		t.Fatal(err)
+	if pod.Status.Phase != corev1.PodRunning {
+		pod.Status.Phase = corev1.PodRunning
+		if _, err := pods.UpdateStatus(ctx, pod, metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
+		}
 	}
 	train, _ := pgs.Get(ctx, "train", metav1.GetOptions{})
 	if _, err := kc.CoreV1().Events(ExampleNamespace).Create(ctx, &corev1.Event{
@@ -68,7 +81,7 @@ func create(t testing.TB, kc kubernetes.Interface, vc versioned.Interface) {
 		InvolvedObject: corev1.ObjectReference{Kind: "PodGroup", Name: "train", Namespace: ExampleNamespace, UID: train.UID, APIVersion: "scheduling.volcano.sh/v1beta1"},
 		Reason:         "Scheduled", Message: "all 2 members bound", Type: "Normal", Source: corev1.EventSource{Component: "volcano"},
 		LastTimestamp: metav1.Now(),
-	}, metav1.CreateOptions{}); err != nil {
+	}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		t.Fatal(err)
 	}
 }

@@ -21,6 +21,7 @@ package securemetrics
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -28,6 +29,7 @@ import (
 	"strings"
 	"time"
 
+	"golang.org/x/time/rate"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -55,6 +57,22 @@ const (
 	reviewTimeout = 10 * time.Second
 )
 
+// Reviews the caches cannot answer are rate-limited: without a limit a
+// flood of requests, each with a new random bearer token, cost the API
+// server one TokenReview each (1 000 for 1 000 requests, measured:
+// docs/security.md), sent as serve itself, in the same API Priority and
+// Fairness flow as its controllers' work. Past the limit a request is
+// answered 429 without asking. A token the API server accepted within
+// knownTokenTTL is never held back, so a scraper keeps reading during a
+// flood even when its cached identity expires. Five a second is far above
+// what scrapers need (one review per scraper and minute) and small beside
+// what an API server answers.
+const (
+	ReviewRate    = 5 // per second
+	ReviewBurst   = 20
+	knownTokenTTL = 10 * time.Minute
+)
+
 // Filter authenticates and authorizes the requests to an endpoint.
 type Filter struct {
 	authn authenticator.Request
@@ -70,19 +88,34 @@ func NewFilter(kube kubernetes.Interface) *Filter {
 func newFilter(tr authenticationclient.TokenReviewInterface, sar authorizationclient.SubjectAccessReviewInterface) *Filter {
 	// Errors (the API server unreachable) are not cached: the next scrape
 	// asks again.
-	tokens := tokencache.New(&tokenReviewer{client: tr}, false, tokenCacheTTL, denyCacheTTL)
+	// The limiter sits behind the token cache, which calls the reviewer
+	// only for a token it holds no answer for.
+	tokens := tokencache.New(&tokenReviewer{
+		client:  tr,
+		limiter: rate.NewLimiter(ReviewRate, ReviewBurst),
+		known:   utilcache.NewLRUExpireCache(1024),
+	}, false, tokenCacheTTL, denyCacheTTL)
 	return &Filter{
 		authn: bearertoken.New(tokens),
-		authz: &sarAuthorizer{client: sar, cache: utilcache.NewLRUExpireCache(1024)},
+		authz: &sarAuthorizer{client: sar, cache: utilcache.NewLRUExpireCache(1024), limiter: rate.NewLimiter(ReviewRate, ReviewBurst)},
 	}
 }
 
-// tokenReviewer asks the API server who a token is (TokenReview).
+// tokenReviewer asks the API server who a token is (TokenReview), at most
+// at the limiter's rate for tokens it does not know.
 type tokenReviewer struct {
-	client authenticationclient.TokenReviewInterface
+	client  authenticationclient.TokenReviewInterface
+	limiter *rate.Limiter
+	// known holds the SHA-256 of tokens the API server accepted (not the
+	// tokens: a heap profile shows what the heap holds).
+	known *utilcache.LRUExpireCache
 }
 
 func (t *tokenReviewer) AuthenticateToken(ctx context.Context, token string) (*authenticator.Response, bool, error) {
+	sum := sha256.Sum256([]byte(token))
+	if _, ok := t.known.Get(sum); !ok && !t.limiter.Allow() {
+		return nil, false, errRateLimited
+	}
 	// Quiet: at -v=8 client-go would log the request's body, the token.
 	ctx, cancel := context.WithTimeout(quietlog.Context(ctx), reviewTimeout)
 	defer cancel()
@@ -99,6 +132,7 @@ func (t *tokenReviewer) AuthenticateToken(ctx context.Context, token string) (*a
 		}
 		return nil, false, nil
 	}
+	t.known.Add(sum, struct{}{}, knownTokenTTL)
 	u := r.Status.User
 	extra := map[string][]string{}
 	for k, v := range u.Extra {
@@ -116,6 +150,9 @@ func (t *tokenReviewer) AuthenticateToken(ctx context.Context, token string) (*a
 type sarAuthorizer struct {
 	client authorizationclient.SubjectAccessReviewInterface
 	cache  *utilcache.LRUExpireCache
+	// limiter bounds the reviews the cache does not answer: a user with
+	// a valid token asking for ever new paths costs one review each.
+	limiter *rate.Limiter
 }
 
 func (a *sarAuthorizer) Authorize(ctx context.Context, attrs authorizer.Attributes) (authorizer.Decision, string, error) {
@@ -139,6 +176,9 @@ func (a *sarAuthorizer) Authorize(ctx context.Context, attrs authorizer.Attribut
 		d := v.(decision)
 		return d.decision, d.reason, nil
 	}
+	if !a.limiter.Allow() {
+		return authorizer.DecisionNoOpinion, "", errRateLimited
+	}
 	ctx, cancel := context.WithTimeout(ctx, reviewTimeout)
 	defer cancel()
 	r, err := a.client.Create(ctx, &authorizationv1.SubjectAccessReview{Spec: spec}, metav1.CreateOptions{})
@@ -156,6 +196,10 @@ func (a *sarAuthorizer) Authorize(ctx context.Context, attrs authorizer.Attribut
 	a.cache.Add(string(key), d, ttl)
 	return d.decision, d.reason, nil
 }
+
+// errRateLimited: the review was not sent, its limiter's rate being
+// spent; the request is refused with 429 and may be tried again.
+var errRateLimited = errors.New("too many requests to review: try again in a second")
 
 // reviewError is a review the API server did not answer: the request is
 // then refused with 500, not 401, since the caller may well be allowed.
@@ -176,6 +220,10 @@ type decision struct {
 func (f *Filter) Wrap(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		res, ok, err := f.authn.AuthenticateRequest(r)
+		if errors.Is(err, errRateLimited) {
+			tooMany(w, r)
+			return
+		}
 		var unanswered *reviewError
 		if errors.As(err, &unanswered) {
 			klog.ErrorS(err, "metrics request: cannot ask the API server who the caller is", "path", r.URL.Path, "remote", r.RemoteAddr)
@@ -193,6 +241,10 @@ func (f *Filter) Wrap(next http.Handler) http.Handler {
 			ResourceRequest: false,
 		}
 		decision, reason, err := f.authz.Authorize(r.Context(), attrs)
+		if errors.Is(err, errRateLimited) {
+			tooMany(w, r)
+			return
+		}
 		if err != nil {
 			klog.ErrorS(err, "metrics request: cannot ask the API server for authorization", "user", res.User.GetName(), "path", r.URL.Path)
 			http.Error(w, "Internal Server Error: authorization could not be checked", http.StatusInternalServerError)
@@ -206,4 +258,12 @@ func (f *Filter) Wrap(next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// tooMany refuses a request whose review was rate-limited. Logged at -v=2
+// only: a flood would otherwise flood the log too.
+func tooMany(w http.ResponseWriter, r *http.Request) {
+	klog.V(2).InfoS("metrics request: reviews rate-limited, refused with 429", "path", r.URL.Path, "remote", r.RemoteAddr)
+	w.Header().Set("Retry-After", "1")
+	http.Error(w, "Too Many Requests: "+errRateLimited.Error(), http.StatusTooManyRequests)
 }

@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/util/validation"
 
 	slinkyv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/slinky/v1beta1"
 )
@@ -29,8 +30,11 @@ func selectorOf(ns *slinkyv1beta1.NodeSet) labels.Selector {
 }
 
 // podName is "<nodeset>-<ordinal>", the ordinal zero-padded to ordinalPadding digits.
+// A padding wider than a hostname is refused (checkSpec) before any pod is
+// named; the bound here keeps a name's cost to a hostname's whatever
+// calls it.
 func podName(ns *slinkyv1beta1.NodeSet, ordinal int) string {
-	return fmt.Sprintf("%s-%0*d", ns.Name, max(ns.Spec.OrdinalPadding, 0), ordinal)
+	return fmt.Sprintf("%s-%0*d", ns.Name, min(max(ns.Spec.OrdinalPadding, 0), validation.DNS1123LabelMaxLength), ordinal)
 }
 
 // ordinalOf parses the ordinal of a pod named after ns; -1 if it is not.

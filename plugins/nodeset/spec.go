@@ -1,7 +1,10 @@
 package nodeset
 
 import (
+	"fmt"
 	"strings"
+
+	"k8s.io/apimachinery/pkg/util/validation"
 
 	slinkyv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/slinky/v1beta1"
 )
@@ -23,6 +26,16 @@ func (s *nodeSetSync) checkSpec() (refuse bool) {
 		refuse = true
 		notes = append(notes, "scalingMode DaemonSet is not implemented: no pod of this NodeSet is created, deleted, drained or updated")
 	}
+	// A pod's name is its hostname, the Slurm node's name: a DNS label of
+	// at most 63 characters. The schema does not bound ordinalPadding;
+	// padded past that, no pod can be made, and each name would cost what
+	// the padding states.
+	if spec.OrdinalPadding > maxOrdinalPadding(s.set) {
+		refuse = true
+		notes = append(notes, fmt.Sprintf("ordinalPadding %d makes pod names longer than %d characters, the longest hostname: "+
+			"no pod of this NodeSet is created, deleted, drained or updated (at most %d with this name)",
+			spec.OrdinalPadding, validation.DNS1123LabelMaxLength, max(maxOrdinalPadding(s.set), 0)))
+	}
 	if spec.UpdateStrategy.Type == slinkyv1beta1.ScheduledUpdateNodeSetStrategyType {
 		notes = append(notes, "updateStrategy ScheduledUpdate (a Slurm reservation window) is not implemented: pods are replaced only when deleted, as with OnDelete")
 	}
@@ -43,4 +56,10 @@ func (s *nodeSetSync) checkSpec() (refuse bool) {
 	msg := strings.Join(notes, "; ")
 	s.setFalseWithWarning(conditionSpecSupported, "Unsupported", "UnsupportedSpec", msg)
 	return refuse
+}
+
+// maxOrdinalPadding is the widest ordinal padding whose pod names,
+// "<nodeset>-<ordinal>", can still be hostnames.
+func maxOrdinalPadding(ns *slinkyv1beta1.NodeSet) int {
+	return validation.DNS1123LabelMaxLength - len(ns.Name) - 1
 }

@@ -45,6 +45,10 @@ type fakeSlurm struct {
 	nodes   map[string]slurm.NodeState
 	drained bool // what IsDrained answers
 	drains  []string
+	// byState makes IsDrained answer from the node's state, as Slurm
+	// does (drained and idle; a node it does not know runs nothing), and
+	// Drain mark the node DRAIN.
+	byState bool
 }
 
 func (f *fakeSlurm) Refresh(context.Context) error { return nil }
@@ -67,12 +71,20 @@ func (f *fakeSlurm) Drain(_ context.Context, name, reason string) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.drains = append(f.drains, name+": "+reason)
+	if st, ok := f.nodes[name]; ok && f.byState && !st.Drain() {
+		st.Flags = append(slices.Clone(st.Flags), "DRAIN")
+		f.nodes[name] = st
+	}
 	return nil
 }
 func (f *fakeSlurm) Undrain(context.Context, string) error { return nil }
-func (f *fakeSlurm) IsDrained(context.Context, string) (bool, error) {
+func (f *fakeSlurm) IsDrained(_ context.Context, name string) (bool, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if f.byState {
+		st, ok := f.nodes[name]
+		return !ok || st.Drained(), nil
+	}
 	return f.drained, nil
 }
 func (f *fakeSlurm) JobEndDeadline(context.Context, string) (time.Time, error) {
@@ -165,13 +177,30 @@ func newFakeNodeSetController(t *testing.T, sl *fakeSlurm, ns *slinkyv1beta1.Nod
 	revisions := kf.Apps().V1().ControllerRevisions().Informer().GetIndexer()
 	kf.Start(stop)
 	vf.Start(stop)
-	for typ, ok := range kf.WaitForCacheSync(ctx.Done()) {
-		if !ok {
-			t.Fatalf("cache of %v not synced", typ)
+	// Asked every millisecond, not at WaitForCacheSync's 100 ms: the fake
+	// lists at once, and FuzzSyncDecisions builds a controller per input.
+	// (WaitForCacheSync with a closed channel asks once and answers.)
+	asked := make(chan struct{})
+	close(asked)
+	synced := func() (bool, string) {
+		for typ, ok := range kf.WaitForCacheSync(asked) {
+			if !ok {
+				return false, typ.String()
+			}
 		}
+		for typ, ok := range vf.WaitForCacheSync(asked) {
+			if !ok {
+				return false, typ.String()
+			}
+		}
+		return true, ""
 	}
-	for typ, ok := range vf.WaitForCacheSync(ctx.Done()) {
-		if !ok {
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(time.Millisecond) {
+		ok, typ := synced()
+		if ok {
+			break
+		}
+		if time.Now().After(deadline) {
 			t.Fatalf("cache of %v not synced", typ)
 		}
 	}

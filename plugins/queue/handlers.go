@@ -45,12 +45,35 @@ func (c *Controller) enqueueAncestors(name string) {
 }
 
 // addQueue syncs a new queue, the queues waiting for it as their parent,
-// and the queues above it (it may close a cycle).
+// and, when it closes a parent cycle, the other queues of the cycle. A new
+// queue changes nothing for the queues above it otherwise (a sync reads
+// the queues above, never below): syncing them all for every queue added
+// to a hierarchy 300 deep were 45 000 syncs, each walking up the
+// hierarchy, and they delayed every other queue's Commands
+// (test/hostile: a close applied 3.7 s after it was issued).
 func (c *Controller) addQueue(obj any) {
 	q := obj.(*v1beta1.Queue)
 	c.wq.Add(q.Name)
 	c.enqueueChildren(q.Name)
-	c.enqueueAncestors(q.Name)
+	c.enqueueCycle(q.Name)
+}
+
+// enqueueCycle syncs the queues of the parent cycle the named queue is
+// in, if it is in one.
+func (c *Controller) enqueueCycle(name string) {
+	a, err := rules.WalkUp(name, func(n string) (*v1beta1.Queue, error) {
+		q, err := c.queues.Get(n)
+		if err != nil {
+			return nil, nil // the walk ends at a queue not in the cache
+		}
+		return q, nil
+	})
+	if err != nil || !a.InCycle() {
+		return
+	}
+	for _, n := range a.Path[1:] {
+		c.wq.Add(n)
+	}
 }
 
 // updateQueue re-syncs a queue only when its parent changed, never for its

@@ -1,6 +1,7 @@
 package slurm
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -16,6 +17,9 @@ const (
 	maxHostlistBytes = 64 << 20
 )
 
+// errHostlistTooLarge is wrapped by the errors of lists past the budget.
+var errHostlistTooLarge = errors.New("too many names")
+
 // maxDigits is the widest number a range may give, zero padding included.
 const maxDigits = 20
 
@@ -26,7 +30,7 @@ type budget struct{ names, bytes int }
 // large.
 func (b *budget) take(n, bytes int) error {
 	if n > b.names || bytes > b.bytes {
-		return fmt.Errorf("more than %d names or %d bytes", maxHostlist, maxHostlistBytes)
+		return fmt.Errorf("%w: more than %d names or %d bytes", errHostlistTooLarge, maxHostlist, maxHostlistBytes)
 	}
 	b.names -= n
 	b.bytes -= bytes
@@ -39,8 +43,13 @@ func (b *budget) take(n, bytes int) error {
 // nodes of a job this way and has no filter by node, so a client expands
 // them itself.
 func ExpandHostlist(list string) ([]string, error) {
+	return expandHostlist(list, &budget{names: maxHostlist, bytes: maxHostlistBytes})
+}
+
+// expandHostlist expands list, charging its names to left: one budget
+// may be shared by many lists.
+func expandHostlist(list string, left *budget) ([]string, error) {
 	var out []string
-	left := &budget{names: maxHostlist, bytes: maxHostlistBytes}
 	for _, part := range splitTop(list) {
 		if part == "" {
 			continue

@@ -112,8 +112,11 @@ type REST struct {
 	// noSince: the server fails requests with update_time (see getSince).
 	noSince atomic.Bool
 
+	// jobsMu guards the latest job end per node (jobEnds, or why it is
+	// not known) and the job list's last update.
 	jobsMu     sync.Mutex
-	jobs       []restJob
+	jobEnds    map[string]time.Time
+	jobEndsErr error
 	jobsUpdate int64
 }
 
@@ -413,28 +416,15 @@ func (r *REST) IsDrained(ctx context.Context, name string) (bool, error) {
 }
 
 // JobEndDeadline implements Client. slurmrestd cannot filter jobs by node,
-// so the job list is kept like the node list (304 when unchanged) and each
-// job's hostlist is expanded. A job without a time limit has no end to
-// report.
+// so the job list is kept like the node list (304 when unchanged) and, each
+// time it changes, the running jobs' hostlists are expanded once into the
+// latest end per node. A job without a time limit has no end to report.
 func (r *REST) JobEndDeadline(ctx context.Context, name string) (time.Time, error) {
-	jobs, err := r.refreshJobs(ctx)
+	ends, err := r.refreshJobs(ctx)
 	if err != nil {
 		return time.Time{}, err
 	}
-	var latest time.Time
-	for _, j := range jobs {
-		if !jobActive(j.JobState) || !j.EndTime.known() || j.TimeLimit.Infinite || !j.TimeLimit.Set {
-			continue
-		}
-		hosts, err := ExpandHostlist(j.Nodes)
-		if err != nil || !slices.Contains(hosts, name) {
-			continue
-		}
-		if t := time.Unix(j.EndTime.Number, 0); t.After(latest) {
-			latest = t
-		}
-	}
-	return latest, nil
+	return ends[name], nil
 }
 
 // jobActive says a job holds its nodes: running, or completing.
@@ -442,7 +432,33 @@ func jobActive(state []string) bool {
 	return slices.ContainsFunc(state, func(s string) bool { return s == "RUNNING" || s == "COMPLETING" })
 }
 
-func (r *REST) refreshJobs(ctx context.Context) ([]restJob, error) {
+// jobEnds is the latest end of the running jobs per node. All their
+// hostlists together are held to one hostlist's bound: expanded at every
+// call, as they once were, an answer of many lists of a million names each
+// cost seconds of CPU per draining pod. Past the bound no end is known
+// (an error says why); a list that does not parse is skipped.
+func jobEnds(jobs []restJob) (map[string]time.Time, error) {
+	ends := map[string]time.Time{}
+	left := &budget{names: maxHostlist, bytes: maxHostlistBytes}
+	for _, j := range jobs {
+		if !jobActive(j.JobState) || !j.EndTime.known() || j.TimeLimit.Infinite || !j.TimeLimit.Set {
+			continue
+		}
+		hosts, err := expandHostlist(j.Nodes, left)
+		if errors.Is(err, errHostlistTooLarge) {
+			return nil, fmt.Errorf("the running jobs' node lists: %w", err)
+		}
+		end := time.Unix(j.EndTime.Number, 0)
+		for _, h := range hosts {
+			if end.After(ends[h]) {
+				ends[h] = end
+			}
+		}
+	}
+	return ends, nil
+}
+
+func (r *REST) refreshJobs(ctx context.Context) (map[string]time.Time, error) {
 	r.jobsMu.Lock()
 	defer r.jobsMu.Unlock()
 	var resp restJobsResponse
@@ -454,10 +470,11 @@ func (r *REST) refreshJobs(ctx context.Context) ([]restJob, error) {
 		return nil, err
 	}
 	if status != http.StatusNotModified {
-		r.jobs, r.jobsUpdate = resp.Jobs, 0
+		r.jobEnds, r.jobEndsErr = jobEnds(resp.Jobs)
+		r.jobsUpdate = 0
 		if resp.LastUpdate.known() {
 			r.jobsUpdate = resp.LastUpdate.Number
 		}
 	}
-	return r.jobs, nil
+	return r.jobEnds, r.jobEndsErr
 }

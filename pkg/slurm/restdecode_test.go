@@ -11,6 +11,7 @@ import (
 	"runtime/debug"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -149,5 +150,43 @@ func TestRESTAnswerNotHeldWhole(t *testing.T) {
 	if grew := int64(most) - int64(base); grew > int64(len(body)/4) {
 		t.Fatalf("the live heap grew by %d MiB while a %d MiB answer was decoded: it holds the answer",
 			grew>>20, len(body)>>20)
+	}
+}
+
+// TestJobEndDeadlineBoundsTheJobLists: the running jobs' hostlists are
+// expanded within one hostlist's bound in all, once per job list, not
+// again at every call: three jobs of a million names each (a hostile
+// answer, 3 million names) leave the deadline unknown with an error
+// saying why, where each call expanded all three lists.
+func TestJobEndDeadlineBoundsTheJobLists(t *testing.T) {
+	var jobsAsked atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		switch r.URL.Path {
+		case "/slurm/v0.0.44/ping/":
+			_, _ = w.Write([]byte(`{"pings":[{"hostname":"c","pinged":"UP"}]}`))
+		case "/slurm/v0.0.44/jobs/":
+			if jobsAsked.Add(1) > 1 && r.URL.Query().Get("update_time") == "100" {
+				w.WriteHeader(http.StatusNotModified)
+				return
+			}
+			job := `{"job_id":%d,"job_state":["RUNNING"],"nodes":"n[0-999999]","end_time":{"set":true,"number":2000},"time_limit":{"set":true,"number":60}}`
+			_, _ = fmt.Fprintf(w, `{"jobs":[`+job+`,`+job+`,`+job+`],"last_update":{"set":true,"number":100}}`, 1, 2, 3)
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	defer srv.Close()
+	c, err := NewREST(RESTConfig{URL: srv.URL, Token: staticToken("good"), Version: "v0.0.44", Timeout: 5 * time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		if _, err := c.JobEndDeadline(context.Background(), "n5"); err == nil || !strings.Contains(err.Error(), "too many names") {
+			t.Fatalf("JobEndDeadline over 3 million names: %v", err)
+		}
+	}
+	if n := jobsAsked.Load(); n != 2 {
+		t.Fatalf("the job list was asked %d times, want 2 (the second answered 304)", n)
 	}
 }

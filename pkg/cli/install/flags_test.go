@@ -28,6 +28,8 @@ func TestBadImageFlag(t *testing.T) {
 		{[]string{"--image", "ghcr.io/kubectl-vc/kubectl-vc:v1"}, "use it with --serve"},
 		{[]string{"--rbac", "--image", "ghcr.io/kubectl-vc/kubectl-vc:v1"}, "use it with --serve"},
 		{[]string{"--slurm-namespaces=slurm"}, "use it with --serve or --rbac"},
+		{[]string{"--serve-namespace=kvc"}, "use it with --serve or --rbac"},
+		{[]string{"--serve", "--print", "--serve-namespace=KVC"}, `invalid --serve-namespace "KVC"`},
 		{[]string{"--crds", "--slurm-namespaces=slurm"}, "use it with --serve or --rbac"},
 		{[]string{"--serve", "--print", "--slurm-namespaces=Slurm"}, `invalid --slurm-namespaces "Slurm"`},
 		{[]string{"--rbac", "--print", "--slurm-namespaces=slurm,"}, `invalid --slurm-namespaces ""`},

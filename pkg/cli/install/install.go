@@ -131,6 +131,7 @@ func NewCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Command {
 	cmd.Flags().BoolVar(&o.RBAC, "rbac", false, "Install the ServiceAccount and RBAC of 'serve'")
 	cmd.Flags().BoolVar(&o.Serve, "serve", false, "Install 'serve' (its Deployment, metrics Service and RBAC)")
 	cmd.Flags().BoolVar(&o.ServiceMonitor, "service-monitor", false, "With --serve: also a Prometheus Operator ServiceMonitor that scrapes serve's metrics over HTTPS with Prometheus's ServiceAccount token (the cluster must serve monitoring.coreos.com/v1 ServiceMonitor)")
+	cmd.Flags().StringVar(&o.ServeNamespace, "serve-namespace", "", "With --serve or --rbac: the namespace serve runs in and keeps its Lease in (default: where serve is installed, else "+DefaultServeNamespace+"). Created with the restricted Pod Security level if missing; an existing one is left as it is")
 	cmd.Flags().StringSliceVar(&o.SlurmNamespaces, "slurm-namespaces", nil, "With --serve or --rbac: the namespaces (comma-separated, each existing) whose Slurm serve acts on through Slinky's objects; serve may get Secrets only there (a Role in each). Every writer of NodeSets, Controllers, RestApis and Services there is trusted with its Slurm key (docs/security.md). Namespaces named before and not now lose the grant")
 	cmd.Flags().StringVar(&o.Image, "image", "", "Image of the serve Deployment (default: ghcr.io/kubectl-vc/kubectl-vc:<version of this binary>); a dev build passes the image it built with 'make image'")
 	cmd.Flags().BoolVar(&o.Print, "print", false, "Print the selected manifests as YAML instead of applying them")
@@ -186,6 +187,14 @@ func (o *Options) Validate() error {
 	if o.Timeout <= 0 {
 		return util.UsageErrorf("--timeout must be positive")
 	}
+	if o.ServeNamespace != "" {
+		if !o.RBAC {
+			return util.UsageErrorf("--serve-namespace is where serve runs: use it with --serve or --rbac")
+		}
+		if errs := validation.IsDNS1123Label(o.ServeNamespace); len(errs) > 0 {
+			return util.UsageErrorf("invalid --serve-namespace %q: %s", o.ServeNamespace, strings.Join(errs, "; "))
+		}
+	}
 	if len(o.SlurmNamespaces) > 0 && !o.RBAC {
 		return util.UsageErrorf("--slurm-namespaces grants serve the Secrets of those namespaces: use it with --serve or --rbac")
 	}
@@ -220,10 +229,31 @@ func (o *Options) image() string {
 	return DefaultImage()
 }
 
+// installed tells whether serve's ClusterRoleBinding exists (a previous
+// install --rbac or --serve).
+func (o *Options) installed(ctx context.Context) bool {
+	_, err := o.dyn.Resource(clusterRoleBindingGVR).Get(ctx, manifests.ServeDeployment, metav1.GetOptions{})
+	return err == nil
+}
+
 var namespaceGVR = schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}
 
 // Run prints or applies the selection.
 func (o *Options) Run(ctx context.Context) error {
+	if o.RBAC && !o.Print {
+		// serve stays where it is: a second namespace would leave the first
+		// install's pods running without their binding.
+		have, err := installedServeNamespace(ctx, o.dyn)
+		if err != nil {
+			return err
+		}
+		switch {
+		case o.ServeNamespace == "":
+			o.ServeNamespace = have
+		case o.ServeNamespace != have && o.installed(ctx):
+			return fmt.Errorf("serve is installed in namespace %s: pass --serve-namespace=%s, or uninstall it first to move it to %s", have, have, o.ServeNamespace)
+		}
+	}
 	plan, err := newPlan(o.Selection, o.image())
 	if err != nil {
 		return err

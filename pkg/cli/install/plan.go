@@ -29,13 +29,21 @@ type Selection struct {
 	// act on Slurm (with RBAC or Serve): a Role and RoleBinding in each,
 	// and serve's --slurm-namespaces.
 	SlurmNamespaces []string
+	// ServeNamespace is where serve runs (with RBAC or Serve); empty:
+	// DefaultServeNamespace.
+	ServeNamespace string
+}
+
+// serveNamespace is where the selection puts serve.
+func (s Selection) serveNamespace() string {
+	if s.ServeNamespace == "" {
+		return DefaultServeNamespace
+	}
+	return s.ServeNamespace
 }
 
 // Empty reports whether nothing was selected.
 func (s Selection) Empty() bool { return !s.CRDs && !s.Policies && !s.RBAC && !s.Serve }
-
-// serveNamespace is where serve runs.
-const serveNamespace = "volcano-system"
 
 // rbacKinds are the kinds '--rbac' picks out of the serve set: the identity
 // and permissions, without the workload.
@@ -104,6 +112,9 @@ func newPlan(sel Selection, image string) (*Plan, error) {
 		if err != nil {
 			return nil, err
 		}
+		if err := setServeNamespace(objs, sel.serveNamespace()); err != nil {
+			return nil, err
+		}
 		if sel.Serve {
 			if err := setServeImage(objs, image); err != nil {
 				return nil, err
@@ -129,11 +140,14 @@ func newPlan(sel Selection, image string) (*Plan, error) {
 			p.Notes = append(p.Notes, "this build embeds no manifests for 'serve'")
 		}
 		p.Objects = append(append(p.Objects, ns...), rest...)
-		p.Objects = append(p.Objects, slurmKeyObjects(sel.SlurmNamespaces, serveNamespace)...)
+		p.Objects = append(p.Objects, slurmKeyObjects(sel.SlurmNamespaces, sel.serveNamespace())...)
 	}
 	if sel.ServiceMonitor {
 		objs, err := manifests.Objects(manifests.ServiceMonitor)
 		if err != nil {
+			return nil, err
+		}
+		if err := setServeNamespace(objs, sel.serveNamespace()); err != nil {
 			return nil, err
 		}
 		p.Objects = append(p.Objects, objs...)

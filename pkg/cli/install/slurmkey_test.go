@@ -3,6 +3,7 @@ package install
 import (
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -65,7 +66,7 @@ func TestSlurmNamespacesPlan(t *testing.T) {
 			case "RoleBinding":
 				var b rbacv1.RoleBinding
 				convert(t, o, &b)
-				want := []rbacv1.Subject{{Kind: "ServiceAccount", Name: "kubectl-vc-serve", Namespace: serveNamespace}}
+				want := []rbacv1.Subject{{Kind: "ServiceAccount", Name: "kubectl-vc-serve", Namespace: DefaultServeNamespace}}
 				if !reflect.DeepEqual(b.Subjects, want) || b.RoleRef.Name != slurmKeyRole || b.RoleRef.Kind != "Role" {
 					t.Errorf("RoleBinding %s: %+v %+v", o.GetNamespace(), b.Subjects, b.RoleRef)
 				}
@@ -95,5 +96,40 @@ func convert(t *testing.T, u *unstructured.Unstructured, into any) {
 	t.Helper()
 	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, into); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestServeNamespacePlan: with --serve-namespace every object of serve,
+// and what names it, is in that namespace; nothing is left in
+// volcano-system.
+func TestServeNamespacePlan(t *testing.T) {
+	p, err := newPlan(Selection{RBAC: true, Serve: true, ServiceMonitor: true, ServeNamespace: "kvc", SlurmNamespaces: []string{"slurm"}}, "x:1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	nsObj := false
+	for _, o := range p.Objects {
+		b, err := o.MarshalJSON()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(string(b), DefaultServeNamespace) {
+			t.Errorf("%s %s/%s still names %s: %s", o.GetKind(), o.GetNamespace(), o.GetName(), DefaultServeNamespace, b)
+		}
+		switch {
+		case o.GetKind() == "Namespace":
+			nsObj = o.GetName() == "kvc"
+		case o.GetKind() == "Deployment":
+			if o.GetNamespace() != "kvc" || !strings.Contains(string(b), `"--leader-elect-resource-namespace=kvc"`) {
+				t.Errorf("Deployment %s/%s: %s", o.GetNamespace(), o.GetName(), b)
+			}
+		case o.GetKind() == "RoleBinding" && o.GetNamespace() == "slurm", o.GetKind() == "ClusterRoleBinding":
+			if !strings.Contains(string(b), `"namespace":"kvc"`) {
+				t.Errorf("%s %s does not bind serve's ServiceAccount in kvc: %s", o.GetKind(), o.GetName(), b)
+			}
+		}
+	}
+	if !nsObj {
+		t.Error("no Namespace kvc in the plan")
 	}
 }

@@ -120,7 +120,12 @@ func (o *UninstallOptions) Complete() error {
 
 // Run deletes the installed objects in the reverse order of install.
 func (o *UninstallOptions) Run(ctx context.Context) error {
-	plan, err := NewPlan(Selection{CRDs: true, Policies: true, RBAC: true, Serve: true, ServiceMonitor: true})
+	// serve's objects are in the namespace install put it in.
+	serveNS, err := installedServeNamespace(ctx, o.dyn)
+	if err != nil {
+		return err
+	}
+	plan, err := NewPlan(Selection{CRDs: true, Policies: true, RBAC: true, Serve: true, ServiceMonitor: true, ServeNamespace: serveNS})
 	if err != nil {
 		return err
 	}

@@ -460,7 +460,7 @@ func startServers(ctx context.Context, o Options, reg *prometheus.Registry, read
 			_ = s.Close()
 		}
 	}
-	listen := func(addr string, h http.Handler, what string, tlsConfig *tls.Config) error {
+	listen := func(addr string, h http.Handler, what string, tlsConfig *tls.Config, perRequestWrite bool) error {
 		if addr == "" || addr == "0" {
 			return nil
 		}
@@ -473,7 +473,7 @@ func startServers(ctx context.Context, o Options, reg *prometheus.Registry, read
 			ln, scheme = tls.NewListener(ln, tlsConfig), "https"
 		}
 		klog.InfoS("serving", "endpoint", what, "address", ln.Addr().String(), "scheme", scheme)
-		s := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+		s := newServer(h, perRequestWrite)
 		servers = append(servers, s)
 		go func() { _ = s.Serve(ln) }()
 		return nil
@@ -489,21 +489,21 @@ func startServers(ctx context.Context, o Options, reg *prometheus.Registry, read
 	})
 	metricsMux := http.NewServeMux()
 	metricsMux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	metricsOn := o.MetricsAddr != "" && o.MetricsAddr != "0"
 	if o.Profiling {
+		if !metricsOn || !o.SecureMetrics {
+			return nil, errors.New(ErrProfilingNeedsSecureMetrics)
+		}
 		addProfiling(metricsMux)
 	}
-	metricsOn := o.MetricsAddr != "" && o.MetricsAddr != "0"
 	if metricsOn && o.MetricsAddr == o.HealthAddr {
 		if o.SecureMetrics {
 			return nil, errors.New("secure metrics (HTTPS) and the plain HTTP health probes cannot share one address: give them two, or --metrics-secure=false")
 		}
 		health.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
-		if o.Profiling {
-			addProfiling(health)
-		}
-		return servers, listen(o.HealthAddr, health, "health probes and metrics", nil)
+		return servers, listen(o.HealthAddr, health, "health probes and metrics", nil, false)
 	}
-	if err := listen(o.HealthAddr, health, "health probes", nil); err != nil {
+	if err := listen(o.HealthAddr, health, "health probes", nil, false); err != nil {
 		return nil, err
 	}
 	var metricsHandler http.Handler = metricsMux
@@ -516,7 +516,7 @@ func startServers(ctx context.Context, o Options, reg *prometheus.Registry, read
 		}
 		metricsHandler, tlsConfig = securemetrics.NewFilter(kube).Wrap(metricsMux), certs.TLSConfig()
 	}
-	if err := listen(o.MetricsAddr, metricsHandler, "metrics", tlsConfig); err != nil {
+	if err := listen(o.MetricsAddr, metricsHandler, "metrics", tlsConfig, o.Profiling); err != nil {
 		closeAll()
 		return nil, err
 	}
@@ -560,6 +560,12 @@ const (
 	Namespace      = "volcano-system"
 	MetricsService = "kubectl-vc-serve-metrics"
 )
+
+// ErrProfilingNeedsSecureMetrics refuses pprof without authentication: a
+// heap profile holds what serve's caches hold (names, labels, annotations
+// of every cached object), and a CPU profile or trace keeps serve busy.
+const ErrProfilingNeedsSecureMetrics = "--profiling serves Go's profiles only over HTTPS behind the API server's token and RBAC checks: " +
+	"drop --metrics-secure=false (and give the metrics an address of their own), or drop --profiling"
 
 // addProfiling serves net/http/pprof's handlers under /debug/pprof/ on mux
 // (registered by hand: the package's init registers them on

@@ -93,10 +93,11 @@ func TestRBACServiceAccount(t *testing.T) {
 		}
 	}
 
-	// --profiling: a NodeSet step that times out shows what the
-	// controller's goroutines were doing (explainNodeSet).
+	// Without --profiling: pprof is served only behind the HTTPS checks
+	// (issue 42), and this serve's metrics are plain HTTP, so
+	// explainNodeSet shows no goroutine stacks.
 	p := cptest.StartServe(t, binary, path, "--controllers=queue,podgroup,nodeset",
-		"--slurm-conf="+cluster.Conf, "--leader-elect", "--leader-elect-resource-namespace=volcano-system", "--profiling")
+		"--slurm-conf="+cluster.Conf, "--leader-elect", "--leader-elect-resource-namespace=volcano-system")
 	eventually(t, "serve holds the Lease in volcano-system", func() (bool, error) {
 		l, err := kube.CoordinationV1().Leases("volcano-system").Get(ctx, "kubectl-vc-serve", metav1.GetOptions{})
 		return err == nil && l.Spec.HolderIdentity != nil && *l.Spec.HolderIdentity != "", err

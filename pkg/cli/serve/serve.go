@@ -244,6 +244,7 @@ func (o *Options) Run(ctx context.Context) error {
 	if _, set := os.LookupEnv("GOGC"); !set {
 		debug.SetGCPercent(gcPercent)
 	}
+	setMemoryLimit() // memlimit.go
 	// klog's flags live on a flag set of their own, made here and not at
 	// start-up: only serve logs through klog at length.
 	var kfs flag.FlagSet

@@ -79,6 +79,10 @@ type Options struct {
 	RenewDeadline  time.Duration
 	RetryPeriod    time.Duration
 
+	// CacheSyncTimeout is how long the informer caches may take to fill
+	// before /healthz fails (0: DefaultCacheSyncTimeout).
+	CacheSyncTimeout time.Duration
+
 	// ShutdownGrace bounds the stop after ctx ends (0: DefaultShutdownGrace).
 	ShutdownGrace time.Duration
 	// WaitForStop makes Run, once ctx ends, return only when what it
@@ -107,7 +111,7 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 	if grace <= 0 {
 		grace = DefaultShutdownGrace
 	}
-	p := &progress{server: hostOf(cfg)}
+	p := &progress{server: hostOf(cfg), health: newHealth(o.CacheSyncTimeout)}
 	done := make(chan error, 1)
 	go func() { done <- run(ctx, cfg, o, p) }()
 	select {
@@ -189,7 +193,7 @@ func run(ctx context.Context, cfg *rest.Config, o Options, p *progress) error {
 
 	var ready atomic.Value // string: "" until ready, else the reason shown
 	ready.Store("")
-	servers, err := startServers(ctx, o, reg, &ready, kube)
+	servers, err := startServers(ctx, o, reg, &ready, p.health, kube)
 	if err != nil {
 		return err
 	}
@@ -262,6 +266,7 @@ func runControllers(ctx context.Context, kube kubernetes.Interface, vc versioned
 		}
 	}
 	p.wait("the informer caches to fill (list and watch of every cached kind)")
+	p.health.cachesWaiting()
 	defer p.done()
 	stop := ctx.Done()
 	kubeFactory.Start(stop)
@@ -288,6 +293,7 @@ func runControllers(ctx context.Context, kube kubernetes.Interface, vc versioned
 		}
 	}
 	p.done()
+	p.health.cachesSynced()
 	ready.Store("ok")
 	klog.InfoS("caches synced, starting controllers", "controllers", names(ctrls))
 
@@ -297,10 +303,21 @@ func runControllers(ctx context.Context, kube kubernetes.Interface, vc versioned
 		go func() {
 			defer wg.Done()
 			c.Run(ctx)
+			// A controller's loop that ends while serve runs leaves its
+			// objects unattended: /healthz says so, and kubelet restarts
+			// serve.
+			if ctx.Err() == nil {
+				klog.ErrorS(nil, "controller stopped while serve runs", "controller", c.Name())
+				p.health.fail("the " + c.Name() + " controller stopped")
+			}
 		}()
 	}
 	wg.Wait()
 	klog.InfoS("controllers stopped")
+	if ctx.Err() == nil {
+		// Every loop ended by itself: exit non-zero, to be restarted.
+		return errors.New("every controller stopped while serve runs")
+	}
 	return nil
 }
 
@@ -348,8 +365,11 @@ func runWithLeaderElection(ctx context.Context, kube kubernetes.Interface, o Opt
 	leading := make(chan struct{})
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	watchdog := leaderelection.NewLeaderHealthzAdaptor(leaderHealthTimeout)
+	p.health.setLeader(watchdog)
 	le, err := leaderelection.NewLeaderElector(leaderelection.LeaderElectionConfig{
 		Lock:          lock,
+		WatchDog:      watchdog,
 		Name:          Component,
 		LeaseDuration: o.LeaseDuration,
 		RenewDeadline: o.RenewDeadline,
@@ -375,6 +395,7 @@ func runWithLeaderElection(ctx context.Context, kube kubernetes.Interface, o Opt
 			OnStoppedLeading: func() {
 				if ctx.Err() == nil {
 					lost.Store(true)
+					p.health.fail("lost the leader-election Lease")
 				}
 			},
 		},
@@ -453,7 +474,7 @@ func (l *heldLock) record(r resourcelock.LeaderElectionRecord, err error) {
 	}
 }
 
-func startServers(ctx context.Context, o Options, reg *prometheus.Registry, ready *atomic.Value, kube kubernetes.Interface) ([]*http.Server, error) {
+func startServers(ctx context.Context, o Options, reg *prometheus.Registry, ready *atomic.Value, healthz http.Handler, kube kubernetes.Interface) ([]*http.Server, error) {
 	var servers []*http.Server
 	closeAll := func() {
 		for _, s := range servers {
@@ -479,7 +500,7 @@ func startServers(ctx context.Context, o Options, reg *prometheus.Registry, read
 		return nil
 	}
 	health := http.NewServeMux()
-	health.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok")) })
+	health.Handle("/healthz", healthz)
 	health.HandleFunc("/readyz", func(w http.ResponseWriter, _ *http.Request) {
 		if msg, _ := ready.Load().(string); msg != "" {
 			_, _ = w.Write([]byte(msg))

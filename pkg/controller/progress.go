@@ -26,6 +26,8 @@ type progress struct {
 	what   string // "" while nothing is awaited
 	since  time.Time
 	server string
+	// health is what /healthz answers, fed by the manager.
+	health *health
 }
 
 // wait records that the manager now waits for what (on the API server),

@@ -50,7 +50,7 @@ func decodeEnvelopeField(e *restEnvelope, dec *json.Decoder, key string) error {
 	case is(key, "warnings"):
 		return decodeList(dec, &e.Warnings)
 	}
-	return skipValue(dec)
+	return skipValue(dec, 1)
 }
 
 // is says an answer's key names a field, as json.Unmarshal matches them:
@@ -121,7 +121,7 @@ func decodeObject(dec *json.Decoder, s streamed) error {
 // replacing what it held; null makes it nil, [] empty.
 func decodeList[T any](dec *json.Decoder, list *[]T) error {
 	*list = nil
-	null, err := decodeEach(dec, func(v T) { *list = append(*list, v) })
+	null, err := decodeEach(dec, func(v T) error { *list = append(*list, v); return nil })
 	if !null && *list == nil {
 		*list = []T{}
 	}
@@ -129,8 +129,8 @@ func decodeList[T any](dec *json.Decoder, list *[]T) error {
 }
 
 // decodeEach decodes a JSON list one element at a time, handing each to
-// use; null says it was null.
-func decodeEach[T any](dec *json.Decoder, use func(T)) (null bool, err error) {
+// use, and stops at the first error use returns; null says it was null.
+func decodeEach[T any](dec *json.Decoder, use func(T) error) (null bool, err error) {
 	t, err := dec.Token()
 	if err != nil || t == nil {
 		return t == nil && err == nil, err
@@ -143,15 +143,30 @@ func decodeEach[T any](dec *json.Decoder, use func(T)) (null bool, err error) {
 		if err := dec.Decode(&v); err != nil {
 			return false, err
 		}
-		use(v)
+		if err := use(v); err != nil {
+			return false, err
+		}
 	}
 	_, err = dec.Token() // the closing ']'
 	return false, err
 }
 
+// maxNesting is how deeply encoding/json lets values nest (its scanner's
+// maxNestingDepth): json.Unmarshal refuses an answer nested deeper, and so
+// does the skip, which would otherwise accept any depth.
+const maxNesting = 10000
+
+// errTooDeep is the skip's refusal of an answer nested past maxNesting.
+var errTooDeep = fmt.Errorf("the answer nests deeper than %d levels", maxNesting)
+
 // skipValue reads past one JSON value a token at a time, so that a large
-// value the client does not read is not buffered whole.
-func skipValue(dec *json.Decoder) error {
+// value the client does not read is not buffered whole. outer is how many
+// objects and lists around the value are open already (1 for a key of the
+// answer's object). json.Decoder.Token keeps an entry per open bracket,
+// and would keep 32 Mi of them for a 64 MiB answer of brackets (908 MiB
+// of serve's memory, measured by test/hostile): past maxNesting in all,
+// the value is refused, as json.Unmarshal refuses it.
+func skipValue(dec *json.Decoder, outer int) error {
 	depth := 0
 	for {
 		t, err := dec.Token()
@@ -160,7 +175,9 @@ func skipValue(dec *json.Decoder) error {
 		}
 		switch t {
 		case json.Delim('{'), json.Delim('['):
-			depth++
+			if depth++; outer+depth > maxNesting {
+				return errTooDeep
+			}
 		case json.Delim('}'), json.Delim(']'):
 			depth--
 		}
@@ -253,16 +270,43 @@ type restNodesResponse struct {
 	node func(restNode) `json:"-"`
 }
 
+// maxNodes bounds the nodes one answer may list: a refresh keeps every
+// node, and 64 MiB of the smallest nodes list 1.9 million of them, which
+// cost serve 961 MiB over its idle memory (test/hostile), about 500 bytes
+// a node at the peak. A kept node is about 220 bytes of live heap
+// (TestRESTRefusesTooManyNodes), twice that with the collector's headroom,
+// and the old cache lives on until the new one replaces it: 131 072 nodes
+// stay within a quarter of the 256 MiB serve may grow by. They are more
+// than Slurm has been run with: the largest cluster Slurm's Large Cluster
+// Administration Guide names, Sequoia, had 98 304 nodes.
+const maxNodes = 1 << 17
+
+// errTooManyNodes refuses a node list past maxNodes.
+var errTooManyNodes = fmt.Errorf("the answer lists more than %d nodes: refused (Slurm clusters are smaller)", maxNodes)
+
 // decodeField decodes the value of one key of a nodes answer, the node
-// list one node at a time.
+// list one node at a time, and refuses it past maxNodes: serve keeps each
+// node (Refresh's cache) or the list (State), and each costs memory.
 func (r *restNodesResponse) decodeField(dec *json.Decoder, key string) error {
 	switch {
 	case is(key, "nodes"):
-		if r.node != nil {
-			_, err := decodeEach(dec, r.node)
-			return err
+		count := 0
+		keep := r.node
+		if keep == nil {
+			r.Nodes = nil
+			keep = func(n restNode) { r.Nodes = append(r.Nodes, n) }
 		}
-		return decodeList(dec, &r.Nodes)
+		null, err := decodeEach(dec, func(n restNode) error {
+			if count++; count > maxNodes {
+				return errTooManyNodes
+			}
+			keep(n)
+			return nil
+		})
+		if r.node == nil && !null && r.Nodes == nil {
+			r.Nodes = []restNode{} // [] is empty, not nil, as json.Unmarshal has it
+		}
+		return err
 	case is(key, "last_update"):
 		return dec.Decode(&r.LastUpdate)
 	}

@@ -15,7 +15,9 @@ import (
 //   - it accepts exactly what json.Unmarshal accepts, and decodes the same
 //     values (json.Unmarshal holds the whole answer; it is the reference),
 //     except where an object repeats a key, which json.Unmarshal merges
-//     into the list elements already decoded;
+//     into the list elements already decoded, and but for a node list of
+//     more than maxNodes nodes, which it refuses (TestRESTRefusesTooManyNodes;
+//     no input here is that long);
 //   - a node's state always has a base state, lower case, and upper-case
 //     flags (a job's hostlist is FuzzExpandHostlist's).
 func FuzzRESTAnswers(f *testing.F) {

@@ -228,8 +228,6 @@ var rows = []row{
 	{
 		name:  "slurmrestd answer of 64 MiB of tiny nodes",
 		nodes: []answer{tinyNodes},
-		broken: "serve keeps every node of the answer (pkg/slurm, REST.Refresh's node cache): about 1.9 million nodes, " +
-			"a peak RSS of 1019 MiB, 961 MiB over idle (2026-11-28); the node list needs a bound of its own",
 		apply: func(t *testing.T, w *world) { nodeSet(t, w, "tiny-nodes", 1) },
 		handled: func(t *testing.T, w *world) {
 			eventually(t, "the tiny nodes served twice", func() (bool, error) {
@@ -240,8 +238,6 @@ var rows = []row{
 	{
 		name:  "slurmrestd answer nested 32 Mi deep",
 		nodes: []answer{deepUnknown, deepNode},
-		broken: "skipping a value serve does not read keeps a stack entry per open bracket (pkg/slurm, skipValue over " +
-			"encoding/json's Decoder.Token): a peak RSS of 966 MiB, 908 MiB over idle (2026-11-28); the skip needs a depth bound",
 		apply: func(t *testing.T, w *world) { nodeSet(t, w, "deep-answer", 1) },
 		handled: func(t *testing.T, w *world) {
 			eventually(t, "each deep answer served twice", func() (bool, error) {

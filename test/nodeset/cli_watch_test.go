@@ -6,24 +6,22 @@ import (
 	"testing"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 
 	"github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned"
+	"github.com/kubectl-vc/kubectl-vc/test/internal/namespaces"
 	"github.com/kubectl-vc/kubectl-vc/test/internal/nodesets"
 )
 
 // TestNodeSetListWatch: 'nodeset list --watch' prints a row for a NodeSet
 // created after the list, and with -o json each NodeSet as it changes.
 func TestNodeSetListWatch(t *testing.T) {
-	const ns = "list-watch-nodesets"
 	ctx := context.Background()
-	if _, err := kubernetes.NewForConfigOrDie(cp.AdminConfig()).CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	nodeSets := versioned.NewForConfigOrDie(cp.AdminConfig()).SlinkyV1beta1().NodeSets(ns)
+	vc := versioned.NewForConfigOrDie(cp.AdminConfig())
+	ns := namespaces.PerRun(t, kubernetes.NewForConfigOrDie(cp.AdminConfig()), vc, "list-watch-nodesets")
+	nodeSets := vc.SlinkyV1beta1().NodeSets(ns)
 	if _, err := nodeSets.Create(ctx, nodesets.NodeSet("before"), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}

@@ -24,6 +24,7 @@ import (
 	vcinformers "github.com/kubectl-vc/kubectl-vc/pkg/client/informers/externalversions"
 	"github.com/kubectl-vc/kubectl-vc/pkg/controller/framework"
 	"github.com/kubectl-vc/kubectl-vc/plugins/nodeset"
+	"github.com/kubectl-vc/kubectl-vc/test/internal/namespaces"
 	"github.com/kubectl-vc/kubectl-vc/test/internal/pods"
 )
 
@@ -61,9 +62,13 @@ func StartWithoutController(t testing.TB, cp *controlplane.ControlPlane, prefix 
 	e := &Env{T: t, Ctx: context.Background(), Slurm: cl,
 		Kube: kubernetes.NewForConfigOrDie(cfg), VC: versioned.NewForConfigOrDie(cfg)}
 	e.NS = "ns-" + rand.String(6)
-	if _, err := e.Kube.CoreV1().Namespaces().Create(e.Ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: e.NS}}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	// Its NodeSets and pods are deleted when the test ends, after its
+	// controller has stopped (cleanups run last registered first): the Slurm
+	// node names are the same in every run of a test (-count=N), and a
+	// later run's controller, which watches every namespace, would
+	// otherwise sync this run's NodeSets against its own Slurm's nodes of
+	// the same names, resuming and draining them under its test.
+	namespaces.Create(t, e.Kube, e.VC, e.NS)
 	return e
 }
 

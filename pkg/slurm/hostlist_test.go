@@ -27,11 +27,11 @@ func TestExpandHostlistRefusesHugeLists(t *testing.T) {
 		}
 	}
 	// At the bound, not past it.
-	got, err := ExpandHostlist("a[0-1023]b[0-1023]")
+	got, err := ExpandHostlist("a[0-127]b[0-1023]")
 	if err != nil || len(got) != maxHostlist {
 		t.Fatalf("ExpandHostlist of exactly %d names: %d, %v", maxHostlist, len(got), err)
 	}
-	if got[0] != "a0b0" || got[len(got)-1] != "a1023b1023" {
+	if got[0] != "a0b0" || got[len(got)-1] != "a127b1023" {
 		t.Fatalf("first and last names: %q, %q", got[0], got[len(got)-1])
 	}
 }

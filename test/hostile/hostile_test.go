@@ -4,7 +4,6 @@ import (
 	"context"
 	"math"
 	"os"
-	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -12,7 +11,6 @@ import (
 	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
 	"k8s.io/apimachinery/pkg/api/resource"
 
-	"github.com/kubectl-vc/kubectl-vc/internal/controlplane"
 	"github.com/kubectl-vc/kubectl-vc/pkg/crds"
 	"github.com/kubectl-vc/kubectl-vc/test/internal/cptest"
 	"github.com/kubectl-vc/kubectl-vc/test/internal/nodesets"
@@ -119,17 +117,9 @@ var flows struct {
 func flowCRDs(t *testing.T) bool {
 	t.Helper()
 	flows.once.Do(func() {
-		base := os.Getenv(cptest.SharedDirEnv)
-		if base == "" {
-			root, err := controlplane.RepoRoot()
-			if err != nil {
-				flows.err = err
-				return
-			}
-			base = filepath.Join(root, "..", "shared")
-		}
-		dir := filepath.Join(base, "upstream", "volcano-flow-crds")
-		if _, err := os.Stat(dir); err != nil {
+		dir, ok, err := cptest.UpstreamDir("volcano-flow-crds")
+		if err != nil || !ok {
+			flows.err = err
 			return
 		}
 		list, err := crds.LoadDir(dir)

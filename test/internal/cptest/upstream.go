@@ -22,16 +22,11 @@ const SharedDirEnv = "KUBECTL_VC_SHARED_DIR"
 // checking compatibility without anyone noticing.
 func UpstreamCRDs(t testing.TB, sub string) string {
 	t.Helper()
-	base := os.Getenv(SharedDirEnv)
-	if base == "" {
-		root, err := controlplane.RepoRoot()
-		if err != nil {
-			t.Fatal(err)
-		}
-		base = filepath.Join(root, "..", "shared")
+	dir, ok, err := UpstreamDir(sub)
+	if err != nil {
+		t.Fatal(err)
 	}
-	dir := filepath.Join(base, "upstream", sub)
-	if _, err := os.Stat(dir); err != nil {
+	if !ok {
 		msg := "upstream " + sub + " not found at " + dir + ": compatibility with upstream's own CRDs NOT checked; " +
 			"put upstream/" + sub + "/*.yaml under the directory named by " + SharedDirEnv + " (see docs/development.md)"
 		if os.Getenv("CI") == "true" {
@@ -40,4 +35,21 @@ func UpstreamCRDs(t testing.TB, sub string) string {
 		t.Skip(msg)
 	}
 	return dir
+}
+
+// UpstreamDir is where upstream's CRDs for sub are looked for, and whether
+// they are there, for a test that goes on without them (saying so) rather
+// than skip.
+func UpstreamDir(sub string) (dir string, ok bool, err error) {
+	base := os.Getenv(SharedDirEnv)
+	if base == "" {
+		root, err := controlplane.RepoRoot()
+		if err != nil {
+			return "", false, err
+		}
+		base = filepath.Join(root, "..", "shared")
+	}
+	dir = filepath.Join(base, "upstream", sub)
+	_, err = os.Stat(dir)
+	return dir, err == nil, nil
 }

@@ -432,6 +432,16 @@ func jobActive(state []string) bool {
 	return slices.ContainsFunc(state, func(s string) bool { return s == "RUNNING" || s == "COMPLETING" })
 }
 
+// jobEnding says a job holds nodes until a known end: the jobs whose end
+// jobEnds reads.
+func jobEnding(j restJob) bool {
+	return jobActive(j.JobState) && j.EndTime.known() && j.TimeLimit.Set && !j.TimeLimit.Infinite
+}
+
+// errTooManyJobs says a job list names more nodes, a job at least one each,
+// than one hostlist may.
+var errTooManyJobs = fmt.Errorf("%w: more than %d running jobs with a known end", errHostlistTooLarge, maxHostlist)
+
 // jobEnds is the latest end of the running jobs per node. All their
 // hostlists together are held to one hostlist's bound: expanded at every
 // call, as they once were, an answer of many lists of a million names each
@@ -441,7 +451,7 @@ func jobEnds(jobs []restJob) (map[string]time.Time, error) {
 	ends := map[string]time.Time{}
 	left := &budget{names: maxHostlist, bytes: maxHostlistBytes}
 	for _, j := range jobs {
-		if !jobActive(j.JobState) || !j.EndTime.known() || j.TimeLimit.Infinite || !j.TimeLimit.Set {
+		if !jobEnding(j) {
 			continue
 		}
 		hosts, err := expandHostlist(j.Nodes, left)
@@ -461,7 +471,21 @@ func jobEnds(jobs []restJob) (map[string]time.Time, error) {
 func (r *REST) refreshJobs(ctx context.Context) (map[string]time.Time, error) {
 	r.jobsMu.Lock()
 	defer r.jobsMu.Unlock()
-	var resp restJobsResponse
+	// Only the jobs jobEnds reads are kept, and no more of them than the
+	// names all their node lists may expand to (a job names a node at
+	// least): 64 MiB of the smallest jobs would be some 20 million of
+	// them, gigabytes kept whole.
+	var kept []restJob
+	tooMany := false
+	resp := restJobsResponse{job: func(j restJob) {
+		switch {
+		case !jobEnding(j) || j.Nodes == "":
+		case len(kept) == maxHostlist:
+			tooMany = true
+		default:
+			kept = append(kept, j)
+		}
+	}}
 	status, err := r.getSince(ctx, "jobs/", r.jobsUpdate, &resp)
 	if status == http.StatusNotFound {
 		r.jobsUpdate = 0 // another version next time: start afresh
@@ -470,7 +494,11 @@ func (r *REST) refreshJobs(ctx context.Context) (map[string]time.Time, error) {
 		return nil, err
 	}
 	if status != http.StatusNotModified {
-		r.jobEnds, r.jobEndsErr = jobEnds(resp.Jobs)
+		if tooMany {
+			r.jobEnds, r.jobEndsErr = nil, fmt.Errorf("the running jobs' node lists: %w", errTooManyJobs)
+		} else {
+			r.jobEnds, r.jobEndsErr = jobEnds(kept)
+		}
 		r.jobsUpdate = 0
 		if resp.LastUpdate.known() {
 			r.jobsUpdate = resp.LastUpdate.Number

@@ -325,6 +325,9 @@ type restJobsResponse struct {
 	restEnvelope
 	Jobs       []restJob  `json:"jobs"`
 	LastUpdate restNumber `json:"last_update"`
+	// job, when set, is handed each job in turn instead of Jobs: a
+	// refresh keeps only the jobs whose end it needs.
+	job func(restJob) `json:"-"`
 }
 
 // decodeField decodes the value of one key of a jobs answer, the job list
@@ -332,6 +335,10 @@ type restJobsResponse struct {
 func (r *restJobsResponse) decodeField(dec *json.Decoder, key string) error {
 	switch {
 	case is(key, "jobs"):
+		if r.job != nil {
+			_, err := decodeEach(dec, func(j restJob) error { r.job(j); return nil })
+			return err
+		}
 		return decodeList(dec, &r.Jobs)
 	case is(key, "last_update"):
 		return dec.Decode(&r.LastUpdate)

@@ -7,6 +7,7 @@ package install
 
 import (
 	"context"
+	"path/filepath"
 	"testing"
 
 	"k8s.io/client-go/kubernetes"
@@ -38,6 +39,19 @@ func TestMain(m *testing.M) {
 
 // factory returns a Factory like the one the CLI builds from its flags.
 func factory() util.Factory { return cptest.Factory(kubeconfig) }
+
+// ownControlPlane starts a control plane for this test alone, for tests
+// whose install or uninstall would change what the package's other tests
+// share, and a factory that reaches it as the admin.
+func ownControlPlane(t *testing.T) (*controlplane.ControlPlane, util.Factory) {
+	t.Helper()
+	own := cptest.Start(t)
+	kc := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := own.WriteKubeconfig(kc, controlplane.AdminUser); err != nil {
+		t.Fatal(err)
+	}
+	return own, cptest.Factory(kc)
+}
 
 func kube(t *testing.T) kubernetes.Interface {
 	t.Helper()

@@ -2,7 +2,6 @@ package install
 
 import (
 	"context"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -12,7 +11,6 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 
-	"github.com/kubectl-vc/kubectl-vc/internal/controlplane"
 	schedulingv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/scheduling/v1beta1"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/install"
 	"github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned"
@@ -27,12 +25,7 @@ import (
 // gone. When queue creation stays refused, install fails after --timeout,
 // naming the refusal.
 func TestInstallWaitsForPolicies(t *testing.T) {
-	own := cptest.Start(t)
-	kc := filepath.Join(t.TempDir(), "kubeconfig")
-	if err := own.WriteKubeconfig(kc, controlplane.AdminUser); err != nil {
-		t.Fatal(err)
-	}
-	f := cptest.Factory(kc)
+	own, f := ownControlPlane(t)
 	ctx := context.Background()
 	if out, err := cptest.Install(ctx, f, &install.Options{}); err != nil {
 		t.Fatalf("install: %v\n%s", err, out)

@@ -2,7 +2,6 @@ package install
 
 import (
 	"context"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -10,7 +9,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/kubectl-vc/kubectl-vc/internal/controlplane"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/install"
 	"github.com/kubectl-vc/kubectl-vc/test/internal/cptest"
 )
@@ -22,12 +20,7 @@ import (
 // the namespace. On a control plane of its own: it moves serve's cluster
 // objects, which the package's other tests use in volcano-system.
 func TestServeNamespace(t *testing.T) {
-	own := cptest.Start(t)
-	kc := filepath.Join(t.TempDir(), "kubeconfig")
-	if err := own.WriteKubeconfig(kc, controlplane.AdminUser); err != nil {
-		t.Fatal(err)
-	}
-	f := cptest.Factory(kc)
+	own, f := ownControlPlane(t)
 	ctx := context.Background()
 	k := kubernetes.NewForConfigOrDie(own.AdminConfig())
 	const ns = "kvc-serve"

@@ -2,7 +2,6 @@ package install
 
 import (
 	"context"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -13,7 +12,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/kubectl-vc/kubectl-vc/internal/controlplane"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/install"
 	"github.com/kubectl-vc/kubectl-vc/test/internal/cptest"
 )
@@ -27,12 +25,7 @@ import (
 // control plane of its own: uninstall removes the CRDs the package's other
 // tests use.
 func TestSlurmNamespacesRBAC(t *testing.T) {
-	own := cptest.Start(t)
-	kc := filepath.Join(t.TempDir(), "kubeconfig")
-	if err := own.WriteKubeconfig(kc, controlplane.AdminUser); err != nil {
-		t.Fatal(err)
-	}
-	f := cptest.Factory(kc)
+	own, f := ownControlPlane(t)
 	ctx := context.Background()
 	k := kubernetes.NewForConfigOrDie(own.AdminConfig())
 	for _, ns := range []string{"slurm-a", "slurm-b", "other"} {

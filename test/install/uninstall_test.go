@@ -3,7 +3,6 @@ package install
 import (
 	"bytes"
 	"context"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -14,7 +13,6 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/kubectl-vc/kubectl-vc/internal/controlplane"
 	schedulingv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/scheduling/v1beta1"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/install"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/util"
@@ -45,12 +43,7 @@ func runUninstall(f util.Factory, in string, yes, force bool, dryRun ...string) 
 // CRDs and the policies) must not be pulled from under the package's other
 // tests, whatever order they run in.
 func TestUninstall(t *testing.T) {
-	own := cptest.Start(t)
-	kc := filepath.Join(t.TempDir(), "kubeconfig")
-	if err := own.WriteKubeconfig(kc, controlplane.AdminUser); err != nil {
-		t.Fatal(err)
-	}
-	f := cptest.Factory(kc)
+	own, f := ownControlPlane(t)
 	if out, err := cptest.Install(context.Background(), f, &install.Options{}); err != nil {
 		t.Fatalf("install: %v\n%s", err, out)
 	}

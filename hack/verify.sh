@@ -27,7 +27,7 @@ go vet ./... || fail=1
 (cd hack/image && go vet ./...) || fail=1
 # A clone alone must pass 'make test': only cptest.UpstreamCRDs may look
 # beside the repository (for upstream's CRDs, skipping when they are absent).
-outside=$(git grep -nE '/work/|\.\./shared|"\.\.", "shared"' -- test hack pkg cmd plugins internal Makefile ':!test/internal/cptest/upstream.go' ':!hack/verify.sh' || true)
+outside=$(git grep -nE '/work/|\.\./shared|"\.\.", "shared"' -- test hack pkg cmd plugins internal Makefile ':!internal/testenv/cptest/upstream.go' ':!hack/verify.sh' || true)
 if [[ -n "$outside" ]]; then
   echo "verify: these lines read outside the repository (use cptest.UpstreamCRDs):" >&2
   echo "$outside" >&2

@@ -30,7 +30,7 @@ done
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$tmp/pause" ./pause
-# The tag is the sandbox image pinned in internal/controlplane's containerd config.
+# The tag is the sandbox image pinned in internal/testenv/controlplane's containerd config.
 (cd "$root/hack/image" && go run . -binary "$tmp/pause" -path /pause -tag docker.io/kubectl-vc/pause:local \
   -version local -out "$bin/pause.tar")
 echo "$want" > "$stamp"

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds, once, a Debian chroot with a newer Slurm than the host's, for the
-# tests that talk to a real slurmrestd (pkg/slurm/slurmtest/rest.go):
+# tests that talk to a real slurmrestd (internal/testenv/slurmtest/rest.go):
 #   hack/slurm/chroot.sh trixie   # Slurm 24.11
 #   hack/slurm/chroot.sh forky    # Slurm 26.05
 # The chroot goes to ${KVC_SLURM_CHROOTS:-/var/cache/kubectl-vc/slurm}/SUITE
@@ -18,7 +18,7 @@ case $suite in
   *) echo "usage: $0 trixie|forky" >&2; exit 2 ;;
 esac
 if [[ $(id -u) -ne 0 ]]; then
-  echo "chroot.sh: not root, no $suite chroot built: the Slurm REST tests (pkg/slurm/slurmtest) will be skipped"
+  echo "chroot.sh: not root, no $suite chroot built: the Slurm REST tests (internal/testenv/slurmtest) will be skipped"
   exit 0
 fi
 
@@ -26,7 +26,7 @@ base=${KVC_SLURM_CHROOTS:-/var/cache/kubectl-vc/slurm}
 dir=$base/$suite
 packages="slurmctld slurmd slurmrestd slurm-client munge slurm-wlm-jwt-plugin"
 stamp=.kvc-slurm-chroot
-# rev changes when the chroot's content changes otherwise (pkg/slurm/slurmtest
+# rev changes when the chroot's content changes otherwise (internal/testenv/slurmtest
 # checks it): 2 = /etc/hosts and no DNS.
 rev=2
 want="suite=$suite packages=$packages rev=$rev"

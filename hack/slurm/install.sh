@@ -20,7 +20,7 @@ if [[ ${#need[@]} -gt 0 ]]; then
     $sudo apt-get update
   fi
   # The packages' own services are not started (no systemd in CI containers);
-  # tests start private daemons (pkg/slurm/slurmtest).
+  # tests start private daemons (internal/testenv/slurmtest).
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y --no-install-recommends slurmctld slurm-client munge
 fi
 here=$(cd "$(dirname "$0")" && pwd)

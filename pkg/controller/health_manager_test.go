@@ -10,7 +10,7 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/kubectl-vc/kubectl-vc/internal/freeport"
+	"github.com/kubectl-vc/kubectl-vc/internal/testenv/freeport"
 	"github.com/kubectl-vc/kubectl-vc/pkg/controller"
 	"github.com/kubectl-vc/kubectl-vc/pkg/controller/framework"
 )

@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kubectl-vc/kubectl-vc/internal/testenv/slurmtest"
 	"github.com/kubectl-vc/kubectl-vc/pkg/slurm"
-	"github.com/kubectl-vc/kubectl-vc/pkg/slurm/slurmtest"
 )
 
 // TestCommandsAgainstSlurmctld drives a real slurmctld: a drained idle node

@@ -28,7 +28,7 @@ import (
 	businformers "github.com/kubectl-vc/kubectl-vc/pkg/client/informers/externalversions/bus/v1alpha1"
 	schedulinglisters "github.com/kubectl-vc/kubectl-vc/pkg/client/listers/scheduling/v1beta1"
 	"github.com/kubectl-vc/kubectl-vc/pkg/controller/framework"
-	"github.com/kubectl-vc/kubectl-vc/pkg/controller/podgrouprows"
+	"github.com/kubectl-vc/kubectl-vc/pkg/podgrouprows"
 	"github.com/kubectl-vc/kubectl-vc/plugins/internal/quantityguard"
 )
 

@@ -8,7 +8,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/kubectl-vc/kubectl-vc/pkg/apis/scheduling/v1beta1"
-	"github.com/kubectl-vc/kubectl-vc/pkg/controller/podgrouprows"
+	"github.com/kubectl-vc/kubectl-vc/pkg/podgrouprows"
 	"github.com/kubectl-vc/kubectl-vc/pkg/rules"
 )
 

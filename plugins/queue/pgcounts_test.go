@@ -8,7 +8,7 @@ import (
 
 	"github.com/kubectl-vc/kubectl-vc/pkg/apis/keys"
 	"github.com/kubectl-vc/kubectl-vc/pkg/apis/scheduling/v1beta1"
-	"github.com/kubectl-vc/kubectl-vc/pkg/controller/podgrouprows"
+	"github.com/kubectl-vc/kubectl-vc/pkg/podgrouprows"
 	"github.com/kubectl-vc/kubectl-vc/pkg/rules"
 )
 

@@ -10,10 +10,10 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/kubectl-vc/kubectl-vc/internal/testenv/cptest"
 	"github.com/kubectl-vc/kubectl-vc/pkg/apis/keys"
 	schedulingv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/scheduling/v1beta1"
 	"github.com/kubectl-vc/kubectl-vc/pkg/crds"
-	"github.com/kubectl-vc/kubectl-vc/test/internal/cptest"
 )
 
 func TestPodGroupOnlyInOpenQueue(t *testing.T) {

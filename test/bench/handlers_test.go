@@ -15,8 +15,8 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
-	"github.com/kubectl-vc/kubectl-vc/internal/controlplane"
-	"github.com/kubectl-vc/kubectl-vc/internal/freeport"
+	"github.com/kubectl-vc/kubectl-vc/internal/testenv/controlplane"
+	"github.com/kubectl-vc/kubectl-vc/internal/testenv/freeport"
 )
 
 // The throughput benchmarks (pods grouped, queues closed) run each pass in

@@ -8,6 +8,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 
+	"github.com/kubectl-vc/kubectl-vc/internal/testenv/cptest"
 	"github.com/kubectl-vc/kubectl-vc/pkg/apis/scheduling/v1beta1"
 	"github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned"
 	vcinformers "github.com/kubectl-vc/kubectl-vc/pkg/client/informers/externalversions"
@@ -15,7 +16,6 @@ import (
 	_ "github.com/kubectl-vc/kubectl-vc/plugins/nodeset"
 	_ "github.com/kubectl-vc/kubectl-vc/plugins/podgroup"
 	_ "github.com/kubectl-vc/kubectl-vc/plugins/queue"
-	"github.com/kubectl-vc/kubectl-vc/test/internal/cptest"
 )
 
 // BenchmarkInformerMemory measures what serve's informer caches cost with

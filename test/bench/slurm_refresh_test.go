@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kubectl-vc/kubectl-vc/internal/testenv/slurmtest"
 	"github.com/kubectl-vc/kubectl-vc/pkg/slurm"
-	"github.com/kubectl-vc/kubectl-vc/pkg/slurm/slurmtest"
 )
 
 // slurmRefreshNodes is the size of the Slurm cluster BenchmarkSlurmRefresh reads.

@@ -15,10 +15,10 @@ import (
 	"golang.org/x/sys/unix"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/kubectl-vc/kubectl-vc/internal/controlplane"
+	"github.com/kubectl-vc/kubectl-vc/internal/testenv/controlplane"
+	"github.com/kubectl-vc/kubectl-vc/internal/testenv/cptest"
 	"github.com/kubectl-vc/kubectl-vc/pkg/apis/scheduling/v1beta1"
 	"github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned"
-	"github.com/kubectl-vc/kubectl-vc/test/internal/cptest"
 )
 
 // BenchmarkStartup: what a command costs before it does anything, next to

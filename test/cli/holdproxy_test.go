@@ -13,7 +13,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/client-go/rest"
 
-	"github.com/kubectl-vc/kubectl-vc/test/internal/binary"
+	"github.com/kubectl-vc/kubectl-vc/internal/testenv/binary"
 )
 
 // holdProxy forwards plain HTTP to the API server with the admin's

@@ -9,7 +9,7 @@
 // the documentation's session. Each kind's own commands are proven in that
 // kind's suite (test/queue, test/podgroup, test/command, test/job,
 // test/nodeset, test/doctor); their bad input against the convention of
-// test/internal/badinput.
+// internal/testenv/badinput.
 package cli
 
 import (
@@ -23,14 +23,14 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/kubectl-vc/kubectl-vc/internal/controlplane"
+	"github.com/kubectl-vc/kubectl-vc/internal/testenv/binary"
+	"github.com/kubectl-vc/kubectl-vc/internal/testenv/controlplane"
+	"github.com/kubectl-vc/kubectl-vc/internal/testenv/cptest"
+	"github.com/kubectl-vc/kubectl-vc/internal/testenv/namespaces"
+	"github.com/kubectl-vc/kubectl-vc/internal/testenv/podgroups"
+	"github.com/kubectl-vc/kubectl-vc/internal/testenv/queues"
 	schedulingv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/scheduling/v1beta1"
 	"github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned"
-	"github.com/kubectl-vc/kubectl-vc/test/internal/binary"
-	"github.com/kubectl-vc/kubectl-vc/test/internal/cptest"
-	"github.com/kubectl-vc/kubectl-vc/test/internal/namespaces"
-	"github.com/kubectl-vc/kubectl-vc/test/internal/podgroups"
-	"github.com/kubectl-vc/kubectl-vc/test/internal/queues"
 )
 
 // env is what every test of the package shares: one control plane, one
@@ -154,7 +154,7 @@ func deleteQueuesAfter(t *testing.T, names ...string) {
 }
 
 // namespace is a namespace of this run of the test, emptied and deleted
-// after it (test/internal/namespaces).
+// after it (internal/testenv/namespaces).
 func namespace(t *testing.T, name string) string {
 	t.Helper()
 	return namespaces.PerRun(t, kube(t), env.vc, name)

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kubectl-vc/kubectl-vc/internal/controlplane"
+	"github.com/kubectl-vc/kubectl-vc/internal/testenv/controlplane"
 )
 
 // TestControlPlaneDiesWithItsParent starts a control plane in a child

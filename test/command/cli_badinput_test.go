@@ -3,7 +3,7 @@ package command
 import (
 	"testing"
 
-	"github.com/kubectl-vc/kubectl-vc/test/internal/badinput"
+	"github.com/kubectl-vc/kubectl-vc/internal/testenv/badinput"
 )
 
 // TestCommandBadInput runs the command commands with input they must

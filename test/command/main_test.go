@@ -10,9 +10,9 @@ import (
 
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/kubectl-vc/kubectl-vc/internal/testenv/binary"
+	"github.com/kubectl-vc/kubectl-vc/internal/testenv/cptest"
 	"github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned"
-	"github.com/kubectl-vc/kubectl-vc/test/internal/binary"
-	"github.com/kubectl-vc/kubectl-vc/test/internal/cptest"
 )
 
 // env is what every test of the package shares: one control plane, the

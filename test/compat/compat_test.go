@@ -17,7 +17,8 @@ import (
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/yaml"
 
-	"github.com/kubectl-vc/kubectl-vc/internal/controlplane"
+	"github.com/kubectl-vc/kubectl-vc/internal/testenv/controlplane"
+	"github.com/kubectl-vc/kubectl-vc/internal/testenv/cptest"
 	batchv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/batch/v1alpha1"
 	busv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/bus/v1alpha1"
 	flowv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/flow/v1alpha1"
@@ -25,7 +26,6 @@ import (
 	"github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned"
 	"github.com/kubectl-vc/kubectl-vc/pkg/crds"
 	"github.com/kubectl-vc/kubectl-vc/pkg/crds/volcanoflow"
-	"github.com/kubectl-vc/kubectl-vc/test/internal/cptest"
 )
 
 // TestGeneratedCRDsMatchUpstreamSchemas compares our generated CRDs with

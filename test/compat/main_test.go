@@ -6,8 +6,8 @@ package compat
 import (
 	"testing"
 
-	"github.com/kubectl-vc/kubectl-vc/internal/controlplane"
-	"github.com/kubectl-vc/kubectl-vc/test/internal/cptest"
+	"github.com/kubectl-vc/kubectl-vc/internal/testenv/controlplane"
+	"github.com/kubectl-vc/kubectl-vc/internal/testenv/cptest"
 )
 
 // cp is the control plane shared by this package's tests, with our CRDs.

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kubectl-vc/kubectl-vc/test/internal/cptest"
+	"github.com/kubectl-vc/kubectl-vc/internal/testenv/cptest"
 )
 
 // compatTests are this package's tests that read upstream's own CRDs.

@@ -24,13 +24,13 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/kubectl-vc/kubectl-vc/internal/controlplane"
+	"github.com/kubectl-vc/kubectl-vc/internal/testenv/binary"
+	"github.com/kubectl-vc/kubectl-vc/internal/testenv/controlplane"
+	"github.com/kubectl-vc/kubectl-vc/internal/testenv/cptest"
+	"github.com/kubectl-vc/kubectl-vc/internal/testenv/queues"
 	busv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/bus/v1alpha1"
 	schedulingv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/scheduling/v1beta1"
 	"github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned"
-	"github.com/kubectl-vc/kubectl-vc/test/internal/binary"
-	"github.com/kubectl-vc/kubectl-vc/test/internal/cptest"
-	"github.com/kubectl-vc/kubectl-vc/test/internal/queues"
 )
 
 // env is what every test of the package shares: one control plane, the

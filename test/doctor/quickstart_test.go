@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 
+	"github.com/kubectl-vc/kubectl-vc/internal/testenv/queues"
 	busv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/bus/v1alpha1"
 	"github.com/kubectl-vc/kubectl-vc/pkg/apis/keys"
 	schedulingv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/scheduling/v1beta1"
@@ -21,7 +22,6 @@ import (
 	"github.com/kubectl-vc/kubectl-vc/pkg/crds/volcanoflow"
 	"github.com/kubectl-vc/kubectl-vc/pkg/manifests"
 	"github.com/kubectl-vc/kubectl-vc/pkg/rules"
-	"github.com/kubectl-vc/kubectl-vc/test/internal/queues"
 )
 
 // quickStartLines returns the kubectl lines of the quick start's by-hand

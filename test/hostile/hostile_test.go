@@ -11,9 +11,9 @@ import (
 	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
 	"k8s.io/apimachinery/pkg/api/resource"
 
+	"github.com/kubectl-vc/kubectl-vc/internal/testenv/cptest"
+	"github.com/kubectl-vc/kubectl-vc/internal/testenv/nodesets"
 	"github.com/kubectl-vc/kubectl-vc/pkg/crds"
-	"github.com/kubectl-vc/kubectl-vc/test/internal/cptest"
-	"github.com/kubectl-vc/kubectl-vc/test/internal/nodesets"
 )
 
 // TestEachRow tries the rows one at a time, each against a serve of its

@@ -18,10 +18,10 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/util/wait"
 
+	"github.com/kubectl-vc/kubectl-vc/internal/testenv/cptest"
+	"github.com/kubectl-vc/kubectl-vc/internal/testenv/queues"
 	busv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/bus/v1alpha1"
 	"github.com/kubectl-vc/kubectl-vc/pkg/apis/scheduling/v1beta1"
-	"github.com/kubectl-vc/kubectl-vc/test/internal/cptest"
-	"github.com/kubectl-vc/kubectl-vc/test/internal/queues"
 )
 
 // The issue's requirements (issue 42, Deliver 2).

@@ -28,11 +28,11 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 
-	"github.com/kubectl-vc/kubectl-vc/internal/controlplane"
+	"github.com/kubectl-vc/kubectl-vc/internal/testenv/controlplane"
+	"github.com/kubectl-vc/kubectl-vc/internal/testenv/slurmtest"
 	slinkyv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/slinky/v1beta1"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/doctor"
 	"github.com/kubectl-vc/kubectl-vc/pkg/slurm"
-	"github.com/kubectl-vc/kubectl-vc/pkg/slurm/slurmtest"
 )
 
 // The Slinky-shaped objects of the scenario, named as Slinky's Helm chart

@@ -13,8 +13,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/kubectl-vc/kubectl-vc/internal/testenv/cptest"
 	"github.com/kubectl-vc/kubectl-vc/pkg/controller/securemetrics"
-	"github.com/kubectl-vc/kubectl-vc/test/internal/cptest"
 )
 
 // TestRandomTokensRateLimited (issue 42, Deliver 5): a flood of requests

@@ -31,17 +31,17 @@ import (
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"k8s.io/utils/ptr"
 
-	"github.com/kubectl-vc/kubectl-vc/internal/controlplane"
+	"github.com/kubectl-vc/kubectl-vc/internal/testenv/controlplane"
+	"github.com/kubectl-vc/kubectl-vc/internal/testenv/cptest"
+	livepods "github.com/kubectl-vc/kubectl-vc/internal/testenv/pods"
+	"github.com/kubectl-vc/kubectl-vc/internal/testenv/queues"
+	"github.com/kubectl-vc/kubectl-vc/internal/testenv/slurmtest"
 	busv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/bus/v1alpha1"
 	"github.com/kubectl-vc/kubectl-vc/pkg/apis/keys"
 	"github.com/kubectl-vc/kubectl-vc/pkg/apis/scheduling/v1beta1"
 	slinkyv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/slinky/v1beta1"
 	"github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned"
 	"github.com/kubectl-vc/kubectl-vc/pkg/manifests"
-	"github.com/kubectl-vc/kubectl-vc/pkg/slurm/slurmtest"
-	"github.com/kubectl-vc/kubectl-vc/test/internal/cptest"
-	livepods "github.com/kubectl-vc/kubectl-vc/test/internal/pods"
-	"github.com/kubectl-vc/kubectl-vc/test/internal/queues"
 )
 
 // TestRBACServiceAccount runs every controller path of serve as the

@@ -15,9 +15,9 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 
+	"github.com/kubectl-vc/kubectl-vc/internal/testenv/cptest"
 	slinkyv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/slinky/v1beta1"
 	"github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned"
-	"github.com/kubectl-vc/kubectl-vc/test/internal/cptest"
 )
 
 // TestNoSecretBytesInTheLog (issue 42, Deliver 5): serve at -v=10, the

@@ -13,10 +13,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kubectl-vc/kubectl-vc/internal/controlplane"
-	"github.com/kubectl-vc/kubectl-vc/internal/freeport"
+	"github.com/kubectl-vc/kubectl-vc/internal/testenv/controlplane"
+	"github.com/kubectl-vc/kubectl-vc/internal/testenv/cptest"
+	"github.com/kubectl-vc/kubectl-vc/internal/testenv/freeport"
 	"github.com/kubectl-vc/kubectl-vc/pkg/controller"
-	"github.com/kubectl-vc/kubectl-vc/test/internal/cptest"
 )
 
 // serveProc is the built binary's 'serve' with its output in a buffer.

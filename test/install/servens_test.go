@@ -9,8 +9,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/kubectl-vc/kubectl-vc/internal/testenv/cptest"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/install"
-	"github.com/kubectl-vc/kubectl-vc/test/internal/cptest"
 )
 
 // TestServeNamespace: install --serve --serve-namespace puts serve in that

@@ -12,8 +12,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/kubectl-vc/kubectl-vc/internal/testenv/cptest"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/install"
-	"github.com/kubectl-vc/kubectl-vc/test/internal/cptest"
 )
 
 // TestSlurmNamespacesRBAC: install --slurm-namespaces lets serve's

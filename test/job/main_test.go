@@ -24,14 +24,14 @@ import (
 	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 
-	"github.com/kubectl-vc/kubectl-vc/internal/controlplane"
+	"github.com/kubectl-vc/kubectl-vc/internal/testenv/binary"
+	"github.com/kubectl-vc/kubectl-vc/internal/testenv/controlplane"
+	"github.com/kubectl-vc/kubectl-vc/internal/testenv/cptest"
+	"github.com/kubectl-vc/kubectl-vc/internal/testenv/namespaces"
 	batchv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/batch/v1alpha1"
 	busv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/bus/v1alpha1"
 	schedulingv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/scheduling/v1beta1"
 	"github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned"
-	"github.com/kubectl-vc/kubectl-vc/test/internal/binary"
-	"github.com/kubectl-vc/kubectl-vc/test/internal/cptest"
-	"github.com/kubectl-vc/kubectl-vc/test/internal/namespaces"
 )
 
 // env is what every test of the package shares: one control plane with
@@ -167,7 +167,7 @@ func poll(t *testing.T, what string, cond func() (bool, error)) {
 }
 
 // namespace is a namespace of this run of the test, emptied and deleted
-// after it (test/internal/namespaces); the first run keeps the plain name,
+// after it (internal/testenv/namespaces); the first run keeps the plain name,
 // the one the docs show.
 func namespace(t *testing.T, name string) string {
 	t.Helper()

@@ -23,14 +23,14 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 
-	"github.com/kubectl-vc/kubectl-vc/internal/controlplane"
+	"github.com/kubectl-vc/kubectl-vc/internal/testenv/binary"
+	"github.com/kubectl-vc/kubectl-vc/internal/testenv/controlplane"
+	"github.com/kubectl-vc/kubectl-vc/internal/testenv/cptest"
+	"github.com/kubectl-vc/kubectl-vc/internal/testenv/namespaces"
 	batchv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/batch/v1alpha1"
 	flowv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/flow/v1alpha1"
 	"github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned"
 	"github.com/kubectl-vc/kubectl-vc/pkg/crds"
-	"github.com/kubectl-vc/kubectl-vc/test/internal/binary"
-	"github.com/kubectl-vc/kubectl-vc/test/internal/cptest"
-	"github.com/kubectl-vc/kubectl-vc/test/internal/namespaces"
 )
 
 var env struct {
@@ -84,7 +84,7 @@ func mustVC(t *testing.T, args ...string) binary.Result {
 }
 
 // namespace is a namespace of this run of the test, emptied and deleted
-// after it (test/internal/namespaces); the first run keeps the plain name,
+// after it (internal/testenv/namespaces); the first run keeps the plain name,
 // the one docs/jobflow.md shows.
 func namespace(t *testing.T, name string) string {
 	t.Helper()

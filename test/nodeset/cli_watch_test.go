@@ -10,9 +10,9 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 
+	"github.com/kubectl-vc/kubectl-vc/internal/testenv/namespaces"
+	"github.com/kubectl-vc/kubectl-vc/internal/testenv/nodesets"
 	"github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned"
-	"github.com/kubectl-vc/kubectl-vc/test/internal/namespaces"
-	"github.com/kubectl-vc/kubectl-vc/test/internal/nodesets"
 )
 
 // TestNodeSetListWatch: 'nodeset list --watch' prints a row for a NodeSet

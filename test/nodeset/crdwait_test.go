@@ -12,12 +12,12 @@ import (
 
 	"k8s.io/client-go/rest"
 
-	"github.com/kubectl-vc/kubectl-vc/internal/controlplane"
+	"github.com/kubectl-vc/kubectl-vc/internal/testenv/controlplane"
+	"github.com/kubectl-vc/kubectl-vc/internal/testenv/cptest"
 	slinkyv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/slinky/v1beta1"
 	"github.com/kubectl-vc/kubectl-vc/pkg/controller"
 	"github.com/kubectl-vc/kubectl-vc/pkg/controller/framework"
 	"github.com/kubectl-vc/kubectl-vc/plugins/nodeset"
-	"github.com/kubectl-vc/kubectl-vc/test/internal/cptest"
 )
 
 // nodeSetRequests counts the requests for NodeSets (lists and watches) in

@@ -10,7 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/kubectl-vc/kubectl-vc/test/internal/nodesets"
+	"github.com/kubectl-vc/kubectl-vc/internal/testenv/nodesets"
 )
 
 // slurmConditions lists a pod's SlurmNodeState* conditions that are True,

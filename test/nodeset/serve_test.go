@@ -10,9 +10,9 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/kubectl-vc/kubectl-vc/internal/testenv/nodesets"
 	"github.com/kubectl-vc/kubectl-vc/pkg/controller"
 	"github.com/kubectl-vc/kubectl-vc/pkg/controller/framework"
-	"github.com/kubectl-vc/kubectl-vc/test/internal/nodesets"
 )
 
 // TestServeRunsNodeSetController: the controller registered with the

@@ -18,11 +18,11 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 
+	"github.com/kubectl-vc/kubectl-vc/internal/testenv/nodesets"
 	slinkyv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/slinky/v1beta1"
 	"github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned"
 	"github.com/kubectl-vc/kubectl-vc/pkg/slurm/slinky"
 	"github.com/kubectl-vc/kubectl-vc/plugins/nodeset"
-	"github.com/kubectl-vc/kubectl-vc/test/internal/nodesets"
 )
 
 // tokenTrap is an HTTP server standing where a tenant points serve: it

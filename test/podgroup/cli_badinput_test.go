@@ -3,7 +3,7 @@ package podgroup
 import (
 	"testing"
 
-	"github.com/kubectl-vc/kubectl-vc/test/internal/badinput"
+	"github.com/kubectl-vc/kubectl-vc/internal/testenv/badinput"
 )
 
 // TestPodGroupBadInput runs the podgroup commands with input they must

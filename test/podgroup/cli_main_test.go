@@ -3,8 +3,8 @@ package podgroup
 import (
 	"testing"
 
-	"github.com/kubectl-vc/kubectl-vc/test/internal/binary"
-	"github.com/kubectl-vc/kubectl-vc/test/internal/podgroups"
+	"github.com/kubectl-vc/kubectl-vc/internal/testenv/binary"
+	"github.com/kubectl-vc/kubectl-vc/internal/testenv/podgroups"
 )
 
 // runVC runs the binary as the admin.

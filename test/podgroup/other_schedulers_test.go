@@ -9,7 +9,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/kubectl-vc/kubectl-vc/internal/controlplane"
+	"github.com/kubectl-vc/kubectl-vc/internal/testenv/controlplane"
 )
 
 // The controller caches only the pods of its schedulers: every pod list and

@@ -12,12 +12,12 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/kubectl-vc/kubectl-vc/internal/controlplane"
-	"github.com/kubectl-vc/kubectl-vc/internal/freeport"
+	"github.com/kubectl-vc/kubectl-vc/internal/testenv/controlplane"
+	"github.com/kubectl-vc/kubectl-vc/internal/testenv/cptest"
+	"github.com/kubectl-vc/kubectl-vc/internal/testenv/freeport"
 	"github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned"
 	"github.com/kubectl-vc/kubectl-vc/pkg/controller"
 	"github.com/kubectl-vc/kubectl-vc/pkg/controller/framework"
-	"github.com/kubectl-vc/kubectl-vc/test/internal/cptest"
 
 	_ "github.com/kubectl-vc/kubectl-vc/plugins/queue"
 )

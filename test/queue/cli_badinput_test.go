@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kubectl-vc/kubectl-vc/test/internal/badinput"
+	"github.com/kubectl-vc/kubectl-vc/internal/testenv/badinput"
 )
 
 // TestBadInput runs the queue commands with input they must reject. Each

@@ -4,14 +4,14 @@ import (
 	"os/exec"
 	"testing"
 
-	"github.com/kubectl-vc/kubectl-vc/test/internal/cptest"
+	"github.com/kubectl-vc/kubectl-vc/internal/testenv/cptest"
 
+	"github.com/kubectl-vc/kubectl-vc/internal/testenv/badinput"
+	"github.com/kubectl-vc/kubectl-vc/internal/testenv/binary"
+	"github.com/kubectl-vc/kubectl-vc/internal/testenv/queues"
 	busv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/bus/v1alpha1"
 	schedulingv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/scheduling/v1beta1"
 	"github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned"
-	"github.com/kubectl-vc/kubectl-vc/test/internal/badinput"
-	"github.com/kubectl-vc/kubectl-vc/test/internal/binary"
-	"github.com/kubectl-vc/kubectl-vc/test/internal/queues"
 )
 
 // env is what the tests of the queue commands share: the binary, the

@@ -11,11 +11,11 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/kubectl-vc/kubectl-vc/internal/controlplane"
+	"github.com/kubectl-vc/kubectl-vc/internal/testenv/controlplane"
+	"github.com/kubectl-vc/kubectl-vc/internal/testenv/queues"
 	busv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/bus/v1alpha1"
 	"github.com/kubectl-vc/kubectl-vc/pkg/apis/scheduling/v1beta1"
 	queuecontroller "github.com/kubectl-vc/kubectl-vc/plugins/queue"
-	"github.com/kubectl-vc/kubectl-vc/test/internal/queues"
 )
 
 // run runs the built binary with a kubeconfig and returns stdout, stderr

@@ -25,14 +25,14 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 
-	"github.com/kubectl-vc/kubectl-vc/internal/controlplane"
+	"github.com/kubectl-vc/kubectl-vc/internal/testenv/binary"
+	"github.com/kubectl-vc/kubectl-vc/internal/testenv/controlplane"
+	"github.com/kubectl-vc/kubectl-vc/internal/testenv/cptest"
+	"github.com/kubectl-vc/kubectl-vc/internal/testenv/namespaces"
 	"github.com/kubectl-vc/kubectl-vc/pkg/apis/keys"
 	schedulingv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/scheduling/v1beta1"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/why/analysis"
 	"github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned"
-	"github.com/kubectl-vc/kubectl-vc/test/internal/binary"
-	"github.com/kubectl-vc/kubectl-vc/test/internal/cptest"
-	"github.com/kubectl-vc/kubectl-vc/test/internal/namespaces"
 )
 
 // controllers is where the leader Leases live, as in a Volcano install.
@@ -208,7 +208,7 @@ func contains(t *testing.T, what, s string, subs ...string) {
 }
 
 // namespace creates a namespace named after the test, for this run of it,
-// emptied and deleted after it (test/internal/namespaces); the first run
+// emptied and deleted after it (internal/testenv/namespaces); the first run
 // keeps the plain name docs/why.md shows.
 func namespace(t *testing.T) string {
 	t.Helper()

@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kubectl-vc/kubectl-vc/internal/freeport"
+	"github.com/kubectl-vc/kubectl-vc/internal/testenv/freeport"
 	"k8s.io/apimachinery/pkg/util/wait"
 )
 

@@ -18,8 +18,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kubectl-vc/kubectl-vc/internal/testenv/slurmtest"
 	"github.com/kubectl-vc/kubectl-vc/pkg/slurm"
-	"github.com/kubectl-vc/kubectl-vc/pkg/slurm/slurmtest"
 )
 
 // The NodeSet suites run against one Slurm at a time, chosen by

@@ -34,7 +34,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kubectl-vc/kubectl-vc/internal/freeport"
+	"github.com/kubectl-vc/kubectl-vc/internal/testenv/freeport"
 )
 
 // RESTSuite is one Slurm version with slurmrestd, run from a chroot of a
@@ -387,7 +387,7 @@ func (c *RESTCluster) chownToSlurm(names ...string) error {
 func (c *RESTCluster) slurmConf(ports []int, noSlurmd bool) string {
 	in := func(p string) string { return c.inDir + "/" + p }
 	var b strings.Builder
-	fmt.Fprintf(&b, `# Written by pkg/slurm/slurmtest for one test instance.
+	fmt.Fprintf(&b, `# Written by internal/testenv/slurmtest for one test instance.
 ClusterName=kvctest
 SlurmctldHost=localhost(127.0.0.1)
 SlurmctldPort=%d

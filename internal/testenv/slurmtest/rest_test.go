@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kubectl-vc/kubectl-vc/pkg/slurm/slurmtest"
+	"github.com/kubectl-vc/kubectl-vc/internal/testenv/slurmtest"
 )
 
 // TestREST checks each Slurm version's slurmrestd the way a REST client

@@ -23,7 +23,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kubectl-vc/kubectl-vc/internal/freeport"
+	"github.com/kubectl-vc/kubectl-vc/internal/testenv/freeport"
 	"github.com/kubectl-vc/kubectl-vc/pkg/slurm"
 )
 

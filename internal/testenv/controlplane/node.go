@@ -15,7 +15,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/kubectl-vc/kubectl-vc/internal/freeport"
+	"github.com/kubectl-vc/kubectl-vc/internal/testenv/freeport"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"

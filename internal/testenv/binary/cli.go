@@ -8,8 +8,8 @@ import (
 
 	"k8s.io/client-go/tools/clientcmd"
 
-	"github.com/kubectl-vc/kubectl-vc/internal/controlplane"
-	"github.com/kubectl-vc/kubectl-vc/test/internal/cptest"
+	"github.com/kubectl-vc/kubectl-vc/internal/testenv/controlplane"
+	"github.com/kubectl-vc/kubectl-vc/internal/testenv/cptest"
 )
 
 // CLI is the built binary of a package's tests and the kubeconfigs it is

@@ -18,14 +18,14 @@ import (
 	"k8s.io/client-go/tools/record"
 	"k8s.io/utils/ptr"
 
-	"github.com/kubectl-vc/kubectl-vc/internal/controlplane"
+	"github.com/kubectl-vc/kubectl-vc/internal/testenv/controlplane"
+	"github.com/kubectl-vc/kubectl-vc/internal/testenv/namespaces"
+	"github.com/kubectl-vc/kubectl-vc/internal/testenv/pods"
 	slinkyv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/slinky/v1beta1"
 	"github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned"
 	vcinformers "github.com/kubectl-vc/kubectl-vc/pkg/client/informers/externalversions"
 	"github.com/kubectl-vc/kubectl-vc/pkg/controller/framework"
 	"github.com/kubectl-vc/kubectl-vc/plugins/nodeset"
-	"github.com/kubectl-vc/kubectl-vc/test/internal/namespaces"
-	"github.com/kubectl-vc/kubectl-vc/test/internal/pods"
 )
 
 // Env is one test's world: a namespace, a Slurm cluster whose nodes are the

@@ -117,6 +117,7 @@ test: controlplane slurm node-deps build test-tools
 	$(call gotest,1-suites) $(GO_TEST_FLAGS) $(TEST_PKGS) || failed="$$failed suites"; \
 	for s in $(REST_SLURMS); do \
 		KVC_TEST_SLURM=$$s $(call gotest,2-nodeset-$$s) $(GO_TEST_FLAGS) ./test/nodeset/ || failed="$$failed nodeset-$$s"; \
+		KVC_TEST_SLURM=$$s $(call gotest,2-hostile-$$s) $(GO_TEST_FLAGS) -run '^TestEachRow$$/^NodeSet_replicas' ./test/hostile/ || failed="$$failed hostile-$$s"; \
 	done; \
 	(cd hack/image && $(call gotest,3-image) $(GO_TEST_FLAGS) ./...) || failed="$$failed image"; \
 	$(MAKE) release-check || failed="$$failed release-check"; \

@@ -37,7 +37,7 @@ func TestHealthzFailsWhenAControllerDies(t *testing.T) {
 	close(runs.release)
 	done := make(chan error, 1)
 	go func() {
-		done <- controller.Run(ctx, fakeAPIServer(t), controller.Options{
+		done <- controller.Run(ctx, controller.Config{Kubeconfig: fakeAPIServer(t),
 			Controllers: []framework.Controller{dies{}, runs}, HealthAddr: addr, WaitForStop: true,
 		})
 	}()

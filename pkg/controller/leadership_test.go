@@ -197,8 +197,8 @@ func (s *leaseServer) holder() string {
 // timings, so that a loss and a takeover take seconds: the Lease lasts
 // 2 s, a leader that cannot renew for 1 s gives it up. waitForStop as
 // tests set it, or not, as serve runs.
-func quickElection(id string, waitForStop bool) controller.Options {
-	o := electing(controller.Options{WaitForStop: waitForStop, MetricsAddr: "0", HealthAddr: "0"})
+func quickElection(id string, waitForStop bool) controller.Config {
+	o := electing(controller.Config{WaitForStop: waitForStop, MetricsAddr: "0", HealthAddr: "0"})
 	o.Identity = id
 	o.LeaseDuration, o.RenewDeadline, o.RetryPeriod = 2*time.Second, time.Second, 200*time.Millisecond
 	return o
@@ -215,10 +215,11 @@ func bothWays(t *testing.T, test func(t *testing.T, waitForStop bool)) {
 
 // startRun runs a manager of a with o until ctx ends or it stops; its
 // error comes on the channel.
-func startRun(ctx context.Context, cfg *rest.Config, a *actor, o controller.Options) <-chan error {
+func startRun(ctx context.Context, cfg *rest.Config, a *actor, o controller.Config) <-chan error {
 	o.Controllers = []framework.Controller{a}
 	done := make(chan error, 1)
-	go func() { done <- controller.Run(ctx, cfg, o) }()
+	o.Kubeconfig = cfg
+	go func() { done <- controller.Run(ctx, o) }()
 	return done
 }
 

@@ -30,71 +30,15 @@ import (
 	"k8s.io/client-go/tools/leaderelection"
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
 	"k8s.io/client-go/tools/record"
-	"k8s.io/component-base/featuregate"
 	"k8s.io/klog/v2"
 
+	"github.com/kubectl-vc/kubectl-vc/pkg/apis/keys"
 	"github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned"
 	vcscheme "github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned/scheme"
 	vcinformers "github.com/kubectl-vc/kubectl-vc/pkg/client/informers/externalversions"
 	"github.com/kubectl-vc/kubectl-vc/pkg/controller/framework"
 	"github.com/kubectl-vc/kubectl-vc/pkg/controller/securemetrics"
 )
-
-// Component is the event source and user agent of 'serve'.
-const Component = "kubectl-vc-serve"
-
-// Options configure one run of the manager.
-type Options struct {
-	// Controllers to run, each configured by its own flags (see
-	// framework.Configure); empty means every registered controller with
-	// its defaults.
-	Controllers   []framework.Controller
-	MaxRequeueNum int
-	FeatureGates  featuregate.FeatureGate
-
-	// MetricsAddr and HealthAddr are listen addresses; "" or "0" disables.
-	MetricsAddr string
-	HealthAddr  string
-	// Profiling adds Go's pprof handlers (/debug/pprof/) to the metrics
-	// endpoint: for an operator to see where serve's CPU and memory go
-	// in their cluster, which no benchmark here can reproduce.
-	Profiling bool
-	// SecureMetrics serves the metrics endpoint over HTTPS, each request
-	// authenticated (TokenReview) and authorized (SubjectAccessReview: get
-	// on the path) by the API server; without it, plain HTTP for anyone.
-	// serve sets it by default (--metrics-secure); the zero value is plain
-	// HTTP for the tests that run a manager in-process.
-	SecureMetrics bool
-	// MetricsCertDir holds tls.crt and tls.key of the metrics endpoint,
-	// read again when they change (every MetricsCertReload, default 10 s);
-	// empty: a self-signed certificate made at start.
-	MetricsCertDir    string
-	MetricsCertReload time.Duration
-
-	LeaderElect    bool
-	LeaseNamespace string
-	LeaseName      string
-	Identity       string
-	LeaseDuration  time.Duration
-	RenewDeadline  time.Duration
-	RetryPeriod    time.Duration
-
-	// CacheSyncTimeout is how long the informer caches may take to fill
-	// before /healthz fails (0: DefaultCacheSyncTimeout).
-	CacheSyncTimeout time.Duration
-
-	// ShutdownGrace bounds the stop after ctx ends (0: DefaultShutdownGrace).
-	ShutdownGrace time.Duration
-	// WaitForStop makes Run, once ctx ends, return only when what it
-	// started has stopped: the controllers have returned, the informers are
-	// shut down, the leader-election loop has ended. That may take longer
-	// than ShutdownGrace, which is then not applied. (An Event being sent
-	// at that moment may still reach the API server after.) Tests that run
-	// a manager in-process set it: a controller left running after its test
-	// acts on the next test's objects. serve does not: its process exits
-	// right after Run returns, and an operator waits for that.
-	WaitForStop bool
-}
 
 // Run runs the selected controllers until ctx is cancelled (SIGTERM) or, with
 // leader election, until the lease is lost. It returns nil on a clean stop.
@@ -106,14 +50,14 @@ type Options struct {
 // about to exit anyway. A kubelet that waits 30 s before SIGKILL, and an
 // operator at a terminal, are both better served by a prompt exit. With
 // o.WaitForStop it waits instead until all of that has returned.
-func Run(ctx context.Context, cfg *rest.Config, o Options) error {
+func Run(ctx context.Context, o Config) error {
 	grace := o.ShutdownGrace
 	if grace <= 0 {
 		grace = DefaultShutdownGrace
 	}
-	p := &progress{server: hostOf(cfg), health: newHealth(o.CacheSyncTimeout)}
+	p := &progress{server: hostOf(o.Kubeconfig), health: newHealth(o.CacheSyncTimeout)}
 	done := make(chan error, 1)
-	go func() { done <- run(ctx, cfg, o, p) }()
+	go func() { done <- run(ctx, o, p) }()
 	select {
 	case err := <-done:
 		return err
@@ -148,16 +92,10 @@ const (
 	ProgressPeriod      = 10 * time.Second
 )
 
-func run(ctx context.Context, cfg *rest.Config, o Options, p *progress) error {
+func run(ctx context.Context, o Config, p *progress) error {
 	ctrls := o.Controllers
 	if len(ctrls) == 0 {
-		for _, n := range framework.Names() {
-			c, err := framework.New(n)
-			if err != nil {
-				return err
-			}
-			ctrls = append(ctrls, c)
-		}
+		return errors.New("no controllers to run") // Options.Complete selects every one by default
 	}
 	for _, c := range ctrls {
 		if pf, ok := c.(framework.Preflighter); ok {
@@ -170,14 +108,18 @@ func run(ctx context.Context, cfg *rest.Config, o Options, p *progress) error {
 		o.FeatureGates = framework.NewFeatureGate()
 	}
 
+	if err := checkEndpoints(o.MetricsAddr, o.HealthAddr, o.SecureMetrics, o.Profiling); err != nil {
+		return err
+	}
+
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	requests := newRequestCounterVec()
 	reg.MustRegister(requests)
 
-	cfg = rest.CopyConfig(cfg)
+	cfg := rest.CopyConfig(o.Kubeconfig)
 	if cfg.UserAgent == "" || cfg.UserAgent == rest.DefaultKubernetesUserAgent() {
-		cfg.UserAgent = Component
+		cfg.UserAgent = keys.ServeName
 	}
 	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return &requestCounter{next: rt, total: requests} })
 	clientset, err := kubernetes.NewForConfig(cfg)
@@ -224,7 +166,7 @@ func run(ctx context.Context, cfg *rest.Config, o Options, p *progress) error {
 }
 
 func runControllers(ctx context.Context, kube kubernetes.Interface, vc versioned.Interface, reg *prometheus.Registry,
-	ctrls []framework.Controller, o Options, ready *atomic.Value, p *progress) error {
+	ctrls []framework.Controller, o Config, ready *atomic.Value, p *progress) error {
 	// The caches keep only what the running controllers read: with
 	// --controllers=queue the pods are not even watched, and a pod cached
 	// for the podgroup controller keeps its resources but not its env.
@@ -250,7 +192,7 @@ func runControllers(ctx context.Context, kube kubernetes.Interface, vc versioned
 		KubeInformerFactory:    kubeFactory,
 		VolcanoInformerFactory: vcFactory,
 		FieldInformers:         fieldFactories,
-		Recorder:               broadcaster.NewRecorder(scheme, corev1.EventSource{Component: Component}),
+		Recorder:               broadcaster.NewRecorder(scheme, corev1.EventSource{Component: keys.ServeName}),
 		MetricsRegistry:        reg,
 		WorkqueueMetrics:       newWorkqueueMetrics(reg),
 		MaxRequeueNum:          o.MaxRequeueNum,
@@ -336,7 +278,7 @@ func names(ctrls []framework.Controller) []string {
 	return out
 }
 
-func runWithLeaderElection(ctx context.Context, kube kubernetes.Interface, o Options, ready *atomic.Value, p *progress,
+func runWithLeaderElection(ctx context.Context, kube kubernetes.Interface, o Config, ready *atomic.Value, p *progress,
 	run func(context.Context) error) error {
 	id := o.Identity
 	if id == "" {
@@ -370,7 +312,7 @@ func runWithLeaderElection(ctx context.Context, kube kubernetes.Interface, o Opt
 	le, err := leaderelection.NewLeaderElector(leaderelection.LeaderElectionConfig{
 		Lock:          lock,
 		WatchDog:      watchdog,
-		Name:          Component,
+		Name:          keys.ServeName,
 		LeaseDuration: o.LeaseDuration,
 		RenewDeadline: o.RenewDeadline,
 		RetryPeriod:   o.RetryPeriod,
@@ -474,7 +416,7 @@ func (l *heldLock) record(r resourcelock.LeaderElectionRecord, err error) {
 	}
 }
 
-func startServers(ctx context.Context, o Options, reg *prometheus.Registry, ready *atomic.Value, healthz http.Handler, kube kubernetes.Interface) ([]*http.Server, error) {
+func startServers(ctx context.Context, o Config, reg *prometheus.Registry, ready *atomic.Value, healthz http.Handler, kube kubernetes.Interface) ([]*http.Server, error) {
 	var servers []*http.Server
 	closeAll := func() {
 		for _, s := range servers {
@@ -482,7 +424,7 @@ func startServers(ctx context.Context, o Options, reg *prometheus.Registry, read
 		}
 	}
 	listen := func(addr string, h http.Handler, what string, tlsConfig *tls.Config, perRequestWrite bool) error {
-		if addr == "" || addr == "0" {
+		if disabled(addr) {
 			return nil
 		}
 		ln, err := net.Listen("tcp", addr)
@@ -510,17 +452,13 @@ func startServers(ctx context.Context, o Options, reg *prometheus.Registry, read
 	})
 	metricsMux := http.NewServeMux()
 	metricsMux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
-	metricsOn := o.MetricsAddr != "" && o.MetricsAddr != "0"
+	metricsOn := !disabled(o.MetricsAddr)
+	// checkEndpoints has refused profiling over plain HTTP and HTTPS
+	// metrics on the probes' address.
 	if o.Profiling {
-		if !metricsOn || !o.SecureMetrics {
-			return nil, errors.New(ErrProfilingNeedsSecureMetrics)
-		}
 		addProfiling(metricsMux)
 	}
 	if metricsOn && o.MetricsAddr == o.HealthAddr {
-		if o.SecureMetrics {
-			return nil, errors.New("secure metrics (HTTPS) and the plain HTTP health probes cannot share one address: give them two, or --metrics-secure=false")
-		}
 		health.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 		return servers, listen(o.HealthAddr, health, "health probes and metrics", nil, false)
 	}
@@ -546,7 +484,7 @@ func startServers(ctx context.Context, o Options, reg *prometheus.Registry, read
 
 // metricsCerts is the certificate of the metrics endpoint: the pair in
 // MetricsCertDir, watched for changes, or a self-signed one for this host.
-func metricsCerts(ctx context.Context, o Options) (*securemetrics.Certs, error) {
+func metricsCerts(ctx context.Context, o Config) (*securemetrics.Certs, error) {
 	if o.MetricsCertDir != "" {
 		certs, err := securemetrics.LoadDir(o.MetricsCertDir)
 		if err != nil {
@@ -581,12 +519,6 @@ const (
 	Namespace      = "volcano-system"
 	MetricsService = "kubectl-vc-serve-metrics"
 )
-
-// ErrProfilingNeedsSecureMetrics refuses pprof without authentication: a
-// heap profile holds what serve's caches hold (names, labels, annotations
-// of every cached object), and a CPU profile or trace keeps serve busy.
-const ErrProfilingNeedsSecureMetrics = "--profiling serves Go's profiles only over HTTPS behind the API server's token and RBAC checks: " +
-	"drop --metrics-secure=false (and give the metrics an address of their own), or drop --profiling"
 
 // addProfiling serves net/http/pprof's handlers under /debug/pprof/ on mux
 // (registered by hand: the package's init registers them on

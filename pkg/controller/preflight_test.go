@@ -33,7 +33,7 @@ func TestNodeSetRefusesToStartWithoutSlurm(t *testing.T) {
 		}
 		ctrls = append(ctrls, c)
 	}
-	err := controller.Run(ctx, &rest.Config{Host: "http://127.0.0.1:1"}, controller.Options{
+	err := controller.Run(ctx, controller.Config{Kubeconfig: &rest.Config{Host: "http://127.0.0.1:1"},
 		Controllers: ctrls, MetricsAddr: "0", HealthAddr: "0", LeaderElect: true,
 		LeaseNamespace: "x", LeaseName: "x", LeaseDuration: 3 * time.Second, RenewDeadline: 2 * time.Second, RetryPeriod: time.Second,
 	})

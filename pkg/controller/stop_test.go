@@ -102,7 +102,7 @@ func TestRunWaitsForStop(t *testing.T) {
 	for _, le := range []bool{false, true} {
 		t.Run(map[bool]string{false: "plain", true: "leader-elect"}[le], func(t *testing.T) {
 			c := newSlowStop()
-			o := controller.Options{ShutdownGrace: time.Millisecond, WaitForStop: true}
+			o := controller.Config{ShutdownGrace: time.Millisecond, WaitForStop: true}
 			if le {
 				o = electing(o)
 			}
@@ -126,7 +126,7 @@ func TestRunReturnsAfterGrace(t *testing.T) {
 	defer cancel()
 	done := make(chan error, 1)
 	go func() {
-		done <- controller.Run(ctx, fakeAPIServer(t), controller.Options{
+		done <- controller.Run(ctx, controller.Config{Kubeconfig: fakeAPIServer(t),
 			Controllers: []framework.Controller{c}, MetricsAddr: "0", HealthAddr: "0",
 			ShutdownGrace: 10 * time.Millisecond,
 		})
@@ -163,7 +163,7 @@ func TestLeaseReleasedAfterTheControllers(t *testing.T) {
 	})
 	// Long enough for a release on cancel, as client-go's elector makes
 	// it, to reach the server before the controller returns.
-	if err := stopWhileStopping(t, cfg, c, electing(controller.Options{WaitForStop: true}), 500*time.Millisecond); err != nil {
+	if err := stopWhileStopping(t, cfg, c, electing(controller.Config{WaitForStop: true}), 500*time.Millisecond); err != nil {
 		t.Fatal(err)
 	}
 	mu.Lock()
@@ -178,7 +178,7 @@ func TestLeaseReleasedAfterTheControllers(t *testing.T) {
 
 // electing adds leader election on the fake API server's one Lease, with
 // serve's default timings.
-func electing(o controller.Options) controller.Options {
+func electing(o controller.Config) controller.Config {
 	o.LeaderElect, o.LeaseNamespace, o.LeaseName, o.Identity = true, "ns", "lease", "me"
 	o.LeaseDuration, o.RenewDeadline, o.RetryPeriod = 15*time.Second, 10*time.Second, 2*time.Second
 	return o
@@ -187,13 +187,14 @@ func electing(o controller.Options) controller.Options {
 // stopWhileStopping runs c under Run with o, stops Run once c runs, lets c
 // return after the given delay (a controller finishing a long sync), and
 // returns what Run returned.
-func stopWhileStopping(t *testing.T, cfg *rest.Config, c *slowStop, o controller.Options, delay time.Duration) error {
+func stopWhileStopping(t *testing.T, cfg *rest.Config, c *slowStop, o controller.Config, delay time.Duration) error {
 	t.Helper()
 	o.Controllers, o.MetricsAddr, o.HealthAddr = []framework.Controller{c}, "0", "0"
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	done := make(chan error, 1)
-	go func() { done <- controller.Run(ctx, cfg, o) }()
+	o.Kubeconfig = cfg
+	go func() { done <- controller.Run(ctx, o) }()
 	select {
 	case <-c.running:
 	case err := <-done:

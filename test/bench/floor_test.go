@@ -110,7 +110,7 @@ func startController(b *testing.B, cfg *rest.Config, name string, flags ...strin
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
-		done <- controller.Run(ctx, cfg, controller.Options{
+		done <- controller.Run(ctx, controller.Config{Kubeconfig: cfg,
 			Controllers: []framework.Controller{c}, MaxRequeueNum: 15, HealthAddr: health, MetricsAddr: "0",
 			WaitForStop: true, // stop returns once the controller has
 		})

@@ -66,7 +66,7 @@ func TestWaitsForTheNodeSetCRD(t *testing.T) {
 		defer wg.Done()
 		// WaitForStop: the cleanup returns only once the controller has,
 		// before its Slurm and control plane are stopped.
-		runErr = controller.Run(ctx, cfg, controller.Options{Controllers: []framework.Controller{ns},
+		runErr = controller.Run(ctx, controller.Config{Kubeconfig: cfg, Controllers: []framework.Controller{ns},
 			MetricsAddr: "0", HealthAddr: "0", WaitForStop: true})
 	}()
 	t.Cleanup(func() {

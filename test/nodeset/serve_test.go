@@ -31,7 +31,7 @@ func TestServeRunsNodeSetController(t *testing.T) {
 	go func() {
 		// WaitForStop: the cleanup returns only once the controller has,
 		// before this test's Slurm is stopped and the next test starts.
-		done <- controller.Run(ctx, cp.AdminConfig(), controller.Options{Controllers: []framework.Controller{ns}, WaitForStop: true})
+		done <- controller.Run(ctx, controller.Config{Kubeconfig: cp.AdminConfig(), Controllers: []framework.Controller{ns}, WaitForStop: true})
 	}()
 	t.Cleanup(func() {
 		cancel()

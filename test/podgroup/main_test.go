@@ -105,7 +105,7 @@ func setup(e *cptest.Env) error {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
-		done <- controller.Run(ctx, cfg, controller.Options{
+		done <- controller.Run(ctx, controller.Config{Kubeconfig: cfg,
 			Controllers:   []framework.Controller{pg},
 			MaxRequeueNum: maxRequeue,
 			FeatureGates:  framework.NewFeatureGate(),

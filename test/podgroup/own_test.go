@@ -83,7 +83,7 @@ func startManager(t *testing.T, cp *controlplane.ControlPlane, mc managerConfig,
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
-		done <- controller.Run(ctx, cfg, controller.Options{
+		done <- controller.Run(ctx, controller.Config{Kubeconfig: cfg,
 			Controllers:   ctrls,
 			MaxRequeueNum: maxRequeue,
 			FeatureGates:  framework.NewFeatureGate(),

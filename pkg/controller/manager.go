@@ -1,34 +1,29 @@
 // Package controller runs the controllers of 'kubectl vc serve': shared
 // informers, events, metrics and health endpoints, and leader election.
+// options.go holds its flags and the Config they complete into; this file
+// the run loop; leader.go the leader election; servers.go the HTTP
+// endpoints and their certificate; progress.go and health.go what the log
+// and /healthz say of a start that waits.
 package controller
 
 import (
 	"context"
-	"crypto/tls"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
-	"net/http/pprof"
-	"os"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/google/uuid"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	kubeinformers "k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/leaderelection"
-	"k8s.io/client-go/tools/leaderelection/resourcelock"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/klog/v2"
 
@@ -37,7 +32,6 @@ import (
 	vcscheme "github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned/scheme"
 	vcinformers "github.com/kubectl-vc/kubectl-vc/pkg/client/informers/externalversions"
 	"github.com/kubectl-vc/kubectl-vc/pkg/controller/framework"
-	"github.com/kubectl-vc/kubectl-vc/pkg/controller/securemetrics"
 )
 
 // Run runs the selected controllers until ctx is cancelled (SIGTERM) or, with
@@ -276,257 +270,4 @@ func names(ctrls []framework.Controller) []string {
 		out[i] = c.Name()
 	}
 	return out
-}
-
-func runWithLeaderElection(ctx context.Context, kube kubernetes.Interface, o Config, ready *atomic.Value, p *progress,
-	run func(context.Context) error) error {
-	id := o.Identity
-	if id == "" {
-		host, _ := os.Hostname()
-		id = host + "_" + uuid.NewString()
-	}
-	lock := &heldLock{Interface: &resourcelock.LeaseLock{
-		LeaseMeta:  metav1.ObjectMeta{Namespace: o.LeaseNamespace, Name: o.LeaseName},
-		Client:     kube.CoordinationV1(),
-		LockConfig: resourcelock.ResourceLockConfig{Identity: id},
-	}}
-	// A standby replica is healthy and ready: it is doing its job, which is
-	// to wait for the lease.
-	ready.Store("ok: standby, waiting for the lease")
-	p.wait(fmt.Sprintf("the leader-election Lease %s/%s (a standby acts once it holds it)", o.LeaseNamespace, o.LeaseName))
-	var (
-		mu     sync.Mutex // runErr is written by the elector's goroutine
-		runErr error
-		lost   atomic.Bool
-	)
-	// leading is closed when OnStartedLeading returns. The elector runs
-	// that callback in a goroutine of its own, once it has written the
-	// Lease as its holder, and does not wait for it. Whether it was started
-	// at all is told by the lock (heldLock): the goroutine may not have
-	// begun when le.Run returns.
-	leading := make(chan struct{})
-	runCtx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	watchdog := leaderelection.NewLeaderHealthzAdaptor(leaderHealthTimeout)
-	p.health.setLeader(watchdog)
-	le, err := leaderelection.NewLeaderElector(leaderelection.LeaderElectionConfig{
-		Lock:          lock,
-		WatchDog:      watchdog,
-		Name:          keys.ServeName,
-		LeaseDuration: o.LeaseDuration,
-		RenewDeadline: o.RenewDeadline,
-		RetryPeriod:   o.RetryPeriod,
-		// Not released by the elector when ctx ends: it would release while
-		// the controllers are still stopping, and a standby could act beside
-		// them. releaseLease does it once they have returned.
-		ReleaseOnCancel: false,
-		Callbacks: leaderelection.LeaderCallbacks{
-			OnStartedLeading: func(lctx context.Context) {
-				defer close(leading)
-				p.done()
-				klog.InfoS("became leader", "identity", id, "lease", o.LeaseNamespace+"/"+o.LeaseName)
-				ready.Store("")
-				err := run(lctx)
-				mu.Lock()
-				runErr = err
-				mu.Unlock()
-				// Leadership is given up only once the controllers have
-				// stopped, so two replicas never act at the same time.
-				cancel()
-			},
-			OnStoppedLeading: func() {
-				if ctx.Err() == nil {
-					lost.Store(true)
-					p.health.fail("lost the leader-election Lease")
-				}
-			},
-		},
-	})
-	if err != nil {
-		return err
-	}
-	le.Run(runCtx)
-	// Once ctx has ended, the controllers are waited for (within Run's
-	// grace, unless WaitForStop). A lost Lease is not waited on: the other
-	// replica may act already, and serve exits at once.
-	if lock.held.Load() && (o.WaitForStop || !lost.Load()) {
-		<-leading
-	}
-	if lock.held.Load() && !lost.Load() {
-		if err := releaseLease(lock.Interface, id, o.RenewDeadline); err != nil {
-			klog.InfoS("the leader-election Lease was not released; a standby takes it once it expires", "lease", o.LeaseNamespace+"/"+o.LeaseName, "err", err)
-		}
-	}
-	mu.Lock()
-	defer mu.Unlock()
-	if runErr != nil {
-		return runErr
-	}
-	if lost.Load() && ctx.Err() == nil {
-		return errors.New("lost the leader-election lease; exiting so that the other replica acts alone")
-	}
-	return nil
-}
-
-// releaseLease gives up the Lease, as client-go's elector does on cancel
-// (no holder, a 1 s duration), but only once the controllers have stopped,
-// and only if it still names id. Its own timeout: ctx has ended by now.
-func releaseLease(lock resourcelock.Interface, id string, timeout time.Duration) error {
-	if timeout <= 0 {
-		timeout = 10 * time.Second
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
-	defer cancel()
-	rec, _, err := lock.Get(ctx)
-	if err != nil {
-		return err
-	}
-	if rec.HolderIdentity != id {
-		return nil
-	}
-	now := metav1.NewTime(time.Now())
-	return lock.Update(ctx, resourcelock.LeaderElectionRecord{
-		LeaderTransitions: rec.LeaderTransitions, LeaseDurationSeconds: 1, RenewTime: now, AcquireTime: now,
-	})
-}
-
-// heldLock is a leader-election lock that remembers whether it ever wrote
-// the Lease with this process as the holder: the elector starts
-// OnStartedLeading exactly when such a write succeeded.
-type heldLock struct {
-	resourcelock.Interface
-	held atomic.Bool
-}
-
-func (l *heldLock) Create(ctx context.Context, r resourcelock.LeaderElectionRecord) error {
-	err := l.Interface.Create(ctx, r)
-	l.record(r, err)
-	return err
-}
-
-func (l *heldLock) Update(ctx context.Context, r resourcelock.LeaderElectionRecord) error {
-	err := l.Interface.Update(ctx, r)
-	l.record(r, err)
-	return err
-}
-
-func (l *heldLock) record(r resourcelock.LeaderElectionRecord, err error) {
-	if err == nil && r.HolderIdentity != "" && r.HolderIdentity == l.Identity() {
-		l.held.Store(true)
-	}
-}
-
-func startServers(ctx context.Context, o Config, reg *prometheus.Registry, ready *atomic.Value, healthz http.Handler, kube kubernetes.Interface) ([]*http.Server, error) {
-	var servers []*http.Server
-	closeAll := func() {
-		for _, s := range servers {
-			_ = s.Close()
-		}
-	}
-	listen := func(addr string, h http.Handler, what string, tlsConfig *tls.Config, perRequestWrite bool) error {
-		if disabled(addr) {
-			return nil
-		}
-		ln, err := net.Listen("tcp", addr)
-		if err != nil {
-			return fmt.Errorf("%s: %w", what, err)
-		}
-		scheme := "http"
-		if tlsConfig != nil {
-			ln, scheme = tls.NewListener(ln, tlsConfig), "https"
-		}
-		klog.InfoS("serving", "endpoint", what, "address", ln.Addr().String(), "scheme", scheme)
-		s := newServer(h, perRequestWrite)
-		servers = append(servers, s)
-		go func() { _ = s.Serve(ln) }()
-		return nil
-	}
-	health := http.NewServeMux()
-	health.Handle("/healthz", healthz)
-	health.HandleFunc("/readyz", func(w http.ResponseWriter, _ *http.Request) {
-		if msg, _ := ready.Load().(string); msg != "" {
-			_, _ = w.Write([]byte(msg))
-			return
-		}
-		http.Error(w, "informer caches not synced yet", http.StatusServiceUnavailable)
-	})
-	metricsMux := http.NewServeMux()
-	metricsMux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
-	metricsOn := !disabled(o.MetricsAddr)
-	// checkEndpoints has refused profiling over plain HTTP and HTTPS
-	// metrics on the probes' address.
-	if o.Profiling {
-		addProfiling(metricsMux)
-	}
-	if metricsOn && o.MetricsAddr == o.HealthAddr {
-		health.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
-		return servers, listen(o.HealthAddr, health, "health probes and metrics", nil, false)
-	}
-	if err := listen(o.HealthAddr, health, "health probes", nil, false); err != nil {
-		return nil, err
-	}
-	var metricsHandler http.Handler = metricsMux
-	var tlsConfig *tls.Config
-	if metricsOn && o.SecureMetrics {
-		certs, err := metricsCerts(ctx, o)
-		if err != nil {
-			closeAll()
-			return nil, err
-		}
-		metricsHandler, tlsConfig = securemetrics.NewFilter(kube).Wrap(metricsMux), certs.TLSConfig()
-	}
-	if err := listen(o.MetricsAddr, metricsHandler, "metrics", tlsConfig, o.Profiling); err != nil {
-		closeAll()
-		return nil, err
-	}
-	return servers, nil
-}
-
-// metricsCerts is the certificate of the metrics endpoint: the pair in
-// MetricsCertDir, watched for changes, or a self-signed one for this host.
-func metricsCerts(ctx context.Context, o Config) (*securemetrics.Certs, error) {
-	if o.MetricsCertDir != "" {
-		certs, err := securemetrics.LoadDir(o.MetricsCertDir)
-		if err != nil {
-			return nil, err
-		}
-		period := o.MetricsCertReload
-		if period <= 0 {
-			period = 10 * time.Second
-		}
-		go certs.Watch(ctx, period)
-		return certs, nil
-	}
-	host, _ := os.Hostname()
-	hosts := []string{"localhost", "127.0.0.1", "::1", host}
-	// The Service install creates, so that a scraper may verify the name
-	// against this certificate once it trusts it.
-	hosts = append(hosts, MetricsService+"."+Namespace+".svc", MetricsService+"."+Namespace+".svc.cluster.local")
-	if ip := os.Getenv("POD_IP"); ip != "" {
-		hosts = append(hosts, ip)
-	}
-	certs, err := securemetrics.SelfSigned(hosts...)
-	if err != nil {
-		return nil, fmt.Errorf("metrics: making a self-signed certificate: %w", err)
-	}
-	klog.InfoS("metrics served with a self-signed certificate (give --metrics-cert-dir for one scrapers can verify)", "hosts", hosts)
-	return certs, nil
-}
-
-// Namespace and MetricsService are where 'install --serve' puts serve and
-// the Service in front of its metrics port.
-const (
-	Namespace      = "volcano-system"
-	MetricsService = "kubectl-vc-serve-metrics"
-)
-
-// addProfiling serves net/http/pprof's handlers under /debug/pprof/ on mux
-// (registered by hand: the package's init registers them on
-// http.DefaultServeMux, which serve never listens on).
-func addProfiling(mux *http.ServeMux) {
-	mux.HandleFunc("/debug/pprof/", pprof.Index)
-	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
-	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
-	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
-	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
 }

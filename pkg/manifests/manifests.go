@@ -39,6 +39,9 @@ const (
 const (
 	ServeDeployment = "kubectl-vc-serve"
 	ServeContainer  = "serve"
+	// ServeMetricsService is the Service in front of serve's metrics port
+	// (serve/20-deployment.yaml): its self-signed certificate names it.
+	ServeMetricsService = "kubectl-vc-serve-metrics"
 	// ImageRepository is where the image of kubectl-vc is published
 	// ('make image' names it so too); the tag is the binary's version.
 	ImageRepository = "ghcr.io/kubectl-vc/kubectl-vc"

@@ -1,0 +1,134 @@
+package controller
+
+// The manager's HTTP servers: /healthz and /readyz over plain HTTP, /metrics
+// (and pprof) over HTTPS behind the API server's reviews, and the metrics
+// certificate. Their timeouts are in timeouts.go.
+
+import (
+	"context"
+	"crypto/tls"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/pprof"
+	"os"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/klog/v2"
+
+	"github.com/kubectl-vc/kubectl-vc/pkg/apis/keys"
+	"github.com/kubectl-vc/kubectl-vc/pkg/controller/securemetrics"
+	"github.com/kubectl-vc/kubectl-vc/pkg/manifests"
+)
+
+func startServers(ctx context.Context, o Config, reg *prometheus.Registry, ready *atomic.Value, healthz http.Handler, kube kubernetes.Interface) ([]*http.Server, error) {
+	var servers []*http.Server
+	closeAll := func() {
+		for _, s := range servers {
+			_ = s.Close()
+		}
+	}
+	listen := func(addr string, h http.Handler, what string, tlsConfig *tls.Config, perRequestWrite bool) error {
+		if disabled(addr) {
+			return nil
+		}
+		ln, err := net.Listen("tcp", addr)
+		if err != nil {
+			return fmt.Errorf("%s: %w", what, err)
+		}
+		scheme := "http"
+		if tlsConfig != nil {
+			ln, scheme = tls.NewListener(ln, tlsConfig), "https"
+		}
+		klog.InfoS("serving", "endpoint", what, "address", ln.Addr().String(), "scheme", scheme)
+		s := newServer(h, perRequestWrite)
+		servers = append(servers, s)
+		go func() { _ = s.Serve(ln) }()
+		return nil
+	}
+	health := http.NewServeMux()
+	health.Handle("/healthz", healthz)
+	health.HandleFunc("/readyz", func(w http.ResponseWriter, _ *http.Request) {
+		if msg, _ := ready.Load().(string); msg != "" {
+			_, _ = w.Write([]byte(msg))
+			return
+		}
+		http.Error(w, "informer caches not synced yet", http.StatusServiceUnavailable)
+	})
+	metricsMux := http.NewServeMux()
+	metricsMux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	metricsOn := !disabled(o.MetricsAddr)
+	// checkEndpoints has refused profiling over plain HTTP and HTTPS
+	// metrics on the probes' address.
+	if o.Profiling {
+		addProfiling(metricsMux)
+	}
+	if metricsOn && o.MetricsAddr == o.HealthAddr {
+		health.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+		return servers, listen(o.HealthAddr, health, "health probes and metrics", nil, false)
+	}
+	if err := listen(o.HealthAddr, health, "health probes", nil, false); err != nil {
+		return nil, err
+	}
+	var metricsHandler http.Handler = metricsMux
+	var tlsConfig *tls.Config
+	if metricsOn && o.SecureMetrics {
+		certs, err := metricsCerts(ctx, o)
+		if err != nil {
+			closeAll()
+			return nil, err
+		}
+		metricsHandler, tlsConfig = securemetrics.NewFilter(kube).Wrap(metricsMux), certs.TLSConfig()
+	}
+	if err := listen(o.MetricsAddr, metricsHandler, "metrics", tlsConfig, o.Profiling); err != nil {
+		closeAll()
+		return nil, err
+	}
+	return servers, nil
+}
+
+// metricsCerts is the certificate of the metrics endpoint: the pair in
+// MetricsCertDir, watched for changes, or a self-signed one for this host.
+func metricsCerts(ctx context.Context, o Config) (*securemetrics.Certs, error) {
+	if o.MetricsCertDir != "" {
+		certs, err := securemetrics.LoadDir(o.MetricsCertDir)
+		if err != nil {
+			return nil, err
+		}
+		period := o.MetricsCertReload
+		if period <= 0 {
+			period = 10 * time.Second
+		}
+		go certs.Watch(ctx, period)
+		return certs, nil
+	}
+	host, _ := os.Hostname()
+	hosts := []string{"localhost", "127.0.0.1", "::1", host}
+	// The Service install creates, so that a scraper may verify the name
+	// against this certificate once it trusts it.
+	hosts = append(hosts, manifests.ServeMetricsService+"."+keys.VolcanoNamespace+".svc", manifests.ServeMetricsService+"."+keys.VolcanoNamespace+".svc.cluster.local")
+	if ip := os.Getenv("POD_IP"); ip != "" {
+		hosts = append(hosts, ip)
+	}
+	certs, err := securemetrics.SelfSigned(hosts...)
+	if err != nil {
+		return nil, fmt.Errorf("metrics: making a self-signed certificate: %w", err)
+	}
+	klog.InfoS("metrics served with a self-signed certificate (give --metrics-cert-dir for one scrapers can verify)", "hosts", hosts)
+	return certs, nil
+}
+
+// addProfiling serves net/http/pprof's handlers under /debug/pprof/ on mux
+// (registered by hand: the package's init registers them on
+// http.DefaultServeMux, which serve never listens on).
+func addProfiling(mux *http.ServeMux) {
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+}

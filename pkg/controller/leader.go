@@ -68,7 +68,7 @@ func runWithLeaderElection(ctx context.Context, kube kubernetes.Interface, o Con
 			OnStartedLeading: func(lctx context.Context) {
 				defer close(leading)
 				p.done()
-				klog.InfoS("became leader", "identity", id, "lease", o.LeaseNamespace+"/"+o.LeaseName)
+				klog.FromContext(ctx).Info("became leader", "identity", id, "lease", o.LeaseNamespace+"/"+o.LeaseName)
 				ready.Store("")
 				err := run(lctx)
 				mu.Lock()
@@ -98,7 +98,7 @@ func runWithLeaderElection(ctx context.Context, kube kubernetes.Interface, o Con
 	}
 	if lock.held.Load() && !lost.Load() {
 		if err := releaseLease(lock.Interface, id, o.RenewDeadline); err != nil {
-			klog.InfoS("the leader-election Lease was not released; a standby takes it once it expires", "lease", o.LeaseNamespace+"/"+o.LeaseName, "err", err)
+			klog.FromContext(ctx).Info("the leader-election Lease was not released; a standby takes it once it expires", "lease", o.LeaseNamespace+"/"+o.LeaseName, "err", err)
 		}
 	}
 	mu.Lock()

@@ -49,7 +49,8 @@ func Run(ctx context.Context, o Config) error {
 	if grace <= 0 {
 		grace = DefaultShutdownGrace
 	}
-	p := &progress{server: hostOf(o.Kubeconfig), health: newHealth(o.CacheSyncTimeout)}
+	logger := klog.FromContext(ctx)
+	p := &progress{logger: logger, server: hostOf(o.Kubeconfig), health: newHealth(o.CacheSyncTimeout)}
 	done := make(chan error, 1)
 	go func() { done <- run(ctx, o, p) }()
 	select {
@@ -68,7 +69,7 @@ func Run(ctx context.Context, o Config) error {
 		if what == "" {
 			what = "the controllers to stop"
 		}
-		klog.InfoS("stopping without waiting any longer", "waitedFor", what, "grace", grace)
+		logger.Info("stopping without waiting any longer", "waitedFor", what, "grace", grace)
 		return nil
 	}
 }
@@ -141,7 +142,7 @@ func run(ctx context.Context, o Config, p *progress) error {
 		}
 	}()
 
-	klog.InfoS("starting", "apiServer", p.server, "controllers", names(ctrls), "leaderElect", o.LeaderElect)
+	klog.FromContext(ctx).Info("starting", "apiServer", p.server, "controllers", names(ctrls), "leaderElect", o.LeaderElect)
 	go p.report(ctx, ProgressPeriod)
 	if err := firstContact(ctx, kube, p, FirstContactTimeout); err != nil {
 		return nil // ctx ended: a clean stop
@@ -193,11 +194,19 @@ func runControllers(ctx context.Context, kube kubernetes.Interface, vc versioned
 		FeatureGates:           o.FeatureGates,
 		Running:                ctrls,
 	}
-	for _, c := range ctrls {
+	// Each controller logs through a logger named after it (its lines say
+	// logger="queue"), handed down in its context as client-go's
+	// contextual logging does.
+	logger := klog.FromContext(ctx)
+	ctxs := make([]context.Context, len(ctrls))
+	for i, c := range ctrls {
+		ctxs[i] = klog.NewContext(ctx, klog.LoggerWithName(logger, c.Name()))
+	}
+	for i, c := range ctrls {
 		// Initializing may ask the API server what it serves (the NodeSet
 		// controller's discovery).
 		p.wait("the " + c.Name() + " controller to initialize")
-		if err := c.Initialize(ctx, opt); err != nil {
+		if err := c.Initialize(ctxs[i], opt); err != nil {
 			return fmt.Errorf("initialize controller %s: %w", c.Name(), err)
 		}
 	}
@@ -231,25 +240,25 @@ func runControllers(ctx context.Context, kube kubernetes.Interface, vc versioned
 	p.done()
 	p.health.cachesSynced()
 	ready.Store("ok")
-	klog.InfoS("caches synced, starting controllers", "controllers", names(ctrls))
+	logger.Info("caches synced, starting controllers", "controllers", names(ctrls))
 
 	var wg sync.WaitGroup
-	for _, c := range ctrls {
+	for i, c := range ctrls {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			c.Run(ctx)
+			c.Run(ctxs[i])
 			// A controller's loop that ends while serve runs leaves its
 			// objects unattended: /healthz says so, and kubelet restarts
 			// serve.
 			if ctx.Err() == nil {
-				klog.ErrorS(nil, "controller stopped while serve runs", "controller", c.Name())
+				logger.Error(nil, "controller stopped while serve runs", "controller", c.Name())
 				p.health.fail("the " + c.Name() + " controller stopped")
 			}
 		}()
 	}
 	wg.Wait()
-	klog.InfoS("controllers stopped")
+	logger.Info("controllers stopped")
 	if ctx.Err() == nil {
 		// Every loop ended by itself: exit non-zero, to be restarted.
 		return errors.New("every controller stopped while serve runs")

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"sync"
 	"time"
@@ -22,6 +23,7 @@ import (
 // first request, discovery, the caches, the Lease) waits on the API
 // server, and each retried quietly.
 type progress struct {
+	logger klog.Logger
 	mu     sync.Mutex
 	what   string // "" while nothing is awaited
 	since  time.Time
@@ -36,7 +38,7 @@ func (p *progress) wait(what string) {
 	p.mu.Lock()
 	p.what, p.since = what, time.Now()
 	p.mu.Unlock()
-	klog.InfoS("waiting for "+what, "apiServer", p.server)
+	p.logger.Info("waiting for "+what, "apiServer", p.server)
 }
 
 // done records that nothing is awaited any more.
@@ -65,7 +67,7 @@ func (p *progress) report(ctx context.Context, period time.Duration) {
 		case <-t.C:
 		}
 		if what, since := p.current(); what != "" {
-			klog.InfoS("still waiting for "+what, "apiServer", p.server, "for", time.Since(since).Round(time.Second))
+			p.logger.Info("still waiting for "+what, "apiServer", p.server, "for", time.Since(since).Round(time.Second))
 		}
 	}
 }
@@ -94,18 +96,18 @@ func firstContact(ctx context.Context, kube kubernetes.Interface, p *progress, t
 				GitVersion string `json:"gitVersion"`
 			}
 			_ = json.Unmarshal(raw, &v)
-			klog.InfoS("the API server answers", "apiServer", p.server, "version", v.GitVersion)
+			p.logger.Info("the API server answers", "apiServer", p.server, "version", v.GitVersion)
 			return nil
 		case apierrors.IsUnauthorized(err):
-			klog.InfoS("the API server refuses serve's credentials (401): check --kubeconfig, the token or the ServiceAccount", "apiServer", p.server)
+			p.logger.Info("the API server refuses serve's credentials (401): check --kubeconfig, the token or the ServiceAccount", "apiServer", p.server)
 			return nil
 		case errors.As(err, &status) && status.Status().Code != 0 && status.Status().Code != http.StatusServiceUnavailable:
 			return nil // some answer: the server is there
 		}
 		if errors.Is(err, context.DeadlineExceeded) {
-			klog.InfoS("the API server does not answer; retrying", "apiServer", p.server, "attempt", attempt, "timeout", tryTimeout)
+			p.logger.Info("the API server does not answer; retrying", "apiServer", p.server, "attempt", attempt, "timeout", tryTimeout)
 		} else {
-			klog.InfoS("cannot reach the API server; retrying", "apiServer", p.server, "attempt", attempt, "err", err)
+			p.logger.Info("cannot reach the API server; retrying", "apiServer", p.server, "attempt", attempt, "err", err)
 		}
 		select {
 		case <-ctx.Done():
@@ -124,16 +126,19 @@ func firstContact(ctx context.Context, kube kubernetes.Interface, p *progress, t
 // serves that both run without leader election hold no Lease, and this
 // cannot see them (docs/serve.md).
 func warnOtherServe(ctx context.Context, kube kubernetes.Interface, namespace, name string, period time.Duration) {
+	logger := klog.FromContext(ctx)
 	warned := ""
 	for {
 		l, err := kube.CoordinationV1().Leases(namespace).Get(ctx, name, metav1.GetOptions{})
 		switch {
 		case err != nil:
-			klog.V(2).InfoS("cannot read the leader-election Lease to look for another serve", "lease", namespace+"/"+name, "err", err)
+			logger.V(2).Info("cannot read the leader-election Lease to look for another serve", "lease", namespace+"/"+name, "err", err)
 		case leases.Of(l).Held(time.Now(), 0) && leases.Of(l).Holder != warned:
 			st := leases.Of(l)
-			klog.Warningf("another serve holds the leader-election Lease %s/%s (holder %s, renewed %s ago) and acts; this one runs without --leader-elect, so both act on the same objects: stop one, or run both with --leader-elect",
-				namespace, name, st.Holder, st.Since(time.Now()).Round(time.Second))
+			// One sentence, as it was when it went through klog.Warningf:
+			// a logr logger has no warning level.
+			logger.Info(fmt.Sprintf("another serve holds the leader-election Lease %s/%s (holder %s, renewed %s ago) and acts; this one runs without --leader-elect, so both act on the same objects: stop one, or run both with --leader-elect",
+				namespace, name, st.Holder, st.Since(time.Now()).Round(time.Second)))
 			warned = st.Holder
 		}
 		select {

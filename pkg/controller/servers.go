@@ -26,6 +26,7 @@ import (
 )
 
 func startServers(ctx context.Context, o Config, reg *prometheus.Registry, ready *atomic.Value, healthz http.Handler, kube kubernetes.Interface) ([]*http.Server, error) {
+	logger := klog.FromContext(ctx)
 	var servers []*http.Server
 	closeAll := func() {
 		for _, s := range servers {
@@ -44,8 +45,11 @@ func startServers(ctx context.Context, o Config, reg *prometheus.Registry, ready
 		if tlsConfig != nil {
 			ln, scheme = tls.NewListener(ln, tlsConfig), "https"
 		}
-		klog.InfoS("serving", "endpoint", what, "address", ln.Addr().String(), "scheme", scheme)
+		logger.Info("serving", "endpoint", what, "address", ln.Addr().String(), "scheme", scheme)
 		s := newServer(h, perRequestWrite)
+		// Requests carry the manager's logger (the metrics filter logs
+		// through it), not its cancellation: Shutdown ends them.
+		s.BaseContext = func(net.Listener) context.Context { return klog.NewContext(context.Background(), logger) }
 		servers = append(servers, s)
 		go func() { _ = s.Serve(ln) }()
 		return nil
@@ -118,7 +122,7 @@ func metricsCerts(ctx context.Context, o Config) (*securemetrics.Certs, error) {
 	if err != nil {
 		return nil, fmt.Errorf("metrics: making a self-signed certificate: %w", err)
 	}
-	klog.InfoS("metrics served with a self-signed certificate (give --metrics-cert-dir for one scrapers can verify)", "hosts", hosts)
+	klog.FromContext(ctx).Info("metrics served with a self-signed certificate (give --metrics-cert-dir for one scrapers can verify)", "hosts", hosts)
 	return certs, nil
 }
 

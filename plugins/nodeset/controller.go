@@ -206,7 +206,7 @@ func retryLimiter(resync time.Duration) workqueue.TypedRateLimiter[string] {
 }
 
 // Initialize implements framework.Controller.
-func (c *Controller) Initialize(_ context.Context, opt *framework.ControllerOption) error {
+func (c *Controller) Initialize(ctx context.Context, opt *framework.ControllerOption) error {
 	c.kube = opt.KubeClient
 	c.vc = opt.VolcanoClient
 	c.recorder = opt.Recorder
@@ -229,7 +229,7 @@ func (c *Controller) Initialize(_ context.Context, opt *framework.ControllerOpti
 		retryLimiter(c.cfg.Resync),
 		workqueue.TypedRateLimitingQueueConfig[string]{Name: Name, MetricsProvider: opt.WorkqueueMetrics},
 	)
-	kinds, err := c.servedKinds()
+	kinds, err := c.servedKinds(ctx)
 	if err != nil {
 		return err
 	}
@@ -327,8 +327,9 @@ func (c *Controller) Run(ctx context.Context) {
 	if t := c.source.fixed; t != nil {
 		slurmVia = t.via
 	}
-	klog.InfoS("nodeset controller started", "workers", c.workers, "slurm", slurmVia)
-	c.logTrust()
+	logger := klog.FromContext(ctx)
+	logger.Info("nodeset controller started", "workers", c.workers, "slurm", slurmVia)
+	c.logTrust(logger)
 	// Errors are retried rate-limited without a limit: a NodeSet waits on
 	// Slurm, which may be away for a while.
 	framework.Loop[string]{
@@ -341,7 +342,7 @@ func (c *Controller) Run(ctx context.Context) {
 			return err
 		},
 		Retrying: func(key string, err error) {
-			klog.ErrorS(err, "syncing NodeSet", "nodeset", key)
+			logger.Error(err, "syncing NodeSet", "nodeset", key)
 		},
 	}.Run(stopCh)
 }

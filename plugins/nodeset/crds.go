@@ -23,15 +23,16 @@ const (
 
 // servedKinds asks the API server which of Slinky's kinds it serves. Only
 // a definite "not found" counts as not served: on any other error the
-// kinds are assumed served and the informers retry as usual.
-func (c *Controller) servedKinds() (map[string]bool, error) {
+// kinds are assumed served and the informers retry as usual. ctx carries
+// the logger.
+func (c *Controller) servedKinds(ctx context.Context) (map[string]bool, error) {
 	out := map[string]bool{}
 	list, err := c.kube.Discovery().ServerResourcesForGroupVersion(slinkyv1beta1.SchemeGroupVersion.String())
 	switch {
 	case apierrors.IsNotFound(err):
 		return out, nil
 	case err != nil:
-		klog.InfoS("cannot tell which Slinky kinds are served; assuming NodeSets are", "err", err)
+		klog.FromContext(ctx).Info("cannot tell which Slinky kinds are served; assuming NodeSets are", "err", err)
 		out[resNodeSets] = true
 		return out, nil
 	}
@@ -73,18 +74,18 @@ func (c *Controller) laterSlinky(ctx context.Context) {
 		return
 	}
 	src.slinkyChecked = time.Now()
-	kinds, err := c.servedKinds()
+	kinds, err := c.servedKinds(ctx)
 	if err != nil || !kinds[resControllers] || !kinds[resRestApis] {
 		return
 	}
 	synced, err := c.watchSlinky()
 	if err != nil {
-		klog.ErrorS(err, "watching Slinky's Controllers and RestApis")
+		klog.FromContext(ctx).Error(err, "watching Slinky's Controllers and RestApis")
 		return
 	}
 	c.opt.VolcanoInformerFactory.Start(ctx.Done())
 	cache.WaitForCacheSync(ctx.Done(), synced...)
-	klog.InfoS("Slinky's Controller and RestApi kinds are served: NodeSets find their slurmrestd through them")
+	klog.FromContext(ctx).Info("Slinky's Controller and RestApi kinds are served: NodeSets find their slurmrestd through them")
 }
 
 // waitForNodeSets returns once the API server serves NodeSets and their
@@ -95,25 +96,26 @@ func (c *Controller) waitForNodeSets(ctx context.Context) bool {
 	if c.nodeSets != nil {
 		return true
 	}
-	klog.InfoS("the API server serves no NodeSets (slinky.slurm.net/v1beta1): the NodeSet controller waits for the CRD", "every", c.cfg.CRDPoll)
+	logger := klog.FromContext(ctx)
+	logger.Info("the API server serves no NodeSets (slinky.slurm.net/v1beta1): the NodeSet controller waits for the CRD", "every", c.cfg.CRDPoll)
 	for {
 		select {
 		case <-ctx.Done():
 			return false
 		case <-time.After(c.cfg.CRDPoll):
 		}
-		kinds, err := c.servedKinds()
+		kinds, err := c.servedKinds(ctx)
 		if err != nil || !kinds[resNodeSets] {
 			continue
 		}
 		if err := c.watch(kinds); err != nil {
-			klog.ErrorS(err, "starting the NodeSet informers")
+			logger.Error(err, "starting the NodeSet informers")
 			return false
 		}
 		// The factories start the informers requested since they started.
 		c.opt.KubeInformerFactory.Start(ctx.Done())
 		c.opt.VolcanoInformerFactory.Start(ctx.Done())
-		klog.InfoS("NodeSets are served: the NodeSet controller starts")
+		logger.Info("NodeSets are served: the NodeSet controller starts")
 		return true
 	}
 }

@@ -1,6 +1,7 @@
 package nodeset
 
 import (
+	"context"
 	"strconv"
 
 	corev1 "k8s.io/api/core/v1"
@@ -29,7 +30,7 @@ func (s *nodeSetSync) ordinalToNode() map[string]string {
 		if err != nil {
 			return
 		}
-		if o, err := strconv.Atoi(ordinal); err != nil || !suits(newPod(ns, o, ""), node) {
+		if o, err := strconv.Atoi(ordinal); err != nil || !suits(klog.FromContext(s.ctx), newPod(ns, o, ""), node) {
 			return
 		}
 		out[ordinal] = nodeName
@@ -46,7 +47,7 @@ func (s *nodeSetSync) ordinalToNode() map[string]string {
 }
 
 // pin makes a new pod require the node its ordinal is pinned to.
-func (c *Controller) pin(ns *slinkyv1beta1.NodeSet, pod *corev1.Pod, ordinal int) {
+func (c *Controller) pin(ctx context.Context, ns *slinkyv1beta1.NodeSet, pod *corev1.Pod, ordinal int) {
 	if !ns.Spec.PinToNode {
 		return
 	}
@@ -55,7 +56,7 @@ func (c *Controller) pin(ns *slinkyv1beta1.NodeSet, pod *corev1.Pod, ordinal int
 		return
 	}
 	node, err := c.nodes.Get(name)
-	if err != nil || !suits(pod, node) {
+	if err != nil || !suits(klog.FromContext(ctx), pod, node) {
 		return
 	}
 	if pod.Spec.Affinity == nil {
@@ -79,12 +80,12 @@ func nodeAffinityPreferred(a *corev1.NodeAffinity) []corev1.PreferredSchedulingT
 }
 
 // suits says whether the scheduler could put the pod on the node, as far
-// as node selection and taints go.
-func suits(pod *corev1.Pod, node *corev1.Node) bool {
+// as node selection and taints go. logger is the taint helper's.
+func suits(logger klog.Logger, pod *corev1.Pod, node *corev1.Node) bool {
 	if ok, err := nodeaffinity.GetRequiredNodeAffinity(pod).Match(node); err != nil || !ok {
 		return false
 	}
-	_, untolerated := corev1helper.FindMatchingUntoleratedTaint(klog.Background(), node.Spec.Taints, pod.Spec.Tolerations,
+	_, untolerated := corev1helper.FindMatchingUntoleratedTaint(logger, node.Spec.Taints, pod.Spec.Tolerations,
 		func(t *corev1.Taint) bool {
 			return t.Effect == corev1.TaintEffectNoSchedule || t.Effect == corev1.TaintEffectNoExecute
 		}, false)

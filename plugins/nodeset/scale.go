@@ -146,7 +146,7 @@ func (c *Controller) createPods(ctx context.Context, key string, ns *slinkyv1bet
 		for _, o := range ordinals[:n] {
 			go func(o int) {
 				pod := newPod(ns, o, revision)
-				c.pin(ns, pod, o)
+				c.pin(ctx, ns, pod, o)
 				err := c.createClaims(ctx, ns, pod)
 				if err == nil {
 					_, err = c.kube.CoreV1().Pods(ns.Namespace).Create(ctx, pod, metav1.CreateOptions{FieldManager: FieldManager})

@@ -81,13 +81,13 @@ func keyTrusted(ep *slinky.Endpoint) error {
 }
 
 // logTrust says at start whom serve trusts with Slurm keys.
-func (c *Controller) logTrust() {
+func (c *Controller) logTrust(logger klog.Logger) {
 	if len(c.flags.namespaces) == 0 {
 		if c.source.fixed == nil {
-			klog.InfoS("nodeset controller: no --slurm-namespaces: the Slurm of NodeSets found through Slinky's objects is acted on in no namespace")
+			logger.Info("nodeset controller: no --slurm-namespaces: the Slurm of NodeSets found through Slinky's objects is acted on in no namespace")
 		}
 		return
 	}
-	klog.InfoS("nodeset controller: Slurm trusted in these namespaces; whoever may write NodeSets, Controllers, RestApis or Services there "+
+	logger.Info("nodeset controller: Slurm trusted in these namespaces; whoever may write NodeSets, Controllers, RestApis or Services there "+
 		"chooses which labelled key Secret serve signs with and where the token goes", "namespaces", c.flags.namespaces)
 }

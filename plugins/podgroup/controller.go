@@ -191,7 +191,8 @@ func (c *Controller) Run(ctx context.Context) {
 	if !cache.WaitForCacheSync(stopCh, c.synced...) {
 		return
 	}
-	klog.InfoS("podgroup controller started", "workers", c.workers, "schedulers", c.schedulers,
+	logger := klog.FromContext(ctx)
+	logger.Info("podgroup controller started", "workers", c.workers, "schedulers", c.schedulers,
 		"inheritOwnerAnnotations", c.inherit, "workLoadSupport", c.workloads, "resyncPeriod", c.resync)
 	if c.resync > 0 {
 		go c.resyncLoop(ctx)
@@ -199,11 +200,11 @@ func (c *Controller) Run(ctx context.Context) {
 	framework.Loop[request]{
 		Queue: c.wq, Workers: c.workers, MaxRequeue: c.maxRequeue, Sync: c.sync,
 		Retrying: func(req request, err error) {
-			klog.V(2).InfoS("podgroup sync failed; retrying", "kind", req.kind, "object", klog.KRef(req.namespace, req.name), "err", err)
+			logger.V(2).Info("podgroup sync failed; retrying", "kind", req.kind, "object", klog.KRef(req.namespace, req.name), "err", err)
 		},
 		Dropped: func(req request, err error) {
 			c.metrics.dropped.WithLabelValues(req.kind.String()).Inc()
-			klog.ErrorS(err, "podgroup sync failed too often; dropping the request", "kind", req.kind, "object", klog.KRef(req.namespace, req.name))
+			logger.Error(err, "podgroup sync failed too often; dropping the request", "kind", req.kind, "object", klog.KRef(req.namespace, req.name))
 			if obj := c.objectOf(req); obj != nil {
 				c.recorder.Eventf(obj, corev1.EventTypeWarning, "PodGroupSyncFailed",
 					"gave up after %d retries: %v", c.maxRequeue, err)

@@ -1,6 +1,7 @@
 package serve
 
 import (
+	"context"
 	"os"
 	"runtime/debug"
 	"strconv"
@@ -33,20 +34,22 @@ const (
 )
 
 // setMemoryLimit sets the Go runtime's soft memory limit from the
-// container's, unless GOMEMLIMIT is set (the runtime then applied it).
-func setMemoryLimit() {
-	limit, from := memoryLimit(os.LookupEnv, os.ReadFile)
+// container's, unless GOMEMLIMIT is set (the runtime then applied it), and
+// says so in ctx's log.
+func setMemoryLimit(ctx context.Context) {
+	logger := klog.FromContext(ctx)
+	limit, from := memoryLimit(logger, os.LookupEnv, os.ReadFile)
 	if limit <= 0 {
 		return
 	}
 	debug.SetMemoryLimit(limit)
-	klog.InfoS("Go memory limit set from the container's", "limitBytes", limit, "from", from, "fraction", memoryLimitFraction)
+	logger.Info("Go memory limit set from the container's", "limitBytes", limit, "from", from, "fraction", memoryLimitFraction)
 }
 
 // memoryLimit returns the soft memory limit for a container limit found
 // in the environment or the cgroup, and where it was found; 0 when
 // GOMEMLIMIT is set or no limit is found.
-func memoryLimit(lookup func(string) (string, bool), read func(string) ([]byte, error)) (int64, string) {
+func memoryLimit(logger klog.Logger, lookup func(string) (string, bool), read func(string) ([]byte, error)) (int64, string) {
 	if _, set := lookup("GOMEMLIMIT"); set {
 		return 0, ""
 	}
@@ -54,7 +57,7 @@ func memoryLimit(lookup func(string) (string, bool), read func(string) ([]byte, 
 		if n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64); err == nil && n > 0 {
 			return int64(float64(n) * memoryLimitFraction), memoryLimitEnv
 		}
-		klog.InfoS("ignoring "+memoryLimitEnv+": not a number of bytes", "value", v)
+		logger.Info("ignoring "+memoryLimitEnv+": not a number of bytes", "value", v)
 	}
 	b, err := read(cgroupMemoryMax)
 	if err != nil {

@@ -3,6 +3,8 @@ package serve
 import (
 	"errors"
 	"testing"
+
+	"github.com/go-logr/logr"
 )
 
 // TestMemoryLimit: GOMEMLIMIT wins (nothing set); else MEMORY_LIMIT (the
@@ -35,7 +37,7 @@ func TestMemoryLimit(t *testing.T) {
 		{"no cgroup file", nil, noFile, 0, ""},
 		{"garbage in the env, cgroup used", map[string]string{"MEMORY_LIMIT": "512Mi"}, file("1000"), 900, cgroupMemoryMax},
 	} {
-		got, from := memoryLimit(env(tc.env), tc.read)
+		got, from := memoryLimit(logr.Discard(), env(tc.env), tc.read)
 		if got != tc.want || from != tc.from {
 			t.Errorf("%s: %d from %q, want %d from %q", tc.name, got, from, tc.want, tc.from)
 		}

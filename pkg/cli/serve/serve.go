@@ -111,7 +111,7 @@ func run(ctx context.Context, c controller.Config, verbosity int32, errOut io.Wr
 	if _, set := os.LookupEnv("GOGC"); !set {
 		debug.SetGCPercent(gcPercent)
 	}
-	setMemoryLimit() // memlimit.go
+	setMemoryLimit(ctx) // memlimit.go
 	// klog's flags live on a flag set of their own, made here and not at
 	// start-up: only serve logs through klog at length.
 	var kfs flag.FlagSet

@@ -112,6 +112,7 @@ type tokenReviewer struct {
 }
 
 func (t *tokenReviewer) AuthenticateToken(ctx context.Context, token string) (*authenticator.Response, bool, error) {
+	logger := klog.FromContext(ctx) // before quietlog caps it
 	sum := sha256.Sum256([]byte(token))
 	if _, ok := t.known.Get(sum); !ok && !t.limiter.Allow() {
 		return nil, false, errRateLimited
@@ -128,7 +129,7 @@ func (t *tokenReviewer) AuthenticateToken(ctx context.Context, token string) (*a
 	}
 	if !r.Status.Authenticated {
 		if r.Status.Error != "" {
-			klog.V(2).InfoS("metrics request: token not accepted", "reason", r.Status.Error)
+			logger.V(2).Info("metrics request: token not accepted", "reason", r.Status.Error)
 		}
 		return nil, false, nil
 	}
@@ -219,6 +220,7 @@ type decision struct {
 // API server could not be asked.
 func (f *Filter) Wrap(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		logger := klog.FromContext(r.Context())
 		res, ok, err := f.authn.AuthenticateRequest(r)
 		if errors.Is(err, errRateLimited) {
 			tooMany(w, r)
@@ -226,7 +228,7 @@ func (f *Filter) Wrap(next http.Handler) http.Handler {
 		}
 		var unanswered *reviewError
 		if errors.As(err, &unanswered) {
-			klog.ErrorS(err, "metrics request: cannot ask the API server who the caller is", "path", r.URL.Path, "remote", r.RemoteAddr)
+			logger.Error(err, "metrics request: cannot ask the API server who the caller is", "path", r.URL.Path, "remote", r.RemoteAddr)
 			http.Error(w, "Internal Server Error: authentication could not be checked", http.StatusInternalServerError)
 			return
 		}
@@ -246,12 +248,12 @@ func (f *Filter) Wrap(next http.Handler) http.Handler {
 			return
 		}
 		if err != nil {
-			klog.ErrorS(err, "metrics request: cannot ask the API server for authorization", "user", res.User.GetName(), "path", r.URL.Path)
+			logger.Error(err, "metrics request: cannot ask the API server for authorization", "user", res.User.GetName(), "path", r.URL.Path)
 			http.Error(w, "Internal Server Error: authorization could not be checked", http.StatusInternalServerError)
 			return
 		}
 		if decision != authorizer.DecisionAllow {
-			klog.V(2).InfoS("metrics request forbidden", "user", res.User.GetName(), "path", r.URL.Path, "reason", reason)
+			logger.V(2).Info("metrics request forbidden", "user", res.User.GetName(), "path", r.URL.Path, "reason", reason)
 			http.Error(w, fmt.Sprintf("Forbidden: user %q may not %s %s (bind the ClusterRole kubectl-vc-metrics-reader)",
 				res.User.GetName(), attrs.Verb, r.URL.Path), http.StatusForbidden)
 			return
@@ -263,7 +265,7 @@ func (f *Filter) Wrap(next http.Handler) http.Handler {
 // tooMany refuses a request whose review was rate-limited. Logged at -v=2
 // only: a flood would otherwise flood the log too.
 func tooMany(w http.ResponseWriter, r *http.Request) {
-	klog.V(2).InfoS("metrics request: reviews rate-limited, refused with 429", "path", r.URL.Path, "remote", r.RemoteAddr)
+	klog.FromContext(r.Context()).V(2).Info("metrics request: reviews rate-limited, refused with 429", "path", r.URL.Path, "remote", r.RemoteAddr)
 	w.Header().Set("Retry-After", "1")
 	http.Error(w, "Too Many Requests: "+errRateLimited.Error(), http.StatusTooManyRequests)
 }

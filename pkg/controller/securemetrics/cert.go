@@ -118,6 +118,7 @@ func (c *Certs) Watch(ctx context.Context, period time.Duration) {
 	if c.dir == "" {
 		return
 	}
+	logger := klog.FromContext(ctx)
 	t := time.NewTicker(period)
 	defer t.Stop()
 	for {
@@ -129,9 +130,9 @@ func (c *Certs) Watch(ctx context.Context, period time.Duration) {
 		changed, err := c.reload()
 		switch {
 		case err != nil:
-			klog.ErrorS(err, "metrics certificate not reloaded; still serving the previous one", "dir", c.dir)
+			logger.Error(err, "metrics certificate not reloaded; still serving the previous one", "dir", c.dir)
 		case changed:
-			klog.InfoS("metrics certificate reloaded", "dir", c.dir, "notAfter", c.Current().Leaf.NotAfter)
+			logger.Info("metrics certificate reloaded", "dir", c.dir, "notAfter", c.Current().Leaf.NotAfter)
 		}
 	}
 }

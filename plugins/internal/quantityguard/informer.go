@@ -69,7 +69,7 @@ func (lw *listWatch[T, P]) ListWithContext(ctx context.Context, opts metav1.List
 	}
 	items := make([]T, len(l.Items))
 	for i, raw := range l.Items {
-		if err := lw.decode(raw, P(&items[i])); err != nil {
+		if err := lw.decode(klog.FromContext(ctx), raw, P(&items[i])); err != nil {
 			return nil, fmt.Errorf("list %s: %w", lw.resource, err)
 		}
 	}
@@ -83,13 +83,13 @@ func (lw *listWatch[T, P]) WatchWithContext(ctx context.Context, opts metav1.Lis
 	if err != nil {
 		return nil, err
 	}
-	return watch.NewStreamWatcher(&events[T, P]{lw: lw, body: body, dec: json.NewDecoder(body)},
+	return watch.NewStreamWatcher(&events[T, P]{lw: lw, logger: klog.FromContext(ctx), body: body, dec: json.NewDecoder(body)},
 		apierrors.NewClientErrorReporter(http.StatusInternalServerError, "GET", "ClientWatchDecoding")), nil
 }
 
 // decode sanitizes one object and decodes it into obj, without its type
-// meta, as a typed client's informer holds it.
-func (lw *listWatch[T, P]) decode(raw []byte, obj P) error {
+// meta, as a typed client's informer holds it; logger says what it removed.
+func (lw *listWatch[T, P]) decode(logger klog.Logger, raw []byte, obj P) error {
 	clean, removed, err := sanitize(raw)
 	if err != nil {
 		return err
@@ -99,7 +99,7 @@ func (lw *listWatch[T, P]) decode(raw []byte, obj P) error {
 	}
 	obj.GetObjectKind().SetGroupVersionKind(schema.GroupVersionKind{})
 	if len(removed) > 0 {
-		report(lw.resource, obj, removed)
+		report(logger, lw.resource, obj, removed)
 	}
 	return nil
 }
@@ -107,7 +107,7 @@ func (lw *listWatch[T, P]) decode(raw []byte, obj P) error {
 // reported limits the log to one line per object version.
 var reported sync.Map
 
-func report(resource string, obj runtime.Object, removed []dropped) {
+func report(logger klog.Logger, resource string, obj runtime.Object, removed []dropped) {
 	m, ok := obj.(metav1.Object)
 	if !ok {
 		return
@@ -120,15 +120,17 @@ func report(resource string, obj runtime.Object, removed []dropped) {
 	for i, d := range removed {
 		fields[i] = d.String()
 	}
-	klog.InfoS("ignored quantities that would take minutes to parse (exponent over 4 digits or over 100 digits in a row)",
+	logger.Info("ignored quantities that would take minutes to parse (exponent over 4 digits or over 100 digits in a row)",
 		"resource", resource, "namespace", m.GetNamespace(), "name", m.GetName(), "fields", fields)
 }
 
 // events decodes a watch stream's events.
 type events[T any, P object[T]] struct {
-	lw   *listWatch[T, P]
-	body io.Closer
-	dec  *json.Decoder
+	lw *listWatch[T, P]
+	// logger is the watch's (its context's).
+	logger klog.Logger
+	body   io.Closer
+	dec    *json.Decoder
 }
 
 func (e *events[T, P]) Decode() (watch.EventType, runtime.Object, error) {
@@ -145,7 +147,7 @@ func (e *events[T, P]) Decode() (watch.EventType, runtime.Object, error) {
 		return typ, st, nil
 	}
 	obj := P(new(T))
-	if err := e.lw.decode(ev.Object.Raw, obj); err != nil {
+	if err := e.lw.decode(e.logger, ev.Object.Raw, obj); err != nil {
 		return "", nil, fmt.Errorf("watch %s: %w", e.lw.resource, err)
 	}
 	return typ, obj, nil
@@ -213,7 +215,7 @@ func Patch[T any, P object[T]](ctx context.Context, rc rest.Interface, resource,
 	}
 	lw := &listWatch[T, P]{resource: resource}
 	obj := P(new(T))
-	if err := lw.decode(body, obj); err != nil {
+	if err := lw.decode(klog.FromContext(ctx), body, obj); err != nil {
 		return nil, fmt.Errorf("patch %s %s: %w", resource, name, err)
 	}
 	return obj, nil

@@ -33,5 +33,16 @@ if [[ -n "$outside" ]]; then
   echo "$outside" >&2
   fail=1
 fi
+# serve's name and Volcano's namespace are spelled once, in pkg/apis/keys
+# (ServeName, VolcanoNamespace): a Go string literal that is one of them, or
+# a name made from serve's, anywhere else in non-test code is refused.
+# Comments, help text, tests, YAML and docs may say them.
+names=$(git grep -nE '"(kubectl-vc-serve["-]|volcano-system")' -- '*.go' ':!*_test.go' ':!pkg/apis/keys/' |
+  grep -vE '^[^:]+:[0-9]+:[[:space:]]*//' || true)
+if [[ -n "$names" ]]; then
+  echo "verify: spell serve's names with keys.ServeName and keys.VolcanoNamespace (pkg/apis/keys), not as literals:" >&2
+  echo "$names" >&2
+  fail=1
+fi
 if [[ -x hack/verify-docs.sh ]]; then hack/verify-docs.sh || fail=1; fi
 exit $fail

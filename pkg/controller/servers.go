@@ -110,20 +110,38 @@ func metricsCerts(ctx context.Context, o Config) (*securemetrics.Certs, error) {
 		go certs.Watch(ctx, period)
 		return certs, nil
 	}
-	host, _ := os.Hostname()
-	hosts := []string{"localhost", "127.0.0.1", "::1", host}
-	// The Service install creates, so that a scraper may verify the name
-	// against this certificate once it trusts it.
-	hosts = append(hosts, manifests.ServeMetricsService+"."+keys.VolcanoNamespace+".svc", manifests.ServeMetricsService+"."+keys.VolcanoNamespace+".svc.cluster.local")
-	if ip := os.Getenv("POD_IP"); ip != "" {
-		hosts = append(hosts, ip)
-	}
+	hosts := selfSignedHosts()
 	certs, err := securemetrics.SelfSigned(hosts...)
 	if err != nil {
 		return nil, fmt.Errorf("metrics: making a self-signed certificate: %w", err)
 	}
 	klog.FromContext(ctx).Info("metrics served with a self-signed certificate (give --metrics-cert-dir for one scrapers can verify)", "hosts", hosts)
 	return certs, nil
+}
+
+// selfSignedHosts are the names and addresses a self-signed metrics
+// certificate holds: this host's, the pod's address (POD_IP), and the
+// metrics Service that install creates in serve's namespace, so that a
+// scraper may verify the name once it trusts the certificate.
+func selfSignedHosts() []string {
+	host, _ := os.Hostname()
+	hosts := []string{"localhost", "127.0.0.1", "::1", host}
+	ns := servingNamespace()
+	hosts = append(hosts, manifests.ServeMetricsService+"."+ns+".svc", manifests.ServeMetricsService+"."+ns+".svc.cluster.local")
+	if ip := os.Getenv("POD_IP"); ip != "" {
+		hosts = append(hosts, ip)
+	}
+	return hosts
+}
+
+// servingNamespace is the namespace serve runs in: its pod's, which the
+// Deployment passes in POD_NAMESPACE (downward API) wherever install put it
+// (--serve-namespace); outside a pod, install's default.
+func servingNamespace() string {
+	if ns := os.Getenv("POD_NAMESPACE"); ns != "" {
+		return ns
+	}
+	return keys.VolcanoNamespace
 }
 
 // addProfiling serves net/http/pprof's handlers under /debug/pprof/ on mux

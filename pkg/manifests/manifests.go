@@ -13,6 +13,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/kubectl-vc/kubectl-vc/pkg/apis/keys"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 )
@@ -37,11 +38,11 @@ const (
 // The Deployment of 'serve' (serve/20-deployment.yaml) and its container,
 // whose image 'kubectl vc install' sets when it renders the set.
 const (
-	ServeDeployment = "kubectl-vc-serve"
+	ServeDeployment = keys.ServeName
 	ServeContainer  = "serve"
 	// ServeMetricsService is the Service in front of serve's metrics port
 	// (serve/20-deployment.yaml): its self-signed certificate names it.
-	ServeMetricsService = "kubectl-vc-serve-metrics"
+	ServeMetricsService = keys.ServeName + "-metrics"
 	// ImageRepository is where the image of kubectl-vc is published
 	// ('make image' names it so too); the tag is the binary's version.
 	ImageRepository = "ghcr.io/kubectl-vc/kubectl-vc"

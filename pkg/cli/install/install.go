@@ -365,7 +365,7 @@ func CheckServiceMonitorAPI(disc discovery.DiscoveryInterface) error {
 			}
 		}
 	}
-	return fmt.Errorf("the API server does not serve %s ServiceMonitor (the Prometheus Operator's CRD): install the Prometheus Operator first, or leave out --service-monitor and point your scraper at the Service kubectl-vc-serve-metrics (docs/security.md)", serviceMonitorGV)
+	return fmt.Errorf("the API server does not serve %s ServiceMonitor (the Prometheus Operator's CRD): install the Prometheus Operator first, or leave out --service-monitor and point your scraper at the Service %s (docs/security.md)", serviceMonitorGV, manifests.ServeMetricsService)
 }
 
 type applier struct {

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 
+	"github.com/kubectl-vc/kubectl-vc/pkg/apis/keys"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/util"
 	"github.com/kubectl-vc/kubectl-vc/pkg/manifests"
 )
@@ -22,7 +23,7 @@ import (
 // bindings name, and the namespace of its leader-election Lease.
 
 // DefaultServeNamespace is where install puts serve unless told otherwise.
-const DefaultServeNamespace = "volcano-system"
+const DefaultServeNamespace = keys.VolcanoNamespace
 
 const leaseNamespaceArg = "--leader-elect-resource-namespace="
 

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 
+	"github.com/kubectl-vc/kubectl-vc/pkg/apis/keys"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/util"
 	"github.com/kubectl-vc/kubectl-vc/pkg/manifests"
 )
@@ -23,7 +24,7 @@ import (
 
 const (
 	// slurmKeyRole names the Role and RoleBinding in each named namespace.
-	slurmKeyRole = "kubectl-vc-serve-slurm-key"
+	slurmKeyRole = keys.ServeName + "-slurm-key"
 	// slurmKeyLabel marks them, so that install (for namespaces no longer
 	// named) and uninstall find them in whatever namespace they are.
 	slurmKeyLabel = "kubectl-vc.io/serve-slurm-key"

@@ -18,6 +18,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/kubectl-vc/kubectl-vc/pkg/apis/keys"
 	"k8s.io/klog/v2"
 )
 
@@ -69,7 +70,7 @@ func SelfSigned(hosts ...string) (*Certs, error) {
 	now := time.Now()
 	tmpl := &x509.Certificate{
 		SerialNumber:          serial,
-		Subject:               pkix.Name{CommonName: "kubectl-vc-serve metrics (self-signed)"},
+		Subject:               pkix.Name{CommonName: keys.ServeName + " metrics (self-signed)"},
 		NotBefore:             now.Add(-time.Hour),
 		NotAfter:              now.Add(365 * 24 * time.Hour),
 		KeyUsage:              x509.KeyUsageDigitalSignature,

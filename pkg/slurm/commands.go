@@ -180,19 +180,44 @@ func (c *Commands) query(ctx context.Context, args ...string) (map[string]NodeSt
 	return nodes, nil
 }
 
-// decodeSinfo reads sinfo --json's nodes by name.
+// decodeSinfo reads sinfo --json's nodes by name. The answer is decoded a
+// node at a time (decodeAnswer, as a slurmrestd answer is) and refused past
+// maxNodes nodes, with the REST client's error: what sinfo printed is
+// capped at 64 MiB, but 64 MiB of the smallest nodes are some 1.9 million,
+// and serve keeps every node it reads (test/hostile measured a slurmrestd
+// answer of them at 961 MiB over serve's idle RSS before that bound).
 func decodeSinfo(out []byte) (map[string]NodeState, error) {
-	var resp struct {
-		Nodes []sinfoNode `json:"nodes"`
-	}
-	if err := json.Unmarshal(out, &resp); err != nil {
+	var resp sinfoResponse
+	if err := decodeAnswer(bytes.NewReader(out), &resp); err != nil {
 		return nil, err
 	}
-	nodes := make(map[string]NodeState, len(resp.Nodes))
-	for _, n := range resp.Nodes {
-		nodes[n.Name] = n.toState()
+	if resp.nodes == nil {
+		resp.nodes = map[string]NodeState{}
 	}
-	return nodes, nil
+	return resp.nodes, nil
+}
+
+// sinfoResponse is sinfo --json's answer, decoded key by key (streamed):
+// only its node list is read.
+type sinfoResponse struct {
+	nodes map[string]NodeState
+}
+
+func (r *sinfoResponse) decodeField(dec *json.Decoder, key string) error {
+	if !is(key, "nodes") {
+		return skipValue(dec, 1)
+	}
+	// A later "nodes" replaces an earlier one, as json.Unmarshal has it.
+	r.nodes = map[string]NodeState{}
+	count := 0
+	_, err := decodeEach(dec, func(n sinfoNode) error {
+		if count++; count > maxNodes {
+			return errTooManyNodes
+		}
+		r.nodes[n.Name] = n.toState()
+		return nil
+	})
+	return err
 }
 
 // Refresh implements Client.

@@ -72,6 +72,7 @@ func newFakeQueueController(t *testing.T, objs ...runtime.Object) *fakeQueueCont
 		t.Fatal(err)
 	}
 	t.Cleanup(qc.wq.ShutDown)
+	t.Cleanup(qc.fast.ShutDown)
 	vf.Start(ctx.Done())
 	kf.Start(ctx.Done())
 	for typ, ok := range vf.WaitForCacheSync(ctx.Done()) {

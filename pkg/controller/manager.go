@@ -142,7 +142,7 @@ func run(ctx context.Context, o Config, p *progress) error {
 		}
 	}()
 
-	klog.FromContext(ctx).Info("starting", "apiServer", p.server, "controllers", names(ctrls), "leaderElect", o.LeaderElect)
+	p.logger.Info("starting", "apiServer", p.server, "controllers", names(ctrls), "leaderElect", o.LeaderElect)
 	go p.report(ctx, ProgressPeriod)
 	if err := firstContact(ctx, kube, p, FirstContactTimeout); err != nil {
 		return nil // ctx ended: a clean stop

@@ -95,8 +95,13 @@ vet:
 REST_SLURMS ?= slurm-24.11 slurm-26.05
 
 ## unit: the package tests that need no root, no cluster and nothing but Go modules (-short: Slurm's daemons skipped); under a minute warm
+# Every package of the main module but test/, and hack/image's own module
+# (hack's other modules hold no tests). test/ is left out: each of its
+# packages is an integration suite that starts the local control plane
+# (etcd, kube-apiserver), and some a node as root.
 unit:
-	go test -short -count=1 ./pkg/... ./plugins/... ./cmd/...
+	go test -short -count=1 ./pkg/... ./plugins/... ./cmd/... ./internal/... ./hack/...
+	cd hack/image && go test -short -count=1 ./...
 
 # Every go test of 'make test' runs through gotestsum (hack/testtools pins
 # it): the output is go test's own, and each run's events are kept as JSON in

@@ -13,8 +13,9 @@ import (
 // is refused before it costs memory: what an expansion allocates never
 // passes them, whatever numbers the list states. A list names nodes of one
 // cluster, so it is held to the nodes an answer may list (maxNodes) and 64
-// bytes a name (a hostname is at most 63 characters): a million names
-// allowed before cost 71 MiB of serve's 256 MiB budget (test/hostile).
+// bytes a name (a hostname is at most 63 characters): the million names
+// allowed before took a large share of serve's 256 MiB budget (test/hostile;
+// docs/security.md, the bounds table).
 const (
 	maxHostlist      = maxNodes
 	maxHostlistBytes = maxNodes * 64

@@ -163,8 +163,9 @@ var errTooDeep = fmt.Errorf("the answer nests deeper than %d levels", maxNesting
 // value the client does not read is not buffered whole. outer is how many
 // objects and lists around the value are open already (1 for a key of the
 // answer's object). json.Decoder.Token keeps an entry per open bracket,
-// and would keep 32 Mi of them for a 64 MiB answer of brackets (908 MiB
-// of serve's memory, measured by test/hostile): past maxNesting in all,
+// and would keep 32 Mi of them for a 64 MiB answer of brackets (far past
+// serve's budget: test/hostile, measured in docs/security.md): past
+// maxNesting in all,
 // the value is refused, as json.Unmarshal refuses it.
 func skipValue(dec *json.Decoder, outer int) error {
 	depth := 0
@@ -271,9 +272,9 @@ type restNodesResponse struct {
 }
 
 // maxNodes bounds the nodes one answer may list: a refresh keeps every
-// node, and 64 MiB of the smallest nodes list 1.9 million of them, which
-// cost serve 961 MiB over its idle memory (test/hostile), about 500 bytes
-// a node at the peak. A kept node is about 220 bytes of live heap
+// node, and 64 MiB of the smallest nodes list 1.9 million of them, far
+// past serve's budget (test/hostile; measured in docs/security.md). A kept
+// node is about 220 bytes of live heap
 // (TestRESTRefusesTooManyNodes), twice that with the collector's headroom,
 // and the old cache lives on until the new one replaces it: 131 072 nodes
 // stay within a quarter of the 256 MiB serve may grow by. They are more

@@ -25,7 +25,8 @@ import (
 // way this API server offers. It reads every podgroup's queue and phase
 // from server-side Tables without the objects, one per namespace
 // (podgrouprows, as serve's queue controller reads them when it runs
-// alone: 2.7 s at 10x where an informer takes 27-37 s), and the queues
+// alone, the cheapest read of BenchmarkScale's reads pass: docs/benchmarks.md),
+// and the queues
 // with one consistent LIST; it keeps no watch open, counts the
 // podgroups of each queue by phase, and applies each queue's status (state
 // Open and the counts) where it differs, floorConcurrency at once. No

@@ -209,8 +209,9 @@ func runFloor(b testing.TB, ctx context.Context, cancel context.CancelFunc, inf 
 
 // benchRounds is how many times each size of a floor benchmark runs its
 // floor pass and its serve pass (VC_BENCH_ROUNDS, default 1). One pass of
-// either varies by ±20 % on a loaded two-core machine, mostly with the API
-// server and etcd; several rounds and their medians say more than one.
+// either varies from run to run on a loaded two-core machine, mostly with
+// the API server and etcd (docs/benchmarks.md); several rounds and their
+// medians say more than one.
 func benchRounds() int { return envInt("VC_BENCH_ROUNDS", 1) }
 
 // alternate runs rounds rounds of a floor pass and a serve pass, swapping

@@ -15,8 +15,8 @@ import (
 // queueWatch follows the queues of want through an informer, so that a
 // cold start's end is seen without loading the API server under
 // measurement. The harness used to list every queue each 250 ms: at 10 000
-// queues and a 50 s start that was ~150 lists of 10 000 queues, more
-// objects than the 200 000 podgroups the controller itself lists, on the
+// queues, over a cold start, that was more objects than the 200 000
+// podgroups the controller itself lists, on the
 // same two cores; and it grew with size × duration, which showed up as the
 // controllers' time growing faster than their work. A watch costs one
 // event per status write, which the API server sends its other watchers

@@ -314,8 +314,9 @@ func launch(b *testing.B, l coldLaunch) *measured {
 		go saveCPUProfile(b, l.metrics, l.cpuFile, envInt("VC_BENCH_COLD_CPU_SECONDS", 30))
 	}
 	// VmHWM counts the binary's pages too (RssFile), which depend on how
-	// the kernel holds the file in its page cache: the same binary has
-	// shown 42 and 70 MiB of them. The process's own memory (RssAnon) has
+	// the kernel holds the file in its page cache, so they vary between
+	// runs of the same binary (docs/benchmarks.md). The process's own
+	// memory (RssAnon) has
 	// no high-water mark in /proc, so it is sampled.
 	go func() {
 		defer close(m.sampled)

@@ -27,7 +27,7 @@ import (
 // cluster (10 queues), each run VC_BENCH_STARTUP_RUNS times (21 by
 // default), alternating the two binaries; median wall time and median peak
 // RSS (see runOnce), each binary read from disk first (fromDisk). GNU
-// time, which reads the peak RSS, adds its own start (~1 ms) to both.
+// time, which reads the peak RSS, adds its own start to both alike.
 func BenchmarkStartup(b *testing.B) {
 	runs := envInt("VC_BENCH_STARTUP_RUNS", 21)
 	bin := buildBinary(b)
@@ -85,8 +85,8 @@ func BenchmarkStartup(b *testing.B) {
 // that every binary is measured from the page cache a read from disk
 // leaves, as after an install. The kernel maps a file's pages by the
 // folios the page cache holds them in: the binary this benchmark has just
-// built, written by the linker, showed up to 8 MiB more resident file pages
-// than the same bytes read back, which the peak RSS measured.
+// built, written by the linker, showed more resident file pages than the
+// same bytes read back, which the peak RSS measured (docs/benchmarks.md).
 func fromDisk(b *testing.B, argv []string) {
 	f, err := os.Open(argv[0])
 	if err != nil {

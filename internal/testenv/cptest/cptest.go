@@ -174,8 +174,9 @@ func run(m *testing.M, opts Options) (code int) {
 // real binary, as a user would: built as 'make build' and the release
 // build it (static, CGO_ENABLED=0, -trimpath, stripped). A plain 'go build'
 // on a machine with gcc links against glibc instead, and such a binary
-// differs in more than linking: its resident memory (RssFile) at the end
-// of a cold start was 70 MiB against 42 MiB (docs/benchmarks.md).
+// differs in more than linking: it keeps more of its file resident
+// (RssFile), which the memory benchmarks count (docs/benchmarks.md,
+// BenchmarkColdStartQueues).
 func BuildBinary(dir string, ldflags ...string) (string, error) {
 	root, err := controlplane.RepoRoot()
 	if err != nil {

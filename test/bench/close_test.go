@@ -317,7 +317,7 @@ func settled(b *testing.B, addr string) map[string]float64 {
 
 // requests reads the controller's rest_client_requests_total by method.
 func requests(b *testing.B, addr string) map[string]float64 {
-	resp, err := http.Get("http://" + addr + "/metrics")
+	resp, err := fetch(addr, "/metrics")
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -22,6 +23,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/kubectl-vc/kubectl-vc/internal/testenv/controlplane"
 	"github.com/kubectl-vc/kubectl-vc/internal/testenv/cptest"
@@ -207,9 +209,30 @@ func serveLaunchOf(b *testing.B, bin, kubeconfig string, env []string, controlle
 	l.args = append(l.args, strings.Fields(os.Getenv("VC_BENCH_SERVE_ARGS"))...)
 	l.cpuFile = os.Getenv("VC_BENCH_COLD_CPU")
 	if l.heapFile != "" || l.cpuFile != "" {
-		l.args = append(l.args, "--profiling")
+		// serve serves its profiles only over HTTPS behind the API
+		// server's checks: its metrics and profiles are read with the
+		// token of a ServiceAccount granted them (fetch).
+		cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+		if err != nil {
+			b.Fatal(err)
+		}
+		secureMetrics.Store(l.metrics, cptest.ProfilerToken(b, kubernetes.NewForConfigOrDie(cfg)))
+		l.args = append(l.args, "--metrics-secure=true", "--profiling")
 	}
 	return l
+}
+
+// secureMetrics holds, by metrics address, the token of a serve started
+// with --profiling, whose metrics and profiles are served over HTTPS.
+var secureMetrics sync.Map
+
+// fetch GETs path from a controller's metrics address: over HTTPS with
+// the token secureMetrics holds for it, else over plain HTTP.
+func fetch(addr, path string) (*http.Response, error) {
+	if token, ok := secureMetrics.Load(addr); ok {
+		return cptest.FetchSecure(context.Background(), addr, token.(string), path)
+	}
+	return http.Get("http://" + addr + path)
 }
 
 // volcanoLaunch is Volcano's controller manager with the same two
@@ -488,7 +511,7 @@ var queueCountSeries = regexp.MustCompile(`^volcano_queue_pod_group_(\w+)_count\
 // metricCountsMatch tells whether the metrics at addr show want's
 // podgroup counts for every queue in want.
 func metricCountsMatch(addr string, want map[string]v1beta1.QueueStatus) bool {
-	resp, err := http.Get("http://" + addr + "/metrics")
+	resp, err := fetch(addr, "/metrics")
 	if err != nil {
 		return false
 	}
@@ -545,7 +568,7 @@ func procMemory(b *testing.B, pid int) (hwm, rss int64) {
 // saveHeapProfile saves the heap profile of the serve whose metrics (and,
 // with --profiling, pprof) address is addr to file.
 func saveHeapProfile(b *testing.B, addr, file string) {
-	resp, err := http.Get("http://" + addr + "/debug/pprof/heap")
+	resp, err := fetch(addr, "/debug/pprof/heap")
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -567,11 +590,11 @@ func saveHeapProfile(b *testing.B, addr, file string) {
 // saveCPUProfile saves a CPU profile of the serve whose pprof address is
 // addr, taken over its first seconds, to file (go tool pprof).
 func saveCPUProfile(b *testing.B, addr, file string, seconds int) {
-	url := fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", addr, seconds)
+	path := fmt.Sprintf("/debug/pprof/profile?seconds=%d", seconds)
 	var resp *http.Response
 	var err error
 	for range 100 { // until serve listens
-		if resp, err = http.Get(url); err == nil {
+		if resp, err = fetch(addr, path); err == nil {
 			break
 		}
 		time.Sleep(20 * time.Millisecond)
@@ -581,6 +604,10 @@ func saveCPUProfile(b *testing.B, addr, file string, seconds int) {
 		return
 	}
 	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		b.Errorf("CPU profile: %s", resp.Status)
+		return
+	}
 	f, err := os.Create(file)
 	if err != nil {
 		b.Error(err)

@@ -3,6 +3,7 @@ package cptest
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
 	"fmt"
 	"io"
 	"net/http"
@@ -16,7 +17,12 @@ import (
 	"time"
 
 	"github.com/kubectl-vc/kubectl-vc/internal/testenv/freeport"
+	authenticationv1 "k8s.io/api/authentication/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
 )
 
 // Serve is a running 'kubectl-vc serve' process started by a test.
@@ -28,6 +34,9 @@ type Serve struct {
 	Health, Metrics string
 	// Log is the file that receives its output.
 	Log string
+	// token, when set, is the bearer token its metrics and profiles are
+	// read with, over HTTPS (StartProfiledServe).
+	token string
 }
 
 // StartServe runs 'binary serve' with kubeconfig (unless args name another
@@ -87,6 +96,87 @@ func StartServe(t testing.TB, binary, kubeconfig string, args ...string) *Serve 
 	return p
 }
 
+// StartProfiledServe is StartServe with --profiling: its metrics and Go's
+// profiles are served over HTTPS behind the API server's token and RBAC
+// checks (serve refuses profiling otherwise), and read (Metric, Stacks,
+// Get) with the token of a ServiceAccount of the test's own allowed to
+// (ProfilerToken). kubeconfig (or the --kubeconfig in args) is serve's
+// identity, which must be allowed to create TokenReviews and
+// SubjectAccessReviews (the control plane's admin is); kube makes the
+// ServiceAccount and its grant.
+func StartProfiledServe(t testing.TB, binary, kubeconfig string, kube kubernetes.Interface, args ...string) *Serve {
+	t.Helper()
+	token := ProfilerToken(t, kube)
+	p := StartServe(t, binary, kubeconfig, append(args, "--metrics-secure=true", "--profiling")...)
+	p.token = token
+	return p
+}
+
+// ProfilerToken makes a ServiceAccount (in namespace default) allowed to
+// GET serve's /metrics and /debug/pprof/* (a ClusterRole of those
+// non-resource URLs, bound to it), and returns a token of it for serve's
+// HTTPS endpoint (FetchSecure). They are removed when the test ends.
+func ProfilerToken(t testing.TB, kube kubernetes.Interface) string {
+	t.Helper()
+	ctx := context.Background()
+	const ns = "default"
+	sa, err := kube.CoreV1().ServiceAccounts(ns).Create(ctx, &corev1.ServiceAccount{
+		ObjectMeta: metav1.ObjectMeta{GenerateName: "kvc-test-profiler-"}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("profiler ServiceAccount: %v", err)
+	}
+	name := sa.Name // also the ClusterRole's and the binding's
+	t.Cleanup(func() {
+		ctx := context.Background()
+		_ = kube.RbacV1().ClusterRoleBindings().Delete(ctx, name, metav1.DeleteOptions{})
+		_ = kube.RbacV1().ClusterRoles().Delete(ctx, name, metav1.DeleteOptions{})
+		_ = kube.CoreV1().ServiceAccounts(ns).Delete(ctx, name, metav1.DeleteOptions{})
+	})
+	if _, err := kube.RbacV1().ClusterRoles().Create(ctx, &rbacv1.ClusterRole{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Rules:      []rbacv1.PolicyRule{{NonResourceURLs: []string{"/metrics", "/debug/pprof/*"}, Verbs: []string{"get"}}},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("profiler ClusterRole: %v", err)
+	}
+	if _, err := kube.RbacV1().ClusterRoleBindings().Create(ctx, &rbacv1.ClusterRoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: name},
+		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: name, Namespace: ns}},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("profiler ClusterRoleBinding: %v", err)
+	}
+	tok, err := kube.CoreV1().ServiceAccounts(ns).CreateToken(ctx, name, &authenticationv1.TokenRequest{}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("profiler token: %v", err)
+	}
+	return tok.Status.Token
+}
+
+// secureClient reads serve's HTTPS endpoint. It does not verify serve's
+// certificate: a test's serve makes a self-signed one (the endpoint's
+// checks are of the caller's token, which is what a test goes through).
+var secureClient = &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
+
+// FetchSecure GETs path from serve's HTTPS metrics address addr with the
+// bearer token.
+func FetchSecure(ctx context.Context, addr, token, path string) (*http.Response, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "https://"+addr+path, nil)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Authorization", "Bearer "+token)
+	return secureClient.Do(req)
+}
+
+// Get GETs path from serve's metrics address: over HTTPS with its token
+// when it was started by StartProfiledServe, over plain HTTP otherwise.
+func (p *Serve) Get(path string) (*http.Response, error) {
+	if p.token != "" {
+		return FetchSecure(context.Background(), p.Metrics, p.token, path)
+	}
+	return http.Get("http://" + p.Metrics + path)
+}
+
 // Exited reports whether the process has ended.
 func (p *Serve) Exited() bool {
 	select {
@@ -122,7 +212,7 @@ func (p *Serve) Terminate(t testing.TB) error {
 // fragment (e.g. `queue_name="q1"`); found is false when there is none.
 func (p *Serve) Metric(t testing.TB, name string, fragments ...string) (sum float64, found bool) {
 	t.Helper()
-	resp, err := http.Get("http://" + p.Metrics + "/metrics")
+	resp, err := p.Get("/metrics")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -190,18 +280,18 @@ func (p *Serve) Err() error {
 	return p.err
 }
 
-// Stacks returns the goroutine stacks of a serve started with --profiling
-// that mention every given fragment (all stacks when none is given), read
+// Stacks returns the goroutine stacks of a serve started with
+// StartProfiledServe that mention every given fragment (all stacks when none is given), read
 // from its /debug/pprof/ without stopping it: what a test that timed out
 // shows of what serve was busy with.
 func (p *Serve) Stacks(fragments ...string) (string, error) {
-	resp, err := http.Get("http://" + p.Metrics + "/debug/pprof/goroutine?debug=2")
+	resp, err := p.Get("/debug/pprof/goroutine?debug=2")
 	if err != nil {
 		return "", err
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return "", fmt.Errorf("/debug/pprof/goroutine: %s (was serve started with --profiling?)", resp.Status)
+		return "", fmt.Errorf("/debug/pprof/goroutine: %s (was serve started with StartProfiledServe?)", resp.Status)
 	}
 	b, err := io.ReadAll(resp.Body)
 	if err != nil {

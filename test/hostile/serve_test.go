@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -54,7 +55,13 @@ type serve struct {
 // controller has synced a queue created now, and reads its idle RSS.
 func startServe(t *testing.T, args ...string) *serve {
 	t.Helper()
-	p := cptest.StartServe(t, env.binary, env.kubeconfig, append([]string{"--controllers=queue,podgroup,nodeset"}, args...)...)
+	args = append([]string{"--controllers=queue,podgroup,nodeset"}, args...)
+	var p *cptest.Serve
+	if diagDir() != "" {
+		p = cptest.StartProfiledServe(t, env.binary, env.kubeconfig, env.kube, args...)
+	} else {
+		p = cptest.StartServe(t, env.binary, env.kubeconfig, args...)
+	}
 	s := &serve{Serve: p, pid: pidOf(t, p)}
 	// The queue controller syncs only once every cache it reads has
 	// synced: a queue made Open proves it.
@@ -140,6 +147,7 @@ func (s *serve) check(t *testing.T, name string, closeLatency time.Duration, sta
 	}
 	r.peak = s.status(t, "VmHWM")
 	t.Logf("%v", r)
+	s.keepDiagnostics(t, name)
 	if grew := r.peak - r.idle; grew > MaxGrowth {
 		t.Errorf("serve's peak RSS %d MiB is %d MiB over its idle RSS %d MiB: more than %d MiB",
 			r.peak>>20, grew>>20, r.idle>>20, MaxGrowth>>20)
@@ -229,4 +237,48 @@ func eventually(t *testing.T, what string, cond func() (bool, error)) {
 	if err != nil {
 		t.Fatalf("timed out waiting for %s (last error: %v)", what, last)
 	}
+}
+
+// diagDir is where KVC_HOSTILE_DIAG asks each run's diagnostics to be kept:
+// serve's log (with the Go runtime's GC trace when the test runs with
+// GODEBUG=gctrace=1, which serve inherits) and its heap profile once the
+// run is measured (go tool pprof -sample_index=inuse_space). serve is then
+// started with --profiling, its profiles read over HTTPS with a token of
+// the test's (cptest.StartProfiledServe).
+func diagDir() string { return os.Getenv("KVC_HOSTILE_DIAG") }
+
+// keepDiagnostics keeps the run's diagnostics in diagDir, if set.
+func (s *serve) keepDiagnostics(t *testing.T, name string) {
+	t.Helper()
+	dir := diagDir()
+	if dir == "" {
+		return
+	}
+	base := filepath.Join(dir, strings.NewReplacer(" ", "_", "/", "_").Replace(name))
+	resp, err := s.Get("/debug/pprof/heap")
+	if err != nil {
+		t.Errorf("heap profile: %v", err)
+		return
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Errorf("heap profile: %s", resp.Status)
+		return
+	}
+	f, err := os.Create(base + ".heap")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := io.Copy(f, resp.Body); err != nil {
+		t.Errorf("heap profile: %v", err)
+	}
+	log, err := os.ReadFile(s.Log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(base+".log", log, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("diagnostics kept in %s.heap and %s.log", base, base)
 }

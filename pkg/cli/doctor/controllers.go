@@ -13,16 +13,15 @@ import (
 	"k8s.io/client-go/tools/pager"
 
 	busv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/bus/v1alpha1"
+	"github.com/kubectl-vc/kubectl-vc/pkg/apis/keys"
 	"github.com/kubectl-vc/kubectl-vc/pkg/leases"
+	"github.com/kubectl-vc/kubectl-vc/pkg/manifests"
 )
 
 // How a controller manager that acts on Commands shows itself: its
-// leader-election Lease (held and renewed while it runs) and its
-// Deployment.
+// leader-election Lease (held and renewed while it runs; pkg/leases names
+// them) and its Deployment (serve's: manifests.manifests.ServeDeployment).
 const (
-	ServeLease          = "kubectl-vc-serve"
-	ServeDeployment     = "kubectl-vc-serve"
-	VolcanoLease        = "vc-controller-manager"
 	VolcanoDeployment   = "volcano-controllers"
 	volcanoQueueControl = "queue-controller"
 )
@@ -169,8 +168,8 @@ func volcanoRunsQueue(args []string) bool {
 // than they should.
 func (o *Options) checkCommands(ctx context.Context) {
 	ns := o.ControllersNamespace
-	serve := o.detect(ctx, "serve", ServeLease, ServeDeployment, serveRunsQueue)
-	volcano := o.detect(ctx, "Volcano's controllers", VolcanoLease, VolcanoDeployment, volcanoRunsQueue)
+	serve := o.detect(ctx, "serve", leases.Serve, manifests.ServeDeployment, serveRunsQueue)
+	volcano := o.detect(ctx, "Volcano's controllers", leases.VolcanoControllers, VolcanoDeployment, volcanoRunsQueue)
 	switch {
 	case serve.err != nil || volcano.err != nil:
 		err := serve.err
@@ -179,9 +178,9 @@ func (o *Options) checkCommands(ctx context.Context) {
 		}
 		o.cannot("controllers", "who acts on Commands (Leases and Deployments in "+ns+")", err)
 	case serve.acts() && volcano.acts():
-		stop := fmt.Sprintf("stop the 'kubectl vc serve' process that holds Lease %s/%s (%s)", ns, ServeLease, serve.holder)
+		stop := fmt.Sprintf("stop the 'kubectl vc serve' process that holds Lease %s/%s (%s)", ns, leases.Serve, serve.holder)
 		if serve.deployment {
-			stop = fmt.Sprintf("'kubectl -n %s scale deployment %s --replicas=0'", ns, ServeDeployment)
+			stop = fmt.Sprintf("'kubectl -n %s scale deployment %s --replicas=0'", ns, manifests.ServeDeployment)
 		}
 		o.add("controllers", Fail, fmt.Sprintf("both %s and %s act on Commands and queues: two queue controllers race on every Command and queue status", serve, volcano),
 			fmt.Sprintf("keep one: %s, or leave queue-controller out of Volcano's --controllers", stop))
@@ -239,7 +238,7 @@ func (o *Options) checkCommands(ctx context.Context) {
 		fix := "start a controller that applies them (see the controllers line); " + why
 		switch {
 		case serve.acts() && serve.deployment:
-			fix = fmt.Sprintf("serve holds its Lease but has not applied them: %s, and serve's log: 'kubectl -n %s logs deployment/%s'", why, ns, ServeDeployment)
+			fix = fmt.Sprintf("serve holds its Lease but has not applied them: %s, and serve's log: 'kubectl -n %s logs deployment/%s'", why, ns, manifests.ServeDeployment)
 		case serve.acts():
 			fix = fmt.Sprintf("serve (%s) holds its Lease but has not applied them: %s, and that process's log", serve.holder, why)
 		case volcano.acts() && volcano.deployment:
@@ -283,7 +282,7 @@ func deleteHint(cmds []busv1alpha1.Command) string {
 func (o *Options) startServeHint(ctx context.Context) string {
 	ns := o.ControllersNamespace
 	serve := "kubectl vc serve --leader-elect"
-	if ns != DefaultControllersNamespace {
+	if ns != keys.VolcanoNamespace {
 		serve += " --leader-elect-resource-namespace=" + ns
 	}
 	run := fmt.Sprintf("'%s'", serve)

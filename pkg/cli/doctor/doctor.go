@@ -15,6 +15,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/kubectl/pkg/util/templates"
 
+	"github.com/kubectl-vc/kubectl-vc/pkg/apis/keys"
 	vcprinters "github.com/kubectl-vc/kubectl-vc/pkg/cli/printers"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/util"
 	"github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned"
@@ -55,10 +56,6 @@ type Summary struct {
 	Warn int `json:"warn"`
 	Fail int `json:"fail"`
 }
-
-// DefaultControllersNamespace is where serve (its --leader-elect-resource-namespace
-// default and 'install --serve') and Volcano keep their Leases and Deployments.
-const DefaultControllersNamespace = "volcano-system"
 
 // Options holds the flags and clients of 'doctor'.
 type Options struct {
@@ -125,7 +122,7 @@ func NewCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Command {
 	}
 	util.AddOutputFlag(cmd, &o.Output, "json", "yaml")
 	cmd.Flags().DurationVar(&o.StuckAfter, "stuck-after", time.Minute, "How long a Command may wait before it counts as stuck")
-	cmd.Flags().StringVar(&o.ControllersNamespace, "controllers-namespace", DefaultControllersNamespace, "Namespace of the controllers' Leases and Deployments")
+	cmd.Flags().StringVar(&o.ControllersNamespace, "controllers-namespace", keys.VolcanoNamespace, "Namespace of the controllers' Leases and Deployments")
 	cmd.Flags().StringVar(&o.CommandNamespace, "command-namespace", "default", "Namespace queue open and close write Commands to (checked for RBAC)")
 	return cmd
 }

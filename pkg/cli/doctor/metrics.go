@@ -13,11 +13,12 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/util"
+	"github.com/kubectl-vc/kubectl-vc/pkg/manifests"
 )
 
-// The names 'kubectl vc install --serve' gives (pkg/manifests/serve).
+// The names 'kubectl vc install --serve' gives (pkg/manifests/serve);
+// its Deployment and ServiceAccount are both manifests.ServeDeployment.
 const (
-	serveName         = "kubectl-vc-serve"
 	metricsReaderRole = "kubectl-vc-metrics-reader"
 	metricsPath       = "/metrics"
 )
@@ -32,7 +33,7 @@ const (
 func (o *Options) checkMetrics(ctx context.Context) {
 	const check = "metrics"
 	ns := o.ControllersNamespace
-	d, err := o.kube.AppsV1().Deployments(ns).Get(ctx, serveName, metav1.GetOptions{})
+	d, err := o.kube.AppsV1().Deployments(ns).Get(ctx, manifests.ServeDeployment, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
 		return // no serve here: nothing serves metrics
 	}
@@ -46,12 +47,12 @@ func (o *Options) checkMetrics(ctx context.Context) {
 	}
 	if v, ok := flagValues(args, "--metrics-secure"); ok && len(v) > 0 && v[len(v)-1] == "false" {
 		o.add(check, Warn, "serve's metrics (and pprof with --profiling) are plain HTTP, readable by anyone who can reach its pods",
-			fmt.Sprintf("remove --metrics-secure=false from deployment %s/%s ('kubectl vc install --serve' restores it)", ns, serveName))
+			fmt.Sprintf("remove --metrics-secure=false from deployment %s/%s ('kubectl vc install --serve' restores it)", ns, manifests.ServeDeployment))
 		return
 	}
 
 	// serve's right to ask the API server about each scrape.
-	sa := "system:serviceaccount:" + ns + ":" + serveName
+	sa := "system:serviceaccount:" + ns + ":" + manifests.ServeDeployment
 	for _, r := range []struct{ group, resource string }{
 		{"authentication.k8s.io", "tokenreviews"}, {"authorization.k8s.io", "subjectaccessreviews"},
 	} {

@@ -85,10 +85,7 @@ func (o *Options) podGroupsByQueue(ctx context.Context) (map[string][]string, er
 		if phase == "" {
 			phase = "no phase"
 		}
-		queue := pg.Spec.Queue
-		if queue == "" {
-			queue = "default" // where Volcano puts a podgroup that names none
-		}
+		queue := rules.QueueOf(pg.Spec.Queue)
 		out[queue] = append(out[queue], fmt.Sprintf("%s/%s (%s)", pg.Namespace, pg.Name, phase))
 		return nil
 	})

@@ -17,9 +17,9 @@ import (
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	batchv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/batch/v1alpha1"
-	"github.com/kubectl-vc/kubectl-vc/pkg/apis/keys"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/util"
 	"github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned"
+	"github.com/kubectl-vc/kubectl-vc/pkg/rules"
 )
 
 // Commands returns the commands of the 'job' group (its name, aliases
@@ -37,13 +37,8 @@ func phaseOf(j *batchv1alpha1.Job) batchv1alpha1.JobPhase {
 	return j.Status.State.Phase
 }
 
-// queueOf returns the job's queue; empty means default.
-func queueOf(j *batchv1alpha1.Job) string {
-	if j.Spec.Queue == "" {
-		return keys.DefaultQueue
-	}
-	return j.Spec.Queue
-}
+// queueOf returns the job's queue (rules.QueueOf).
+func queueOf(j *batchv1alpha1.Job) string { return rules.QueueOf(j.Spec.Queue) }
 
 // replicas is the number of pods the job's tasks ask for.
 func replicas(j *batchv1alpha1.Job) int32 {

@@ -6,10 +6,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	flowv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/flow/v1alpha1"
-	"github.com/kubectl-vc/kubectl-vc/pkg/apis/keys"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/flowkind"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/job"
 	vcprinters "github.com/kubectl-vc/kubectl-vc/pkg/cli/printers"
+	"github.com/kubectl-vc/kubectl-vc/pkg/rules"
 )
 
 // listHelp is the help of 'jobtemplate list'.
@@ -58,10 +58,5 @@ func Table(items []flowv1alpha1.JobTemplate, allNamespaces bool) *metav1.Table {
 	return vcprinters.Table(cols, rows)
 }
 
-// queueOf is the template's queue; empty means default.
-func queueOf(t *flowv1alpha1.JobTemplate) string {
-	if t.Spec.Queue == "" {
-		return keys.DefaultQueue
-	}
-	return t.Spec.Queue
-}
+// queueOf is the template's queue (rules.QueueOf).
+func queueOf(t *flowv1alpha1.JobTemplate) string { return rules.QueueOf(t.Spec.Queue) }

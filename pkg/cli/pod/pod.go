@@ -29,6 +29,7 @@ import (
 	vcprinters "github.com/kubectl-vc/kubectl-vc/pkg/cli/printers"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/util"
 	"github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned"
+	"github.com/kubectl-vc/kubectl-vc/pkg/rules"
 )
 
 // Commands returns the commands of the 'pod' group (its name, aliases
@@ -240,9 +241,7 @@ func (rs *podRows) row(ctx context.Context, p *corev1.Pod) (podRow, bool, error)
 			pg = rs.groups[p.Namespace+"/"+group]
 		}
 		if pg != nil {
-			if q = pg.Spec.Queue; q == "" {
-				q = keys.DefaultQueue
-			}
+			q = rules.QueueOf(pg.Spec.Queue)
 		}
 	}
 	if p.Labels[batchv1alpha1.JobNameLabel] == "" && group == "" && q == "" {

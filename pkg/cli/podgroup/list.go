@@ -15,6 +15,7 @@ import (
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/list"
 	vcprinters "github.com/kubectl-vc/kubectl-vc/pkg/cli/printers"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/util"
+	"github.com/kubectl-vc/kubectl-vc/pkg/rules"
 )
 
 var phases = []schedulingv1beta1.PodGroupPhase{
@@ -110,13 +111,8 @@ func podGroupTable(items []schedulingv1beta1.PodGroup, allNamespaces bool) runti
 	return vcprinters.Table(cols, rows)
 }
 
-// queueOf returns the queue a podgroup is scheduled from; empty means default.
-func queueOf(pg *schedulingv1beta1.PodGroup) string {
-	if pg.Spec.Queue == "" {
-		return "default"
-	}
-	return pg.Spec.Queue
-}
+// queueOf returns the queue a podgroup is scheduled from (rules.QueueOf).
+func queueOf(pg *schedulingv1beta1.PodGroup) string { return rules.QueueOf(pg.Spec.Queue) }
 
 // phaseOf returns the phase; a podgroup the scheduler has not seen yet is Pending.
 func phaseOf(pg *schedulingv1beta1.PodGroup) string {

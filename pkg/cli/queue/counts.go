@@ -6,7 +6,6 @@ import (
 	"github.com/spf13/pflag"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/kubectl-vc/kubectl-vc/pkg/apis/keys"
 	schedulingv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/scheduling/v1beta1"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/chunk"
 	"github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned"
@@ -86,9 +85,7 @@ func countFromObjects(ctx context.Context, c versioned.Interface, chunkSize int6
 // addCount counts one podgroup of queue in phase; a podgroup without a
 // queue is the default queue's, as the controllers count it.
 func addCount(m map[string]counts, queue string, phase schedulingv1beta1.PodGroupPhase) {
-	if queue == "" {
-		queue = keys.DefaultQueue
-	}
+	queue = rules.QueueOf(queue)
 	c := m[queue]
 	c.Add(phase)
 	m[queue] = c

@@ -10,7 +10,6 @@ import (
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/kubectl/pkg/util/templates"
 
-	"github.com/kubectl-vc/kubectl-vc/pkg/apis/keys"
 	schedulingv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/scheduling/v1beta1"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/completion"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/list"
@@ -115,13 +114,6 @@ func stateColumn(q *schedulingv1beta1.Queue) string {
 	return string(stateOf(q))
 }
 
-// parentOf shows the effective parent: an empty parent means root.
-func parentOf(q *schedulingv1beta1.Queue) string {
-	if q.Name == keys.RootQueue {
-		return "<none>"
-	}
-	if q.Spec.Parent == "" {
-		return keys.RootQueue
-	}
-	return q.Spec.Parent
-}
+// parentOf shows the effective parent (rules.EffectiveParent), <none>
+// for root.
+func parentOf(q *schedulingv1beta1.Queue) string { return vcprinters.OrNone(rules.EffectiveParent(q)) }

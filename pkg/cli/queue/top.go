@@ -16,12 +16,12 @@ import (
 	"k8s.io/kubectl/pkg/util/templates"
 	"sigs.k8s.io/yaml"
 
-	"github.com/kubectl-vc/kubectl-vc/pkg/apis/keys"
 	schedulingv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/scheduling/v1beta1"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/chunk"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/completion"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/util"
 	"github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned"
+	"github.com/kubectl-vc/kubectl-vc/pkg/rules"
 )
 
 // sortByName is the --sort-by value that orders queues by name.
@@ -236,7 +236,7 @@ func topRows(items []schedulingv1beta1.Queue, sortBy string) ([]topRow, error) {
 	})
 	var rows []topRow
 	f.walk(func(name, label, indent string) {
-		rows = append(rows, topRow{Name: name, Indent: indent, Label: label, Parent: treeParent(f.byName[name]),
+		rows = append(rows, topRow{Name: name, Indent: indent, Label: label, Parent: rules.EffectiveParent(f.byName[name]),
 			Problem: f.problem[name], Usage: usage[name]})
 	})
 	return rows, nil
@@ -256,14 +256,6 @@ func sortShare(rows []usageRow, r string) (float64, bool) {
 		}
 	}
 	return best, found
-}
-
-// treeParent is the effective parent of a queue, "" for root.
-func treeParent(q *schedulingv1beta1.Queue) string {
-	if q.Name == keys.RootQueue {
-		return ""
-	}
-	return parentOf(q)
 }
 
 // topTable is the header and cells of the table: QUEUE, then a column per

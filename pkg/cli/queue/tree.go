@@ -304,14 +304,14 @@ func newForest(items []schedulingv1beta1.Queue) *forest {
 			inCycle[name] = true
 			continue
 		}
-		if _, ok := f.byName[parentOf(q)]; !ok {
-			f.problem[name] = fmt.Sprintf("parent %q missing", parentOf(q))
+		if _, ok := f.byName[rules.EffectiveParent(q)]; !ok {
+			f.problem[name] = fmt.Sprintf("parent %q missing", rules.EffectiveParent(q))
 			f.tops[1] = append(f.tops[1], name)
 		}
 	}
 	for name, q := range f.byName {
 		if name != keys.RootQueue && !inCycle[name] {
-			f.children[parentOf(q)] = append(f.children[parentOf(q)], name)
+			f.children[rules.EffectiveParent(q)] = append(f.children[rules.EffectiveParent(q)], name)
 		}
 	}
 	return f
@@ -336,7 +336,7 @@ func (f *forest) parent(name string) string {
 	if name == keys.RootQueue || f.problem[name] != "" {
 		return ""
 	}
-	return parentOf(f.byName[name])
+	return rules.EffectiveParent(f.byName[name])
 }
 
 // walk visits every queue depth first in order, with the label of what
@@ -420,7 +420,7 @@ func treeDocument(f *forest, cnt map[string]counts) treeDoc {
 			Children:   []*treeNode{},
 		}
 		if name != keys.RootQueue {
-			out.Parent = parentOf(q)
+			out.Parent = rules.EffectiveParent(q)
 		}
 		for _, k := range f.children[name] {
 			out.Children = append(out.Children, node(k))

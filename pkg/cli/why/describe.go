@@ -7,6 +7,7 @@ import (
 
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/kubectl-vc/kubectl-vc/pkg/apis/keys"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/chunk"
 	vcprinters "github.com/kubectl-vc/kubectl-vc/pkg/cli/printers"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/util"
@@ -28,7 +29,7 @@ func Summary(ctx context.Context, vc versioned.Interface, kube kubernetes.Interf
 	if kind != Queue {
 		cmd += " -n " + ns
 	}
-	r := &Reader{VC: vc, Kube: kube, ChunkSize: chunk.DefaultSize, SchedulerNames: []string{DefaultSchedulerName}, ControllersNamespace: "volcano-system"}
+	r := &Reader{VC: vc, Kube: kube, ChunkSize: chunk.DefaultSize, SchedulerNames: []string{DefaultSchedulerName}, ControllersNamespace: keys.VolcanoNamespace}
 	snap, err := r.Read(ctx, kind, ns, name)
 	if err != nil {
 		return fmt.Sprintf("<cannot tell: %s>", util.Message(err))

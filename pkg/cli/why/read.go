@@ -20,7 +20,6 @@ import (
 	"github.com/kubectl-vc/kubectl-vc/pkg/apis/keys"
 	schedulingv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/scheduling/v1beta1"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/chunk"
-	"github.com/kubectl-vc/kubectl-vc/pkg/cli/doctor"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/util"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/why/analysis"
 	"github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned"
@@ -323,8 +322,8 @@ func (r *Reader) readLeases(ctx context.Context, s *analysis.Snapshot) {
 		}
 		return l
 	}
-	s.ServeLease = get(ns, doctor.ServeLease)
-	s.VolcanoControllerLease = get(ns, doctor.VolcanoLease)
+	s.ServeLease = get(ns, leases.Serve)
+	s.VolcanoControllerLease = get(ns, leases.VolcanoControllers)
 
 	used := analysis.SchedulerNames(s)
 	names := append(append([]string{}, used...), r.SchedulerNames...)

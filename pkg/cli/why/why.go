@@ -20,6 +20,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/kubectl/pkg/util/templates"
 
+	"github.com/kubectl-vc/kubectl-vc/pkg/apis/keys"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/chunk"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/completion"
 	vcprinters "github.com/kubectl-vc/kubectl-vc/pkg/cli/printers"
@@ -121,7 +122,7 @@ func NewCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Command {
 	}
 	util.AddOutputFlag(cmd, &o.Output, "json", "yaml")
 	cmd.Flags().StringSliceVar(&o.SchedulerNames, "scheduler-name", []string{DefaultSchedulerName}, "Names Volcano's scheduler answers to (repeatable); its leader Lease is named after the first")
-	cmd.Flags().StringVar(&o.ControllersNamespace, "controllers-namespace", "volcano-system", "Namespace of the Leases of Volcano's scheduler and controllers and of serve")
+	cmd.Flags().StringVar(&o.ControllersNamespace, "controllers-namespace", keys.VolcanoNamespace, "Namespace of the Leases of Volcano's scheduler and controllers and of serve")
 	chunk.AddFlag(cmd, &o.ChunkSize)
 	return cmd
 }

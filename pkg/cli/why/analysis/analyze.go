@@ -12,6 +12,7 @@ import (
 	batchv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/batch/v1alpha1"
 	"github.com/kubectl-vc/kubectl-vc/pkg/apis/keys"
 	schedulingv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/scheduling/v1beta1"
+	"github.com/kubectl-vc/kubectl-vc/pkg/leases"
 	"github.com/kubectl-vc/kubectl-vc/pkg/rules"
 )
 
@@ -332,8 +333,8 @@ func (a *analyzer) checkGroup() *schedulingv1beta1.PodGroup {
 			a.ok("podgroup", "the pod is not scheduled by Volcano (scheduler %q) and needs no PodGroup", orDefaultScheduler(p.Spec.SchedulerName))
 			return nil
 		}
-		serve, serveEv := a.controller("serve", a.s.ServeLease, "kubectl-vc-serve")
-		volcano, volcanoEv := a.controller("Volcano's controllers", a.s.VolcanoControllerLease, "vc-controller-manager")
+		serve, serveEv := a.controller("serve", a.s.ServeLease, leases.Serve)
+		volcano, volcanoEv := a.controller("Volcano's controllers", a.s.VolcanoControllerLease, leases.VolcanoControllers)
 		ev := []string{fmt.Sprintf("pod/%s/%s has no %s annotation", p.Namespace, p.Name, keys.KubeGroupName), serveEv, volcanoEv}
 		if !serve && !volcano {
 			a.block(PodGroupControllerNotRunning, obj,
@@ -368,7 +369,7 @@ func (a *analyzer) checkGroup() *schedulingv1beta1.PodGroup {
 	}
 	ev = append(ev, fmt.Sprintf("no podgroup %s in any namespace", name))
 	if p.Labels[batchv1alpha1.JobNameLabel] != "" {
-		if running, cev := a.controller("Volcano's controllers", a.s.VolcanoControllerLease, "vc-controller-manager"); !running {
+		if running, cev := a.controller("Volcano's controllers", a.s.VolcanoControllerLease, leases.VolcanoControllers); !running {
 			a.block(PodGroupControllerNotRunning, obj,
 				fmt.Sprintf("the pod belongs to Volcano Job %s, whose PodGroup %s Volcano's job controller makes, and it is not running (serve has no job controller)", p.Labels[batchv1alpha1.JobNameLabel], name),
 				"start Volcano's controllers (vc-controller-manager)", append(ev, cev)...)
@@ -383,7 +384,7 @@ func (a *analyzer) checkGroup() *schedulingv1beta1.PodGroup {
 // missingJobGroup explains a Volcano Job without a PodGroup.
 func (a *analyzer) missingJobGroup() {
 	j := a.s.Job
-	running, cev := a.controller("Volcano's controllers", a.s.VolcanoControllerLease, "vc-controller-manager")
+	running, cev := a.controller("Volcano's controllers", a.s.VolcanoControllerLease, leases.VolcanoControllers)
 	ev := []string{fmt.Sprintf("no podgroup of job %s in namespace %s (looked for one it controls, and %s-%s)", j.Name, j.Namespace, j.Name, j.UID), cev}
 	if !running {
 		a.block(PodGroupControllerNotRunning, a.objectRef(),
@@ -501,10 +502,7 @@ func (a *analyzer) queueName(pg *schedulingv1beta1.PodGroup) string {
 			q = s.Pod.Labels[batchv1alpha1.QueueNameLabel]
 		}
 	}
-	if q == "" {
-		q = keys.DefaultQueue
-	}
-	return q
+	return rules.QueueOf(q)
 }
 
 // checkQueue checks the queue: it exists, is Open, its ancestors are
@@ -663,12 +661,7 @@ func pgPhase(pg *schedulingv1beta1.PodGroup) string {
 	return string(pg.Status.Phase)
 }
 
-func pgQueue(pg *schedulingv1beta1.PodGroup) string {
-	if pg.Spec.Queue == "" {
-		return keys.DefaultQueue
-	}
-	return pg.Spec.Queue
-}
+func pgQueue(pg *schedulingv1beta1.PodGroup) string { return rules.QueueOf(pg.Spec.Queue) }
 
 func queueState(q *schedulingv1beta1.Queue) string {
 	if q.Status.State == "" {

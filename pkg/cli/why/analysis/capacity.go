@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/kubectl-vc/kubectl-vc/pkg/apis/keys"
 	schedulingv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/scheduling/v1beta1"
@@ -224,57 +223,6 @@ func podRequests(p *corev1.Pod) corev1.ResourceList {
 	return sum
 }
 
-// checkCluster: the group's minResources must fit what the Ready,
-// schedulable nodes offer together.
-func (a *analyzer) checkCluster(pg *schedulingv1beta1.PodGroup) {
-	total := corev1.ResourceList{}
-	ready := 0
-	for i := range a.s.Nodes {
-		n := &a.s.Nodes[i]
-		if n.Spec.Unschedulable || !nodeReady(n) {
-			continue
-		}
-		ready++
-		addTo(total, n.Status.Allocatable)
-	}
-	if ready == 0 {
-		a.block(NoReadyNodes, a.objectRef(), fmt.Sprintf("no node is Ready and schedulable (%d node(s) in all): nothing can be placed", len(a.s.Nodes)),
-			"add nodes, or uncordon them (kubectl uncordon NODE)", fmt.Sprintf("%d node(s), none Ready and schedulable", len(a.s.Nodes)))
-		return
-	}
-	if pg.Spec.MinResources == nil {
-		a.ok("cluster", "%d Ready node(s) offer %s", ready, listString(total))
-		return
-	}
-	var over []ResourceUse
-	for _, r := range sortedNames(*pg.Spec.MinResources) {
-		m := (*pg.Spec.MinResources)[r]
-		t := total[r]
-		if m.Cmp(t) > 0 {
-			over = append(over, ResourceUse{Resource: string(r), Needed: m.String(), Limit: t.String()})
-		}
-	}
-	if len(over) == 0 {
-		a.ok("cluster", "minResources %s fits the %s that %d Ready node(s) offer", listString(*pg.Spec.MinResources), listString(total), ready)
-		return
-	}
-	r := a.block(MinResourcesOverCluster, groupRef(pg),
-		fmt.Sprintf("the group's minResources is more than all %d Ready node(s) offer together (%s): it can never run", ready, arith(over, false)),
-		"lower what the group asks (its pods' requests or minMember), or add nodes with these resources",
-		fmt.Sprintf("%s spec.minResources %s", groupRef(pg), listString(*pg.Spec.MinResources)),
-		fmt.Sprintf("allocatable of %d Ready, schedulable node(s): %s", ready, listString(total)))
-	r.Resources = over
-}
-
-func nodeReady(n *corev1.Node) bool {
-	for _, c := range n.Status.Conditions {
-		if c.Type == corev1.NodeReady {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
-}
-
 // checkDeserved: a queue over its deserved share gets nothing more while
 // other queues wait (and may have its work reclaimed).
 func (a *analyzer) checkDeserved(q *schedulingv1beta1.Queue, self *schedulingv1beta1.PodGroup) {
@@ -331,85 +279,4 @@ func (a *analyzer) has(code Code) bool {
 		}
 	}
 	return false
-}
-
-// arith writes the numbers of a capacity reason, per resource.
-func arith(us []ResourceUse, used bool) string {
-	var parts []string
-	for _, u := range us {
-		switch {
-		case used && u.Inqueue != "":
-			parts = append(parts, fmt.Sprintf("%s %s allocated + %s Inqueue + %s needed > %s", u.Resource, u.Allocated, u.Inqueue, u.Needed, u.Limit))
-		case used:
-			parts = append(parts, fmt.Sprintf("%s %s allocated + %s needed > %s", u.Resource, u.Allocated, u.Needed, u.Limit))
-		case u.Needed != "":
-			parts = append(parts, fmt.Sprintf("%s %s > %s", u.Resource, u.Needed, u.Limit))
-		default:
-			parts = append(parts, fmt.Sprintf("%s %s allocated of %s", u.Resource, u.Allocated, u.Limit))
-		}
-	}
-	return strings.Join(parts, "; ")
-}
-
-// raised is a --capability value that fits the needs of over.
-func raised(list corev1.ResourceList, over []ResourceUse) string {
-	out := list.DeepCopy()
-	for _, u := range over {
-		out[corev1.ResourceName(u.Resource)] = resource.MustParse(u.Needed)
-	}
-	return flagList(out)
-}
-
-// raisedBy is a value of list that fits used + needed of each resource.
-func raisedBy(list corev1.ResourceList, us []ResourceUse) string {
-	out := list.DeepCopy()
-	for _, u := range us {
-		v := resource.MustParse(orZero(u.Used))
-		v.Add(resource.MustParse(orZero(u.Needed)))
-		out[corev1.ResourceName(u.Resource)] = v
-	}
-	return flagList(out)
-}
-
-func orZero(s string) string {
-	if s == "" {
-		return "0"
-	}
-	return s
-}
-
-func flagList(l corev1.ResourceList) string {
-	var parts []string
-	for _, r := range sortedNames(l) {
-		q := l[r]
-		parts = append(parts, string(r)+"="+q.String())
-	}
-	return strings.Join(parts, ",")
-}
-
-// listString writes a resource list as cpu=4,memory=8Gi.
-func listString(l corev1.ResourceList) string { return flagList(l) }
-
-func addTo(sum, add corev1.ResourceList) {
-	for r, q := range add {
-		v := sum[r]
-		v.Add(q)
-		sum[r] = v
-	}
-}
-
-func sortedNames(l corev1.ResourceList) []corev1.ResourceName {
-	out := make([]corev1.ResourceName, 0, len(l))
-	for r := range l {
-		out = append(out, r)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
-	return out
-}
-
-func first(s []string, n int) []string {
-	if len(s) <= n {
-		return s
-	}
-	return append(append([]string{}, s[:n]...), fmt.Sprintf("and %d more", len(s)-n))
 }

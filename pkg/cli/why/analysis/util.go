@@ -2,9 +2,12 @@ package analysis
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
+	schedulingv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/scheduling/v1beta1"
 	vcprinters "github.com/kubectl-vc/kubectl-vc/pkg/cli/printers"
+	"github.com/kubectl-vc/kubectl-vc/pkg/rules"
 
 	"github.com/kubectl-vc/kubectl-vc/pkg/leases"
 	coordinationv1 "k8s.io/api/coordination/v1"
@@ -83,4 +86,57 @@ func editDistance(a, b string) int {
 		prev, cur = cur, prev
 	}
 	return prev[len(rb)]
+}
+
+func (a *analyzer) objectRef() string {
+	s := a.s
+	switch s.Kind {
+	case Queue:
+		return "queue/" + s.Name
+	}
+	return string(s.Kind) + "/" + s.Namespace + "/" + s.Name
+}
+
+func groupRef(pg *schedulingv1beta1.PodGroup) string {
+	return "podgroup/" + pg.Namespace + "/" + pg.Name
+}
+
+func pgPhase(pg *schedulingv1beta1.PodGroup) string {
+	if pg.Status.Phase == "" {
+		return string(schedulingv1beta1.PodGroupPending)
+	}
+	return string(pg.Status.Phase)
+}
+
+func pgQueue(pg *schedulingv1beta1.PodGroup) string { return rules.QueueOf(pg.Spec.Queue) }
+
+func queueState(q *schedulingv1beta1.Queue) string {
+	if q.Status.State == "" {
+		return "Open (no status yet)"
+	}
+	return string(q.Status.State)
+}
+
+func orPending(s string) string {
+	if s == "" {
+		return "Pending"
+	}
+	return s
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "<none>"
+	}
+	return s
+}
+
+func listSuffix(names []string, n int) string {
+	if len(names) == 0 {
+		return ""
+	}
+	if len(names) <= n {
+		return ": " + strings.Join(names, ", ")
+	}
+	return fmt.Sprintf(": %s and %d more", strings.Join(names[:n], ", "), len(names)-n)
 }

@@ -226,7 +226,7 @@ func (c *Commands) Refresh(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	c.replace(nodes)
+	c.replace(nodes, 0)
 	return nil
 }
 

@@ -92,6 +92,9 @@ type RESTConfig struct {
 	Transport http.RoundTripper
 	// Timeout bounds one request; zero means 30 seconds.
 	Timeout time.Duration
+	// Budget, when set, is shared with the other clients of the process:
+	// the nodes and jobs this client keeps are charged to it.
+	Budget *NodeBudget
 }
 
 // REST implements Client with slurmrestd's REST API, as Slinky's
@@ -118,6 +121,8 @@ type REST struct {
 	jobEnds    map[string]time.Time
 	jobEndsErr error
 	jobsUpdate int64
+	// jobsClosed: Close ran; job ends read later are not kept.
+	jobsClosed bool
 }
 
 var _ Client = &REST{}
@@ -141,8 +146,20 @@ func NewREST(cfg RESTConfig) (*REST, error) {
 	if tr == nil {
 		tr = http.DefaultTransport.(*http.Transport).Clone()
 	}
-	return &REST{cfg: cfg, base: strings.TrimRight(u.String(), "/"),
-		http: &http.Client{Transport: tr, Timeout: cfg.Timeout}}, nil
+	base := strings.TrimRight(u.String(), "/")
+	return &REST{cfg: cfg, base: base, http: &http.Client{Transport: tr, Timeout: cfg.Timeout},
+		nodeCache: nodeCache{budget: cfg.Budget, holder: base}}, nil
+}
+
+// Close gives what the client keeps back to its budget; a client is
+// closed when no NodeSet uses it any more. It may still be asked, but
+// keeps nothing it reads after.
+func (r *REST) Close() {
+	r.jobsMu.Lock()
+	r.cfg.Budget.give(r.base, len(r.jobEnds))
+	r.jobEnds, r.jobsClosed = nil, true
+	r.jobsMu.Unlock()
+	r.nodeCache.close()
 }
 
 // URL is the slurmrestd base URL the client talks to.
@@ -338,13 +355,24 @@ func (r *REST) Refresh(ctx context.Context) error {
 	r.mu.RLock()
 	since := r.nodesUpdate
 	r.mu.RUnlock()
+	// Each node is charged to the budget as it is decoded: the old cache
+	// lives on beside the new one until it is replaced.
 	nodes := map[string]NodeState{}
-	resp := restNodesResponse{node: func(n restNode) { nodes[n.Name] = n.toState() }}
+	charged := 0
+	resp := restNodesResponse{node: func(n restNode) error {
+		if err := r.cfg.Budget.take(r.base, 1); err != nil {
+			return err
+		}
+		charged++
+		nodes[n.Name] = n.toState()
+		return nil
+	}}
 	status, err := r.getSince(ctx, "nodes/", since, &resp)
 	if err != nil || status == http.StatusNotModified {
+		r.cfg.Budget.give(r.base, charged)
 		return err
 	}
-	r.replace(nodes)
+	r.replace(nodes, charged)
 	r.mu.Lock()
 	r.nodesUpdate = 0
 	if resp.LastUpdate.known() {
@@ -475,18 +503,25 @@ func (r *REST) refreshJobs(ctx context.Context) (map[string]time.Time, error) {
 	// names all their node lists may expand to (a job names a node at
 	// least): 64 MiB of the smallest jobs would be some 20 million of
 	// them, gigabytes kept whole.
+	// They are charged to the budget as they are read, and their ends
+	// replace them there once computed.
 	var kept []restJob
 	tooMany := false
-	resp := restJobsResponse{job: func(j restJob) {
+	resp := restJobsResponse{job: func(j restJob) error {
 		switch {
 		case !jobEnding(j) || j.Nodes == "":
 		case len(kept) == maxHostlist:
 			tooMany = true
 		default:
+			if err := r.cfg.Budget.take(r.base, 1); err != nil {
+				return err
+			}
 			kept = append(kept, j)
 		}
+		return nil
 	}}
 	status, err := r.getSince(ctx, "jobs/", r.jobsUpdate, &resp)
+	defer r.cfg.Budget.give(r.base, len(kept))
 	if status == http.StatusNotFound {
 		r.jobsUpdate = 0 // another version next time: start afresh
 	}
@@ -494,11 +529,17 @@ func (r *REST) refreshJobs(ctx context.Context) (map[string]time.Time, error) {
 		return nil, err
 	}
 	if status != http.StatusNotModified {
-		if tooMany {
-			r.jobEnds, r.jobEndsErr = nil, fmt.Errorf("the running jobs' node lists: %w", errTooManyJobs)
-		} else {
-			r.jobEnds, r.jobEndsErr = jobEnds(kept)
+		ends, endsErr := map[string]time.Time(nil), fmt.Errorf("the running jobs' node lists: %w", errTooManyJobs)
+		if !tooMany {
+			ends, endsErr = jobEnds(kept)
 		}
+		if r.jobsClosed {
+			ends = nil
+		} else if err := r.cfg.Budget.take(r.base, len(ends)); err != nil {
+			ends, endsErr = nil, fmt.Errorf("the running jobs' ends: %w", err)
+		}
+		r.cfg.Budget.give(r.base, len(r.jobEnds))
+		r.jobEnds, r.jobEndsErr = ends, endsErr
 		r.jobsUpdate = 0
 		if resp.LastUpdate.known() {
 			r.jobsUpdate = resp.LastUpdate.Number

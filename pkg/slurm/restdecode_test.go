@@ -96,7 +96,7 @@ func BenchmarkRESTRefreshLargeAnswer(b *testing.B) {
 	c.noSince.Store(true) // a full answer each time, never a 304
 	rss, measured := peakRSS()
 	for b.Loop() {
-		c.replace(nil)
+		c.replace(nil, 0)
 		if err := c.Refresh(ctx); err != nil {
 			b.Fatal(err)
 		}
@@ -136,12 +136,13 @@ func TestRESTAnswerNotHeldWhole(t *testing.T) {
 	base := live()
 	var seen, samples int
 	var most uint64
-	resp := restNodesResponse{node: func(restNode) {
+	resp := restNodesResponse{node: func(restNode) error {
 		// The nodes are dropped: what stays live is the client's own.
 		if seen++; seen%25_000 == 0 {
 			samples++
 			most = max(most, live())
 		}
+		return nil
 	}}
 	if _, err := c.request(context.Background(), "v0.0.44", http.MethodGet, "nodes/", nil, nil, &resp); err != nil {
 		t.Fatal(err)

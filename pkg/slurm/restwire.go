@@ -268,7 +268,7 @@ type restNodesResponse struct {
 	LastUpdate restNumber `json:"last_update"`
 	// node, when set, receives each node as it is decoded, and Nodes
 	// stays empty: a refresh keeps the nodes' states, not the list.
-	node func(restNode) `json:"-"`
+	node func(restNode) error `json:"-"`
 }
 
 // maxNodes bounds the nodes one answer may list: a refresh keeps every
@@ -295,14 +295,13 @@ func (r *restNodesResponse) decodeField(dec *json.Decoder, key string) error {
 		keep := r.node
 		if keep == nil {
 			r.Nodes = nil
-			keep = func(n restNode) { r.Nodes = append(r.Nodes, n) }
+			keep = func(n restNode) error { r.Nodes = append(r.Nodes, n); return nil }
 		}
 		null, err := decodeEach(dec, func(n restNode) error {
 			if count++; count > maxNodes {
 				return errTooManyNodes
 			}
-			keep(n)
-			return nil
+			return keep(n)
 		})
 		if r.node == nil && !null && r.Nodes == nil {
 			r.Nodes = []restNode{} // [] is empty, not nil, as json.Unmarshal has it
@@ -328,7 +327,7 @@ type restJobsResponse struct {
 	LastUpdate restNumber `json:"last_update"`
 	// job, when set, is handed each job in turn instead of Jobs: a
 	// refresh keeps only the jobs whose end it needs.
-	job func(restJob) `json:"-"`
+	job func(restJob) error `json:"-"`
 }
 
 // decodeField decodes the value of one key of a jobs answer, the job list
@@ -337,7 +336,7 @@ func (r *restJobsResponse) decodeField(dec *json.Decoder, key string) error {
 	switch {
 	case is(key, "jobs"):
 		if r.job != nil {
-			_, err := decodeEach(dec, func(j restJob) error { r.job(j); return nil })
+			_, err := decodeEach(dec, r.job)
 			return err
 		}
 		return decodeList(dec, &r.Jobs)

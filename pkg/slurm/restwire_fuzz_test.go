@@ -48,7 +48,7 @@ func FuzzRESTAnswers(f *testing.F) {
 		// way, the last of a name kept.
 		var list restNodesResponse
 		states := map[string]NodeState{}
-		each := restNodesResponse{node: func(n restNode) { states[n.Name] = n.toState() }}
+		each := restNodesResponse{node: func(n restNode) error { states[n.Name] = n.toState(); return nil }}
 		if decodeAnswer(bytes.NewReader(data), &list) == nil {
 			if err := decodeAnswer(bytes.NewReader(data), &each); err != nil {
 				t.Fatalf("decoded as a list, not node by node: %v", err)

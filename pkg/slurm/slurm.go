@@ -95,26 +95,50 @@ func (s NodeState) String() string {
 
 // nodeCache is the node states a client read last, shared by its
 // goroutines: both clients keep one and answer Nodes and Node from it.
+// Its nodes are charged to budget (nil for the commands: serve runs one
+// such client), as many as the map holds.
 type nodeCache struct {
-	mu    sync.RWMutex
-	nodes map[string]NodeState
+	mu     sync.RWMutex
+	nodes  map[string]NodeState
+	budget *NodeBudget
+	holder string
+	// closed: the client was dropped; what it reads is given back.
+	closed bool
 }
 
-// replace makes nodes the cache.
-func (c *nodeCache) replace(nodes map[string]NodeState) {
+// replace makes nodes the cache; charged entries were taken from the
+// budget for them while they were read (an answer may list a name twice).
+func (c *nodeCache) replace(nodes map[string]NodeState, charged int) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.closed {
+		c.budget.give(c.holder, charged)
+		return
+	}
+	c.budget.give(c.holder, len(c.nodes)+charged-len(nodes))
 	c.nodes = nodes
 }
 
-// put updates one node, as just read.
+// put updates one node, as just read. A node new to the cache is charged;
+// when the budget has no room it is not kept (the next refresh reads it).
 func (c *nodeCache) put(s NodeState) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.nodes == nil {
 		c.nodes = map[string]NodeState{}
 	}
+	if _, ok := c.nodes[s.Name]; !ok && (c.closed || c.budget.take(c.holder, 1) != nil) {
+		return
+	}
 	c.nodes[s.Name] = s
+}
+
+// close gives the cache's nodes back to the budget and keeps none after.
+func (c *nodeCache) close() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.budget.give(c.holder, len(c.nodes))
+	c.nodes, c.closed = nil, true
 }
 
 // Nodes implements Client.

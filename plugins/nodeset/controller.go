@@ -74,6 +74,10 @@ type Config struct {
 	// CRDPoll is how often the controller asks whether NodeSets are served
 	// while they are not. Default 30s.
 	CRDPoll time.Duration
+	// ClientIdle is how long a slurmrestd client no NodeSet asked for is
+	// kept (its nodes charged to the budget) before it is dropped.
+	// Default 5m: ten resyncs.
+	ClientIdle time.Duration
 }
 
 func init() {
@@ -107,6 +111,8 @@ type Controller struct {
 	flags   *slurmFlags
 	// source finds each NodeSet's Slurm (slurmsource.go).
 	source *slurmSource
+	// budget bounds what every slurmrestd client keeps together.
+	budget *slurm.NodeBudget
 	// opt and the CRD state: the NodeSet informers are set up only once
 	// the API server serves NodeSets (nodeSetsServed), Slinky's
 	// Controller and RestApi informers once it serves those.
@@ -133,10 +139,13 @@ func New(cfg Config) *Controller {
 	if cfg.CRDPoll == 0 {
 		cfg.CRDPoll = 30 * time.Second
 	}
+	if cfg.ClientIdle == 0 {
+		cfg.ClientIdle = 5 * time.Minute
+	}
 	// Unregistered until Initialize registers them with the manager's.
 	m, _ := newMetrics(nil)
 	return &Controller{cfg: cfg, exp: newExpectations(cfg.ExpectationsTimeout), metrics: m,
-		workers: framework.DefaultWorkers, flags: &slurmFlags{conf: os.Getenv("SLURM_CONF")}}
+		workers: framework.DefaultWorkers, flags: &slurmFlags{conf: os.Getenv("SLURM_CONF"), nodeBudget: slurm.DefaultNodeBudget}}
 }
 
 // AddFlags implements framework.Controller.
@@ -150,6 +159,7 @@ func (c *Controller) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&f.tokenFile, "slurm-token-file", "", "With --slurm-rest-url: a file holding a token (as 'scontrol token' prints it), read again when it changes")
 	fs.StringVar(&f.jwtUser, "slurm-jwt-user", slurm.DefaultTokenUser, "Slurm user the signed tokens speak for (claim sun)")
 	fs.StringVar(&f.restVersion, "slurm-rest-api-version", "", fmt.Sprintf("slurmrestd API version to use (one of %s; default: the newest it serves)", strings.Join(slurm.RESTVersions, ", ")))
+	fs.IntVar(&f.nodeBudget, "slurm-node-budget", f.nodeBudget, "Slurm nodes and running jobs that every slurmrestd client of serve may keep together; a refresh past it fails until room is made (see docs/security.md)")
 	c.addTrustFlags(fs)
 }
 
@@ -211,12 +221,13 @@ func (c *Controller) Initialize(ctx context.Context, opt *framework.ControllerOp
 	c.vc = opt.VolcanoClient
 	c.recorder = opt.Recorder
 	c.opt = opt
+	c.budget = slurm.NewNodeBudget(c.flags.nodeBudget)
 	fixed, err := c.fixedTarget()
 	if err != nil {
 		return err
 	}
-	c.source = &slurmSource{cfg: &c.cfg, flags: c.flags, fixed: fixed,
-		clients: map[string]*slurm.REST{}, keys: map[string]cachedKey{},
+	c.source = &slurmSource{cfg: &c.cfg, flags: c.flags, fixed: fixed, budget: c.budget,
+		clients: map[string]*keptClient{}, keys: map[string]cachedKey{},
 		secrets: func(ctx context.Context, namespace, name string) (*corev1.Secret, error) {
 			return c.kube.CoreV1().Secrets(namespace).Get(ctx, name, metav1.GetOptions{})
 		}}

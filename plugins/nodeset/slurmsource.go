@@ -76,6 +76,8 @@ func unreachableReason(err error) string {
 		return m.Reason
 	case errors.Is(err, slurm.ErrUnauthorized):
 		return "Unauthorized"
+	case errors.Is(err, slurm.ErrBudgetSpent):
+		return "NodeBudgetSpent"
 	default:
 		return "RefreshFailed"
 	}
@@ -89,6 +91,9 @@ type slurmFlags struct {
 	tokenFile    string
 	jwtUser      string
 	restVersion  string
+	// nodeBudget is what every REST client together may keep (pkg/slurm's
+	// NodeBudget).
+	nodeBudget int
 	// namespaces are where serve may act on Slurm (trust.go).
 	namespaces []string
 }
@@ -100,6 +105,9 @@ func (f *slurmFlags) commandsChosen() bool { return f.conf != "" || f.binDir != 
 func (f *slurmFlags) validate() error {
 	if err := f.validateNamespaces(); err != nil {
 		return err
+	}
+	if f.nodeBudget < 1 {
+		return fmt.Errorf("--slurm-node-budget must be at least 1, not %d", f.nodeBudget)
 	}
 	if f.restURL == "" {
 		if f.jwtKeyFile != "" || f.tokenFile != "" {
@@ -124,7 +132,11 @@ func (staticToken) Token(context.Context) (string, error) { return "", nil }
 
 // slurmSource finds and keeps the Slurm clients of NodeSets. Clients are
 // kept per slurmrestd URL and key, so every NodeSet of one Slurm cluster
-// shares one node cache and one token.
+// shares one node cache and one token. Every REST client charges what it
+// keeps to one budget: a tenant who names many slurmrestd servers, each
+// answering with the most nodes an answer may list, costs serve no more
+// than the budget; a client no NodeSet asked for within Config.ClientIdle
+// is dropped and gives its share back.
 type slurmSource struct {
 	cfg   *Config
 	flags *slurmFlags
@@ -139,9 +151,17 @@ type slurmSource struct {
 	// secrets reads one Secret by name: a GET, never a watch of them all.
 	secrets func(ctx context.Context, namespace, name string) (*corev1.Secret, error)
 
+	budget *slurm.NodeBudget
+
 	mu      sync.Mutex
-	clients map[string]*slurm.REST
+	clients map[string]*keptClient
 	keys    map[string]cachedKey
+}
+
+// keptClient is a REST client and when a NodeSet last asked for it.
+type keptClient struct {
+	rest *slurm.REST
+	used time.Time
 }
 
 // slinkyReader is what case 4 reads, through the shared informers.
@@ -194,7 +214,8 @@ func (c *Controller) fixedTarget() (*slurmTarget, error) {
 		} else {
 			tok = slurm.NewFileToken(f.tokenFile)
 		}
-		cl, err := slurm.NewREST(slurm.RESTConfig{URL: f.restURL, Token: tok, Version: f.restVersion, Transport: c.cfg.RESTTransport})
+		cl, err := slurm.NewREST(slurm.RESTConfig{URL: f.restURL, Token: tok, Version: f.restVersion, Transport: c.cfg.RESTTransport,
+			Budget: c.budget})
 		if err != nil {
 			return nil, err
 		}
@@ -315,28 +336,34 @@ func (s *slurmSource) forgetKeys() {
 }
 
 // client returns the kept REST client for url and key, making it once.
+// Clients of an old key or address, and clients no NodeSet asked for
+// within Config.ClientIdle, are dropped and closed: only current ones
+// keep nodes.
 func (s *slurmSource) client(url string, key []byte, c *Controller) (*slurm.REST, error) {
 	id := url + "|" + slurm.KeyID(key)
+	now := time.Now()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if cl, ok := s.clients[id]; ok {
-		return cl, nil
+	for k, kc := range s.clients {
+		if k != id && (strings.HasPrefix(k, url+"|") || now.Sub(kc.used) > s.cfg.ClientIdle) {
+			kc.rest.Close()
+			delete(s.clients, k)
+		}
+	}
+	if kc, ok := s.clients[id]; ok {
+		kc.used = now
+		return kc.rest, nil
 	}
 	st, err := slurm.NewSignedToken(key, s.flags.jwtUser)
 	if err != nil {
 		return nil, err
 	}
 	c.applyTokenLifetime(st)
-	cl, err := slurm.NewREST(slurm.RESTConfig{URL: url, Token: st, Version: s.flags.restVersion, Transport: s.cfg.RESTTransport})
+	cl, err := slurm.NewREST(slurm.RESTConfig{URL: url, Token: st, Version: s.flags.restVersion, Transport: s.cfg.RESTTransport,
+		Budget: s.budget})
 	if err != nil {
 		return nil, err
 	}
-	// Clients of an old key or address are dropped: only current ones stay.
-	for k := range s.clients {
-		if strings.HasPrefix(k, url+"|") {
-			delete(s.clients, k)
-		}
-	}
-	s.clients[id] = cl
+	s.clients[id] = &keptClient{rest: cl, used: now}
 	return cl, nil
 }

@@ -26,7 +26,10 @@ type Options struct {
 	KubeAPIBurst           int
 	MetricsBindAddress     string
 	HealthProbeBindAddress string
-	Profiling              bool
+	// CacheSyncTimeout is how long the caches may take to fill before
+	// /healthz fails.
+	CacheSyncTimeout time.Duration
+	Profiling        bool
 	// MetricsSecure serves the metrics address over HTTPS behind the API
 	// server's TokenReview and SubjectAccessReview (docs/security.md).
 	MetricsSecure  bool
@@ -61,6 +64,7 @@ func NewOptions() *Options {
 		MetricsBindAddress:     ":8443",
 		MetricsSecure:          true,
 		HealthProbeBindAddress: ":8081",
+		CacheSyncTimeout:       DefaultCacheSyncTimeout,
 		LeaseNamespace:         keys.VolcanoNamespace,
 		LeaseName:              keys.ServeName,
 		LeaseDuration:          15 * time.Second,
@@ -88,6 +92,7 @@ func (o *Options) AddFlags(fl *pflag.FlagSet) {
 	fl.BoolVar(&o.MetricsSecure, "metrics-secure", o.MetricsSecure, "Serve the metrics address over HTTPS, each request's bearer token checked with a TokenReview and its right to GET the path with a SubjectAccessReview; false: plain HTTP for anyone who can reach the address (local use)")
 	fl.StringVar(&o.MetricsCertDir, "metrics-cert-dir", o.MetricsCertDir, "Directory with tls.crt and tls.key of the metrics endpoint (e.g. a cert-manager Secret), read again when they change; default: a self-signed certificate made at start")
 	fl.StringVar(&o.HealthProbeBindAddress, "health-probe-bind-address", o.HealthProbeBindAddress, "Address of /healthz and /readyz, always plain HTTP (0 disables them)")
+	fl.DurationVar(&o.CacheSyncTimeout, "cache-sync-timeout", o.CacheSyncTimeout, "How long the informer caches may take to fill (RBAC refusing a list never lets them) before /healthz fails, so that kubelet restarts serve")
 	fl.BoolVar(&o.Profiling, "profiling", o.Profiling, "Serve Go's pprof profiles under /debug/pprof/ on the metrics address, behind the same checks as /metrics")
 	fl.Int32VarP(&o.Verbosity, "v", "v", o.Verbosity, "Log verbosity: 2 adds retried syncs, 4 and more client-go's requests and leader-election attempts")
 	fl.BoolVar(&o.LeaderElect, "leader-elect", o.LeaderElect, "Act only while holding a Lease, so that several replicas never act at once")
@@ -121,6 +126,9 @@ func (o *Options) Validate() error {
 	}
 	if o.MaxRequeueNum < -1 {
 		return fmt.Errorf("--max-requeue-num must be -1 (forever) or at least 0, got %d", o.MaxRequeueNum)
+	}
+	if o.CacheSyncTimeout <= 0 {
+		return fmt.Errorf("--cache-sync-timeout must be positive, got %v", o.CacheSyncTimeout)
 	}
 	if o.Verbosity < 0 {
 		return fmt.Errorf("-v must be 0 or more, got %d", o.Verbosity)
@@ -162,22 +170,23 @@ func (o *Options) Complete(base *rest.Config) Config {
 	kubeconfig.Burst = o.KubeAPIBurst
 	kubeconfig.UserAgent = keys.ServeName
 	return Config{
-		Kubeconfig:     kubeconfig,
-		Controllers:    selected,
-		MaxRequeueNum:  o.MaxRequeueNum,
-		FeatureGates:   o.FeatureGates,
-		MetricsAddr:    o.MetricsBindAddress,
-		HealthAddr:     o.HealthProbeBindAddress,
-		Profiling:      o.Profiling,
-		SecureMetrics:  o.MetricsSecure,
-		MetricsCertDir: o.MetricsCertDir,
-		LeaderElect:    o.LeaderElect,
-		LeaseNamespace: o.LeaseNamespace,
-		LeaseName:      o.LeaseName,
-		Identity:       o.LeaderElectIdentity,
-		LeaseDuration:  o.LeaseDuration,
-		RenewDeadline:  o.RenewDeadline,
-		RetryPeriod:    o.RetryPeriod,
+		Kubeconfig:       kubeconfig,
+		Controllers:      selected,
+		MaxRequeueNum:    o.MaxRequeueNum,
+		FeatureGates:     o.FeatureGates,
+		MetricsAddr:      o.MetricsBindAddress,
+		HealthAddr:       o.HealthProbeBindAddress,
+		CacheSyncTimeout: o.CacheSyncTimeout,
+		Profiling:        o.Profiling,
+		SecureMetrics:    o.MetricsSecure,
+		MetricsCertDir:   o.MetricsCertDir,
+		LeaderElect:      o.LeaderElect,
+		LeaseNamespace:   o.LeaseNamespace,
+		LeaseName:        o.LeaseName,
+		Identity:         o.LeaderElectIdentity,
+		LeaseDuration:    o.LeaseDuration,
+		RenewDeadline:    o.RenewDeadline,
+		RetryPeriod:      o.RetryPeriod,
 	}
 }
 

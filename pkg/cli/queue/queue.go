@@ -16,5 +16,5 @@ const DefaultCommandNamespace = "default"
 // Commands returns the commands of the 'queue' group (its name, aliases
 // and help are in pkg/cli's groups.go).
 func Commands(f util.Factory, streams genericiooptions.IOStreams) []*cobra.Command {
-	return util.Build(f, streams, newCreateCmd, newListCmd, newDescribeCmd, newOpenCmd, newCloseCmd, newUpdateCmd, newDeleteCmd, newTreeCmd, newTopCmd)
+	return util.Build(f, streams, newCreateCmd, newListCmd, newDescribeCmd, newOpenCmd, newCloseCmd, newUpdateCmd, newDeleteCmd, newTreeCmd, newTopCmd, newPendingCmd)
 }

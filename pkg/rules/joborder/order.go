@@ -62,7 +62,7 @@ type Order struct {
 	Unknown []string
 	// Disabled are job-order plugins the configuration names with
 	// enableJobOrder: false.
-	Disabled []string
+	Disabled  []string
 	slaGlobal *time.Duration
 }
 

@@ -11,8 +11,8 @@ import (
 )
 
 // DefaultCacheSyncTimeout is how long the informer caches may take to
-// fill before /healthz fails. The largest start measured here, 200 000
-// podgroups, filled in under 40 s (docs/benchmarks.md); a cache that has
+// fill before /healthz fails (--cache-sync-timeout): several times the
+// largest start measured (docs/benchmarks.md); a cache that has
 // not filled after minutes waits on something a restart may cure (a
 // watch stuck on a dead connection) or that someone must fix (RBAC), and
 // either way kubelet's restarts make it seen.

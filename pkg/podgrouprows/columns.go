@@ -3,10 +3,9 @@
 // printer columns instead of whole objects.
 //
 // Why: a Table row holds a handful of cells where a podgroup is a whole
-// object that the API server encodes and the client decodes. Reading the
-// 200 000 podgroups of BenchmarkScale's 10x fixture took 27 s with an
-// informer and about 4 s as Tables without the objects (docs/benchmarks.md,
-// reads pass). Volcano's PodGroup CRD and ours both declare the columns:
+// object that the API server encodes and the client decodes: read as
+// Tables, BenchmarkScale's 10x fixture of podgroups takes a fraction of an
+// informer's time (docs/benchmarks.md, reads pass). Volcano's PodGroup CRD and ours both declare the columns:
 // STATUS (.status.phase) and QUEUE (.spec.queue).
 package podgrouprows
 

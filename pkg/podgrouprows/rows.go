@@ -45,8 +45,8 @@ func Read(ctx context.Context, req *rest.Request, ns string, fn func(Row) error)
 // Table's list metadata (resourceVersion, continue token) and its columns.
 //
 // Why one row at a time: the Table of a cluster's podgroups is read in one
-// request (pages are served from etcd, not the watch cache: at 10x 25 s
-// against 4 s), and decoded whole it would hold every row's cells at once.
+// request (pages are served from etcd, not the watch cache, several times
+// slower at 10x), and decoded whole it would hold every row's cells at once.
 //
 // The API server writes a Table's fields in their declared order (kind,
 // apiVersion, metadata, columnDefinitions, rows), so the columns are known

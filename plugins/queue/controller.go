@@ -68,8 +68,8 @@ func init() {
 // There are two work queues, each with its own workers: wq for every sync,
 // and fast for the queues a Command targets. A Command waits only for the
 // other Commands, never behind the syncs of thousands of queues just
-// created (test/hostile: a close waited 2.2 s, up to 4 s, behind the 1 500
-// syncs of a new hierarchy). One queue may be in both; locks keeps its
+// created (test/hostile's hierarchy row: a close waited behind the syncs of
+// a new hierarchy; docs/security.md has the times before and after). One queue may be in both; locks keeps its
 // syncs one at a time across the two, so that a close and an open of the
 // same queue cannot race. The fast lane is only a shortcut: any sync of the
 // queue applies its pending Commands, so a Command the fast lane gives up
@@ -240,6 +240,7 @@ func (c *Controller) Run(ctx context.Context) {
 	if !cache.WaitForCacheSync(stopCh, c.synced...) {
 		return
 	}
+	logger := klog.FromContext(ctx)
 	if c.ensureDefaults {
 		// Retried until it works or we stop: without root nothing else in
 		// the hierarchy makes sense.
@@ -248,7 +249,7 @@ func (c *Controller) Run(ctx context.Context) {
 		// informer to see the queues just created.
 		_ = wait.PollUntilContextCancel(ctx, 100*time.Millisecond, true, func(ctx context.Context) (bool, error) {
 			if err := c.ensureDefaultQueues(ctx); err != nil {
-				klog.ErrorS(err, "cannot ensure the root and default queues; retrying")
+				logger.Error(err, "cannot ensure the root and default queues; retrying")
 				return false, nil
 			}
 			return c.inCache(keys.RootQueue) && c.inCache(keys.DefaultQueue), nil
@@ -257,18 +258,18 @@ func (c *Controller) Run(ctx context.Context) {
 			return
 		}
 	}
-	klog.InfoS("queue controller started", "workers", c.workers, "ensureDefaultQueues", c.ensureDefaults,
+	logger.Info("queue controller started", "workers", c.workers, "ensureDefaultQueues", c.ensureDefaults,
 		"maxRequeueNum", c.maxRequeue)
 	loop := func(q workqueue.TypedRateLimitingInterface[string]) framework.Loop[string] {
 		return framework.Loop[string]{
 			Queue: q, Workers: c.workers, MaxRequeue: c.maxRequeue, Sync: c.lockedSync,
 			Retrying: func(key string, err error) {
-				klog.V(2).InfoS("sync failed, requeued", "queue", key, "err", err)
+				logger.V(2).Info("sync failed, requeued", "queue", key, "err", err)
 			},
 			// Dropped: the pending Commands stay, visible in 'command list', and
 			// a later event for this queue tries again.
 			Dropped: func(key string, err error) {
-				klog.ErrorS(err, "dropping queue request after the requeue limit", "queue", key, "retries", c.maxRequeue)
+				logger.Error(err, "dropping queue request after the requeue limit", "queue", key, "retries", c.maxRequeue)
 				if q, gerr := c.queues.Get(key); gerr == nil {
 					c.recorder.Eventf(q, corev1.EventTypeWarning, "RequestDropped", "dropped after %d retries: %v", c.maxRequeue, err)
 				}
@@ -342,11 +343,9 @@ func (k *keyLocks) lock(key string) (unlock func()) {
 // factory's informer: the API server then sends them once. Otherwise from a
 // reflector over server-side Tables of the podgroups' QUEUE and STATUS
 // columns (podgrouprows.ListWatch), which the API server serves and the
-// client reads several times faster than whole objects: at 10x (200 000
-// podgroups) about 3 s against 27-37 s for an informer of the objects
-// (docs/benchmarks.md). Measured side by side, reading both ways at once
-// gained nothing at 10x (the two cores were busy with the objects either
-// way) and cost memory. With fake clients (no REST client to ask for
+// client reads several times faster than whole objects (docs/benchmarks.md).
+// Measured side by side, reading both ways at once gained nothing at 10x
+// (the two cores were busy with the objects either way) and cost memory. With fake clients (no REST client to ask for
 // Tables) it is the informer.
 func (c *Controller) watchPodGroups(opt *framework.ControllerOption) (cache.InformerSynced, error) {
 	lw, ok := podgrouprows.New(opt.KubeClient, opt.VolcanoClient)

@@ -49,8 +49,8 @@ func (c *Controller) enqueueAncestors(name string) {
 // queue changes nothing for the queues above it otherwise (a sync reads
 // the queues above, never below): syncing them all for every queue added
 // to a hierarchy 300 deep were 45 000 syncs, each walking up the
-// hierarchy, and they delayed every other queue's Commands
-// (test/hostile: a close applied 3.7 s after it was issued).
+// hierarchy, and they delayed every other queue's Commands by seconds
+// (test/hostile's hierarchy row; docs/security.md).
 //
 // A queue created after a Command that targets it goes to the Commands'
 // lane.

@@ -149,7 +149,7 @@ func (c *Controller) sync(ctx context.Context, name string) error {
 	for _, e := range d.events {
 		c.recorder.Eventf(q, corev1.EventTypeWarning, e.reason, "%s", e.message)
 	}
-	c.reportWaiting(q, d.waiting)
+	c.reportWaiting(ctx, q, d.waiting)
 	state, mark, done, applyErr := d.state, d.mark, d.done, d.applyErr
 
 	// Both annotations in one merge patch; nil removes one.
@@ -202,7 +202,7 @@ func (c *Controller) sync(ctx context.Context, name string) error {
 		if err != nil && !apierrors.IsNotFound(err) {
 			return fmt.Errorf("delete applied Command %s/%s: %w", cmd.Namespace, cmd.Name, err)
 		}
-		klog.V(3).InfoS("applied Command", "command", cmd.Namespace+"/"+cmd.Name, "action", cmd.Action, "queue", q.Name, "state", state)
+		klog.FromContext(ctx).V(3).Info("applied Command", "command", cmd.Namespace+"/"+cmd.Name, "action", cmd.Action, "queue", q.Name, "state", state)
 	}
 	if applyErr != nil {
 		return applyErr
@@ -216,7 +216,7 @@ func (c *Controller) sync(ctx context.Context, name string) error {
 // command list -o wide' shows), and a log line. The sync that finds it
 // waiting is retried with backoff; the report is not repeated on every
 // retry, only when what it says changes.
-func (c *Controller) reportWaiting(q *v1beta1.Queue, w *waitingCommand) {
+func (c *Controller) reportWaiting(ctx context.Context, q *v1beta1.Queue, w *waitingCommand) {
 	if w == nil {
 		return
 	}
@@ -229,7 +229,7 @@ func (c *Controller) reportWaiting(q *v1beta1.Queue, w *waitingCommand) {
 	}
 	c.recorder.Eventf(q, corev1.EventTypeWarning, w.reason, "%s", w.message)
 	c.recorder.Eventf(w.cmd, corev1.EventTypeWarning, w.reason, "%s", w.message)
-	klog.InfoS("Command waits", "command", w.cmd.Namespace+"/"+w.cmd.Name, "action", w.cmd.Action, "queue", q.Name, "reason", w.reason, "message", w.message)
+	klog.FromContext(ctx).Info("Command waits", "command", w.cmd.Namespace+"/"+w.cmd.Name, "action", w.cmd.Action, "queue", q.Name, "reason", w.reason, "message", w.message)
 }
 
 // forgetWaiting drops what reportWaiting remembers of a Command that was

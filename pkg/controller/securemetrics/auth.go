@@ -12,9 +12,9 @@
 // delegating authenticator and authorizer themselves are not used: they
 // come with the webhook client, which links gRPC, OpenTelemetry's exporter,
 // the konnectivity client and CEL (for authorization webhooks' match
-// conditions), and their package initialization added about 5 ms of CPU to
-// every run of every kubectl-vc command, 'version --client' included, and
-// 10 MB to the binary (docs/security.md#cost). What is left of them here is
+// conditions), and their package initialization added CPU to every run of
+// every kubectl-vc command, 'version --client' included, and megabytes to
+// the binary (measured in docs/security.md#cost). What is left of them here is
 // the TokenReview and SubjectAccessReview request, a few lines each, and an
 // expiring cache of the authorization answers.
 package securemetrics

@@ -7,9 +7,9 @@
 // ^(\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))))?$,
 // and the API server stores them unparsed. Every client that decodes such
 // an object into Go types parses them with k8s.io/apimachinery's
-// resource.ParseQuantity, which computes 10^|exponent|: "9e-9999999" takes
-// it more than 5 s of CPU, "9e-2147483648" minutes and gigabytes, and a
-// reflector stuck in that decode delivers nothing more, so one podgroup
+// resource.ParseQuantity, which computes 10^|exponent|: its CPU and memory
+// grow with the exponent's value (docs/security.md, the quantities row),
+// and a reflector stuck in that decode delivers nothing more, so one podgroup
 // or queue written by any tenant stopped serve's queue and podgroup
 // controllers for good (test/hostile).
 //
@@ -29,9 +29,9 @@ import (
 )
 
 // Bounds of a quantity serve parses: at most maxExponentDigits significant
-// digits in its exponent (ParseQuantity spends about a millisecond on an
-// exponent of 5 digits, 0.1 s on 6 and more than 5 s on 7) and at most
-// maxDigitRun digits in a row (64 Ki digits cost 0.14 s).
+// digits in its exponent (ParseQuantity's cost grows tenfold and more with
+// each digit past them) and at most maxDigitRun digits in a row (a long
+// mantissa costs in proportion); the costs measured are in docs/security.md.
 const (
 	maxExponentDigits = 4
 	maxDigitRun       = 100

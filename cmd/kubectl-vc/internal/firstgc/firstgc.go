@@ -2,17 +2,14 @@
 // garbage collection, where Go's default starts one at 4 MB. Imported by
 // main for its init alone.
 //
-// Why: package initialization alone allocates about 3 MB in every command
+// Why: package initialization alone allocates a few MB in every command
 // (client-go's scheme of every API group, prometheus, the cobra tree...),
-// 2 MB of which stays live, so with the default every command ran a
+// most of which stays live, so with the default every command ran a
 // collection or two before doing anything: its mark workers start threads,
 // and their write faults on shared pages cost TLB shootdowns between the
 // two cores. A short command ('version', a list of a few objects) now ends
-// before the heap reaches 8 MB and runs none. Measured over 41 alternating
-// runs on the 2-core machine (medians): 'version --client' 14.8 -> 12.4 ms
-// wall and 15.4 -> 12.5 ms CPU, 'queue list' of 10 queues 21.3 -> 18.6 ms
-// wall and 19.2 -> 15.9 ms CPU; peak RSS slightly lower (37.1 -> 36.4 and
-// 41.5 -> 40.8 MiB): the collector's threads and metadata are not needed.
+// before the heap reaches 8 MB and runs none; what it saved is in
+// docs/development.md (Start-up).
 //
 // How: GOGC is 200 until the first collection ends, then what it was
 // (100). Go's heap goal is GOGC% above the live heap and never below

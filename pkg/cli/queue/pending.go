@@ -44,7 +44,6 @@ type PendingOptions struct {
 	ChunkSize     int64
 	Configuration queueline.ConfigFlags
 
-	cmd  *cobra.Command
 	vc   versioned.Interface
 	kube kubernetes.Interface
 	now  func() time.Time
@@ -98,7 +97,6 @@ func newPendingCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Co
 		ValidArgsFunction: completion.Queues.Names(f),
 		RunE:              util.RunE(o),
 	}
-	o.cmd = cmd
 	cmd.Flags().BoolVarP(&o.AllQueues, "all-queues", "A", false, "The lines of every queue that has waiting podgroups")
 	util.AddOutputFlag(cmd, &o.Output, pendingOutputs...)
 	cmd.Flags().BoolVar(&o.NoHeaders, "no-headers", false, "Don't print the table's header")
@@ -141,7 +139,7 @@ func (o *PendingOptions) Validate() error {
 	if err := chunk.Validate(o.ChunkSize); err != nil {
 		return err
 	}
-	return o.Configuration.Validate(o.cmd)
+	return o.Configuration.Validate()
 }
 
 // Run reads the scheduler's configuration, then the line, and prints it;

@@ -47,9 +47,13 @@ func (f *ConfigFlags) AddFlags(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&f.File, "scheduler-config-file", "", "Read Volcano's scheduler configuration from this file instead of the ConfigMap")
 }
 
-// Validate checks the form of --scheduler-config.
-func (f *ConfigFlags) Validate(cmd *cobra.Command) error {
-	if f.File != "" && cmd != nil && cmd.Flags().Changed("scheduler-config") {
+// Validate checks the form of --scheduler-config, and that a file and a
+// ConfigMap other than the default are not both named.
+func (f *ConfigFlags) Validate() error {
+	if f.ConfigMap == "" {
+		f.ConfigMap = DefaultConfigMap
+	}
+	if f.File != "" && f.ConfigMap != DefaultConfigMap {
 		return util.UsageErrorf("give --scheduler-config or --scheduler-config-file, not both")
 	}
 	ns, name, ok := strings.Cut(f.ConfigMap, "/")
@@ -75,6 +79,9 @@ func (f *ConfigFlags) ReadConfig(ctx context.Context, kube kubernetes.Interface)
 			return c, util.UsageErrorf("%s", err)
 		}
 		return c, nil
+	}
+	if f.ConfigMap == "" {
+		f.ConfigMap = DefaultConfigMap
 	}
 	ns, name, _ := strings.Cut(f.ConfigMap, "/")
 	cm, err := kube.CoreV1().ConfigMaps(ns).Get(ctx, name, metav1.GetOptions{})

@@ -24,6 +24,7 @@ import (
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/chunk"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/completion"
 	vcprinters "github.com/kubectl-vc/kubectl-vc/pkg/cli/printers"
+	"github.com/kubectl-vc/kubectl-vc/pkg/cli/queueline"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/util"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/why/analysis"
 	"github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned"
@@ -63,6 +64,9 @@ type Options struct {
 	// and serve, keep their leader-election Leases.
 	ControllersNamespace string
 	ChunkSize            int64
+	// Line names the scheduler configuration a waiting group's place in
+	// line is predicted from (position.go).
+	Line queueline.ConfigFlags
 
 	Kind      analysis.Kind
 	Name      string
@@ -124,6 +128,7 @@ func NewCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Command {
 	cmd.Flags().StringSliceVar(&o.SchedulerNames, "scheduler-name", []string{DefaultSchedulerName}, "Names Volcano's scheduler answers to (repeatable); its leader Lease is named after the first")
 	cmd.Flags().StringVar(&o.ControllersNamespace, "controllers-namespace", keys.VolcanoNamespace, "Namespace of the Leases of Volcano's scheduler and controllers and of serve")
 	chunk.AddFlag(cmd, &o.ChunkSize)
+	o.Line.AddFlags(cmd)
 	return cmd
 }
 
@@ -175,6 +180,9 @@ func (o *Options) Validate() error {
 	if errs := validation.IsDNS1123Label(o.ControllersNamespace); len(errs) > 0 {
 		return util.UsageErrorf("invalid --controllers-namespace %q: %s", o.ControllersNamespace, errs[0])
 	}
+	if err := o.Line.Validate(); err != nil {
+		return err
+	}
 	return chunk.Validate(o.ChunkSize)
 }
 
@@ -187,6 +195,9 @@ func (o *Options) Run(ctx context.Context) error {
 		return err
 	}
 	rep := analysis.Analyze(snap)
+	if err := o.addPosition(ctx, snap, &rep); err != nil {
+		return err
+	}
 	if !vcprinters.WriteData(o.Out, o.Output, rep) {
 		PrintText(o.Out, rep)
 	}

@@ -207,9 +207,15 @@ func quickElection(id string, waitForStop bool) controller.Config {
 // bothWays runs test as serve runs the manager (Run returns at once on a
 // loss, its process exits) and as in-process tests run it (WaitForStop:
 // Run returns once the controllers have).
+// Each runs its own fake API server and Lease, in parallel with the other
+// elections (their waits are timers: together they take the longest one).
 func bothWays(t *testing.T, test func(t *testing.T, waitForStop bool)) {
+	t.Parallel()
 	for _, w := range []bool{false, true} {
-		t.Run(map[bool]string{false: "serve", true: "WaitForStop"}[w], func(t *testing.T) { test(t, w) })
+		t.Run(map[bool]string{false: "serve", true: "WaitForStop"}[w], func(t *testing.T) {
+			t.Parallel()
+			test(t, w)
+		})
 	}
 }
 

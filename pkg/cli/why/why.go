@@ -102,6 +102,9 @@ func NewCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Command {
 			  a capability or than all Ready nodes offer, finished podgroups still counted;
 			* the scheduler's own words: the PodGroup's Unschedulable condition with the gang
 			  arithmetic, the pods' PodScheduled condition, the latest events, quoted.
+			* its place in line, for a group that waits (Pending or Inqueue): its position in
+			  its queue as 'queue pending' orders it from the scheduler's configuration
+			  (--scheduler-config), who is ahead and why, and what it waits for.
 
 			-o json|yaml prints the report for scripts: every reason has a stable code
 			(reason), its evidence and its fix (see docs/why.md). The exit code is 0 when

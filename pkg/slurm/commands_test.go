@@ -150,6 +150,9 @@ func TestNodeStateStrings(t *testing.T) {
 // around the real sinfo, say) still ends the call with an error, instead
 // of holding the NodeSet sync that made it until the child exits.
 func TestCommandTimeoutWithLingeringChild(t *testing.T) {
+	// Parallel: it waits on timers or CPU, and Go starts parallel tests
+	// only after the serial ones, which measure the heap, have ended.
+	t.Parallel()
 	dir := t.TempDir()
 	// The background sleep inherits stdout and stderr and outlives the
 	// script, which is what the timeout kills.

@@ -9,6 +9,9 @@ import (
 // bytes, than the bounds are refused, whatever their numbers (one that
 // overflows an int included), before they cost memory.
 func TestExpandHostlistRefusesHugeLists(t *testing.T) {
+	// Parallel: it waits on timers or CPU, and Go starts parallel tests
+	// only after the serial ones, which measure the heap, have ended.
+	t.Parallel()
 	long := strings.Repeat("x", 1<<10)
 	for _, bad := range []string{
 		"n[0-9223372036854775807]",

@@ -95,12 +95,17 @@ func (w *pendingWorld) podGroup(name string, opts ...pgOpt) *schedulingv1beta1.P
 func later() { time.Sleep(1100 * time.Millisecond) }
 
 // boundPod creates a member pod of group placed on node (a Pending pod
-// with a node is bound, for the scheduler a placed task).
+// with a node is bound, for the scheduler a placed task); node "" leaves it
+// unplaced, cpu "" makes it request nothing (best effort).
 func (w *pendingWorld) boundPod(name, group, node, cpu string) {
 	w.t.Helper()
+	var req corev1.ResourceList
+	if cpu != "" {
+		req = rlist("cpu=" + cpu)
+	}
 	p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: w.ns, Annotations: map[string]string{keys.KubeGroupName: group}},
 		Spec: corev1.PodSpec{NodeName: node, SchedulerName: "volcano", Containers: []corev1.Container{{Name: "c", Image: "pause",
-			Resources: corev1.ResourceRequirements{Requests: rlist("cpu=" + cpu)}}}}}
+			Resources: corev1.ResourceRequirements{Requests: req}}}}}
 	if _, err := w.kube.CoreV1().Pods(w.ns).Create(ctx, p, metav1.CreateOptions{}); err != nil {
 		w.t.Fatal(err)
 	}
@@ -275,14 +280,18 @@ func TestQueuePendingSameCreationTime(t *testing.T) {
 }
 
 // TestQueuePendingGang: gang.go's jobOrderFn puts a job that is not ready
-// (fewer placed pods than minMember: JobInfo.IsReady) before a ready one,
-// whatever their ages; under the default configuration only between equal
-// priorities.
+// (placed pods plus pending pods that request nothing fewer than
+// minMember: JobInfo.IsReady) before a ready one, whatever their ages;
+// under the default configuration only between equal priorities. A group
+// whose gang is placed (bound pods reach minMember) waits no more: its
+// phase turns Running in the scheduler's next cycle.
 func TestQueuePendingGang(t *testing.T) {
 	w := newPendingWorld(t, "pending-gang", nil)
 	node := w.node("cpu=100,pods=110")
 	w.podGroup("ready-old", withPhase(schedulingv1beta1.PodGroupInqueue), withMin(1))
-	w.boundPod("ready-old-0", "ready-old", node, "1")
+	w.boundPod("ready-old-0", "ready-old", "", "") // best effort, pending: ready
+	w.podGroup("placed", withPhase(schedulingv1beta1.PodGroupInqueue), withMin(1))
+	w.boundPod("placed-0", "placed", node, "1")
 	later()
 	w.podGroup("waiting-new", withMin(2))
 	w.boundPod("waiting-new-0", "waiting-new", node, "1")

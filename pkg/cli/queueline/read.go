@@ -228,6 +228,9 @@ func (r *Reader) Read(ctx context.Context, queues ...string) (*Result, error) {
 			continue
 		}
 		e := Entry{Job: res.order.FromPodGroup(pg, members[pg.Namespace+"/"+pg.Name], prio, total), Queue: q, pg: pg}
+		if e.Placed {
+			continue // placed: its phase turns Running in the scheduler's next cycle
+		}
 		if pg.Spec.MinResources != nil {
 			e.MinResources = *pg.Spec.MinResources
 		}

@@ -80,20 +80,24 @@ func (o Order) FromPodGroup(pg *schedulingv1beta1.PodGroup, pods []corev1.Pod, p
 		MinMember: pg.Spec.MinMember,
 	}
 	allocated := corev1.ResourceList{}
+	var placed, succeeded int32
 	for i := range pods {
 		p := &pods[i]
 		switch status(p) {
 		case taskPlaced:
 			j.ReadyPods++
+			placed++
 			addTo(allocated, Requests(p))
 		case taskSucceeded:
 			j.ReadyPods++
+			succeeded++
 		case taskPending:
 			if bestEffort(p) {
 				j.ReadyPods++
 			}
 		}
 	}
+	j.Placed = placed > 0 && placed+succeeded >= j.MinMember
 	j.Share, j.DominantResource = share(allocated, total)
 	// JobInfo.SetPodGroup: the newer annotation first, then the older;
 	// the sla plugin falls back to its own argument.

@@ -27,6 +27,11 @@ type Job struct {
 	// ready when ReadyPods reaches MinMember.
 	MinMember int32 `json:"minMember"`
 	ReadyPods int32 `json:"readyPods"`
+	// Placed is set when the scheduler has placed the gang: at least one
+	// pod is bound or running, and those with the succeeded ones reach
+	// MinMember. Such a group no longer waits, whatever its phase says
+	// until the scheduler's next cycle writes Running.
+	Placed bool `json:"-"`
 
 	// Share is the drf plugin's dominant share: the largest fraction of
 	// any resource of the cluster that the job's placed pods hold;

@@ -181,6 +181,12 @@ func TestFromPodGroup(t *testing.T) {
 	if j.Priority != 1000 || j.ReadyPods != 2 || j.Ready() || j.Share != 0.3 || j.DominantResource != "cpu" {
 		t.Errorf("job %+v", j)
 	}
+	// Two bound or running pods of minMember 2: the gang is placed.
+	pg.Spec.MinMember = 2
+	if j := o.FromPodGroup(pg, pods, prio, total); !j.Placed || !j.Ready() {
+		t.Errorf("minMember 2: placed %v ready %v, want both", j.Placed, j.Ready())
+	}
+	pg.Spec.MinMember = 3
 	// A pending pod that requests nothing counts as ready for gang.
 	pods[2] = pod(corev1.PodPending, "", "")
 	if j := o.FromPodGroup(pg, pods, prio, total); !j.Ready() {

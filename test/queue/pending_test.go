@@ -12,6 +12,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -479,4 +480,48 @@ func TestQueuePendingBadInput(t *testing.T) {
 		{"pending: both configs", admin, []string{"queue", "pending", "default", "--scheduler-config", "a/b", "--scheduler-config-file", noActions}, "not both"},
 		{"pending: rbac", alice, []string{"queue", "pending", "default"}, "forbidden"},
 	})
+}
+
+// TestQueuePendingWithoutRights: a user who may read queues and podgroups
+// but not priority classes, nodes, pods or the scheduler's ConfigMap still
+// gets the line, with one note per list it could not read saying what was
+// assumed, and Volcano's defaults said in the order line.
+func TestQueuePendingWithoutRights(t *testing.T) {
+	w := newPendingWorld(t, "pending-rbac", nil)
+	w.podGroup("only")
+	user := w.ns + "-reader"
+	if _, err := w.kube.RbacV1().ClusterRoles().Create(ctx, &rbacv1.ClusterRole{
+		ObjectMeta: metav1.ObjectMeta{Name: user},
+		Rules: []rbacv1.PolicyRule{{APIGroups: []string{schedulingv1beta1.SchemeGroupVersion.Group},
+			Resources: []string{"queues", "podgroups"}, Verbs: []string{"get", "list", "watch"}}},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = w.kube.RbacV1().ClusterRoles().Delete(context.Background(), user, metav1.DeleteOptions{}) })
+	if _, err := w.kube.RbacV1().ClusterRoleBindings().Create(ctx, &rbacv1.ClusterRoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: user},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: user},
+		Subjects:   []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: user}},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = w.kube.RbacV1().ClusterRoleBindings().Delete(context.Background(), user, metav1.DeleteOptions{})
+	})
+	var r result
+	eventually(t, "the binding to take effect", func() (bool, error) {
+		r = runVC(t, "queue", "pending", w.queue, "--as", user)
+		return r.Code == 0, nil
+	})
+	for _, want := range []string{
+		"1          " + w.ns + "   only",
+		"(Volcano's default configuration (ConfigMap " + keys.VolcanoNamespace + "/volcano-scheduler-configmap not readable: forbidden",
+		"note: could not read priority classes (forbidden",
+		"note: could not read nodes (forbidden",
+		"note: could not read pods (forbidden",
+	} {
+		if !strings.Contains(r.Stdout, want) {
+			t.Errorf("output lacks %q:\n%s", want, r)
+		}
+	}
 }

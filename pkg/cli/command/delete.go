@@ -24,15 +24,6 @@ import (
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/write"
 )
 
-// Kind lists the Commands of a namespace, for name completion.
-var Kind = completion.Kind{Namespaced: true, List: func(ctx context.Context, f util.Factory, ns string) (runtime.Object, error) {
-	c, err := f.VolcanoClient()
-	if err != nil {
-		return nil, err
-	}
-	return c.BusV1alpha1().Commands(ns).List(ctx, metav1.ListOptions{})
-}}
-
 // jobs lists Volcano Jobs for --job's completion (pkg/cli/job builds its
 // Commands with this package, so its completer cannot be used here).
 var jobs = completion.Kind{Namespaced: true, List: func(ctx context.Context, f util.Factory, ns string) (runtime.Object, error) {
@@ -78,7 +69,7 @@ func newDeleteCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Com
 
 			# Show what would be deleted
 			kubectl vc command delete --all -n default --dry-run=client`),
-		ValidArgsFunction: Kind.Names(f),
+		ValidArgsFunction: Kind.NameArgs(f),
 		RunE:              util.RunE(o),
 	}
 	o.AddFlags(cmd, "Wait until the Commands are gone", "How long --wait waits (0 waits forever)")
@@ -89,15 +80,6 @@ func newDeleteCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Com
 	_ = cmd.RegisterFlagCompletionFunc("queue", completion.Queues.Flag(f))
 	_ = cmd.RegisterFlagCompletionFunc("job", jobs.Flag(f))
 	return cmd
-}
-
-// validateName accepts what a Command may be named (generateName makes
-// "<target>-<action>-xxxxx").
-func validateName(name string) error {
-	if errs := validation.IsDNS1123Subdomain(name); len(errs) > 0 {
-		return util.UsageErrorf("invalid Command name %q: %s", name, errs[0])
-	}
-	return nil
 }
 
 // Validate checks names and flags before any request.
@@ -127,7 +109,7 @@ func (o *DeleteOptions) Validate() error {
 	if o.All {
 		return util.ValidateWait(o.Timeout, o.Wait, o.Dry(), "nothing would be deleted")
 	}
-	return o.DeleteOptions.Validate("Command", "command delete dev-openqueue-8jhw5 -n default (or --all)", validateName)
+	return o.DeleteOptions.Validate("Command", "command delete dev-openqueue-8jhw5 -n default (or --all)", Kind.ValidateName)
 }
 
 // Run finds the Commands (all of them before the first delete) and deletes

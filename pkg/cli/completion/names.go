@@ -15,8 +15,9 @@ import (
 // Func is a cobra completion function.
 type Func = func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective)
 
-// Kind is what name completion needs to know of one kind: how to list its
-// objects. Errors complete nothing rather than print into the user's shell.
+// Kind is what name completion lists names from: a kind's objects, as
+// pkg/cli/kind's Kind makes it, or a set of them such as a NodeSet's pods.
+// Errors complete nothing rather than print into the user's shell.
 type Kind struct {
 	// Namespaced kinds are listed in the namespace of -n (or the kubeconfig's).
 	Namespaced bool
@@ -33,7 +34,9 @@ func (k Kind) Where(keep func(runtime.Object) bool) Kind {
 	return k
 }
 
-// Queues lists queues.
+// Queues lists queues, and PodGroups podgroups, for the packages that the
+// queue and podgroup packages import (list's --queue, command, why), which
+// therefore cannot use those packages' Kind.
 var Queues = Kind{List: func(ctx context.Context, f util.Factory, _ string) (runtime.Object, error) {
 	c, err := f.VolcanoClient()
 	if err != nil {
@@ -42,7 +45,7 @@ var Queues = Kind{List: func(ctx context.Context, f util.Factory, _ string) (run
 	return c.SchedulingV1beta1().Queues().List(ctx, metav1.ListOptions{})
 }}
 
-// PodGroups lists podgroups.
+// PodGroups lists podgroups (see Queues).
 var PodGroups = Kind{Namespaced: true, List: func(ctx context.Context, f util.Factory, ns string) (runtime.Object, error) {
 	c, err := f.VolcanoClient()
 	if err != nil {

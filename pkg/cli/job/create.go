@@ -320,7 +320,7 @@ func (o *CreateOptions) Run(ctx context.Context) error {
 		if apierrors.IsAlreadyExists(err) {
 			return util.UsageErrorf("job %q already exists in namespace %q", o.job.Name, o.job.Namespace)
 		}
-		return apiError(err)
+		return Kind.APIError(err)
 	}
 	return o.Print(created)
 }

@@ -7,7 +7,6 @@ import (
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/kubectl/pkg/util/templates"
 
-	batchv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/batch/v1alpha1"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/util"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/write"
 )
@@ -33,7 +32,7 @@ func newDeleteCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Com
 
 			# Delete two jobs and wait until they are gone
 			kubectl vc job delete train eval -n research --wait`),
-		ValidArgsFunction: Kind.Names(f),
+		ValidArgsFunction: Kind.NameArgs(f),
 		RunE:              util.RunE(o),
 	}
 	o.AddFlags(cmd, "Wait until the jobs are gone", "How long --wait waits (0 waits forever)")
@@ -47,11 +46,5 @@ func (o *DeleteOptions) Validate() error {
 
 // Run checks that every job exists, then deletes them.
 func (o *DeleteOptions) Run(ctx context.Context) error {
-	jobs := o.Client.BatchV1alpha1().Jobs(o.Namespace)
-	return write.DeleteNamed(ctx, &o.DeleteOptions, write.Deletable[*batchv1alpha1.Job, *batchv1alpha1.JobList]{
-		Kind: "job", Ref: jobRef, Get: jobs.Get, Delete: jobs.Delete, List: jobs.List, Watch: jobs.Watch,
-		NotFound: func(err error, name string) error { return jobNotFound(err, name, o.Namespace) },
-		Hint:     "finalizers may hold them",
-		Explain:  jobWait(o.Client, kubeClient(o.Factory), o.Namespace, o.Names, o.Timeout).Explain,
-	})
+	return write.DeleteNamed(ctx, &o.DeleteOptions, Kind, jobWait(o.Client, kubeClient(o.Factory), o.Namespace, o.Names, o.Timeout).Explain)
 }

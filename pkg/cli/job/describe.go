@@ -45,7 +45,7 @@ func newDescribeCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.C
 		Example: templates.Examples(`
 			kubectl vc job describe train -n research`),
 		Args:              util.NameArgs("job", 1, 1, "job describe train"),
-		ValidArgsFunction: Kind.Name(f),
+		ValidArgsFunction: Kind.NameArg(f),
 		RunE:              util.RunE(o),
 	}
 }

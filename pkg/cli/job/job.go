@@ -11,7 +11,6 @@ import (
 	"context"
 
 	"github.com/spf13/cobra"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
@@ -23,7 +22,7 @@ import (
 )
 
 // Commands returns the commands of the 'job' group (its name, aliases
-// and help are in pkg/cli's groups.go).
+// and help are its Kind's Group).
 func Commands(f util.Factory, streams genericiooptions.IOStreams) []*cobra.Command {
 	return util.Build(f, streams, newCreateCmd, newListCmd, newDescribeCmd, newSuspendCmd, newResumeCmd, newRestartCmd, newTerminateCmd, newDeleteCmd)
 }
@@ -69,14 +68,6 @@ var phases = []batchv1alpha1.JobPhase{
 	batchv1alpha1.JobFailed,
 }
 
-// ValidateName checks the name of an existing job (any object name).
-func ValidateName(name string) error {
-	if errs := validation.IsDNS1123Subdomain(name); len(errs) > 0 {
-		return util.UsageErrorf("invalid job name %q: %s", name, errs[0])
-	}
-	return nil
-}
-
 // ValidateQueueFlag checks a --queue value.
 func ValidateQueueFlag(q string) error {
 	if errs := validation.IsDNS1123Subdomain(q); len(errs) > 0 {
@@ -85,14 +76,6 @@ func ValidateQueueFlag(q string) error {
 	return nil
 }
 
-// noJobKind says what to do when the server has no Job kind: Jobs are
-// Volcano's, and install does not add their CRD (see 'install --help').
-const noJobKind = "the server has no Volcano Jobs (batch.volcano.sh/v1alpha1): install Volcano, whose job controller runs them; 'kubectl vc install' leaves the Job CRD to Volcano"
-
-// apiError turns an error of a Job request into one line, naming the
-// missing Job kind rather than suggesting 'kubectl vc install'.
-func apiError(err error) error { return util.NotServed(err, noJobKind) }
-
 // getJobs fetches every named job of the namespace before anything is
 // written, so that a missing job fails the whole command.
 func getJobs(ctx context.Context, c versioned.Interface, ns string, names []string) ([]*batchv1alpha1.Job, error) {
@@ -100,21 +83,9 @@ func getJobs(ctx context.Context, c versioned.Interface, ns string, names []stri
 	for _, n := range names {
 		j, err := c.BatchV1alpha1().Jobs(ns).Get(ctx, n, metav1.GetOptions{})
 		if err != nil {
-			return nil, jobNotFound(err, n, ns)
+			return nil, Kind.NotFound(err, n, ns)
 		}
 		out = append(out, j)
 	}
 	return out, nil
 }
-
-// jobNotFound is the error of a Get of job name in ns: not found (or the
-// kind not served) in one line.
-func jobNotFound(err error, name, ns string) error {
-	if err = apiError(err); apierrors.IsNotFound(err) {
-		return util.UsageErrorf("job %q not found in namespace %q", name, ns)
-	}
-	return err
-}
-
-// jobRef names a job the way kubectl prints it.
-func jobRef(name string) string { return "job.batch.volcano.sh/" + name }

@@ -7,13 +7,13 @@ import (
 
 	"github.com/spf13/cobra"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/kubectl/pkg/util/templates"
 
 	batchv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/batch/v1alpha1"
 	flowv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/flow/v1alpha1"
+	"github.com/kubectl-vc/kubectl-vc/pkg/cli/jobflow"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/list"
 	vcprinters "github.com/kubectl-vc/kubectl-vc/pkg/cli/printers"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/util"
@@ -57,13 +57,13 @@ func newListCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Comma
 
 			# The jobs made for the steps of JobFlow pipeline
 			kubectl vc job list --flow pipeline`),
-		ValidArgsFunction: Kind.Names(f),
+		ValidArgsFunction: Kind.NameArgs(f),
 		RunE:              util.RunE(o),
 	}
 	o.Options.AddFlags(cmd, list.Flags{AllNamespaces: "List jobs of every namespace", Selector: "Label selector, e.g. -l team=nlp", Watch: true})
 	o.QueuePhase.AddFlags(cmd, f, "jobs", util.Names(phases))
 	cmd.Flags().StringVar(&o.Flow, "flow", "", "Only the jobs made for the steps of this JobFlow (by Volcano's jobflow controller)")
-	_ = cmd.RegisterFlagCompletionFunc("flow", FlowNames.Flag(f))
+	_ = cmd.RegisterFlagCompletionFunc("flow", jobflow.Kind.NameFlag(f))
 	return cmd
 }
 
@@ -102,16 +102,11 @@ func (o *ListOptions) Run(ctx context.Context) error {
 		}
 		o.Selector = sel
 	}
-	jobs := o.Client.BatchV1alpha1().Jobs(o.Namespace)
-	err := list.Run(ctx, &o.Options, list.Kind[batchv1alpha1.Job, *batchv1alpha1.Job, *batchv1alpha1.JobList]{
-		Name: "job", Plural: "jobs", Get: jobs.Get, List: jobs.List, Watch: jobs.Watch, Keep: o.keep,
+	err := list.Run(ctx, &o.Options, Kind, list.Rows[batchv1alpha1.Job, *batchv1alpha1.Job]{
+		Keep:   o.keep,
 		Stream: true, // the table of a page is that page's alone
-		AsList: func(items []batchv1alpha1.Job, rv string) runtime.Object {
-			return &batchv1alpha1.JobList{ListMeta: metav1.ListMeta{ResourceVersion: rv}, Items: items}
-		},
-		Table: func(items []batchv1alpha1.Job) runtime.Object { return jobTable(items, o.AllNamespaces) },
 	})
-	return apiError(err)
+	return Kind.APIError(err)
 }
 
 var jobColumns = []vcprinters.Column{

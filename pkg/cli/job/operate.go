@@ -37,7 +37,7 @@ func newOperateCmd(f util.Factory, streams genericiooptions.IOStreams, op operat
 		Short:             short,
 		Long:              long,
 		Example:           example,
-		ValidArgsFunction: Kind.Names(f),
+		ValidArgsFunction: Kind.NameArgs(f),
 		RunE:              util.RunE(o),
 	}
 	o.AddFlags(cmd)

@@ -6,7 +6,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	flowv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/flow/v1alpha1"
-	"github.com/kubectl-vc/kubectl-vc/pkg/cli/flowkind"
+	"github.com/kubectl-vc/kubectl-vc/pkg/cli/kind"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/util"
 )
 
@@ -85,7 +85,7 @@ func cycle(flows []flowv1alpha1.Flow, index map[string]int) []string {
 }
 
 // createHelp is the help of 'jobflow create'.
-var createHelp = flowkind.Help{
+var createHelp = kind.Help{
 	Short: "Create job flows from a file",
 	Long: `
 			Create Volcano JobFlows from a file (-f FILE, or -f - for standard input) of YAML

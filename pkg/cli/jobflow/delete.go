@@ -1,9 +1,9 @@
 package jobflow
 
-import "github.com/kubectl-vc/kubectl-vc/pkg/cli/flowkind"
+import "github.com/kubectl-vc/kubectl-vc/pkg/cli/kind"
 
 // deleteHelp is the help of 'jobflow delete'.
-var deleteHelp = flowkind.Help{
+var deleteHelp = kind.Help{
 	Short: "Delete job flows",
 	Long: `
 			Delete JobFlows. Every flow is looked up first, so a missing one fails the

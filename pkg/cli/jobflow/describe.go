@@ -10,13 +10,13 @@ import (
 
 	batchv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/batch/v1alpha1"
 	flowv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/flow/v1alpha1"
-	"github.com/kubectl-vc/kubectl-vc/pkg/cli/flowkind"
+	"github.com/kubectl-vc/kubectl-vc/pkg/cli/kind"
 	vcprinters "github.com/kubectl-vc/kubectl-vc/pkg/cli/printers"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/util"
 )
 
 // describeHelp is the help of 'jobflow describe'.
-var describeHelp = flowkind.Help{
+var describeHelp = kind.Help{
 	Short: "Draw a job flow: its steps, what each waits for, and their jobs",
 	Long: `
 			Show a JobFlow as the dependency graph of its steps: each step (the JobTemplate
@@ -34,11 +34,11 @@ var describeHelp = flowkind.Help{
 			kubectl vc jobflow describe -N pipeline`,
 }
 
-// describe writes a flow's retain policy and phase, its steps drawn as a
+// describeFlow writes a flow's retain policy and phase, its steps drawn as a
 // graph and as a table, and its status. Only the flow itself must be
 // readable: its jobs' phases come from the jobs when they can be listed,
 // else from the flow's status.
-func describe(ctx context.Context, o *vcprinters.DescribeOptions, d *vcprinters.Describer, jf *flowv1alpha1.JobFlow) {
+func describeFlow(ctx context.Context, o *vcprinters.DescribeOptions, d *vcprinters.Describer, jf *flowv1alpha1.JobFlow) {
 	retain := string(jf.Spec.JobRetainPolicy)
 	if retain == "" {
 		retain = string(flowv1alpha1.Retain)

@@ -6,12 +6,12 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	flowv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/flow/v1alpha1"
-	"github.com/kubectl-vc/kubectl-vc/pkg/cli/flowkind"
+	"github.com/kubectl-vc/kubectl-vc/pkg/cli/kind"
 	vcprinters "github.com/kubectl-vc/kubectl-vc/pkg/cli/printers"
 )
 
 // listHelp is the help of 'jobflow list'.
-var listHelp = flowkind.Help{
+var listHelp = kind.Help{
 	Short: "List job flows with how far their steps got",
 	Long: `
 			List Volcano JobFlows of a namespace (-n) or of all namespaces (-A): each flow's

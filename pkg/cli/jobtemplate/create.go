@@ -4,7 +4,7 @@ import (
 	"fmt"
 
 	flowv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/flow/v1alpha1"
-	"github.com/kubectl-vc/kubectl-vc/pkg/cli/flowkind"
+	"github.com/kubectl-vc/kubectl-vc/pkg/cli/kind"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/util"
 )
 
@@ -27,7 +27,7 @@ func check(t *flowv1alpha1.JobTemplate) error {
 }
 
 // createHelp is the help of 'jobtemplate create'.
-var createHelp = flowkind.Help{
+var createHelp = kind.Help{
 	Short: "Create job templates from a file",
 	Long: `
 			Create Volcano JobTemplates from a file (-f FILE, or -f - for standard input) of

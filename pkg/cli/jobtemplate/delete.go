@@ -1,9 +1,9 @@
 package jobtemplate
 
-import "github.com/kubectl-vc/kubectl-vc/pkg/cli/flowkind"
+import "github.com/kubectl-vc/kubectl-vc/pkg/cli/kind"
 
 // deleteHelp is the help of 'jobtemplate delete'.
-var deleteHelp = flowkind.Help{
+var deleteHelp = kind.Help{
 	Short: "Delete job templates",
 	Long: `
 			Delete JobTemplates. Every template is looked up first, so a missing one fails

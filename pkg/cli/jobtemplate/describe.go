@@ -9,13 +9,13 @@ import (
 
 	batchv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/batch/v1alpha1"
 	flowv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/flow/v1alpha1"
-	"github.com/kubectl-vc/kubectl-vc/pkg/cli/flowkind"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/job"
+	"github.com/kubectl-vc/kubectl-vc/pkg/cli/kind"
 	vcprinters "github.com/kubectl-vc/kubectl-vc/pkg/cli/printers"
 )
 
 // describeHelp is the help of 'jobtemplate describe'.
-var describeHelp = flowkind.Help{
+var describeHelp = kind.Help{
 	Short: "Show a job template in detail",
 	Long: `
 			Show a JobTemplate's job spec (queue, minAvailable, tasks with replicas, images
@@ -29,9 +29,9 @@ var describeHelp = flowkind.Help{
 			kubectl vc jobtemplate describe -N preprocess`,
 }
 
-// describe writes a template's job spec and the jobs made from it; a
+// describeTemplate writes a template's job spec and the jobs made from it; a
 // failure to list them is said in place of the table.
-func describe(ctx context.Context, o *vcprinters.DescribeOptions, d *vcprinters.Describer, t *flowv1alpha1.JobTemplate) {
+func describeTemplate(ctx context.Context, o *vcprinters.DescribeOptions, d *vcprinters.Describer, t *flowv1alpha1.JobTemplate) {
 	job.WriteSpec(d, &t.Spec, t.Spec.MinAvailable)
 
 	sel := flowv1alpha1.CreatedByJobTemplateKey + "=" + flowv1alpha1.ObjectString(t.Namespace, t.Name)

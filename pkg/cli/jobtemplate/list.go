@@ -6,14 +6,14 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	flowv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/flow/v1alpha1"
-	"github.com/kubectl-vc/kubectl-vc/pkg/cli/flowkind"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/job"
+	"github.com/kubectl-vc/kubectl-vc/pkg/cli/kind"
 	vcprinters "github.com/kubectl-vc/kubectl-vc/pkg/cli/printers"
 	"github.com/kubectl-vc/kubectl-vc/pkg/rules"
 )
 
 // listHelp is the help of 'jobtemplate list'.
-var listHelp = flowkind.Help{
+var listHelp = kind.Help{
 	Short: "List job templates with the jobs made from them",
 	Long: `
 			List Volcano JobTemplates of a namespace (-n) or of all namespaces (-A): each

@@ -5,33 +5,18 @@ import (
 
 	"k8s.io/apimachinery/pkg/runtime"
 
-	"github.com/kubectl-vc/kubectl-vc/pkg/cli/chunk"
-	"github.com/kubectl-vc/kubectl-vc/pkg/cli/follow"
+	"github.com/kubectl-vc/kubectl-vc/pkg/cli/kind"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/util"
 )
 
-// Pointer is a pointer to an API object T (*batchv1alpha1.Job).
-type Pointer[T any] interface {
-	*T
-	Object
-}
-
-// Kind is what Run needs of one kind: how to read and watch it (its typed
-// client's Get, List and Watch), what to keep, and how to print it.
-type Kind[T any, PT Pointer[T], L runtime.Object] struct {
-	// Name is the kind in messages ("job"); Plural in "No jobs found".
-	Name, Plural string
-
-	Get   chunk.GetFunc[PT]
-	List  chunk.ListFunc[L]
-	Watch follow.WatchFunc
+// Rows is how a list prints a kind's objects beyond what its Kind says:
+// what to keep, and the table.
+type Rows[T any, PT kind.Object[T]] struct {
 	// Keep applies the filters the API server cannot (nil keeps all).
 	Keep func(PT) bool
 
-	// AsList wraps the items in the kind's list type, which -o json|yaml
-	// prints, at the list's resourceVersion rv.
-	AsList func(items []T, rv string) runtime.Object
-	// Table is the table of the items; WatchTable, when set, the row of
+	// Table is the table of the items (nil: the Kind's Table, with
+	// NAMESPACE on -A); WatchTable, when set, the row of
 	// one watched change (a kind whose list table costs extra requests
 	// keeps them out of the watch loop).
 	Table      func(items []T) runtime.Object
@@ -47,33 +32,45 @@ type Kind[T any, PT Pointer[T], L runtime.Object] struct {
 	Stream bool
 }
 
+// source is what Run reads of a kind: its typed client in the list's
+// namespace, its names in messages and its list type.
+type source[T any, PT kind.Object[T], L runtime.Object] struct {
+	k *kind.Kind[T, PT, L]
+	c kind.Client[PT, L]
+	Rows[T, PT]
+}
+
 // Run is every kind's list: the named objects or those -l selects,
-// --chunk-size at a time, kept by k.Keep, printed as -o asks, then with
+// --chunk-size at a time, kept by r.Keep, printed as -o asks, then with
 // --watch every later change from the list's resourceVersion.
-func Run[T any, PT Pointer[T], L runtime.Object](ctx context.Context, o *Options, k Kind[T, PT, L]) error {
-	if k.Stream && o.Streams() {
-		return runPaged(ctx, o, k)
+func Run[T any, PT kind.Object[T], L runtime.Object](ctx context.Context, o *Options, k *kind.Kind[T, PT, L], r Rows[T, PT]) error {
+	if r.Table == nil {
+		r.Table = func(items []T) runtime.Object { return k.Table(items, o.AllNamespaces) }
 	}
-	items, rv, err := Read[T](ctx, o, k.Name, k.Get, k.List)
+	s := source[T, PT, L]{k: k, c: k.Client(o.Client, o.Namespace), Rows: r}
+	if r.Stream && o.Streams() {
+		return runPaged(ctx, o, s)
+	}
+	items, rv, err := Read[T](ctx, o, k.Name, s.c.Get, s.c.List)
 	if err != nil {
 		return err
 	}
-	if k.Keep != nil {
-		items = Keep(items, func(t *T) bool { return k.Keep(PT(t)) })
+	if r.Keep != nil {
+		items = Keep(items, func(t *T) bool { return r.Keep(PT(t)) })
 	}
-	none := o.NoneFound("No " + k.Plural + " found")
-	if err := o.Print(k.AsList(items, rv), len(items), none, func() runtime.Object { return k.Table(items) }); err != nil {
+	none := o.NoneFound("No " + k.Plural() + " found")
+	if err := o.Print(k.AsList(items, rv), len(items), none, func() runtime.Object { return r.Table(items) }); err != nil {
 		return err
 	}
-	return watchRows(ctx, o, k, rv, none)
+	return watchRows(ctx, o, s, rv, none)
 }
 
 // watchRows is Run's --watch: every later change from rv, one row each.
-func watchRows[T any, PT Pointer[T], L runtime.Object](ctx context.Context, o *Options, k Kind[T, PT, L], rv, none string) error {
-	return Follow(ctx, o, rv, k.Watch, k.Keep, func(p PT) error {
-		table := func() runtime.Object { return k.Table([]T{*p}) }
-		if k.WatchTable != nil {
-			table = func() runtime.Object { return k.WatchTable(p) }
+func watchRows[T any, PT kind.Object[T], L runtime.Object](ctx context.Context, o *Options, s source[T, PT, L], rv, none string) error {
+	return Follow(ctx, o, rv, s.c.Watch, s.Keep, func(p PT) error {
+		table := func() runtime.Object { return s.Table([]T{*p}) }
+		if s.WatchTable != nil {
+			table = func() runtime.Object { return s.WatchTable(p) }
 		}
 		return o.Print(p, 1, none, table)
 	})

@@ -8,10 +8,11 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/chunk"
+	"github.com/kubectl-vc/kubectl-vc/pkg/cli/kind"
 )
 
 // Streams reports whether the output allows a list to be printed page by
-// page (see Kind.Stream): a table (default, wide) or -o name, when no
+// page (see Rows.Stream): a table (default, wide) or -o name, when no
 // names are given. -o json|yaml print one List object, and templates and
 // custom-columns apply to the whole list, so they need every item; named
 // objects are read one by one and printed in the order given.
@@ -31,11 +32,11 @@ func (o *Options) Streams() bool {
 // ends the command, as kubectl's paged 'get' does: even an expired
 // continue token (410), on which Read's pager.List lists everything again
 // in one request, since rows printed cannot be taken back.
-func runPaged[T any, PT Pointer[T], L runtime.Object](ctx context.Context, o *Options, k Kind[T, PT, L]) error {
+func runPaged[T any, PT kind.Object[T], L runtime.Object](ctx context.Context, o *Options, s source[T, PT, L]) error {
 	kept := 0
-	rv, err := chunk.Pages[T](ctx, o.ChunkSize, metav1.ListOptions{LabelSelector: o.Selector}, k.List, func(items []T) error {
-		if k.Keep != nil {
-			items = Keep(items, func(t *T) bool { return k.Keep(PT(t)) })
+	rv, err := chunk.Pages[T](ctx, o.ChunkSize, metav1.ListOptions{LabelSelector: o.Selector}, s.c.List, func(items []T) error {
+		if s.Keep != nil {
+			items = Keep(items, func(t *T) bool { return s.Keep(PT(t)) })
 		}
 		if len(items) == 0 {
 			return nil
@@ -43,15 +44,15 @@ func runPaged[T any, PT Pointer[T], L runtime.Object](ctx context.Context, o *Op
 		kept += len(items)
 		chunk.SortByName[T, PT](items)
 		// The list is only for -o name, which prints no resourceVersion.
-		return o.printRows(k.AsList(items, ""), func() runtime.Object { return k.Table(items) })
+		return o.printRows(s.k.AsList(items, ""), func() runtime.Object { return s.Table(items) })
 	})
 	if err != nil {
 		return err
 	}
-	none := o.NoneFound("No " + k.Plural + " found")
+	none := o.NoneFound("No " + s.k.Plural() + " found")
 	// As Print: only a table says so; -o name prints nothing.
 	if kept == 0 && !o.Watch && o.PrintFlags.HumanReadable() {
 		fmt.Fprintln(o.ErrOut, none)
 	}
-	return watchRows(ctx, o, k, rv, none)
+	return watchRows(ctx, o, s, rv, none)
 }

@@ -14,11 +14,14 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	schedulingv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/scheduling/v1beta1"
+	"github.com/kubectl-vc/kubectl-vc/pkg/cli/kind"
 	vcprinters "github.com/kubectl-vc/kubectl-vc/pkg/cli/printers"
 	clitesting "github.com/kubectl-vc/kubectl-vc/pkg/cli/testing"
+	"github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned"
 )
 
 // syncBuffer is stdout, read by the stub server while the command writes.
@@ -87,6 +90,24 @@ func (p *pagedPodGroups) List(_ context.Context, opts metav1.ListOptions) (*sche
 	return l, nil
 }
 
+// Get, Watch, Create and Delete make pagedPodGroups a typed client; a
+// streamed list calls none of them.
+func (p *pagedPodGroups) Get(context.Context, string, metav1.GetOptions) (*schedulingv1beta1.PodGroup, error) {
+	return nil, errors.New("not served")
+}
+
+func (p *pagedPodGroups) Watch(context.Context, metav1.ListOptions) (watch.Interface, error) {
+	return nil, errors.New("not served")
+}
+
+func (p *pagedPodGroups) Create(context.Context, *schedulingv1beta1.PodGroup, metav1.CreateOptions) (*schedulingv1beta1.PodGroup, error) {
+	return nil, errors.New("not served")
+}
+
+func (p *pagedPodGroups) Delete(context.Context, string, metav1.DeleteOptions) error {
+	return errors.New("not served")
+}
+
 func (p *pagedPodGroups) waitFor(row string) bool {
 	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
 		if strings.Contains(p.out.String(), row) {
@@ -108,11 +129,17 @@ func runStreamed(t *testing.T, p *pagedPodGroups, format string, size int64, kee
 	if o.Printer, err = o.PrintFlags.ToPrinter(); err != nil {
 		t.Fatal(err)
 	}
-	err = Run(context.Background(), &o, Kind[schedulingv1beta1.PodGroup, *schedulingv1beta1.PodGroup, *schedulingv1beta1.PodGroupList]{
-		Name: "podgroup", Plural: "podgroups", List: p.List, Keep: keep, Stream: true,
+	k := &kind.Kind[schedulingv1beta1.PodGroup, *schedulingv1beta1.PodGroup, *schedulingv1beta1.PodGroupList]{
+		Name: "podgroup", Words: "podgroup",
+		Client: func(versioned.Interface, string) kind.Client[*schedulingv1beta1.PodGroup, *schedulingv1beta1.PodGroupList] {
+			return p
+		},
 		AsList: func(items []schedulingv1beta1.PodGroup, rv string) runtime.Object {
 			return &schedulingv1beta1.PodGroupList{ListMeta: metav1.ListMeta{ResourceVersion: rv}, Items: items}
 		},
+	}
+	err = Run(context.Background(), &o, k, Rows[schedulingv1beta1.PodGroup, *schedulingv1beta1.PodGroup]{
+		Keep: keep, Stream: true,
 		Table: func(items []schedulingv1beta1.PodGroup) runtime.Object {
 			rows := make([][]any, 0, len(items))
 			for _, pg := range items {

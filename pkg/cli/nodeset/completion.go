@@ -11,15 +11,6 @@ import (
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/util"
 )
 
-// nodeSetKind lists the NodeSets of a namespace, for name completion.
-var nodeSetKind = completion.Kind{Namespaced: true, List: func(ctx context.Context, f util.Factory, ns string) (runtime.Object, error) {
-	c, err := f.VolcanoClient()
-	if err != nil {
-		return nil, err
-	}
-	return c.SlinkyV1beta1().NodeSets(ns).List(ctx, metav1.ListOptions{})
-}}
-
 // nodeSetPodKind lists the NodeSet pods (slurmd workers) of a namespace.
 var nodeSetPodKind = completion.Kind{Namespaced: true, List: func(ctx context.Context, f util.Factory, ns string) (runtime.Object, error) {
 	kc, err := f.KubeClient()

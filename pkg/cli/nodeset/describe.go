@@ -61,7 +61,7 @@ func newDescribeCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.C
 			# With sinfo, on a Slurm login node
 			kubectl vc nodeset describe compute --slurm-conf /etc/slurm/slurm.conf`),
 		Args:              util.NameArgs("NodeSet", 1, 1, "nodeset describe compute"),
-		ValidArgsFunction: nodeSetKind.Name(f),
+		ValidArgsFunction: Kind.NameArg(f),
 		RunE:              util.RunE(o),
 	}
 	fl := cmd.Flags()

@@ -44,7 +44,7 @@ func newHistoryCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Co
 		Example: templates.Examples(`
 			kubectl vc nodeset history compute`),
 		Args:              util.NameArgs("NodeSet", 1, 1, "nodeset history compute"),
-		ValidArgsFunction: nodeSetKind.Name(f),
+		ValidArgsFunction: Kind.NameArg(f),
 		RunE:              util.RunE(o),
 	}
 	o.PrintFlags.AddFlags(cmd)

@@ -5,7 +5,6 @@ import (
 
 	"github.com/spf13/cobra"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/kubectl/pkg/util/templates"
 
@@ -42,7 +41,7 @@ func newListCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Comma
 
 			# 100 NodeSets per list request (0: all in one request)
 			kubectl vc nodeset list -A --chunk-size 100`),
-		ValidArgsFunction: nodeSetKind.Names(f),
+		ValidArgsFunction: Kind.NameArgs(f),
 		RunE:              util.RunE(o),
 	}
 	o.AddFlags(cmd, list.Flags{AllNamespaces: "List NodeSets of every namespace", Selector: "Label selector", Watch: true})
@@ -52,14 +51,8 @@ func newListCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Comma
 // Run lists the NodeSets (named ones by name; all of them --chunk-size at
 // a time), then optionally watches from the list's resourceVersion.
 func (o *ListOptions) Run(ctx context.Context) error {
-	c := o.Client.SlinkyV1beta1().NodeSets(o.Namespace)
-	return list.Run(ctx, &o.Options, list.Kind[slinkyv1beta1.NodeSet, *slinkyv1beta1.NodeSet, *slinkyv1beta1.NodeSetList]{
-		Name: "NodeSet", Plural: "NodeSets", Get: c.Get, List: c.List, Watch: c.Watch,
+	return list.Run(ctx, &o.Options, Kind, list.Rows[slinkyv1beta1.NodeSet, *slinkyv1beta1.NodeSet]{
 		Stream: true, // the table of a page is that page's alone (status counts)
-		AsList: func(items []slinkyv1beta1.NodeSet, rv string) runtime.Object {
-			return &slinkyv1beta1.NodeSetList{ListMeta: metav1.ListMeta{ResourceVersion: rv}, Items: items}
-		},
-		Table: func(items []slinkyv1beta1.NodeSet) runtime.Object { return nodeSetTable(items, o.AllNamespaces) },
 	})
 }
 

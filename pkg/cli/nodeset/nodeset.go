@@ -19,7 +19,7 @@ import (
 )
 
 // Commands returns the commands of the 'nodeset' group (its name, aliases
-// and help are in pkg/cli's groups.go).
+// and help are its Kind's Group).
 func Commands(f util.Factory, streams genericiooptions.IOStreams) []*cobra.Command {
 	return util.Build(f, streams, newListCmd, newDescribeCmd, newScaleCmd, newCordonCmd, newUncordonCmd, newHistoryCmd)
 }

@@ -41,7 +41,7 @@ func newScaleCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Comm
 			# Ten compute nodes
 			kubectl vc nodeset scale compute --replicas 10`),
 		Args:              util.NameArgs("NodeSet", 1, 1, "nodeset scale compute --replicas 3"),
-		ValidArgsFunction: nodeSetKind.Name(f),
+		ValidArgsFunction: Kind.NameArg(f),
 		RunE:              util.RunE(o),
 	}
 	cmd.Flags().Int32Var(&o.Replicas, "replicas", -1, "The new number of pods (required, 0 or more)")

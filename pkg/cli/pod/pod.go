@@ -33,7 +33,7 @@ import (
 )
 
 // Commands returns the commands of the 'pod' group (its name, aliases
-// and help are in pkg/cli's groups.go).
+// and help are its Kind's Group).
 func Commands(f util.Factory, streams genericiooptions.IOStreams) []*cobra.Command {
 	return util.Build(f, streams, newPodListCmd)
 }
@@ -89,7 +89,7 @@ func newPodListCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Co
 	cmd.Flags().StringVarP(&o.Selector, "selector", "l", "", "Label selector, e.g. -l app=train")
 	chunk.AddFlag(cmd, &o.ChunkSize)
 	cmd.Flags().BoolVarP(&o.Watch, "watch", "w", false, "After listing, watch for changes")
-	_ = cmd.RegisterFlagCompletionFunc("job", job.Kind.Flag(f))
+	_ = cmd.RegisterFlagCompletionFunc("job", job.Kind.NameFlag(f))
 	_ = cmd.RegisterFlagCompletionFunc("queue", completion.Queues.Flag(f))
 	return cmd
 }

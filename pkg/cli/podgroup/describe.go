@@ -13,7 +13,6 @@ import (
 	"k8s.io/kubectl/pkg/util/templates"
 
 	"github.com/kubectl-vc/kubectl-vc/pkg/apis/keys"
-	"github.com/kubectl-vc/kubectl-vc/pkg/cli/completion"
 	vcprinters "github.com/kubectl-vc/kubectl-vc/pkg/cli/printers"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/util"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/why"
@@ -40,7 +39,7 @@ func newDescribeCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.C
 		Example: templates.Examples(`
 			kubectl vc podgroup describe my-job -n batch`),
 		Args:              util.NameArgs("podgroup", 1, 1, "podgroup describe my-job -n batch"),
-		ValidArgsFunction: completion.PodGroups.Names(f),
+		ValidArgsFunction: Kind.NameArgs(f),
 		RunE:              util.RunE(o),
 	}
 }

@@ -5,13 +5,10 @@ import (
 
 	"github.com/spf13/cobra"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/kubectl/pkg/util/templates"
 
 	schedulingv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/scheduling/v1beta1"
-	"github.com/kubectl-vc/kubectl-vc/pkg/cli/completion"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/list"
 	vcprinters "github.com/kubectl-vc/kubectl-vc/pkg/cli/printers"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/util"
@@ -49,7 +46,7 @@ func newListCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Comma
 
 			# Every podgroup in one list request rather than 500 per request
 			kubectl vc pg list -A --chunk-size 0`),
-		ValidArgsFunction: completion.PodGroups.Names(f),
+		ValidArgsFunction: Kind.NameArgs(f),
 		RunE:              util.RunE(o),
 	}
 	o.Options.AddFlags(cmd, list.Flags{AllNamespaces: "List podgroups of every namespace", Selector: "Label selector, e.g. -l app=train", Watch: true})
@@ -72,19 +69,14 @@ func (o *ListOptions) keep(pg *schedulingv1beta1.PodGroup) bool {
 // Run lists podgroups (filters on queue and phase are applied here: the
 // API server cannot select custom resources by spec fields).
 func (o *ListOptions) Run(ctx context.Context) error {
-	pgs := o.Client.SchedulingV1beta1().PodGroups(o.Namespace)
-	return list.Run(ctx, &o.Options, list.Kind[schedulingv1beta1.PodGroup, *schedulingv1beta1.PodGroup, *schedulingv1beta1.PodGroupList]{
-		Name: "podgroup", Plural: "podgroups", Get: pgs.Get, List: pgs.List, Watch: pgs.Watch, Keep: o.keep,
+	return list.Run(ctx, &o.Options, Kind, list.Rows[schedulingv1beta1.PodGroup, *schedulingv1beta1.PodGroup]{
+		Keep:   o.keep,
 		Stream: true, // the table of a page is that page's alone
-		AsList: func(items []schedulingv1beta1.PodGroup, rv string) runtime.Object {
-			return &schedulingv1beta1.PodGroupList{ListMeta: metav1.ListMeta{ResourceVersion: rv}, Items: items}
-		},
-		Table: func(items []schedulingv1beta1.PodGroup) runtime.Object { return podGroupTable(items, o.AllNamespaces) },
 	})
 }
 
 // podGroupTable is the table of 'podgroup list'; allNamespaces adds NAMESPACE first.
-func podGroupTable(items []schedulingv1beta1.PodGroup, allNamespaces bool) runtime.Object {
+func podGroupTable(items []schedulingv1beta1.PodGroup, allNamespaces bool) *metav1.Table {
 	cols := []vcprinters.Column{}
 	if allNamespaces {
 		cols = append(cols, vcprinters.Column{Name: "NAMESPACE"})
@@ -120,12 +112,4 @@ func phaseOf(pg *schedulingv1beta1.PodGroup) string {
 		return string(schedulingv1beta1.PodGroupPending)
 	}
 	return string(pg.Status.Phase)
-}
-
-// validateName checks a podgroup name given on the command line.
-func validateName(n string) error {
-	if errs := validation.IsDNS1123Subdomain(n); len(errs) > 0 {
-		return util.UsageErrorf("invalid podgroup name %q: %s", n, errs[0])
-	}
-	return nil
 }

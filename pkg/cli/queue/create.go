@@ -14,7 +14,6 @@ import (
 
 	busv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/bus/v1alpha1"
 	schedulingv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/scheduling/v1beta1"
-	"github.com/kubectl-vc/kubectl-vc/pkg/cli/completion"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/util"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/write"
 )
@@ -80,7 +79,7 @@ func newCreateCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Com
 	cmd.Flags().Int32Var(&o.Priority, "priority", 0, "Priority of the queue; higher is scheduled first and reclaimed last")
 	cmd.Flags().BoolVar(&o.Reclaimable, "reclaimable", true, "Whether other queues may reclaim what this queue uses beyond its deserved share")
 	util.AddEnumFlag(cmd, &o.State, "state", "Open", "Initial state", util.Names(queueCreateStates))
-	_ = cmd.RegisterFlagCompletionFunc("parent", completion.Queues.Flag(f))
+	_ = cmd.RegisterFlagCompletionFunc("parent", Kind.NameFlag(f))
 	return cmd
 }
 

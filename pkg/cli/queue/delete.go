@@ -17,7 +17,6 @@ import (
 	busv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/bus/v1alpha1"
 	"github.com/kubectl-vc/kubectl-vc/pkg/apis/keys"
 	schedulingv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/scheduling/v1beta1"
-	"github.com/kubectl-vc/kubectl-vc/pkg/cli/completion"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/util"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/write"
 )
@@ -51,7 +50,7 @@ func newDeleteCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Com
 
 			# Delete a queue and its child queue (the child goes first)
 			kubectl vc queue delete team-a team-a-batch --close`),
-		ValidArgsFunction: completion.Queues.Names(f),
+		ValidArgsFunction: Kind.NameArgs(f),
 		RunE:              util.RunE(o),
 	}
 	cmd.Flags().BoolVar(&o.Close, "close", false, "Close each queue and wait until it is Closed before deleting it")
@@ -131,7 +130,7 @@ func (o *DeleteOptions) Run(ctx context.Context) error {
 		if q.Spec.Parent != "" {
 			deletedChildren[q.Spec.Parent] = append(deletedChildren[q.Spec.Parent], q.Name)
 		}
-		o.Deleted(queueRef(q.Name))
+		o.Deleted(Kind.Ref(q.Name))
 	}
 	if o.Wait {
 		return w.forDeletion(ctx, o.Names)

@@ -12,7 +12,6 @@ import (
 	"k8s.io/kubectl/pkg/util/templates"
 
 	schedulingv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/scheduling/v1beta1"
-	"github.com/kubectl-vc/kubectl-vc/pkg/cli/completion"
 	vcprinters "github.com/kubectl-vc/kubectl-vc/pkg/cli/printers"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/util"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/why"
@@ -41,7 +40,7 @@ func newDescribeCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.C
 		Example: templates.Examples(`
 			kubectl vc queue describe team-a`),
 		Args:              util.NameArgs("queue", 1, 1, "queue describe team-a"),
-		ValidArgsFunction: completion.Queues.Names(f),
+		ValidArgsFunction: Kind.NameArgs(f),
 		RunE:              util.RunE(o),
 	}
 }

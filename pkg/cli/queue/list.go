@@ -11,7 +11,6 @@ import (
 	"k8s.io/kubectl/pkg/util/templates"
 
 	schedulingv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/scheduling/v1beta1"
-	"github.com/kubectl-vc/kubectl-vc/pkg/cli/completion"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/list"
 	vcprinters "github.com/kubectl-vc/kubectl-vc/pkg/cli/printers"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/util"
@@ -50,7 +49,7 @@ func newListCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Comma
 
 			# 5 000 queues, 100 per request (0: all in one request)
 			kubectl vc queue list --chunk-size 100`),
-		ValidArgsFunction: completion.Queues.Names(f),
+		ValidArgsFunction: Kind.NameArgs(f),
 		RunE:              util.RunE(o),
 	}
 	o.AddFlags(cmd, list.Flags{Selector: "Label selector, e.g. -l team=a", Watch: true})
@@ -61,14 +60,9 @@ func newListCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Comma
 // Run lists (and optionally watches) queues. Watched rows take their
 // counts from status only, to keep one request per event out of the loop.
 func (o *ListOptions) Run(ctx context.Context) error {
-	queues := o.Client.SchedulingV1beta1().Queues()
-	return list.Run(ctx, &o.Options, list.Kind[schedulingv1beta1.Queue, *schedulingv1beta1.Queue, *schedulingv1beta1.QueueList]{
+	return list.Run(ctx, &o.Options, Kind, list.Rows[schedulingv1beta1.Queue, *schedulingv1beta1.Queue]{
 		// Not Stream: for queues without a status the table lists every
 		// podgroup to count them, which per page would be once a page.
-		Name: "queue", Plural: "queues", Get: queues.Get, List: queues.List, Watch: queues.Watch,
-		AsList: func(items []schedulingv1beta1.Queue, rv string) runtime.Object {
-			return &schedulingv1beta1.QueueList{ListMeta: metav1.ListMeta{ResourceVersion: rv}, Items: items}
-		},
 		Table: func(items []schedulingv1beta1.Queue) runtime.Object {
 			return queueTable(items, queueCounts(ctx, o.Client, items, countPages(o.chunkFlag, o.ChunkSize)))
 		},

@@ -16,12 +16,4 @@ func validateNewName(name string) error {
 
 // validateName checks the name of an existing queue
 // (rules.ValidateQueueName), as a usage error.
-func validateName(name string) error {
-	if err := rules.ValidateQueueName(name); err != nil {
-		return util.UsageErrorf("%s", err)
-	}
-	return nil
-}
-
-// queueRef is how kubectl names a queue in what it did: kind.group/name.
-func queueRef(name string) string { return "queue.scheduling.volcano.sh/" + name }
+func validateName(name string) error { return Kind.ValidateName(name) }

@@ -4,7 +4,6 @@ import (
 	"context"
 
 	"github.com/spf13/cobra"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
@@ -12,7 +11,6 @@ import (
 	"github.com/kubectl-vc/kubectl-vc/pkg/apis/keys"
 	schedulingv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/scheduling/v1beta1"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/command"
-	"github.com/kubectl-vc/kubectl-vc/pkg/cli/completion"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/util"
 )
 
@@ -36,7 +34,7 @@ func newOperateCmd(f util.Factory, streams genericiooptions.IOStreams, verb, act
 		Short:             short,
 		Long:              long,
 		Example:           example,
-		ValidArgsFunction: completion.Queues.Where(func(o runtime.Object) bool { return canMoveTo(o.(*schedulingv1beta1.Queue), target) }).Names(f),
+		ValidArgsFunction: Kind.Where(func(q *schedulingv1beta1.Queue) bool { return canMoveTo(q, target) }).NameArgs(f),
 		RunE:              util.RunE(o),
 	}
 	o.AddFlags(cmd)

@@ -14,7 +14,7 @@ import (
 const DefaultCommandNamespace = "default"
 
 // Commands returns the commands of the 'queue' group (its name, aliases
-// and help are in pkg/cli's groups.go).
+// and help are its Kind's Group).
 func Commands(f util.Factory, streams genericiooptions.IOStreams) []*cobra.Command {
 	return util.Build(f, streams, newCreateCmd, newListCmd, newDescribeCmd, newOpenCmd, newCloseCmd, newUpdateCmd, newDeleteCmd, newTreeCmd, newTopCmd, newPendingCmd)
 }

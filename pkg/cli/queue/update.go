@@ -14,7 +14,6 @@ import (
 	"k8s.io/kubectl/pkg/util/templates"
 
 	"github.com/kubectl-vc/kubectl-vc/pkg/apis/keys"
-	"github.com/kubectl-vc/kubectl-vc/pkg/cli/completion"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/util"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/write"
 )
@@ -56,7 +55,7 @@ func newUpdateCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Com
 			# Move a queue under another parent and cap it
 			kubectl vc queue update team-a-batch --parent team-b --capability cpu=8,memory=16Gi`),
 		Args:              util.NameArgs("queue", 1, 1, "queue update team-a --weight 2"),
-		ValidArgsFunction: completion.Queues.Names(f),
+		ValidArgsFunction: Kind.NameArgs(f),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.changed = map[string]bool{}
 			for _, n := range []string{"weight", "capability", "deserved", "guarantee", "parent", "priority", "reclaimable"} {
@@ -79,7 +78,7 @@ func newUpdateCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Com
 	cmd.Flags().StringVar(&o.Parent, "parent", "", "Parent queue")
 	cmd.Flags().Int32Var(&o.Priority, "priority", 0, "Priority of the queue")
 	cmd.Flags().BoolVar(&o.Reclaimable, "reclaimable", true, "Whether other queues may reclaim what this queue uses beyond its deserved share")
-	_ = cmd.RegisterFlagCompletionFunc("parent", completion.Queues.Flag(f))
+	_ = cmd.RegisterFlagCompletionFunc("parent", Kind.NameFlag(f))
 	return cmd
 }
 

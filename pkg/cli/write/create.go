@@ -9,64 +9,45 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
+	"github.com/kubectl-vc/kubectl-vc/pkg/cli/kind"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/manifest"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/util"
-	"github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned"
 )
-
-// Object is a pointer to an API object T that 'create -f' creates.
-type Object[T any] interface {
-	*T
-	runtime.Object
-	metav1.Object
-}
-
-// FileKind is what 'create -f FILE' needs of one kind.
-type FileKind[T any, PT Object[T]] struct {
-	// Name is the kind in messages ("jobflow"); GVK what the file must hold.
-	Name string
-	GVK  schema.GroupVersionKind
-	// Ref names an object as kubectl prints it ("jobflow.flow.volcano.sh/a").
-	Ref func(name string) string
-	// NameRule checks metadata.name (validation.IsDNS1123Subdomain, ...).
-	NameRule func(string) []string
-	// Check refuses an object before anything is written (nil: none);
-	// Reset clears what the server must not be sent (the status).
-	Check func(PT) error
-	Reset func(PT)
-	// Create sends one object.
-	Create func(ctx context.Context, c versioned.Interface, obj PT, opts metav1.CreateOptions) (PT, error)
-	// APIError turns an error of a request into the line the user reads
-	// (nil: util.Message's).
-	APIError func(error) error
-}
 
 // CreateFromFile is 'create -f FILE|-' for one kind: every object of the
 // file is read and checked before the first is created (a file holding
 // another kind, a misspelt field or a refused object writes nothing);
 // they are then created in the file's order, and the first the server
 // refuses ends the command, saying which were created before it.
-type CreateFromFile[T any, PT Object[T]] struct {
+type CreateFromFile[T any, PT kind.Object[T], L runtime.Object] struct {
 	Options
-	Kind     FileKind[T, PT]
+	Kind     *kind.Kind[T, PT, L]
 	Filename string
 
 	objs []PT
 }
 
-// NewCreateFromFile returns the options of kind's 'create -f'.
-func NewCreateFromFile[T any, PT Object[T]](f util.Factory, streams genericiooptions.IOStreams, kind FileKind[T, PT]) *CreateFromFile[T, PT] {
-	o := &CreateFromFile[T, PT]{Options: NewOptions(f, streams, "created"), Kind: kind}
+// NewCreateCmd is k's 'create -f FILE', with k.Help.Create.
+func NewCreateCmd[T any, PT kind.Object[T], L runtime.Object](k *kind.Kind[T, PT, L], f util.Factory, streams genericiooptions.IOStreams) *cobra.Command {
+	o := NewCreateFromFile(k, f, streams)
+	cmd := k.Help.Create.Command("create -f FILE")
+	cmd.RunE = util.RunE(o)
+	o.AddFlags(cmd)
+	return cmd
+}
+
+// NewCreateFromFile returns the options of k's 'create -f'.
+func NewCreateFromFile[T any, PT kind.Object[T], L runtime.Object](k *kind.Kind[T, PT, L], f util.Factory, streams genericiooptions.IOStreams) *CreateFromFile[T, PT, L] {
+	o := &CreateFromFile[T, PT, L]{Options: NewOptions(f, streams, "created"), Kind: k}
 	o.Offline = true
 	return o
 }
 
 // AddFlags adds -f/--filename (and vcctl's --file, the same flag), -o and
 // --dry-run.
-func (o *CreateFromFile[T, PT]) AddFlags(cmd *cobra.Command) {
+func (o *CreateFromFile[T, PT, L]) AddFlags(cmd *cobra.Command) {
 	o.Options.AddFlags(cmd)
 	help := fmt.Sprintf("File holding the %s(s), YAML or JSON, several separated by ---; - reads standard input", o.Kind.GVK.Kind)
 	cmd.Flags().StringVarP(&o.Filename, "filename", "f", "", help)
@@ -77,7 +58,7 @@ func (o *CreateFromFile[T, PT]) AddFlags(cmd *cobra.Command) {
 
 // Complete refuses positional arguments (the file names the objects) and
 // resolves the namespace, dry-run mode, printer and client.
-func (o *CreateFromFile[T, PT]) Complete(args []string) error {
+func (o *CreateFromFile[T, PT, L]) Complete(args []string) error {
 	if len(args) > 0 {
 		return util.UsageErrorf("the file names the %s(s): give -f FILE, not %s", o.Kind.Name, strings.Join(args, " "))
 	}
@@ -85,7 +66,7 @@ func (o *CreateFromFile[T, PT]) Complete(args []string) error {
 }
 
 // Validate reads and checks every object of the file.
-func (o *CreateFromFile[T, PT]) Validate() error {
+func (o *CreateFromFile[T, PT, L]) Validate() error {
 	if o.Filename == "" {
 		return util.UsageErrorf("give the file holding the %s(s), e.g. 'kubectl vc %s create -f %s.yaml' (-f - reads standard input)", o.Kind.Name, o.Kind.Name, o.Kind.Name)
 	}
@@ -126,7 +107,7 @@ func (o *CreateFromFile[T, PT]) Validate() error {
 
 // Run creates the objects in order (a client dry run prints them and
 // sends nothing), printing each as it is created.
-func (o *CreateFromFile[T, PT]) Run(ctx context.Context) error {
+func (o *CreateFromFile[T, PT, L]) Run(ctx context.Context) error {
 	var created []string
 	for _, obj := range o.objs {
 		if o.DryClient {
@@ -135,7 +116,7 @@ func (o *CreateFromFile[T, PT]) Run(ctx context.Context) error {
 			}
 			continue
 		}
-		out, err := o.Kind.Create(ctx, o.Client, obj, metav1.CreateOptions{DryRun: o.ServerDryRun()})
+		out, err := o.Kind.Client(o.Client, obj.GetNamespace()).Create(ctx, obj, metav1.CreateOptions{DryRun: o.ServerDryRun()})
 		if err != nil {
 			return o.refused(obj, err, created)
 		}
@@ -149,12 +130,12 @@ func (o *CreateFromFile[T, PT]) Run(ctx context.Context) error {
 
 // refused is the one line of a create the server refused: what, why,
 // and what was created before it.
-func (o *CreateFromFile[T, PT]) refused(obj PT, err error, created []string) error {
+func (o *CreateFromFile[T, PT, L]) refused(obj PT, err error, created []string) error {
 	var msg string
 	switch {
 	case apierrors.IsAlreadyExists(err):
 		msg = fmt.Sprintf("%s %q already exists in namespace %q", o.Kind.Name, obj.GetName(), obj.GetNamespace())
-	case o.Kind.APIError != nil:
+	case o.Kind.NotServed != "":
 		msg = util.Message(o.Kind.APIError(err))
 	default:
 		msg = fmt.Sprintf("create %s %q: %s", o.Kind.Name, obj.GetName()+obj.GetGenerateName(), util.Message(err))

@@ -11,10 +11,10 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/completion"
+	"github.com/kubectl-vc/kubectl-vc/pkg/cli/kind"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/manifest"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/util"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/wait"
@@ -150,49 +150,56 @@ func (o *DeleteOptions) Deleted(ref string) {
 	fmt.Fprintf(o.Out, "%s deleted%s\n", ref, o.Suffix())
 }
 
-// Deletable is how DeleteNamed reads, deletes and watches one kind,
-// through its typed client (c.FlowV1alpha1().JobFlows(ns).Get, ...).
-type Deletable[PT wait.Object, L runtime.Object] struct {
-	// Kind names the objects in messages ("jobflow").
-	Kind string
-	// Ref names one as kubectl prints it ("jobflow.flow.volcano.sh/x").
-	Ref func(name string) string
-
-	Get    func(ctx context.Context, name string, opts metav1.GetOptions) (PT, error)
-	Delete func(ctx context.Context, name string, opts metav1.DeleteOptions) error
-	List   func(ctx context.Context, opts metav1.ListOptions) (L, error)
-	Watch  func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error)
-
-	// NotFound turns a Get's error into the command's (nil: the kind and
-	// name not found in the namespace, see util.InNamespace).
-	NotFound func(err error, name string) error
-	// Hint says what may hold an object --wait still finds; Explain, when
-	// set, what its controller reported (see wait.Spec).
-	Hint    string
-	Explain func(ctx context.Context, name string) string
+// NewDeleteCmd is k's 'delete NAME... | -f FILE', with k.Help.Delete.
+func NewDeleteCmd[T any, PT kind.Object[T], L runtime.Object](k *kind.Kind[T, PT, L], f util.Factory, streams genericiooptions.IOStreams) *cobra.Command {
+	o := &KindDeleteOptions[T, PT, L]{DeleteOptions: NewDeleteOptions(f, streams), kind: k}
+	cmd := k.Help.Delete.Command("delete NAME... | -f FILE")
+	cmd.ValidArgsFunction = k.NameArgs(f)
+	cmd.RunE = util.RunE(o)
+	o.AddFlags(cmd, "Wait until the "+k.Plural()+" are gone", "How long --wait waits (0 waits forever)")
+	o.AddFileFlag(cmd, k.GVK)
+	util.AddNameFlag(cmd, k.Words, false, k.NameFlag(f))
+	return cmd
 }
 
-// DeleteNamed is the delete of named objects every kind shares: each is
-// read first, so that a missing one fails the command before anything is
-// deleted; each is then deleted exactly as read (see DeleteOpts), as a dry
-// run when asked, and printed; with --wait, the command waits until all
-// are gone.
-func DeleteNamed[PT wait.Object, L runtime.Object](ctx context.Context, o *DeleteOptions, k Deletable[PT, L]) error {
+// KindDeleteOptions holds the input of the 'delete' of a kind that needs
+// no more than its Kind says (jobflow, jobtemplate).
+type KindDeleteOptions[T any, PT kind.Object[T], L runtime.Object] struct {
+	DeleteOptions
+	kind *kind.Kind[T, PT, L]
+}
+
+// Validate checks names and flags before any request.
+func (o *KindDeleteOptions[T, PT, L]) Validate() error {
+	return o.DeleteOptions.Validate(o.kind.Name, o.kind.Name+" delete "+o.kind.Example, o.kind.ValidateName)
+}
+
+// Run checks that every object named exists, then deletes them.
+func (o *KindDeleteOptions[T, PT, L]) Run(ctx context.Context) error {
+	return DeleteNamed(ctx, &o.DeleteOptions, o.kind, nil)
+}
+
+// DeleteNamed is the delete of named objects of kind k that every kind
+// shares: each is read first, so that a missing one fails the command
+// before anything is deleted; each is then deleted exactly as read (see
+// DeleteOpts), as a dry run when asked, and printed; with --wait, the
+// command waits until all are gone. explain, when set, says on a timeout
+// what the controller reported of an object (see wait.Spec).
+func DeleteNamed[T any, PT kind.Object[T], L runtime.Object](ctx context.Context, o *DeleteOptions, k *kind.Kind[T, PT, L],
+	explain func(ctx context.Context, name string) string) error {
+	c := k.Client(o.Client, o.Namespace)
 	found := make([]PT, 0, len(o.Names))
 	for _, n := range o.Names {
-		obj, err := k.Get(ctx, n, metav1.GetOptions{})
+		obj, err := c.Get(ctx, n, metav1.GetOptions{})
 		if err != nil {
-			if k.NotFound != nil {
-				return k.NotFound(err, n)
-			}
-			return util.InNamespace(err, o.Namespace)
+			return k.NotFound(err, n, o.Namespace)
 		}
 		found = append(found, obj)
 	}
 	for _, obj := range found {
 		if !o.DryClient {
-			if err := k.Delete(ctx, obj.GetName(), o.DeleteOpts(obj.GetUID())); err != nil {
-				return fmt.Errorf("delete %s %q: %s", k.Kind, obj.GetName(), util.Message(err))
+			if err := c.Delete(ctx, obj.GetName(), o.DeleteOpts(obj.GetUID())); err != nil {
+				return fmt.Errorf("delete %s %q: %s", k.Name, obj.GetName(), util.Message(err))
 			}
 		}
 		o.Deleted(k.Ref(obj.GetName()))
@@ -200,7 +207,7 @@ func DeleteNamed[PT wait.Object, L runtime.Object](ctx context.Context, o *Delet
 	if !o.Wait {
 		return nil
 	}
-	spec := wait.Spec{Kind: k.Kind, Namespace: o.Namespace, Names: o.Names, Timeout: o.Timeout,
-		ListWatch: wait.ListWatch(o.Names, k.List, k.Watch), Explain: k.Explain}
-	return wait.Deleted[PT](ctx, spec, k.Hint)
+	spec := wait.SpecOf(k, o.Client, o.Namespace, o.Names, o.Timeout)
+	spec.Explain = explain
+	return wait.Deleted[PT](ctx, spec, "finalizers may hold them")
 }

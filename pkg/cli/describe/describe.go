@@ -1,4 +1,7 @@
-package flowkind
+// Package describe is the 'describe NAME' of a kind that needs no more
+// than its Kind says (jobflow, jobtemplate): the object's header, the
+// Kind's description body, then its events.
+package describe
 
 import (
 	"context"
@@ -8,30 +11,31 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
+	"github.com/kubectl-vc/kubectl-vc/pkg/cli/kind"
 	vcprinters "github.com/kubectl-vc/kubectl-vc/pkg/cli/printers"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/util"
-	"github.com/kubectl-vc/kubectl-vc/pkg/cli/write"
 )
 
-// DescribeOptions holds the input of the kind's 'describe'.
-type DescribeOptions[T any, PT write.Object[T], L runtime.Object] struct {
+// Options holds the input of a kind's 'describe'.
+type Options[T any, PT kind.Object[T], L runtime.Object] struct {
 	vcprinters.DescribeOptions
-	kind *Kind[T, PT, L]
+	kind *kind.Kind[T, PT, L]
 }
 
-func (k *Kind[T, PT, L]) newDescribeCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Command {
-	o := &DescribeOptions[T, PT, L]{kind: k, DescribeOptions: vcprinters.DescribeOptions{IOStreams: streams, Factory: f,
+// NewCmd is k's 'describe NAME', with k.Help.Describe.
+func NewCmd[T any, PT kind.Object[T], L runtime.Object](k *kind.Kind[T, PT, L], f util.Factory, streams genericiooptions.IOStreams) *cobra.Command {
+	o := &Options[T, PT, L]{kind: k, DescribeOptions: vcprinters.DescribeOptions{IOStreams: streams, Factory: f,
 		NoName: "name the " + k.Name + " to describe, e.g. 'kubectl vc " + k.Name + " describe " + k.Example + "'"}}
-	cmd := command("describe NAME", k.Help.Describe)
-	cmd.ValidArgsFunction = k.Names().Name(f)
+	cmd := k.Help.Describe.Command("describe NAME")
+	cmd.ValidArgsFunction = k.NameArg(f)
 	cmd.RunE = util.RunE(o)
-	util.AddNameFlag(cmd, k.Words, true, k.Names().Flag(f))
+	util.AddNameFlag(cmd, k.Words, true, k.NameFlag(f))
 	o.AddOutputFlag(cmd)
 	return cmd
 }
 
 // Validate checks -o and the name.
-func (o *DescribeOptions[T, PT, L]) Validate() error {
+func (o *Options[T, PT, L]) Validate() error {
 	if err := util.ValidateOutput(o.Output, "json", "yaml"); err != nil {
 		return err
 	}
@@ -39,7 +43,7 @@ func (o *DescribeOptions[T, PT, L]) Validate() error {
 }
 
 // Run prints the description; only the object itself must be readable.
-func (o *DescribeOptions[T, PT, L]) Run(ctx context.Context) error {
+func (o *Options[T, PT, L]) Run(ctx context.Context) error {
 	obj, err := o.kind.Client(o.Client, o.Namespace).Get(ctx, o.Name, metav1.GetOptions{})
 	if err != nil {
 		return o.kind.NotFound(err, o.Name, o.Namespace)

@@ -1,0 +1,42 @@
+package queue
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	schedulingv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/scheduling/v1beta1"
+	"github.com/kubectl-vc/kubectl-vc/pkg/cli/kind"
+	"github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned"
+	"github.com/kubectl-vc/kubectl-vc/pkg/rules"
+)
+
+// Kind is the Volcano queue. Its table is list.go's: it counts podgroups.
+var Kind = &kind.Kind[schedulingv1beta1.Queue, *schedulingv1beta1.Queue, *schedulingv1beta1.QueueList]{
+	Name: "queue", Words: "queue", Example: "team-a",
+	GVK:           schedulingv1beta1.SchemeGroupVersion.WithKind("Queue"),
+	ClusterScoped: true,
+	CheckName:     rules.ValidateQueueName,
+	Client: func(c versioned.Interface, _ string) kind.Client[*schedulingv1beta1.Queue, *schedulingv1beta1.QueueList] {
+		return c.SchedulingV1beta1().Queues()
+	},
+	AsList: func(items []schedulingv1beta1.Queue, rv string) runtime.Object {
+		return &schedulingv1beta1.QueueList{ListMeta: metav1.ListMeta{ResourceVersion: rv}, Items: items}
+	},
+	Group: kind.Group{Use: "queue", Aliases: []string{"queues", "q"}, Help: kind.Help{
+		Short: "Manage Volcano queues",
+		Long: `
+				Create, inspect, open, close, update and delete Volcano queues.
+
+				State changes (open, close) are requested the way Volcano's vcctl does it: by
+				creating a bus.volcano.sh Command that the queue controller acts on.`,
+		Example: `
+				# List queues with their podgroup counts
+				kubectl vc queue list
+
+				# How much of its deserved share each queue uses
+				kubectl vc queue top
+
+				# Close a queue and wait until it holds no more podgroups
+				kubectl vc queue close team-a --wait --timeout 5m`,
+	}},
+}

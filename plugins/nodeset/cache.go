@@ -3,6 +3,7 @@ package nodeset
 import (
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -42,6 +43,7 @@ func (c *Controller) CacheReads() []framework.CacheRead {
 		framework.ReadsOnly(func(dst, src *corev1.Node) {
 			dst.Spec.Unschedulable = src.Spec.Unschedulable
 			dst.Spec.Taints = src.Spec.Taints // pinToNode
+			c.keepNodeReasons(dst, src)
 		}),
 		framework.ReadsOnly(func(dst, src *corev1.Service) {
 			dst.Spec.ClusterIP = src.Spec.ClusterIP
@@ -55,4 +57,46 @@ func (c *Controller) CacheReads() []framework.CacheRead {
 			dst.Spec.MaxUnavailable = src.Spec.MaxUnavailable
 		}),
 	}
+}
+
+// maxConditionTypeLen is the longest condition type Kubernetes allows
+// (metav1.Condition's type).
+const maxConditionTypeLen = 316
+
+// maxKeptText bounds each string kept from a Node for a drain reason: the
+// reason is cut to maxReasonRunes runes after its control characters are
+// dropped, so a little more than that many runes' bytes is kept.
+const maxKeptText = 4 * 4 * maxReasonRunes
+
+// keepNodeReasons keeps of a Node what words a drain (drain.go): its
+// node-cordon-reason annotation and the conditions of the types
+// --propagated-node-conditions names, the first of each type, each text
+// cut to maxKeptText bytes. A Node may hold any number of annotations and
+// conditions of any length; the cache holds these few.
+func (c *Controller) keepNodeReasons(dst, src *corev1.Node) {
+	if v, ok := src.Annotations[slinkyv1beta1.AnnotationNodeCordonReason]; ok {
+		dst.Annotations = map[string]string{slinkyv1beta1.AnnotationNodeCordonReason: cutText(v)}
+	}
+	for _, t := range c.propagatedConditions {
+		for _, nc := range src.Status.Conditions {
+			if string(nc.Type) == t {
+				dst.Status.Conditions = append(dst.Status.Conditions, corev1.NodeCondition{
+					Type: nc.Type, Status: nc.Status, Reason: cutText(nc.Reason), Message: cutText(nc.Message)})
+				break
+			}
+		}
+	}
+}
+
+// cutText cuts s to at most maxKeptText bytes, at a rune boundary.
+func cutText(s string) string {
+	if len(s) <= maxKeptText {
+		return s
+	}
+	s = s[:maxKeptText]
+	for len(s) > 0 && !utf8.RuneStart(s[len(s)-1]) {
+		s = s[:len(s)-1]
+	}
+	// The last rune may be cut; the reason drops what does not decode.
+	return s
 }

@@ -109,6 +109,10 @@ type Controller struct {
 	// used only when Config.Slurm is nil: serve's case.
 	workers int
 	flags   *slurmFlags
+	// propagatedConditions are the Kubernetes node condition types whose
+	// reason and message word the drain of a cordoned node's pods
+	// (--propagated-node-conditions).
+	propagatedConditions []string
 	// source finds each NodeSet's Slurm (slurmsource.go).
 	source *slurmSource
 	// budget bounds what every slurmrestd client keeps together.
@@ -120,6 +124,9 @@ type Controller struct {
 
 	exp     *expectations
 	metrics *metrics
+	// claimOwners: the generation each NodeSet's claims were last put
+	// right for (storage.go).
+	claimOwners claimOwnersSynced
 }
 
 // New returns a controller; Initialize wires it to the manager's informers.
@@ -161,12 +168,19 @@ func (c *Controller) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&f.restVersion, "slurm-rest-api-version", "", fmt.Sprintf("slurmrestd API version to use (one of %s; default: the newest it serves)", strings.Join(slurm.RESTVersions, ", ")))
 	fs.IntVar(&f.nodeBudget, "slurm-node-budget", f.nodeBudget, "Slurm nodes and running jobs that every slurmrestd client of serve may keep together; a refresh past it fails until room is made (see docs/security.md)")
 	c.addTrustFlags(fs)
+	fs.StringSliceVar(&c.propagatedConditions, "propagated-node-conditions", c.propagatedConditions,
+		"Kubernetes node condition types (e.g. KernelDeadlock,GPUProblem) whose reason and message, where True, become the Slurm drain reason of the NodeSet pods of a cordoned node, as Slinky's operator's flag of that name; a node's nodeset.slinky.slurm.net/node-cordon-reason annotation comes first")
 }
 
 // Validate implements framework.Controller.
 func (c *Controller) Validate() error {
 	if err := framework.ValidateWorkers(c.workers, Name); err != nil {
 		return err
+	}
+	for _, t := range c.propagatedConditions {
+		if t == "" || len(t) > maxConditionTypeLen {
+			return fmt.Errorf("--propagated-node-conditions: %q is not a node condition type (1 to %d characters)", t, maxConditionTypeLen)
+		}
 	}
 	return c.flags.validate()
 }

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -38,6 +40,66 @@ const annotationNodeCordon = "kubectl-vc.io/cordoned-for-node"
 
 func reasonNodeCordoned(node string) string {
 	return reasonPrefix + "kubernetes node " + node + " cordoned"
+}
+
+// maxReasonRunes bounds the part of a drain reason taken from a Kubernetes
+// node (its cordon-reason annotation, its conditions), as Slinky's
+// operator bounds it.
+const maxReasonRunes = 256
+
+// nodeCordonReason is the Slurm drain reason of the pods of a cordoned
+// Kubernetes node, as Slinky's operator words it: the node's
+// nodeset.slinky.slurm.net/node-cordon-reason annotation; else, of the
+// condition types --propagated-node-conditions names, those True on the
+// node, each "(reason: message)", joined by "; "; else the controller's
+// own. Whatever comes from the node is made one line of printable
+// characters and bounded.
+func (c *Controller) nodeCordonReason(node *corev1.Node) string {
+	if v, ok := node.Annotations[slinkyv1beta1.AnnotationNodeCordonReason]; ok {
+		if r := sanitizeReason(v); r != "" {
+			return reasonPrefix + r
+		}
+	}
+	var parts []string
+	for _, t := range c.propagatedConditions {
+		for _, nc := range node.Status.Conditions {
+			if string(nc.Type) == t && nc.Status == corev1.ConditionTrue {
+				parts = append(parts, "("+nc.Reason+": "+nc.Message+")")
+				break
+			}
+		}
+	}
+	if r := sanitizeReason(strings.Join(parts, "; ")); r != "" {
+		return reasonPrefix + r
+	}
+	return reasonNodeCordoned(node.Name)
+}
+
+// sanitizeReason makes text from a Kubernetes object a Slurm reason: tabs
+// and line ends become spaces, other control characters go, and at most
+// maxReasonRunes runes are kept, trimmed.
+func sanitizeReason(v string) string {
+	v = strings.Map(func(r rune) rune {
+		switch {
+		case r == '\t' || r == '\n' || r == '\r':
+			return ' '
+		case unicode.IsControl(r) || r == utf8.RuneError:
+			return -1
+		}
+		return r
+	}, v)
+	v = strings.TrimSpace(v)
+	if utf8.RuneCountInString(v) > maxReasonRunes {
+		v = strings.TrimSpace(string([]rune(v)[:maxReasonRunes]))
+	}
+	return v
+}
+
+// nodeCordonDrain says whether a Slurm reason is a drain this controller
+// (or Slinky's operator) set for a Kubernetes node cordon: one of ours that
+// no scale-in, update or pod cordon wrote.
+func nodeCordonDrain(reason string) bool {
+	return ourReason(reason) && reason != reasonScaleIn && reason != reasonUpdate && reason != reasonCordoned
 }
 
 // ourReason says whether a Slurm drain reason was written by a controller
@@ -89,7 +151,7 @@ func (s *nodeSetSync) syncNodeCordons() {
 					c.recorder.Eventf(p, corev1.EventTypeNormal, "Cordoned", "Kubernetes node %s is cordoned", node.Name)
 				}
 			}
-			if err := s.drain(p, reasonNodeCordoned(node.Name)); err != nil {
+			if err := s.drain(p, c.nodeCordonReason(node)); err != nil {
 				s.errs = append(s.errs, err)
 			}
 		case forNode:
@@ -99,7 +161,7 @@ func (s *nodeSetSync) syncNodeCordons() {
 				s.errs = append(s.errs, err)
 				continue
 			}
-			if known && st.Drain() && strings.HasPrefix(st.Reason, reasonPrefix+"kubernetes node ") {
+			if known && st.Drain() && nodeCordonDrain(st.Reason) {
 				if err := s.undrain(p); err != nil {
 					s.errs = append(s.errs, err)
 				}
@@ -214,6 +276,12 @@ func (s *nodeSetSync) retire(pod *corev1.Pod, reason string) (bool, error) {
 	if !drained {
 		s.setDeadline(pod)
 		return true, nil
+	}
+	if reason == reasonScaleIn {
+		// persistentVolumeClaimRetentionPolicy whenScaled Delete (storage.go).
+		if err := s.ownClaimsByPod(pod); err != nil {
+			return false, err
+		}
 	}
 	s.c.recorder.Eventf(pod, corev1.EventTypeNormal, "SlurmNodeDrained", "Slurm node %s drained (%s); deleting pod", pod.Name, reason)
 	return false, s.deletePodExpected(pod)

@@ -64,6 +64,17 @@ func newPod(ns *slinkyv1beta1.NodeSet, ordinal int, revisionHash string) *corev1
 		},
 		Spec: *ns.Spec.Template.PodSpec.DeepCopy(),
 	}
+	// As Slinky's operator: the NodeSet's own labels and annotations, then
+	// the template's, then the worker labels; kubectl's last-applied
+	// configuration describes the NodeSet, not the pod, and is left out.
+	for k, v := range ns.Labels {
+		pod.Labels[k] = v
+	}
+	for k, v := range ns.Annotations {
+		if k != corev1.LastAppliedConfigAnnotation {
+			pod.Annotations[k] = v
+		}
+	}
 	for k, v := range ns.Spec.Template.PodMetadata.Labels {
 		pod.Labels[k] = v
 	}
@@ -74,7 +85,10 @@ func newPod(ns *slinkyv1beta1.NodeSet, ordinal int, revisionHash string) *corev1
 		pod.Labels[k] = v
 	}
 	pod.Labels[slinkyv1beta1.LabelAppComponent] = slinkyv1beta1.AppComponent
-	pod.Labels[slinkyv1beta1.LabelPodIndex] = strconv.Itoa(ordinal)
+	pod.Labels[slinkyv1beta1.LabelCluster] = ns.Spec.ControllerRef.Name
+	pod.Annotations[slinkyv1beta1.AnnotationDefaultContainer] = slurmdName(ns)
+	// The ordinal as it is in the name: padded to ordinalPadding digits.
+	pod.Labels[slinkyv1beta1.LabelPodIndex] = strings.TrimPrefix(name, ns.Name+"-")
 	pod.Labels[slinkyv1beta1.LabelPodHostname] = name
 	pod.Labels[slinkyv1beta1.LabelPodName] = name
 	pod.Labels[slinkyv1beta1.LabelScalingMode] = string(slinkyv1beta1.ScalingModeStatefulSet)
@@ -100,9 +114,7 @@ func newPod(ns *slinkyv1beta1.NodeSet, ordinal int, revisionHash string) *corev1
 	// The slurmd container comes from spec.slurmd and goes first, unless
 	// the template already has a container of that name.
 	slurmd := *ns.Spec.Slurmd.DeepCopy()
-	if slurmd.Name == "" {
-		slurmd.Name = "slurmd"
-	}
+	slurmd.Name = slurmdName(ns)
 	if slurmd.Image != "" {
 		found := false
 		for _, c := range pod.Spec.Containers {
@@ -119,6 +131,15 @@ func newPod(ns *slinkyv1beta1.NodeSet, ordinal int, revisionHash string) *corev1
 }
 
 func serviceName(ns *slinkyv1beta1.NodeSet) string { return ns.Name }
+
+// slurmdName is the name of the slurmd container: spec.slurmd's, or
+// "slurmd".
+func slurmdName(ns *slinkyv1beta1.NodeSet) string {
+	if ns.Spec.Slurmd.Name != "" {
+		return ns.Spec.Slurmd.Name
+	}
+	return slinkyv1beta1.AppName
+}
 
 // claimName is the name of the claim of a pod made from a claim template,
 // as Slinky's operator names it: <template>-<nodeset>-<ordinal>.

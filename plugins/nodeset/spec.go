@@ -39,10 +39,6 @@ func (s *nodeSetSync) checkSpec() (refuse bool) {
 	if spec.UpdateStrategy.Type == slinkyv1beta1.ScheduledUpdateNodeSetStrategyType {
 		notes = append(notes, "updateStrategy ScheduledUpdate (a Slurm reservation window) is not implemented: pods are replaced only when deleted, as with OnDelete")
 	}
-	if p := spec.PersistentVolumeClaimRetentionPolicy; p != nil &&
-		(p.WhenDeleted == slinkyv1beta1.DeletePersistentVolumeClaimRetentionPolicyType || p.WhenScaled == slinkyv1beta1.DeletePersistentVolumeClaimRetentionPolicyType) {
-		notes = append(notes, "persistentVolumeClaimRetentionPolicy Delete is not implemented: claims are retained")
-	}
 	if spec.SSH != nil && spec.SSH.Enabled {
 		notes = append(notes, "ssh is not implemented: pods run no sshd")
 	}

@@ -2,21 +2,33 @@ package nodeset
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"sync"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	slinkyv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/slinky/v1beta1"
 )
 
+// Claims and persistentVolumeClaimRetentionPolicy, as Slinky's operator
+// (and a StatefulSet) keeps them: the garbage collector deletes a claim
+// once every owner it names is gone. whenDeleted Delete: each claim names
+// its NodeSet as an owner (not a controller), so it goes with the NodeSet.
+// whenScaled Delete: the claims of a pod a scale-in retires name that pod
+// as an owner, once it is drained and just before it is deleted, so they
+// go with it. Retain (the default) names neither. A claim another object
+// controls is left alone.
+
 // createClaims creates the claims the pod's claim templates give it, before
 // the pod, as Slinky's operator (and a StatefulSet) does: one per template,
 // named <template>-<pod>, labelled with the template's and the NodeSet's
-// selector labels. A claim that exists is the pod's (a pod that comes back
-// finds its data). Claims are retained: nothing deletes them (retention
-// policy Delete is reported as not implemented, see spec.go).
+// selector labels, owned by the NodeSet when whenDeleted is Delete. A
+// claim that exists is the pod's (a pod that comes back finds its data);
+// its owners are put right for the policy.
 func (c *Controller) createClaims(ctx context.Context, ns *slinkyv1beta1.NodeSet, pod *corev1.Pod) error {
 	for _, t := range ns.Spec.VolumeClaimTemplates {
 		claim := &corev1.PersistentVolumeClaim{
@@ -30,9 +42,155 @@ func (c *Controller) createClaims(ctx context.Context, ns *slinkyv1beta1.NodeSet
 		for k, v := range selectorLabels(ns) {
 			claim.Labels[k] = v
 		}
+		if deleteWithNodeSet(ns) {
+			claim.OwnerReferences = []metav1.OwnerReference{nodeSetOwner(ns)}
+		}
 		_, err := c.kube.CoreV1().PersistentVolumeClaims(ns.Namespace).Create(ctx, claim, metav1.CreateOptions{FieldManager: FieldManager})
-		if err != nil && !apierrors.IsAlreadyExists(err) {
+		if apierrors.IsAlreadyExists(err) {
+			err = c.setClaimOwners(ctx, ns, claim.Name, nil)
+		}
+		if err != nil {
 			return fmt.Errorf("claim %s of pod %s: %w", claim.Name, pod.Name, err)
+		}
+	}
+	return nil
+}
+
+func deleteWithNodeSet(ns *slinkyv1beta1.NodeSet) bool {
+	p := ns.Spec.PersistentVolumeClaimRetentionPolicy
+	return p != nil && p.WhenDeleted == slinkyv1beta1.DeletePersistentVolumeClaimRetentionPolicyType
+}
+
+func deleteWhenScaled(ns *slinkyv1beta1.NodeSet) bool {
+	p := ns.Spec.PersistentVolumeClaimRetentionPolicy
+	return p != nil && p.WhenScaled == slinkyv1beta1.DeletePersistentVolumeClaimRetentionPolicyType
+}
+
+func nodeSetOwner(ns *slinkyv1beta1.NodeSet) metav1.OwnerReference {
+	return metav1.OwnerReference{APIVersion: slinkyv1beta1.SchemeGroupVersion.String(), Kind: slinkyv1beta1.NodeSetKind.Kind,
+		Name: ns.Name, UID: ns.UID}
+}
+
+// setClaimOwners makes the claim's owners what the policy asks: the
+// NodeSet among them if whenDeleted is Delete, not otherwise; pod (when
+// given: a pod a scale-in is about to delete) added. Other owners stay. A
+// claim gone, or controlled by another object, is left as it is. The
+// patch carries the claim's resourceVersion: a claim changed meanwhile is
+// read again at the next sync.
+func (c *Controller) setClaimOwners(ctx context.Context, ns *slinkyv1beta1.NodeSet, name string, pod *corev1.Pod) error {
+	claims := c.kube.CoreV1().PersistentVolumeClaims(ns.Namespace)
+	claim, err := claims.Get(ctx, name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if ref := metav1.GetControllerOf(claim); ref != nil {
+		return nil
+	}
+	var refs []metav1.OwnerReference
+	hasSet, hasPod := false, false
+	for _, r := range claim.OwnerReferences {
+		switch {
+		case r.UID == ns.UID:
+			hasSet = true
+			if !deleteWithNodeSet(ns) {
+				continue
+			}
+		case pod != nil && r.UID == pod.UID:
+			hasPod = true
+		}
+		refs = append(refs, r)
+	}
+	if deleteWithNodeSet(ns) && !hasSet {
+		refs = append(refs, nodeSetOwner(ns))
+	}
+	if pod != nil && !hasPod {
+		refs = append(refs, metav1.OwnerReference{APIVersion: "v1", Kind: "Pod", Name: pod.Name, UID: pod.UID})
+	}
+	if len(refs) == len(claim.OwnerReferences) && hasSet == deleteWithNodeSet(ns) && (pod == nil || hasPod) {
+		return nil
+	}
+	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{
+		"resourceVersion": claim.ResourceVersion, "ownerReferences": refs}})
+	if err != nil {
+		return err
+	}
+	_, err = claims.Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: FieldManager})
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	return err
+}
+
+// claimOwnersSynced remembers, per NodeSet key, the generation whose
+// retention policy its pods' claims were last put right for: a change of
+// the spec reads each claim again, a sync without one reads none.
+type claimOwnersSynced struct {
+	mu  sync.Mutex
+	gen map[string]int64
+}
+
+func (o *claimOwnersSynced) done(key string, gen int64) bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	g, ok := o.gen[key]
+	return ok && g == gen
+}
+
+func (o *claimOwnersSynced) set(key string, gen int64) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.gen == nil {
+		o.gen = map[string]int64{}
+	}
+	o.gen[key] = gen
+}
+
+func (o *claimOwnersSynced) forget(key string) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	delete(o.gen, key)
+}
+
+// syncClaimOwners puts the owners of the claims of every pod right for the
+// retention policy, once per generation of the NodeSet (and once after
+// serve starts): a policy changed to Delete makes the NodeSet own its
+// claims, one changed back to Retain lets them go.
+func (s *nodeSetSync) syncClaimOwners() error {
+	if len(s.set.Spec.VolumeClaimTemplates) == 0 || s.c.claimOwners.done(s.key, s.set.Generation) {
+		return nil
+	}
+	retain := !deleteWithNodeSet(s.set) && !deleteWhenScaled(s.set)
+	for _, p := range s.active {
+		for _, t := range s.set.Spec.VolumeClaimTemplates {
+			err := s.c.setClaimOwners(s.ctx, s.set, claimName(t.Name, p.Name), nil)
+			if retain && apierrors.IsForbidden(err) {
+				// A serve whose role may not read claims: with Retain
+				// there is nothing to do but take the NodeSet off claims
+				// it could never have put itself on.
+				s.c.claimOwners.set(s.key, s.set.Generation)
+				return nil
+			}
+			if err != nil {
+				return fmt.Errorf("claim %s of pod %s: %w", claimName(t.Name, p.Name), p.Name, err)
+			}
+		}
+	}
+	s.c.claimOwners.set(s.key, s.set.Generation)
+	return nil
+}
+
+// ownClaimsByPod makes a pod a scale-in retires the owner of its claims,
+// when whenScaled is Delete: they go with it.
+func (s *nodeSetSync) ownClaimsByPod(pod *corev1.Pod) error {
+	if !deleteWhenScaled(s.set) {
+		return nil
+	}
+	for _, t := range s.set.Spec.VolumeClaimTemplates {
+		if err := s.c.setClaimOwners(s.ctx, s.set, claimName(t.Name, pod.Name), pod); err != nil {
+			return fmt.Errorf("claim %s of pod %s: %w", claimName(t.Name, pod.Name), pod.Name, err)
 		}
 	}
 	return nil

@@ -88,6 +88,7 @@ func (c *Controller) sync(ctx context.Context, key string) (time.Duration, error
 	cached, err := c.nodeSets.NodeSets(namespace).Get(name)
 	if apierrors.IsNotFound(err) {
 		c.exp.forget(key)
+		c.claimOwners.forget(key)
 		c.metrics.delete(namespace, name)
 		return 0, nil
 	}
@@ -155,7 +156,7 @@ func (c *Controller) sync(ctx context.Context, key string) (time.Duration, error
 		}
 		errs = append(errs, err)
 		if err == nil {
-			errs = append(errs, s.truncateHistory())
+			errs = append(errs, s.truncateHistory(), s.syncClaimOwners())
 		}
 	}
 	syncErr := errors.Join(errs...)

@@ -1,14 +1,18 @@
 package nodeset
 
 import (
+	"encoding/json"
 	"fmt"
+	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/kubectl-vc/kubectl-vc/internal/testenv/nodesets"
 	slinkyv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/slinky/v1beta1"
+	"github.com/kubectl-vc/kubectl-vc/pkg/controller/framework"
 )
 
 // bindToNewNode creates a Node object and binds the pod to it, playing
@@ -89,6 +93,100 @@ func TestAdminDrainAndNodeCordon(t *testing.T) {
 		scaleTo(2 + round)
 		if st := e.SlurmState("adm-0"); st != "IDLE" || cordoned() {
 			t.Fatalf("after the administrator resumed: %s, pod cordoned %v", st, cordoned())
+		}
+	}
+}
+
+// setNodeReasons gives a Node the annotation and conditions a test words
+// its drain with: a JSON merge patch of its annotations, then its
+// conditions written to the status as a node agent writes them.
+func (e *env) setNodeReasons(node string, annotations map[string]string, conds ...corev1.NodeCondition) {
+	e.T.Helper()
+	if len(annotations) > 0 {
+		patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": annotations}})
+		if _, err := e.Kube.CoreV1().Nodes().Patch(e.Ctx, node, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+			e.T.Fatal(err)
+		}
+	}
+	if len(conds) > 0 {
+		for i := range conds {
+			conds[i].LastTransitionTime = metav1.Now()
+		}
+		patch, _ := json.Marshal(map[string]any{"status": map[string]any{"conditions": conds}})
+		if _, err := e.Kube.CoreV1().Nodes().Patch(e.Ctx, node, types.StrategicMergePatchType, patch, metav1.PatchOptions{}, "status"); err != nil {
+			e.T.Fatal(err)
+		}
+	}
+}
+
+// TestNodeCordonReason: the Slurm drain of a cordoned Kubernetes node's pod
+// says why, as Slinky's operator says it: the node's
+// nodeset.slinky.slurm.net/node-cordon-reason annotation first (made one
+// line, cut to 256 characters), else the True conditions of the types
+// --propagated-node-conditions names, "(reason: message)" joined by "; ",
+// else the controller's own words. Uncordoned, each node is resumed: the
+// reasons are the controller's, whatever they say.
+func TestNodeCordonReason(t *testing.T) {
+	e := &env{nodesets.StartWithoutController(t, cp, "why", 4)}
+	e.RunController("--propagated-node-conditions=GPUProblem,CPUProblem")
+	e.NewNodeSet("why", 4)
+	e.Eventually("4 pods", func() (bool, string) { return len(e.Pods()) == 4, names(e.Pods()) })
+	nodes := map[string]string{}
+	for i := range 4 {
+		pod := fmt.Sprintf("why-%d", i)
+		nodes[pod] = e.bindToNewNode(pod)
+	}
+	e.MarkAllReady()
+	problem := func(typ, reason, msg string, st corev1.ConditionStatus) corev1.NodeCondition {
+		return corev1.NodeCondition{Type: corev1.NodeConditionType(typ), Status: st, Reason: reason, Message: msg}
+	}
+	// why-0: the annotation beats the conditions; its line end becomes a space.
+	e.setNodeReasons(nodes["why-0"], map[string]string{slinkyv1beta1.AnnotationNodeCordonReason: "GPU ECC error\ndetected"},
+		problem("GPUProblem", "GpuCountMismatch", "3 of 4 GPUs", corev1.ConditionTrue))
+	// why-1: the True conditions of the listed types, in the flag's order;
+	// a False one and a type not listed say nothing.
+	e.setNodeReasons(nodes["why-1"], nil,
+		problem("KernelDeadlock", "Hung", "task blocked", corev1.ConditionTrue),
+		problem("CPUProblem", "BadCPU", "CPU 17: Machine Check Exception", corev1.ConditionTrue),
+		problem("GPUProblem", "GpuCountMismatch", "3 of 4 GPUs", corev1.ConditionTrue),
+		problem("MemoryProblem", "", "", corev1.ConditionFalse))
+	// why-2: a hostile annotation: 100 KB with control characters, cut to
+	// 256 characters without them.
+	e.setNodeReasons(nodes["why-2"], map[string]string{slinkyv1beta1.AnnotationNodeCordonReason: "\a" + strings.Repeat("é", 50_000)})
+	// why-3: nothing said: the controller's words.
+	want := map[string]string{
+		"why-0": "DRAINED (kubectl-vc: GPU ECC error detected)",
+		"why-1": "DRAINED (kubectl-vc: (GpuCountMismatch: 3 of 4 GPUs); (BadCPU: CPU 17: Machine Check Exception))",
+		"why-2": "DRAINED (kubectl-vc: " + strings.Repeat("é", 256) + ")",
+		"why-3": "DRAINED (kubectl-vc: kubernetes node " + nodes["why-3"] + " cordoned)",
+	}
+	for _, n := range nodes {
+		e.setUnschedulable(n, true)
+	}
+	for pod, w := range want {
+		e.Eventually(pod+" drained with its reason", func() (bool, string) {
+			st := e.SlurmState(pod)
+			return st == w, st
+		})
+	}
+	for _, n := range nodes {
+		e.setUnschedulable(n, false)
+	}
+	for pod := range want {
+		e.Eventually(pod+" resumed", func() (bool, string) {
+			st := e.SlurmState(pod)
+			_, cordoned := e.Pods()[pod].Annotations[slinkyv1beta1.AnnotationPodCordon]
+			return st == "IDLE" && !cordoned, fmt.Sprintf("%s, pod cordoned %v", st, cordoned)
+		})
+	}
+}
+
+// TestPropagatedNodeConditionsRefused: a condition type that cannot be one
+// stops the controller's flags, as serve would be stopped.
+func TestPropagatedNodeConditionsRefused(t *testing.T) {
+	for _, arg := range []string{"--propagated-node-conditions=GPUProblem,", "--propagated-node-conditions=" + strings.Repeat("x", 317)} {
+		if _, err := framework.Configure("nodeset", arg); err == nil || !strings.Contains(err.Error(), "--propagated-node-conditions") {
+			t.Errorf("%.60s: %v, want refused", arg, err)
 		}
 	}
 }

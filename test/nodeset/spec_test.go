@@ -23,8 +23,7 @@ func (e *env) condition(name, typ string) *metav1.Condition {
 
 // TestUnsupportedSpecNotIgnored: what the controller does not implement is
 // said, never silently ignored. A DaemonSet-mode NodeSet is refused (no pod
-// is made for it); ScheduledUpdate, claim retention Delete, ssh and logfile
-// are listed in the SpecSupported condition and a Warning event, and
+// is made for it); ScheduledUpdate, ssh and logfile are listed in the SpecSupported condition and a Warning event, and
 // ScheduledUpdate replaces no pod by itself (as OnDelete).
 func TestUnsupportedSpecNotIgnored(t *testing.T) {
 	e := startWithoutController(t, "uns", 2)
@@ -60,12 +59,13 @@ func TestUnsupportedSpecNotIgnored(t *testing.T) {
 		if c == nil || c.Status != metav1.ConditionFalse {
 			return false, fmt.Sprint(c)
 		}
-		for _, want := range []string{"ScheduledUpdate", "persistentVolumeClaimRetentionPolicy Delete", "ssh", "logfile"} {
+		for _, want := range []string{"ScheduledUpdate", "ssh", "logfile"} {
 			if !strings.Contains(c.Message, want) {
 				return false, c.Message
 			}
 		}
-		return true, ""
+		// Claim retention is acted on (TestClaimRetentionDelete).
+		return !strings.Contains(c.Message, "persistentVolumeClaimRetentionPolicy"), c.Message
 	})
 	uids := map[string]types.UID{}
 	for n, p := range e.Pods() {
@@ -188,6 +188,8 @@ func TestPodDeletionCost(t *testing.T) {
 func TestPodSpecFromNodeSet(t *testing.T) {
 	e := start(t, "vct", 1)
 	e.NewNodeSet("vct", 1, func(ns *slinkyv1beta1.NodeSet) {
+		ns.Labels = map[string]string{"site": "north"}
+		ns.Annotations = map[string]string{"note": "from the NodeSet", corev1.LastAppliedConfigAnnotation: "{}"}
 		ns.Spec.Slurmd.VolumeMounts = []corev1.VolumeMount{{Name: "data", MountPath: "/data"}}
 		ns.Spec.VolumeClaimTemplates = []corev1.PersistentVolumeClaim{{
 			ObjectMeta: metav1.ObjectMeta{Name: "data", Labels: map[string]string{"tier": "scratch"}},
@@ -197,6 +199,26 @@ func TestPodSpecFromNodeSet(t *testing.T) {
 	})
 	e.Eventually("pod", func() (bool, string) { return len(e.Pods()) == 1, names(e.Pods()) })
 	pod := e.Pods()["vct-0"]
+	// Labels and annotations as Slinky's operator sets them.
+	for k, v := range map[string]string{"site": "north", "team": "hpc", slinkyv1beta1.LabelCluster: "slurm",
+		slinkyv1beta1.LabelAppName: "slurmd", slinkyv1beta1.LabelAppInstance: "vct", slinkyv1beta1.LabelAppComponent: "worker",
+		slinkyv1beta1.LabelPodIndex: "0", slinkyv1beta1.LabelPodName: "vct-0", slinkyv1beta1.LabelPodHostname: "vct-0",
+		slinkyv1beta1.LabelScalingMode: "StatefulSet"} {
+		if pod.Labels[k] != v {
+			t.Errorf("label %s=%q, want %q", k, pod.Labels[k], v)
+		}
+	}
+	if pod.Labels[slinkyv1beta1.LabelRevisionHash] == "" {
+		t.Errorf("no revision hash label: %v", pod.Labels)
+	}
+	for k, v := range map[string]string{"note": "from the NodeSet", slinkyv1beta1.AnnotationDefaultContainer: "slurmd"} {
+		if pod.Annotations[k] != v {
+			t.Errorf("annotation %s=%q, want %q", k, pod.Annotations[k], v)
+		}
+	}
+	if _, ok := pod.Annotations[corev1.LastAppliedConfigAnnotation]; ok {
+		t.Errorf("the NodeSet's last-applied configuration copied to its pod")
+	}
 	var claim string
 	for _, v := range pod.Spec.Volumes {
 		if v.Name == "data" && v.PersistentVolumeClaim != nil {
@@ -229,5 +251,12 @@ func TestPodSpecFromNodeSet(t *testing.T) {
 	e.Eventually("pod back, without anti-affinity", func() (bool, string) {
 		p := e.Pods()["vct-0"]
 		return p != nil && (p.Spec.Affinity == nil || p.Spec.Affinity.PodAntiAffinity == nil), names(e.Pods())
+	})
+
+	// The index label is the ordinal as in the name: padded.
+	e.NewNodeSet("vcp", 1, func(ns *slinkyv1beta1.NodeSet) { ns.Spec.OrdinalPadding = 3 })
+	e.Eventually("padded pod", func() (bool, string) {
+		p := e.Pods()["vcp-000"]
+		return p != nil && p.Labels[slinkyv1beta1.LabelPodIndex] == "000" && p.Labels[slinkyv1beta1.LabelPodHostname] == "vcp-000", names(e.Pods())
 	})
 }

@@ -18,6 +18,8 @@ import (
 	"k8s.io/client-go/tools/record"
 	"k8s.io/utils/ptr"
 
+	"github.com/spf13/pflag"
+
 	"github.com/kubectl-vc/kubectl-vc/internal/testenv/controlplane"
 	"github.com/kubectl-vc/kubectl-vc/internal/testenv/namespaces"
 	"github.com/kubectl-vc/kubectl-vc/internal/testenv/pods"
@@ -73,10 +75,21 @@ func StartWithoutController(t testing.TB, cp *controlplane.ControlPlane, prefix 
 }
 
 // RunController runs the NodeSet controller on the test's Slurm until the
-// test ends.
-func (e *Env) RunController() {
+// test ends, its flags set from flags as serve sets them (e.g.
+// "--propagated-node-conditions=GPUProblem").
+func (e *Env) RunController(flags ...string) {
 	t := e.T
 	e.Ctrl = nodeset.New(nodeset.Config{Slurm: e.Slurm.Client(), DrainPoll: 200 * time.Millisecond, Resync: time.Second})
+	if len(flags) > 0 {
+		fs := pflag.NewFlagSet(nodeset.Name, pflag.ContinueOnError)
+		e.Ctrl.AddFlags(fs)
+		if err := fs.Parse(flags); err != nil {
+			t.Fatal(err)
+		}
+		if err := e.Ctrl.Validate(); err != nil {
+			t.Fatal(err)
+		}
+	}
 	// The same trimmed caches as in serve, so these tests prove the
 	// controller reads nothing it did not declare in CacheReads.
 	trim := framework.CacheTransform(e.Ctrl)

@@ -422,8 +422,17 @@ func TestQueuePendingHeadWaits(t *testing.T) {
 		t.Errorf("output lacks %q:\n%s", want, r.Stdout)
 	}
 
+	// -A: every queue with waiting podgroups; a podgroup naming a queue
+	// that does not exist is left out, as the scheduler leaves it out
+	// (SchedulerCache.Snapshot), and said in a note.
+	orphan := &schedulingv1beta1.PodGroup{ObjectMeta: metav1.ObjectMeta{Name: "orphan", Namespace: w.ns},
+		Spec: schedulingv1beta1.PodGroupSpec{Queue: w.ns + "-nope", MinMember: 1}}
+	if _, err := env.vc.SchedulingV1beta1().PodGroups(w.ns).Create(ctx, orphan, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
 	r = mustVC(t, "queue", "pending", "-A")
-	if !strings.HasPrefix(r.Stdout, "QUEUE") || !strings.Contains(r.Stdout, w.queue+" ") {
+	if !strings.HasPrefix(r.Stdout, "QUEUE") || !strings.Contains(r.Stdout, w.queue+" ") || strings.Contains(r.Stdout, "orphan") ||
+		!strings.Contains(r.Stdout, "note: 1 waiting podgroup(s) name a queue that does not exist") {
 		t.Errorf("-A:\n%s", r.Stdout)
 	}
 

@@ -221,10 +221,15 @@ func (r *Reader) Read(ctx context.Context, queues ...string) (*Result, error) {
 		want[q] = true
 	}
 	byQueue := map[string][]Entry{}
+	orphans := 0
 	for i := range res.pgs {
 		pg := &res.pgs[i]
 		q := rules.QueueOf(pg.Spec.Queue)
 		if !joborder.Waiting(pg) || (len(queues) > 0 && !want[q]) {
+			continue
+		}
+		if res.queue[q] == nil {
+			orphans++ // the scheduler ignores a job whose queue does not exist
 			continue
 		}
 		e := Entry{Job: res.order.FromPodGroup(pg, members[pg.Namespace+"/"+pg.Name], prio, total), Queue: q, pg: pg}
@@ -245,6 +250,9 @@ func (r *Reader) Read(ctx context.Context, queues ...string) (*Result, error) {
 	}
 	for _, q := range names {
 		res.Lines = append(res.Lines, res.line(q, byQueue[q]))
+	}
+	if orphans > 0 {
+		res.Notes = append(res.Notes, fmt.Sprintf("%d waiting podgroup(s) name a queue that does not exist: the scheduler leaves them out, and so does this line", orphans))
 	}
 	if p := prio.DefaultClass; p != "" {
 		res.Notes = append(res.Notes, fmt.Sprintf("podgroups naming no priority class, or a missing one, take the default class %s's value", p))

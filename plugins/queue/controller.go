@@ -49,7 +49,9 @@ const Name = "queue"
 const (
 	byParentIndex  = "queue:byParent"
 	byTargetIndex  = "queue:commandsByTarget"
-	controllerName = "queue-controller"
+	// controllerName is the field manager of what the controller writes,
+	// Volcano's queue controller's.
+	controllerName = keys.QueueControllerManager
 )
 
 func init() {

@@ -47,8 +47,8 @@ const Name = "queue"
 // Index names are prefixed with the controller so that other controllers can
 // add their own indexers to the same shared informers without a clash.
 const (
-	byParentIndex  = "queue:byParent"
-	byTargetIndex  = "queue:commandsByTarget"
+	byParentIndex = "queue:byParent"
+	byTargetIndex = "queue:commandsByTarget"
 	// controllerName is the field manager of what the controller writes,
 	// Volcano's queue controller's.
 	controllerName = keys.QueueControllerManager

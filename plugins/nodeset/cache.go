@@ -29,6 +29,9 @@ func (c *Controller) CacheReads() []framework.CacheRead {
 		framework.ReadsAll[slinkyv1beta1.RestApi](),
 		framework.ReadsOnly(func(dst, src *corev1.Pod) {
 			dst.Spec.NodeName = src.Spec.NodeName
+			// The Slurm node's name (slurmNodeName).
+			dst.Spec.Hostname = src.Spec.Hostname
+			dst.Spec.HostNetwork = src.Spec.HostNetwork
 			dst.Status.Phase = src.Status.Phase
 			framework.KeepPodConditions(dst, src, corev1.PodReady)
 			// The Slurm conditions it writes (podstate.go), to write only

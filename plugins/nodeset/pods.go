@@ -89,13 +89,19 @@ func newPod(ns *slinkyv1beta1.NodeSet, ordinal int, revisionHash string) *corev1
 	pod.Annotations[slinkyv1beta1.AnnotationDefaultContainer] = slurmdName(ns)
 	// The ordinal as it is in the name: padded to ordinalPadding digits.
 	pod.Labels[slinkyv1beta1.LabelPodIndex] = strings.TrimPrefix(name, ns.Name+"-")
-	pod.Labels[slinkyv1beta1.LabelPodHostname] = name
 	pod.Labels[slinkyv1beta1.LabelPodName] = name
 	pod.Labels[slinkyv1beta1.LabelScalingMode] = string(slinkyv1beta1.ScalingModeStatefulSet)
 	pod.Labels[slinkyv1beta1.LabelRevisionHash] = revisionHash
-	// The hostname is the Slurm node name; the subdomain is the headless
-	// Service, so slurmctld can resolve <pod>.<nodeset>.<namespace>.
-	pod.Spec.Hostname = name
+	// The hostname is the Slurm node name: the pod's name, or, as Slinky's
+	// operator makes it, the template's hostname followed by the padded
+	// ordinal (its chart sets "<nodeset key>-"). The subdomain is the
+	// headless Service, so slurmctld can resolve <host>.<nodeset>.<namespace>.
+	if pod.Spec.Hostname != "" {
+		pod.Spec.Hostname += pod.Labels[slinkyv1beta1.LabelPodIndex]
+	} else {
+		pod.Spec.Hostname = name
+	}
+	pod.Labels[slinkyv1beta1.LabelPodHostname] = slurmNodeName(pod)
 	pod.Spec.Subdomain = serviceName(ns)
 
 	// One slurmd pod per Kubernetes node, unless oversubscribeNode (as
@@ -161,6 +167,21 @@ func addSlurmdAntiAffinity(spec *corev1.PodSpec) {
 	}
 	aa := spec.Affinity.PodAntiAffinity
 	aa.RequiredDuringSchedulingIgnoredDuringExecution = append(aa.RequiredDuringSchedulingIgnoredDuringExecution, term)
+}
+
+// slurmNodeName is the name of the pod's Slurm node, as Slinky's operator
+// reads it: on the host's network, the Kubernetes node's name; else the
+// pod's hostname, or its name when it has none. A pod taken over from the
+// operator whose template named a hostname registers under that hostname,
+// not the pod's name.
+func slurmNodeName(pod *corev1.Pod) string {
+	switch {
+	case pod.Spec.HostNetwork:
+		return pod.Spec.NodeName
+	case pod.Spec.Hostname != "":
+		return pod.Spec.Hostname
+	}
+	return pod.Name
 }
 
 func isCordoned(pod *corev1.Pod) bool {

@@ -62,7 +62,7 @@ func (s *nodeSetSync) syncPodStates() error {
 		if isTerminating(p) {
 			continue
 		}
-		st, known := s.slurm.Node(p.Name)
+		st, known := s.slurm.Node(slurmNodeName(p))
 		want := slurmConditions(st, known)
 		var changes []any
 		for _, c := range p.Status.Conditions {

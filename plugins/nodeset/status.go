@@ -45,7 +45,7 @@ func (s *nodeSetSync) computeStatus() slinkyv1beta1.NodeSetStatus {
 		if s.slurmErr != nil {
 			continue
 		}
-		node, ok := s.slurm.Node(p.Name)
+		node, ok := s.slurm.Node(slurmNodeName(p))
 		if !ok {
 			continue
 		}

@@ -228,3 +228,42 @@ func revisionsOfOwner(e *env, ns *slinkyv1beta1.NodeSet) []string {
 	}
 	return out
 }
+
+// TestTemplateHostnameIsSlurmNodeName: Slinky's slurm chart gives each
+// NodeSet's template a hostname ("<key>-"), and its operator names each
+// pod's host, and so its Slurm node, that hostname followed by the
+// ordinal: pod worker-hn-1 is Slurm node hn-1. The controller names them
+// alike, and drains, protects and reads the Slurm node by that name: a
+// busy one is drained, never deleted, until its job ends.
+func TestTemplateHostnameIsSlurmNodeName(t *testing.T) {
+	e := start(t, "hn", 2)
+	e.NewNodeSet("worker-hn", 2, func(ns *slinkyv1beta1.NodeSet) { ns.Spec.Template.PodSpec.Hostname = "hn-" })
+	e.Eventually("2 pods", func() (bool, string) { return len(e.Pods()) == 2, names(e.Pods()) })
+	e.MarkAllReady()
+	p := e.Pods()["worker-hn-1"]
+	if p == nil || p.Spec.Hostname != "hn-1" || p.Labels[slinkyv1beta1.LabelPodHostname] != "hn-1" || p.Labels[slinkyv1beta1.LabelPodName] != "worker-hn-1" {
+		t.Fatalf("pod %v", p)
+	}
+	e.Eventually("Slurm counts by hostname", func() (bool, string) {
+		st := e.Get("worker-hn").Status
+		return st.SlurmIdle == 2, fmt.Sprintf("%+v", st)
+	})
+	job, err := e.Slurm.Allocate(e.Ctx, "hn-1", 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.Eventually("busy pod protected", func() (bool, string) {
+		return e.Pods()["worker-hn-1"].Labels[slinkyv1beta1.LabelPodProtect] == "true", fmt.Sprint(e.Pods()["worker-hn-1"].Labels)
+	})
+	// The idle one goes first; then the busy one is drained, not deleted.
+	e.PatchNodeSet("worker-hn", `{"spec":{"replicas":0}}`)
+	e.Eventually("hn-1 draining, its pod kept", func() (bool, string) {
+		st := e.SlurmState("hn-1")
+		_, alive := e.Pods()["worker-hn-1"]
+		return st == "DRAINING (kubectl-vc: scale-in)" && alive && len(e.Pods()) == 1, st + " " + names(e.Pods())
+	})
+	if err := e.Slurm.EndJob(e.Ctx, job, "hn-1"); err != nil {
+		t.Fatal(err)
+	}
+	e.Eventually("pod gone once drained", func() (bool, string) { return len(e.Pods()) == 0, names(e.Pods()) })
+}

@@ -254,7 +254,13 @@ func (c *Controller) Run(ctx context.Context) {
 				logger.Error(err, "cannot ensure the root and default queues; retrying")
 				return false, nil
 			}
-			return c.inCache(keys.RootQueue) && c.inCache(keys.DefaultQueue), nil
+			root, def := c.inCache(keys.RootQueue), c.inCache(keys.DefaultQueue)
+			if !root || !def {
+				// At -v=2, what the start waits for (a start that never
+				// logged "queue controller started" once left no trace).
+				logger.V(2).Info("waiting for the root and default queues in the cache", "root", root, "default", def)
+			}
+			return root && def, nil
 		})
 		if ctx.Err() != nil {
 			return

@@ -133,6 +133,7 @@ func newPod(ns *slinkyv1beta1.NodeSet, ordinal int, revisionHash string) *corev1
 			pod.Spec.Containers = append([]corev1.Container{slurmd}, pod.Spec.Containers...)
 		}
 	}
+	addLogfile(ns, &pod.Spec, slurmd.Name) // logfile.go
 	return pod
 }
 

@@ -42,9 +42,6 @@ func (s *nodeSetSync) checkSpec() (refuse bool) {
 	if spec.SSH != nil && spec.SSH.Enabled {
 		notes = append(notes, "ssh is not implemented: pods run no sshd")
 	}
-	if spec.LogFile.Image != "" {
-		notes = append(notes, "logfile is not implemented: pods get no logfile sidecar")
-	}
 	if len(notes) == 0 {
 		s.setCondition(conditionSpecSupported, true, "Supported", "every field of the spec is acted on")
 		return false

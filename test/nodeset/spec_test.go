@@ -23,7 +23,7 @@ func (e *env) condition(name, typ string) *metav1.Condition {
 
 // TestUnsupportedSpecNotIgnored: what the controller does not implement is
 // said, never silently ignored. A DaemonSet-mode NodeSet is refused (no pod
-// is made for it); ScheduledUpdate, ssh and logfile are listed in the SpecSupported condition and a Warning event, and
+// is made for it); ScheduledUpdate and ssh are listed in the SpecSupported condition and a Warning event, and
 // ScheduledUpdate replaces no pod by itself (as OnDelete).
 func TestUnsupportedSpecNotIgnored(t *testing.T) {
 	e := startWithoutController(t, "uns", 2)
@@ -59,13 +59,14 @@ func TestUnsupportedSpecNotIgnored(t *testing.T) {
 		if c == nil || c.Status != metav1.ConditionFalse {
 			return false, fmt.Sprint(c)
 		}
-		for _, want := range []string{"ScheduledUpdate", "ssh", "logfile"} {
+		for _, want := range []string{"ScheduledUpdate", "ssh"} {
 			if !strings.Contains(c.Message, want) {
 				return false, c.Message
 			}
 		}
-		// Claim retention is acted on (TestClaimRetentionDelete).
-		return !strings.Contains(c.Message, "persistentVolumeClaimRetentionPolicy"), c.Message
+		// Claim retention and logfile are acted on (TestClaimRetentionDelete,
+		// TestLogfileSidecar).
+		return !strings.Contains(c.Message, "persistentVolumeClaimRetentionPolicy") && !strings.Contains(c.Message, "logfile"), c.Message
 	})
 	uids := map[string]types.UID{}
 	for n, p := range e.Pods() {
@@ -258,5 +259,54 @@ func TestPodSpecFromNodeSet(t *testing.T) {
 	e.Eventually("padded pod", func() (bool, string) {
 		p := e.Pods()["vcp-000"]
 		return p != nil && p.Labels[slinkyv1beta1.LabelPodIndex] == "000" && p.Labels[slinkyv1beta1.LabelPodHostname] == "vcp-000", names(e.Pods())
+	})
+}
+
+// TestLogfileSidecar: spec.logfile is the sidecar Slinky's operator adds:
+// a restartable init container of that image copying slurmd's log FIFO
+// (/var/log/slurm/slurmd.log, SOCKET) to its output, a memory-backed
+// volume both mount, and nothing listed in SpecSupported. Its own fields
+// win over the defaults.
+func TestLogfileSidecar(t *testing.T) {
+	e := start(t, "lf", 1)
+	e.NewNodeSet("lf", 1, func(ns *slinkyv1beta1.NodeSet) {
+		ns.Spec.LogFile = corev1.Container{Image: "docker.io/library/alpine:latest",
+			Resources: corev1.ResourceRequirements{Limits: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("32Mi")}}}
+	})
+	e.Eventually("pod", func() (bool, string) { return len(e.Pods()) == 1, names(e.Pods()) })
+	pod := e.Pods()["lf-0"]
+	if len(pod.Spec.InitContainers) != 1 {
+		t.Fatalf("init containers: %+v", pod.Spec.InitContainers)
+	}
+	lf := pod.Spec.InitContainers[0]
+	if lf.Name != "logfile" || lf.Image != "docker.io/library/alpine:latest" || lf.RestartPolicy == nil ||
+		*lf.RestartPolicy != corev1.ContainerRestartPolicyAlways || lf.Resources.Limits.Memory().String() != "32Mi" ||
+		len(lf.Env) != 1 || lf.Env[0].Name != "SOCKET" || lf.Env[0].Value != "/var/log/slurm/slurmd.log" ||
+		len(lf.Command) != 3 || !strings.Contains(lf.Command[2], "mkfifo") {
+		t.Fatalf("logfile sidecar: %+v", lf)
+	}
+	mounted := func(c corev1.Container) bool {
+		for _, m := range c.VolumeMounts {
+			if m.Name == "slurm-logfile" && m.MountPath == "/var/log/slurm" {
+				return true
+			}
+		}
+		return false
+	}
+	if !mounted(lf) || pod.Spec.Containers[0].Name != "slurmd" || !mounted(pod.Spec.Containers[0]) {
+		t.Fatalf("mounts: %+v / %+v", lf.VolumeMounts, pod.Spec.Containers[0].VolumeMounts)
+	}
+	var vol *corev1.Volume
+	for i := range pod.Spec.Volumes {
+		if pod.Spec.Volumes[i].Name == "slurm-logfile" {
+			vol = &pod.Spec.Volumes[i]
+		}
+	}
+	if vol == nil || vol.EmptyDir == nil || vol.EmptyDir.Medium != corev1.StorageMediumMemory {
+		t.Fatalf("volume: %+v", pod.Spec.Volumes)
+	}
+	e.Eventually("spec supported", func() (bool, string) {
+		c := e.condition("lf", "SpecSupported")
+		return c != nil && c.Status == metav1.ConditionTrue, fmt.Sprint(c)
 	})
 }

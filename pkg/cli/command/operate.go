@@ -12,6 +12,7 @@ import (
 	busv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/bus/v1alpha1"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/util"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/write"
+	"github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned"
 )
 
 // Operate is the input every command that writes one Command per named
@@ -66,12 +67,18 @@ func (o *Operate) ValidateWait() error {
 // its namespace (nothing on a client dry run; a server dry run on
 // --dry-run=server), and prints it; it returns the Command as written.
 func (o *Operate) Send(ctx context.Context, cm *busv1alpha1.Command, verb, kind, name string) (*busv1alpha1.Command, error) {
-	if !o.DryClient {
-		var err error
-		cm, err = o.Client.BusV1alpha1().Commands(cm.Namespace).Create(ctx, cm, metav1.CreateOptions{DryRun: o.ServerDryRun()})
-		if err != nil {
-			return nil, fmt.Errorf("%s %s %q: %s", verb, kind, name, util.Message(err))
-		}
+	cm, err := Create(ctx, o.Client, cm, o.DryClient, o.DryServer)
+	if err != nil {
+		return nil, fmt.Errorf("%s %s %q: %s", verb, kind, name, util.Message(err))
 	}
 	return cm, o.Print(cm)
+}
+
+// Create writes cm in its namespace (nothing on a client dry run, a
+// server dry run with dryServer) and returns it as written.
+func Create(ctx context.Context, c versioned.Interface, cm *busv1alpha1.Command, dryClient, dryServer bool) (*busv1alpha1.Command, error) {
+	if dryClient {
+		return cm, nil
+	}
+	return c.BusV1alpha1().Commands(cm.Namespace).Create(ctx, cm, metav1.CreateOptions{DryRun: util.DryRunOpts(dryServer)})
 }

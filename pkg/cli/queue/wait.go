@@ -44,10 +44,10 @@ func newWaiter(f util.Factory, vc versioned.Interface, commandNamespace string, 
 
 // spec is a wait on the named queues, explained on timeout.
 func (w waiter) spec(names []string) wait.Spec {
-	qs := w.vc.SchedulingV1beta1().Queues()
 	since := time.Now()
-	return wait.Spec{Kind: "queue", Names: names, Timeout: w.timeout, ListWatch: wait.ListWatch(names, qs.List, qs.Watch),
-		Explain: func(ctx context.Context, name string) string { return w.explain(ctx, name, since) }}
+	s := wait.SpecOf(Kind, w.vc, "", names, w.timeout)
+	s.Explain = func(ctx context.Context, name string) string { return w.explain(ctx, name, since) }
+	return s
 }
 
 // explain says why a queue did not get where a wait wanted it: its

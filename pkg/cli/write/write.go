@@ -6,6 +6,8 @@
 package write
 
 import (
+	"io"
+
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -46,14 +48,24 @@ type Options struct {
 // NewOptions returns Options whose printer says operation ("created",
 // "updated") after each object written, as kubectl's do.
 func NewOptions(f util.Factory, streams genericiooptions.IOStreams, operation string) Options {
-	return Options{IOStreams: streams, Factory: f, PrintFlags: genericclioptions.NewPrintFlags(operation).WithTypeSetter(scheme.Scheme)}
+	return Options{IOStreams: streams, Factory: f, PrintFlags: NewPrintFlags(operation)}
+}
+
+// NewPrintFlags are the -o of a command that writes: its printer says
+// operation ("created", "updated") after each object written, as
+// kubectl's do.
+func NewPrintFlags(operation string) *genericclioptions.PrintFlags {
+	return genericclioptions.NewPrintFlags(operation).WithTypeSetter(scheme.Scheme)
 }
 
 // AddFlags adds -o and --dry-run.
-func (o *Options) AddFlags(cmd *cobra.Command) {
-	o.PrintFlags.AddFlags(cmd)
-	_ = cmd.RegisterFlagCompletionFunc("output", completion.Fixed(o.PrintFlags.AllowedFormats()...))
-	util.AddDryRunFlag(cmd, &o.DryRun)
+func (o *Options) AddFlags(cmd *cobra.Command) { AddFlags(cmd, o.PrintFlags, &o.DryRun) }
+
+// AddFlags adds -o (pf's) and --dry-run (into dryRun) to cmd.
+func AddFlags(cmd *cobra.Command, pf *genericclioptions.PrintFlags, dryRun *string) {
+	pf.AddFlags(cmd)
+	_ = cmd.RegisterFlagCompletionFunc("output", completion.Fixed(pf.AllowedFormats()...))
+	util.AddDryRunFlag(cmd, dryRun)
 }
 
 // Complete resolves the namespace, the dry-run mode, the printer (which
@@ -88,13 +100,16 @@ func (o *Options) Suffix() string { return util.DryRunSuffix(o.DryClient, o.DryS
 // run. An object that a client dry run made from generateName has no name
 // yet: in the name forms (no -o, -o name) it is shown by its prefix
 // (command.bus.volcano.sh/team-a-closequeue-).
-func (o *Options) Print(obj runtime.Object) error {
+func (o *Options) Print(obj runtime.Object) error { return Print(o.Printer, o.PrintFlags, obj, o.Out) }
+
+// Print is Options.Print with printer, made from pf, writing to out.
+func Print(printer printers.ResourcePrinter, pf *genericclioptions.PrintFlags, obj runtime.Object, out io.Writer) error {
 	if m, err := meta.Accessor(obj); err == nil && m.GetName() == "" && m.GetGenerateName() != "" {
-		if f := o.PrintFlags.OutputFormat; f == nil || *f == "" || *f == "name" {
+		if f := pf.OutputFormat; f == nil || *f == "" || *f == "name" {
 			obj = obj.DeepCopyObject()
 			named, _ := meta.Accessor(obj)
 			named.SetName(m.GetGenerateName())
 		}
 	}
-	return vcprinters.Print(o.Printer, obj, o.Out)
+	return vcprinters.Print(printer, obj, out)
 }

@@ -80,6 +80,13 @@ func (c *Controller) keepNodeReasons(dst, src *corev1.Node) {
 	if v, ok := src.Annotations[slinkyv1beta1.AnnotationNodeCordonReason]; ok {
 		dst.Annotations = map[string]string{slinkyv1beta1.AnnotationNodeCordonReason: cutText(v)}
 	}
+	if v, ok := src.Annotations[slinkyv1beta1.AnnotationNodeTopologySpec]; ok {
+		if dst.Annotations == nil {
+			dst.Annotations = map[string]string{}
+		}
+		// One byte past the bound says "too long" (topology.go).
+		dst.Annotations[slinkyv1beta1.AnnotationNodeTopologySpec] = v[:min(len(v), maxTopologyBytes+1)]
+	}
 	for _, t := range c.propagatedConditions {
 		for _, nc := range src.Status.Conditions {
 			if string(nc.Type) == t {

@@ -91,11 +91,13 @@ func (c *Controller) deletePod(obj any) {
 	c.enqueueOwner(m)
 }
 
-// updateNode: a Kubernetes node (un)cordoned means its NodeSet pods must be
+// updateNode: a Kubernetes node (un)cordoned, or its topology annotation
+// changed (topology.go), means its NodeSet pods must be
 // (un)cordoned and their Slurm nodes drained or resumed.
 func (c *Controller) updateNode(old, cur any) {
 	o, n := old.(*corev1.Node), cur.(*corev1.Node)
-	if o.Spec.Unschedulable == n.Spec.Unschedulable {
+	if o.Spec.Unschedulable == n.Spec.Unschedulable &&
+		o.Annotations[slinkyv1beta1.AnnotationNodeTopologySpec] == n.Annotations[slinkyv1beta1.AnnotationNodeTopologySpec] {
 		return
 	}
 	objs, err := c.podIndex.ByIndex(podsByNodeIndex, n.Name)

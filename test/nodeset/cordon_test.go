@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -189,4 +190,35 @@ func TestPropagatedNodeConditionsRefused(t *testing.T) {
 			t.Errorf("%.60s: %v, want refused", arg, err)
 		}
 	}
+}
+
+// TestNodeTopologyCopied: as Slinky's operator, the controller copies a
+// pod's Kubernetes node annotation topology.slinky.slurm.net/spec to the
+// pod (slurmd's image registers its Slurm node in that topology), follows
+// its changes, and copies an empty value when the node has none; a value
+// past 4 KiB is not copied (the pod keeps the last one).
+func TestNodeTopologyCopied(t *testing.T) {
+	e := start(t, "topo", 1)
+	e.NewNodeSet("topo", 1)
+	e.Eventually("pod", func() (bool, string) { return len(e.Pods()) == 1, names(e.Pods()) })
+	node := e.bindToNewNode("topo-0")
+	topology := func(want string) {
+		t.Helper()
+		e.Eventually(fmt.Sprintf("pod topology %q", want), func() (bool, string) {
+			v, ok := e.Pods()["topo-0"].Annotations[slinkyv1beta1.AnnotationNodeTopologySpec]
+			return ok && v == want, fmt.Sprintf("%v %q", ok, v)
+		})
+	}
+	topology("")
+	e.setNodeReasons(node, map[string]string{slinkyv1beta1.AnnotationNodeTopologySpec: "topo-switch:s2,topo-block:b2"})
+	topology("topo-switch:s2,topo-block:b2")
+	e.setNodeReasons(node, map[string]string{slinkyv1beta1.AnnotationNodeTopologySpec: strings.Repeat("s", 5000)})
+	e.setNodeReasons(node, map[string]string{"other": "x"}) // a later change: the sync ran
+	time.Sleep(2 * time.Second)                             // two resyncs
+	topology("topo-switch:s2,topo-block:b2")
+	patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:null}}}`, slinkyv1beta1.AnnotationNodeTopologySpec)
+	if _, err := e.Kube.CoreV1().Nodes().Patch(e.Ctx, node, types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	topology("")
 }

@@ -1,10 +1,6 @@
 package command
 
 import (
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/util/validation"
-
 	busv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/bus/v1alpha1"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/kind"
 	"github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned"
@@ -13,14 +9,10 @@ import (
 // Kind is Volcano's bus.volcano.sh Command. Any object name is a valid
 // Command name (generateName makes "<target>-<action>-xxxxx").
 var Kind = &kind.Kind[busv1alpha1.Command, *busv1alpha1.Command, *busv1alpha1.CommandList]{
-	Name: "Command", Words: "Command", Example: "dev-openqueue-8jhw5",
-	GVK:      busv1alpha1.SchemeGroupVersion.WithKind("Command"),
-	NameRule: validation.IsDNS1123Subdomain,
+	Name: "Command", Example: "dev-openqueue-8jhw5",
+	GVK: busv1alpha1.SchemeGroupVersion.WithKind("Command"),
 	Client: func(c versioned.Interface, ns string) kind.Client[*busv1alpha1.Command, *busv1alpha1.CommandList] {
 		return c.BusV1alpha1().Commands(ns)
-	},
-	AsList: func(items []busv1alpha1.Command, rv string) runtime.Object {
-		return &busv1alpha1.CommandList{ListMeta: metav1.ListMeta{ResourceVersion: rv}, Items: items}
 	},
 	Group: kind.Group{Use: "command", Aliases: []string{"commands", "cmd"}, Help: kind.Help{
 		Short: "Inspect and delete pending Volcano Commands",

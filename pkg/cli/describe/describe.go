@@ -29,7 +29,7 @@ func NewCmd[T any, PT kind.Object[T], L runtime.Object](k *kind.Kind[T, PT, L], 
 	cmd := k.Help.Describe.Command("describe NAME")
 	cmd.ValidArgsFunction = k.NameArg(f)
 	cmd.RunE = util.RunE(o)
-	util.AddNameFlag(cmd, k.Words, true, k.NameFlag(f))
+	util.AddNameFlag(cmd, k.InWords(), true, k.NameFlag(f))
 	o.AddOutputFlag(cmd)
 	return cmd
 }

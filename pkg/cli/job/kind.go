@@ -1,10 +1,6 @@
 package job
 
 import (
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/util/validation"
-
 	batchv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/batch/v1alpha1"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/kind"
 	"github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned"
@@ -12,19 +8,15 @@ import (
 
 // Kind is the Volcano Job.
 var Kind = &kind.Kind[batchv1alpha1.Job, *batchv1alpha1.Job, *batchv1alpha1.JobList]{
-	Name: "job", Words: "job", Example: "train",
-	GVK:      batchv1alpha1.SchemeGroupVersion.WithKind("Job"),
-	NameRule: validation.IsDNS1123Subdomain,
+	Name: "job", Example: "train",
+	GVK: batchv1alpha1.SchemeGroupVersion.WithKind("Job"),
 	Client: func(c versioned.Interface, ns string) kind.Client[*batchv1alpha1.Job, *batchv1alpha1.JobList] {
 		return c.BatchV1alpha1().Jobs(ns)
 	},
 	// Jobs are Volcano's, and install does not add their CRD (see
 	// 'install --help').
 	NotServed: "the server has no Volcano Jobs (batch.volcano.sh/v1alpha1): install Volcano, whose job controller runs them; 'kubectl vc install' leaves the Job CRD to Volcano",
-	AsList: func(items []batchv1alpha1.Job, rv string) runtime.Object {
-		return &batchv1alpha1.JobList{ListMeta: metav1.ListMeta{ResourceVersion: rv}, Items: items}
-	},
-	Table: jobTable,
+	Table:     jobTable,
 	Group: kind.Group{Use: "job", Aliases: []string{"jobs", "vcjob", "vj"}, Help: kind.Help{
 		Short: "Manage Volcano Jobs (batch.volcano.sh)",
 		Long: `

@@ -2,9 +2,7 @@ package jobflow
 
 import (
 	"github.com/spf13/cobra"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	flowv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/flow/v1alpha1"
@@ -23,20 +21,16 @@ const NotServed = "the server has no Volcano JobFlows and JobTemplates (flow.vol
 // Kind is the JobFlow.
 var Kind = &kind.Kind[flowv1alpha1.JobFlow, *flowv1alpha1.JobFlow, *flowv1alpha1.JobFlowList]{
 	Name: "jobflow", Words: "job flow", Example: "pipeline",
-	GVK:      flowv1alpha1.SchemeGroupVersion.WithKind("JobFlow"),
-	NameRule: validation.IsDNS1123Subdomain,
+	GVK: flowv1alpha1.SchemeGroupVersion.WithKind("JobFlow"),
 	Client: func(c versioned.Interface, ns string) kind.Client[*flowv1alpha1.JobFlow, *flowv1alpha1.JobFlowList] {
 		return c.FlowV1alpha1().JobFlows(ns)
 	},
 	NotServed: NotServed,
 	Check:     Check,
 	Reset:     func(jf *flowv1alpha1.JobFlow) { jf.Status = flowv1alpha1.JobFlowStatus{} },
-	AsList: func(items []flowv1alpha1.JobFlow, rv string) runtime.Object {
-		return &flowv1alpha1.JobFlowList{ListMeta: metav1.ListMeta{ResourceVersion: rv}, Items: items}
-	},
-	Table:    Table,
-	Describe: describeFlow,
-	Help:     kind.Helps{Create: createHelp, List: listHelp, Describe: describeHelp, Delete: deleteHelp},
+	Table:     Table,
+	Describe:  describeFlow,
+	Help:      kind.Helps{Create: createHelp, List: listHelp, Describe: describeHelp, Delete: deleteHelp},
 	Group: kind.Group{Use: "jobflow", Aliases: []string{"jobflows", "jf"}, Help: kind.Help{
 		Short: "Manage Volcano JobFlows (flow.volcano.sh): jobs run in dependency order",
 		Long: `
@@ -59,10 +53,17 @@ var Kind = &kind.Kind[flowv1alpha1.JobFlow, *flowv1alpha1.JobFlow, *flowv1alpha1
 
 // Commands returns the commands of the 'jobflow' group.
 func Commands(f util.Factory, streams genericiooptions.IOStreams) []*cobra.Command {
+	return FlowCommands(Kind, f, streams)
+}
+
+// FlowCommands are the commands of a flow.volcano.sh kind (jobflow,
+// jobtemplate): create -f, list, describe and delete, all of them the
+// shared commands over its Kind.
+func FlowCommands[T any, PT kind.Object[T], L runtime.Object](k *kind.Kind[T, PT, L], f util.Factory, streams genericiooptions.IOStreams) []*cobra.Command {
 	return []*cobra.Command{
-		write.NewCreateCmd(Kind, f, streams),
-		list.NewCmd(Kind, f, streams),
-		describe.NewCmd(Kind, f, streams),
-		write.NewDeleteCmd(Kind, f, streams),
+		write.NewCreateCmd(k, f, streams),
+		list.NewCmd(k, f, streams),
+		describe.NewCmd(k, f, streams),
+		write.NewDeleteCmd(k, f, streams),
 	}
 }

@@ -2,38 +2,28 @@ package jobtemplate
 
 import (
 	"github.com/spf13/cobra"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	flowv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/flow/v1alpha1"
-	"github.com/kubectl-vc/kubectl-vc/pkg/cli/describe"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/jobflow"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/kind"
-	"github.com/kubectl-vc/kubectl-vc/pkg/cli/list"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/util"
-	"github.com/kubectl-vc/kubectl-vc/pkg/cli/write"
 	"github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned"
 )
 
 // Kind is the JobTemplate.
 var Kind = &kind.Kind[flowv1alpha1.JobTemplate, *flowv1alpha1.JobTemplate, *flowv1alpha1.JobTemplateList]{
 	Name: "jobtemplate", Words: "job template", Example: "preprocess",
-	GVK:      flowv1alpha1.SchemeGroupVersion.WithKind("JobTemplate"),
-	NameRule: validation.IsDNS1123Subdomain,
+	GVK: flowv1alpha1.SchemeGroupVersion.WithKind("JobTemplate"),
 	Client: func(c versioned.Interface, ns string) kind.Client[*flowv1alpha1.JobTemplate, *flowv1alpha1.JobTemplateList] {
 		return c.FlowV1alpha1().JobTemplates(ns)
 	},
 	NotServed: jobflow.NotServed,
 	Check:     check,
 	Reset:     func(t *flowv1alpha1.JobTemplate) { t.Status = flowv1alpha1.JobTemplateStatus{} },
-	AsList: func(items []flowv1alpha1.JobTemplate, rv string) runtime.Object {
-		return &flowv1alpha1.JobTemplateList{ListMeta: metav1.ListMeta{ResourceVersion: rv}, Items: items}
-	},
-	Table:    Table,
-	Describe: describeTemplate,
-	Help:     kind.Helps{Create: createHelp, List: listHelp, Describe: describeHelp, Delete: deleteHelp},
+	Table:     Table,
+	Describe:  describeTemplate,
+	Help:      kind.Helps{Create: createHelp, List: listHelp, Describe: describeHelp, Delete: deleteHelp},
 	Group: kind.Group{Use: "jobtemplate", Aliases: []string{"jobtemplates", "jt"}, Help: kind.Help{
 		Short: "Manage Volcano JobTemplates (flow.volcano.sh): the jobs of a JobFlow",
 		Long: `
@@ -50,12 +40,8 @@ var Kind = &kind.Kind[flowv1alpha1.JobTemplate, *flowv1alpha1.JobTemplate, *flow
 	}},
 }
 
-// Commands returns the commands of the 'jobtemplate' group.
+// Commands returns the commands of the 'jobtemplate' group: jobflow's,
+// over the JobTemplate.
 func Commands(f util.Factory, streams genericiooptions.IOStreams) []*cobra.Command {
-	return []*cobra.Command{
-		write.NewCreateCmd(Kind, f, streams),
-		list.NewCmd(Kind, f, streams),
-		describe.NewCmd(Kind, f, streams),
-		write.NewDeleteCmd(Kind, f, streams),
-	}
+	return jobflow.FlowCommands(Kind, f, streams)
 }

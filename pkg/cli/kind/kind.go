@@ -10,6 +10,11 @@
 package kind
 
 import (
+	"reflect"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/util/validation"
+
 	"context"
 
 	"github.com/spf13/cobra"
@@ -80,15 +85,15 @@ func (g Group) Command() *cobra.Command {
 // no Check).
 type Kind[T any, PT Object[T], L runtime.Object] struct {
 	// Name is the kind in messages and command lines ("jobflow"); Words
-	// in prose ("job flow", plural Words+"s"); Example a name the
-	// messages' examples use ("pipeline").
+	// in prose ("job flow", plural Words+"s"; empty: Name); Example a name
+	// the messages' examples use ("pipeline").
 	Name, Words, Example string
 	GVK                  schema.GroupVersionKind
 	// ClusterScoped kinds have no namespace.
 	ClusterScoped bool
-	// NameRule checks an object's name (validation.IsDNS1123Subdomain,
-	// ...); CheckName, when set, instead, saying itself what is wrong (a
-	// queue's name: rules.ValidateQueueName).
+	// NameRule checks an object's name (nil: any object name,
+	// validation.IsDNS1123Subdomain); CheckName, when set, instead, saying
+	// itself what is wrong (a queue's name: rules.ValidateQueueName).
 	NameRule  func(string) []string
 	CheckName func(string) error
 	// Client is the kind's typed client in namespace ns ("" for a
@@ -103,11 +108,8 @@ type Kind[T any, PT Object[T], L runtime.Object] struct {
 	Check func(PT) error
 	Reset func(PT)
 
-	// AsList wraps listed items in the kind's list type at resourceVersion
-	// rv (what -o json|yaml prints); Table is the table of 'list',
-	// allNamespaces adding NAMESPACE.
-	AsList func(items []T, rv string) runtime.Object
-	Table  func(items []T, allNamespaces bool) *metav1.Table
+	// Table is the table of 'list', allNamespaces adding NAMESPACE.
+	Table func(items []T, allNamespaces bool) *metav1.Table
 
 	// Describe writes the description of obj between its header (name,
 	// namespace, labels, ...) and its events.
@@ -123,8 +125,37 @@ type Kind[T any, PT Object[T], L runtime.Object] struct {
 	Help  Helps
 }
 
+// InWords is the kind in prose ("job flow").
+func (k *Kind[T, PT, L]) InWords() string {
+	if k.Words == "" {
+		return k.Name
+	}
+	return k.Words
+}
+
 // Plural is the kind in prose, for several objects ("job flows").
-func (k *Kind[T, PT, L]) Plural() string { return k.Words + "s" }
+func (k *Kind[T, PT, L]) Plural() string { return k.InWords() + "s" }
+
+// Rule is the kind's NameRule, any object name when it has none.
+func (k *Kind[T, PT, L]) Rule() func(string) []string {
+	if k.NameRule == nil {
+		return validation.IsDNS1123Subdomain
+	}
+	return k.NameRule
+}
+
+// AsList wraps items in the kind's list type L (Items) at resourceVersion
+// rv: what -o json|yaml prints of a list.
+func (k *Kind[T, PT, L]) AsList(items []T, rv string) runtime.Object {
+	var zero L
+	l := reflect.New(reflect.TypeOf(zero).Elem())
+	l.Elem().FieldByName("Items").Set(reflect.ValueOf(items))
+	list := l.Interface().(L)
+	if m, err := meta.ListAccessor(list); err == nil {
+		m.SetResourceVersion(rv)
+	}
+	return list
+}
 
 // Ref names an object of the kind the way kubectl prints it
 // ("jobflow.flow.volcano.sh/pipeline").
@@ -140,7 +171,7 @@ func (k *Kind[T, PT, L]) ValidateName(name string) error {
 		}
 		return nil
 	}
-	if errs := k.NameRule(name); len(errs) > 0 {
+	if errs := k.Rule()(name); len(errs) > 0 {
 		return util.UsageErrorf("invalid %s name %q: %s", k.Name, name, errs[0])
 	}
 	return nil

@@ -26,7 +26,7 @@ func NewCmd[T any, PT kind.Object[T], L runtime.Object](k *kind.Kind[T, PT, L], 
 	cmd.ValidArgsFunction = k.NameArgs(f)
 	cmd.RunE = util.RunE(o)
 	o.Options.AddFlags(cmd, Flags{AllNamespaces: "List " + k.Plural() + " of every namespace", Selector: "Label selector, e.g. -l team=nlp", Watch: true})
-	util.AddNameFlag(cmd, k.Words, false, k.NameFlag(f))
+	util.AddNameFlag(cmd, k.InWords(), false, k.NameFlag(f))
 	return cmd
 }
 

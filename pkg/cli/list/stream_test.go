@@ -130,12 +130,9 @@ func runStreamed(t *testing.T, p *pagedPodGroups, format string, size int64, kee
 		t.Fatal(err)
 	}
 	k := &kind.Kind[schedulingv1beta1.PodGroup, *schedulingv1beta1.PodGroup, *schedulingv1beta1.PodGroupList]{
-		Name: "podgroup", Words: "podgroup",
+		Name: "podgroup",
 		Client: func(versioned.Interface, string) kind.Client[*schedulingv1beta1.PodGroup, *schedulingv1beta1.PodGroupList] {
 			return p
-		},
-		AsList: func(items []schedulingv1beta1.PodGroup, rv string) runtime.Object {
-			return &schedulingv1beta1.PodGroupList{ListMeta: metav1.ListMeta{ResourceVersion: rv}, Items: items}
 		},
 	}
 	err = Run(context.Background(), &o, k, Rows[schedulingv1beta1.PodGroup, *schedulingv1beta1.PodGroup]{

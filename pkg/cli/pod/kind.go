@@ -2,7 +2,6 @@ package pod
 
 import (
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/kind"
 )
@@ -11,9 +10,8 @@ import (
 // read through the Kubernetes client (no Client here), listed by its
 // Volcano job and queue.
 var Kind = &kind.Kind[corev1.Pod, *corev1.Pod, *corev1.PodList]{
-	Name: "pod", Words: "pod", Example: "train-worker-0",
-	GVK:      corev1.SchemeGroupVersion.WithKind("Pod"),
-	NameRule: validation.IsDNS1123Subdomain,
+	Name: "pod", Example: "train-worker-0",
+	GVK: corev1.SchemeGroupVersion.WithKind("Pod"),
 	Group: kind.Group{Use: "pod", Aliases: []string{"pods", "po"}, Help: kind.Help{
 		Short: "List the pods of Volcano jobs and queues",
 		Long: `

@@ -1,10 +1,6 @@
 package podgroup
 
 import (
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/util/validation"
-
 	schedulingv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/scheduling/v1beta1"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/kind"
 	"github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned"
@@ -12,14 +8,10 @@ import (
 
 // Kind is the Volcano podgroup.
 var Kind = &kind.Kind[schedulingv1beta1.PodGroup, *schedulingv1beta1.PodGroup, *schedulingv1beta1.PodGroupList]{
-	Name: "podgroup", Words: "podgroup", Example: "my-job",
-	GVK:      schedulingv1beta1.SchemeGroupVersion.WithKind("PodGroup"),
-	NameRule: validation.IsDNS1123Subdomain,
+	Name: "podgroup", Example: "my-job",
+	GVK: schedulingv1beta1.SchemeGroupVersion.WithKind("PodGroup"),
 	Client: func(c versioned.Interface, ns string) kind.Client[*schedulingv1beta1.PodGroup, *schedulingv1beta1.PodGroupList] {
 		return c.SchedulingV1beta1().PodGroups(ns)
-	},
-	AsList: func(items []schedulingv1beta1.PodGroup, rv string) runtime.Object {
-		return &schedulingv1beta1.PodGroupList{ListMeta: metav1.ListMeta{ResourceVersion: rv}, Items: items}
 	},
 	Table: podGroupTable,
 	Group: kind.Group{Use: "podgroup", Aliases: []string{"podgroups", "pg"}, Help: kind.Help{

@@ -1,9 +1,6 @@
 package queue
 
 import (
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-
 	schedulingv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/scheduling/v1beta1"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/kind"
 	"github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned"
@@ -12,15 +9,12 @@ import (
 
 // Kind is the Volcano queue. Its table is list.go's: it counts podgroups.
 var Kind = &kind.Kind[schedulingv1beta1.Queue, *schedulingv1beta1.Queue, *schedulingv1beta1.QueueList]{
-	Name: "queue", Words: "queue", Example: "team-a",
+	Name: "queue", Example: "team-a",
 	GVK:           schedulingv1beta1.SchemeGroupVersion.WithKind("Queue"),
 	ClusterScoped: true,
 	CheckName:     rules.ValidateQueueName,
 	Client: func(c versioned.Interface, _ string) kind.Client[*schedulingv1beta1.Queue, *schedulingv1beta1.QueueList] {
 		return c.SchedulingV1beta1().Queues()
-	},
-	AsList: func(items []schedulingv1beta1.Queue, rv string) runtime.Object {
-		return &schedulingv1beta1.QueueList{ListMeta: metav1.ListMeta{ResourceVersion: rv}, Items: items}
 	},
 	Group: kind.Group{Use: "queue", Aliases: []string{"queues", "q"}, Help: kind.Help{
 		Short: "Manage Volcano queues",

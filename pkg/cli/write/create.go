@@ -82,7 +82,7 @@ func (o *CreateFromFile[T, PT, L]) Validate() error {
 		if err := manifest.Decode(where, doc, o.Kind.GVK, obj); err != nil {
 			return err
 		}
-		if err := manifest.Prepare(obj, o.Kind.Name, where, o.Namespace, o.NamespaceGiven, o.Kind.NameRule); err != nil {
+		if err := manifest.Prepare(obj, o.Kind.Name, where, o.Namespace, o.NamespaceGiven, o.Kind.Rule()); err != nil {
 			return err
 		}
 		if o.Kind.Reset != nil {

@@ -158,7 +158,7 @@ func NewDeleteCmd[T any, PT kind.Object[T], L runtime.Object](k *kind.Kind[T, PT
 	cmd.RunE = util.RunE(o)
 	o.AddFlags(cmd, "Wait until the "+k.Plural()+" are gone", "How long --wait waits (0 waits forever)")
 	o.AddFileFlag(cmd, k.GVK)
-	util.AddNameFlag(cmd, k.Words, false, k.NameFlag(f))
+	util.AddNameFlag(cmd, k.InWords(), false, k.NameFlag(f))
 	return cmd
 }
 

@@ -48,7 +48,7 @@ func ResourceList(spec *v1beta1.QueueSpec, list string) corev1.ResourceList {
 func CheckQueueResources(spec *v1beta1.QueueSpec, name FieldName) error {
 	for _, pair := range [][2]string{{Guarantee, Deserved}, {Deserved, Capability}, {Guarantee, Capability}} {
 		low, high := ResourceList(spec, pair[0]), ResourceList(spec, pair[1])
-		for _, r := range sortedNames(low) {
+		for _, r := range SortedNames(low) {
 			l := low[r]
 			h, ok := high[r]
 			if ok && l.Cmp(h) > 0 {
@@ -108,7 +108,7 @@ func CheckQueueInHierarchy(q *v1beta1.Queue, queues map[string]*v1beta1.Queue, n
 	if q.Name == keys.RootQueue {
 		return nil
 	}
-	for _, r := range sortedNames(q.Spec.Capability) {
+	for _, r := range SortedNames(q.Spec.Capability) {
 		limit := q.Spec.Capability[r]
 		for _, c := range children[q.Name] {
 			if who, got, ok := subtreeCapability(c, r, children, map[string]bool{q.Name: true}); ok && got.Cmp(limit) > 0 {
@@ -129,7 +129,7 @@ func CheckQueueInHierarchy(q *v1beta1.Queue, queues map[string]*v1beta1.Queue, n
 // checkAncestorCapability: per resource of q's capability, the nearest
 // ancestor below root that sets a capability for it bounds it.
 func checkAncestorCapability(q *v1beta1.Queue, all map[string]*v1beta1.Queue, name FieldName) error {
-	for _, r := range sortedNames(q.Spec.Capability) {
+	for _, r := range SortedNames(q.Spec.Capability) {
 		mine := q.Spec.Capability[r]
 		seen := map[string]bool{q.Name: true}
 		for p := all[EffectiveParent(q)]; p != nil && p.Name != keys.RootQueue && !seen[p.Name]; p = all[EffectiveParent(p)] {
@@ -181,7 +181,7 @@ type overSum struct {
 // returned. When only is not nil, only the resources it names are checked.
 func childrenOver(parent *v1beta1.Queue, children []*v1beta1.Queue, list string, only corev1.ResourceList) *overSum {
 	limits := ResourceList(&parent.Spec, list)
-	for _, r := range sortedNames(limits) {
+	for _, r := range SortedNames(limits) {
 		if _, ok := only[r]; only != nil && !ok {
 			continue
 		}
@@ -207,12 +207,3 @@ func plural(list string) string {
 }
 
 func amount(r corev1.ResourceName, q resource.Quantity) string { return string(r) + "=" + q.String() }
-
-func sortedNames(l corev1.ResourceList) []corev1.ResourceName {
-	out := make([]corev1.ResourceName, 0, len(l))
-	for r := range l {
-		out = append(out, r)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
-	return out
-}

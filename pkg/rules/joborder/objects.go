@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 
 	schedulingv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/scheduling/v1beta1"
+	"github.com/kubectl-vc/kubectl-vc/pkg/rules"
 )
 
 // Waiting tells whether a podgroup waits in its queue's line: Pending
@@ -87,7 +88,7 @@ func (o Order) FromPodGroup(pg *schedulingv1beta1.PodGroup, pods []corev1.Pod, p
 		case taskPlaced:
 			j.ReadyPods++
 			placed++
-			addTo(allocated, Requests(p))
+			rules.AddTo(allocated, Requests(p))
 		case taskSucceeded:
 			j.ReadyPods++
 			succeeded++
@@ -159,19 +160,8 @@ func bestEffort(p *corev1.Pod) bool {
 // requests, or the largest init container's when larger, plus its
 // overhead, plus one pod slot.
 func Requests(p *corev1.Pod) corev1.ResourceList {
-	sum := corev1.ResourceList{}
-	for _, c := range p.Spec.Containers {
-		addTo(sum, c.Resources.Requests)
-	}
-	for _, c := range p.Spec.InitContainers {
-		for r, q := range c.Resources.Requests {
-			if cur, ok := sum[r]; !ok || q.Cmp(cur) > 0 {
-				sum[r] = q.DeepCopy()
-			}
-		}
-	}
-	addTo(sum, p.Spec.Overhead)
-	addTo(sum, corev1.ResourceList{corev1.ResourcePods: *resource.NewQuantity(1, resource.DecimalSI)})
+	sum := rules.PodRequests(p)
+	rules.AddTo(sum, corev1.ResourceList{corev1.ResourcePods: *resource.NewQuantity(1, resource.DecimalSI)})
 	return sum
 }
 
@@ -179,7 +169,7 @@ func Requests(p *corev1.Pod) corev1.ResourceList {
 // resource the cluster offers, allocated as a fraction of it; the largest.
 func share(allocated, total corev1.ResourceList) (float64, string) {
 	best, name := 0.0, ""
-	for _, r := range sortedNames(total) {
+	for _, r := range rules.SortedNames(total) {
 		t := total[r]
 		if t.IsZero() {
 			continue
@@ -199,7 +189,7 @@ func ClusterTotal(nodes []corev1.Node) (total corev1.ResourceList, ready int) {
 	for i := range nodes {
 		if nodeReady(&nodes[i]) {
 			ready++
-			addTo(total, nodes[i].Status.Allocatable)
+			rules.AddTo(total, nodes[i].Status.Allocatable)
 		}
 	}
 	return total, ready
@@ -214,7 +204,7 @@ func ClusterIdle(nodes []corev1.Node, pods []corev1.Pod) corev1.ResourceList {
 		n := &nodes[i]
 		if nodeReady(n) && !n.Spec.Unschedulable {
 			ok[n.Name] = true
-			addTo(idle, n.Status.Allocatable)
+			rules.AddTo(idle, n.Status.Allocatable)
 		}
 	}
 	for i := range pods {
@@ -239,21 +229,4 @@ func nodeReady(n *corev1.Node) bool {
 		}
 	}
 	return false
-}
-
-func addTo(sum, add corev1.ResourceList) {
-	for r, q := range add {
-		v := sum[r]
-		v.Add(q)
-		sum[r] = v
-	}
-}
-
-func sortedNames(l corev1.ResourceList) []corev1.ResourceName {
-	out := make([]corev1.ResourceName, 0, len(l))
-	for r := range l {
-		out = append(out, r)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
-	return out
 }

@@ -7,6 +7,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	schedulingv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/scheduling/v1beta1"
+	"github.com/kubectl-vc/kubectl-vc/pkg/rules"
 )
 
 // Short is one resource a waiting podgroup lacks: it needs Need, Used is
@@ -56,7 +57,7 @@ func Wants(pg *schedulingv1beta1.PodGroup, q *schedulingv1beta1.Queue, otherInqu
 	}
 	pending := Phase(pg) == string(schedulingv1beta1.PodGroupPending)
 	if pending && need != nil {
-		for _, r := range sortedNames(need) {
+		for _, r := range rules.SortedNames(need) {
 			c, ok := q.Spec.Capability[r]
 			if !ok {
 				continue
@@ -73,7 +74,7 @@ func Wants(pg *schedulingv1beta1.PodGroup, q *schedulingv1beta1.Queue, otherInqu
 	}
 	if !pending && len(unplaced) > 0 {
 		need = unplaced
-		for _, r := range sortedNames(need) {
+		for _, r := range rules.SortedNames(need) {
 			d, ok := q.Spec.Deserved[r]
 			if !ok {
 				continue
@@ -87,7 +88,7 @@ func Wants(pg *schedulingv1beta1.PodGroup, q *schedulingv1beta1.Queue, otherInqu
 			}
 		}
 	}
-	for _, r := range sortedNames(need) {
+	for _, r := range rules.SortedNames(need) {
 		if r == corev1.ResourcePods {
 			continue
 		}

@@ -52,7 +52,7 @@ func (a *analyzer) checkCapacity(pg *schedulingv1beta1.PodGroup, q *schedulingv1
 		inq, dead, ninq := a.inqueue(x.Name, pg)
 		var over, reached []ResourceUse
 		var deadHelps = true
-		for _, r := range sortedNames(need) {
+		for _, r := range rules.SortedNames(need) {
 			c, ok := x.Spec.Capability[r]
 			if !ok {
 				continue
@@ -170,9 +170,9 @@ func (a *analyzer) inqueue(queue string, pg *schedulingv1beta1.PodGroup) (sum, d
 			continue
 		}
 		n++
-		addTo(sum, *g.Spec.MinResources)
+		rules.AddTo(sum, *g.Spec.MinResources)
 		if isStale(g) {
-			addTo(dead, *g.Spec.MinResources)
+			rules.AddTo(dead, *g.Spec.MinResources)
 		}
 	}
 	return sum, dead, n
@@ -188,7 +188,7 @@ func (a *analyzer) unplacedRequests(pg *schedulingv1beta1.PodGroup) (corev1.Reso
 			placed++
 			continue
 		}
-		unplaced = append(unplaced, podRequests(p))
+		unplaced = append(unplaced, rules.PodRequests(p))
 	}
 	k := int(pg.Spec.MinMember - placed)
 	if k < 1 {
@@ -199,28 +199,9 @@ func (a *analyzer) unplacedRequests(pg *schedulingv1beta1.PodGroup) (corev1.Reso
 	}
 	sum := corev1.ResourceList{}
 	for _, r := range unplaced[:k] {
-		addTo(sum, r)
+		rules.AddTo(sum, r)
 	}
 	return sum, k
-}
-
-// podRequests is what the scheduler reserves for a pod: the sum of its
-// containers' requests, or the largest init container's when larger, plus
-// its overhead.
-func podRequests(p *corev1.Pod) corev1.ResourceList {
-	sum := corev1.ResourceList{}
-	for _, c := range p.Spec.Containers {
-		addTo(sum, c.Resources.Requests)
-	}
-	for _, c := range p.Spec.InitContainers {
-		for r, q := range c.Resources.Requests {
-			if cur, ok := sum[r]; !ok || q.Cmp(cur) > 0 {
-				sum[r] = q.DeepCopy()
-			}
-		}
-	}
-	addTo(sum, p.Spec.Overhead)
-	return sum
 }
 
 // checkDeserved: a queue over its deserved share gets nothing more while
@@ -230,7 +211,7 @@ func (a *analyzer) checkDeserved(q *schedulingv1beta1.Queue, self *schedulingv1b
 		return
 	}
 	var over []ResourceUse
-	for _, r := range sortedNames(q.Spec.Deserved) {
+	for _, r := range rules.SortedNames(q.Spec.Deserved) {
 		d := q.Spec.Deserved[r]
 		al := q.Status.Allocated[r]
 		if al.Cmp(d) >= 0 {

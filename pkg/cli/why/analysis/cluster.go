@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	schedulingv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/scheduling/v1beta1"
+	"github.com/kubectl-vc/kubectl-vc/pkg/rules"
 )
 
 // checkCluster: the group's minResources must fit what the Ready,
@@ -22,7 +23,7 @@ func (a *analyzer) checkCluster(pg *schedulingv1beta1.PodGroup) {
 			continue
 		}
 		ready++
-		addTo(total, n.Status.Allocatable)
+		rules.AddTo(total, n.Status.Allocatable)
 	}
 	if ready == 0 {
 		a.block(NoReadyNodes, a.objectRef(), fmt.Sprintf("no node is Ready and schedulable (%d node(s) in all): nothing can be placed", len(a.s.Nodes)),
@@ -34,7 +35,7 @@ func (a *analyzer) checkCluster(pg *schedulingv1beta1.PodGroup) {
 		return
 	}
 	var over []ResourceUse
-	for _, r := range sortedNames(*pg.Spec.MinResources) {
+	for _, r := range rules.SortedNames(*pg.Spec.MinResources) {
 		m := (*pg.Spec.MinResources)[r]
 		t := total[r]
 		if m.Cmp(t) > 0 {

@@ -8,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	schedulingv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/scheduling/v1beta1"
+	"github.com/kubectl-vc/kubectl-vc/pkg/rules"
 )
 
 // queueTarget analyses what keeps a queue's work from running; it returns
@@ -101,7 +102,7 @@ func (a *analyzer) queueCapability(q *schedulingv1beta1.Queue) {
 		}
 		inq, _, ninq := a.inqueue(x.Name, nil)
 		var reached []ResourceUse
-		for _, r := range sortedNames(x.Spec.Capability) {
+		for _, r := range rules.SortedNames(x.Spec.Capability) {
 			c := x.Spec.Capability[r]
 			al := x.Status.Allocated[r]
 			iq := inq[r]

@@ -5,9 +5,9 @@ package analysis
 
 import (
 	"fmt"
-	"sort"
 	"strings"
 
+	"github.com/kubectl-vc/kubectl-vc/pkg/rules"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 )
@@ -59,7 +59,7 @@ func orZero(s string) string {
 
 func flagList(l corev1.ResourceList) string {
 	var parts []string
-	for _, r := range sortedNames(l) {
+	for _, r := range rules.SortedNames(l) {
 		q := l[r]
 		parts = append(parts, string(r)+"="+q.String())
 	}
@@ -68,23 +68,6 @@ func flagList(l corev1.ResourceList) string {
 
 // listString writes a resource list as cpu=4,memory=8Gi.
 func listString(l corev1.ResourceList) string { return flagList(l) }
-
-func addTo(sum, add corev1.ResourceList) {
-	for r, q := range add {
-		v := sum[r]
-		v.Add(q)
-		sum[r] = v
-	}
-}
-
-func sortedNames(l corev1.ResourceList) []corev1.ResourceName {
-	out := make([]corev1.ResourceName, 0, len(l))
-	for r := range l {
-		out = append(out, r)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
-	return out
-}
 
 func first(s []string, n int) []string {
 	if len(s) <= n {

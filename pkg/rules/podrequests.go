@@ -45,3 +45,15 @@ func SortedNames(l corev1.ResourceList) []corev1.ResourceName {
 	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
 	return out
 }
+
+// StillToPlace is what a gang still needs placed: the requests of the
+// first minMember-placed of its unplaced pods, at least one of them and at
+// most all, and how many that is.
+func StillToPlace(minMember, placed int32, unplaced []corev1.ResourceList) (corev1.ResourceList, int) {
+	k := min(max(int(minMember-placed), 1), len(unplaced))
+	sum := corev1.ResourceList{}
+	for _, r := range unplaced[:k] {
+		AddTo(sum, r)
+	}
+	return sum, k
+}

@@ -236,21 +236,7 @@ func unplaced(e *Entry, members map[string][]corev1.Pod) corev1.ResourceList {
 	if len(waiting) == 0 {
 		return e.MinResources
 	}
-	k := int(e.MinMember - placed)
-	if k < 1 {
-		k = 1
-	}
-	if k > len(waiting) {
-		k = len(waiting)
-	}
-	sum := corev1.ResourceList{}
-	for _, w := range waiting[:k] {
-		for r, v := range w {
-			s := sum[r]
-			s.Add(v)
-			sum[r] = s
-		}
-	}
+	sum, _ := rules.StillToPlace(e.MinMember, placed, waiting)
 	return sum
 }
 

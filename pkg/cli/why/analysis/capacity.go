@@ -190,18 +190,7 @@ func (a *analyzer) unplacedRequests(pg *schedulingv1beta1.PodGroup) (corev1.Reso
 		}
 		unplaced = append(unplaced, rules.PodRequests(p))
 	}
-	k := int(pg.Spec.MinMember - placed)
-	if k < 1 {
-		k = 1
-	}
-	if k > len(unplaced) {
-		k = len(unplaced)
-	}
-	sum := corev1.ResourceList{}
-	for _, r := range unplaced[:k] {
-		rules.AddTo(sum, r)
-	}
-	return sum, k
+	return rules.StillToPlace(pg.Spec.MinMember, placed, unplaced)
 }
 
 // checkDeserved: a queue over its deserved share gets nothing more while

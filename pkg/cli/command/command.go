@@ -1,6 +1,6 @@
 // Package command implements 'kubectl vc command': the Commands (requests
 // such as OpenQueue and CloseQueue) that controllers have not applied yet.
-// It also holds what the commands that write Commands share (New, Operate):
+// It also holds what the commands that write Commands share (New, Create):
 // 'queue open|close' and 'job suspend|resume|restart|terminate'.
 package command
 

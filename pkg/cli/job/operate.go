@@ -2,15 +2,21 @@ package job
 
 import (
 	"context"
+	"fmt"
+	"time"
 
 	"github.com/spf13/cobra"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"k8s.io/cli-runtime/pkg/printers"
 	"k8s.io/kubectl/pkg/util/templates"
 
 	batchv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/batch/v1alpha1"
 	busv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/bus/v1alpha1"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/command"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/util"
+	"github.com/kubectl-vc/kubectl-vc/pkg/cli/write"
+	"github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned"
 )
 
 // controllerNote is said wherever a job Command is written; it goes into
@@ -21,17 +27,30 @@ const controllerNote = `Volcano's job controller applies the Command and deletes
 			stays pending ('kubectl vc command list' and 'job describe' show it waiting for a
 			job controller) and --wait times out.`
 
-// OperateOptions is shared by 'job suspend', 'resume', 'restart' and
-// 'terminate': each writes one Command per job and may wait for the job to
-// get where the action leads.
+// OperateOptions holds the input of 'job suspend', 'resume', 'restart'
+// and 'terminate': each writes one Command per job and may wait for the
+// job to get where the action leads.
 type OperateOptions struct {
-	command.Operate
+	genericiooptions.IOStreams
+	Factory    util.Factory
+	PrintFlags *genericclioptions.PrintFlags
 
 	op operation
+
+	Names   []string
+	DryRun  string
+	Wait    bool
+	Timeout time.Duration
+
+	// Set by Complete.
+	namespace            string
+	dryClient, dryServer bool
+	printer              printers.ResourcePrinter
+	client               versioned.Interface
 }
 
 func newOperateCmd(f util.Factory, streams genericiooptions.IOStreams, op operation, short, long, example string) *cobra.Command {
-	o := &OperateOptions{Operate: command.NewOperate(f, streams), op: op}
+	o := &OperateOptions{IOStreams: streams, Factory: f, PrintFlags: write.NewPrintFlags("created"), op: op}
 	cmd := &cobra.Command{
 		Use:               op.verb + " NAME...",
 		Short:             short,
@@ -40,24 +59,46 @@ func newOperateCmd(f util.Factory, streams genericiooptions.IOStreams, op operat
 		ValidArgsFunction: Kind.NameArgs(f),
 		RunE:              util.RunE(o),
 	}
-	o.AddFlags(cmd)
-	o.AddWaitFlags(cmd, "Watch each job until it is "+op.target+", reporting progress on stderr; a job the job controller will not move there ends the wait with an error")
+	write.AddFlags(cmd, o.PrintFlags, &o.DryRun)
+	util.AddWaitFlags(cmd, &o.Wait, &o.Timeout, "Watch each job until it is "+op.target+", reporting progress on stderr; a job the job controller will not move there ends the wait with an error", "")
 	return cmd
 }
 
-// Validate checks the input before anything is read or written.
-func (o *OperateOptions) Validate() error {
-	if err := o.ValidateNames("job", o.op.verb, "train", ValidateName); err != nil {
+// Complete records the names and resolves the namespace, the dry-run
+// mode, the printer (which says "created", and "(dry run)" on a dry run)
+// and the client (a client dry run still looks the jobs up).
+func (o *OperateOptions) Complete(args []string) error {
+	o.Names = args
+	var err error
+	if o.namespace, err = util.Namespace(o.Factory); err != nil {
 		return err
 	}
-	return o.ValidateWait()
+	if o.printer, o.dryClient, o.dryServer, err = util.CompleteWrite(o.DryRun, o.PrintFlags); err != nil {
+		return err
+	}
+	o.client, err = o.Factory.VolcanoClient()
+	return err
+}
+
+// Validate checks the input before anything is read or written: at least
+// one job, each valid and named once, --timeout, and no --wait on a dry
+// run, which changes nothing to wait for.
+func (o *OperateOptions) Validate() error {
+	if len(o.Names) == 0 {
+		return util.UsageErrorf("name the job(s) to %s, e.g. 'kubectl vc job %s train'", o.op.verb, o.op.verb)
+	}
+	if err := util.ValidateNames("job", o.Names, ValidateName); err != nil {
+		return err
+	}
+	return util.ValidateWait(o.Timeout, o.Wait, o.dryClient || o.dryServer, "nothing would change")
 }
 
 // Run looks up every job and checks its phase first (a missing job, or
 // one the controller would not act on, fails the command before any
-// Command exists), writes the Commands and optionally waits.
+// Command exists), writes the Commands, printing each, and optionally
+// waits.
 func (o *OperateOptions) Run(ctx context.Context) error {
-	jobs, err := getJobs(ctx, o.Client, o.Namespace, o.Names)
+	jobs, err := getJobs(ctx, o.client, o.namespace, o.Names)
 	if err != nil {
 		return err
 	}
@@ -68,16 +109,19 @@ func (o *OperateOptions) Run(ctx context.Context) error {
 	}
 	var watch []watched
 	for _, j := range jobs {
-		cm, err := o.Send(ctx, newJobCommand(j, o.op.action), o.op.verb, "job", j.Name)
+		cm, err := command.Create(ctx, o.client, newJobCommand(j, o.op.action), o.dryClient, o.dryServer)
 		if err != nil {
-			return err
+			return fmt.Errorf("%s job %q: %s", o.op.verb, j.Name, util.Message(err))
 		}
 		watch = append(watch, watched{name: j.Name, command: cm.Name, startRetries: j.Status.RetryCount})
+		if err := write.Print(o.printer, o.PrintFlags, cm, o.Out); err != nil {
+			return err
+		}
 	}
 	if !o.Wait {
 		return nil
 	}
-	return waitForOperation(ctx, o.Client, kubeClient(o.Factory), o.Namespace, o.op, watch, o.Timeout, o.ErrOut)
+	return waitForOperation(ctx, o.client, kubeClient(o.Factory), o.namespace, o.op, watch, o.Timeout, o.ErrOut)
 }
 
 // newJobCommand builds the Command for job j as vcctl does: in the job's

@@ -13,7 +13,6 @@ import (
 
 	batchv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/batch/v1alpha1"
 	busv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/bus/v1alpha1"
-	"github.com/kubectl-vc/kubectl-vc/pkg/cli/command"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/list"
 	clitesting "github.com/kubectl-vc/kubectl-vc/pkg/cli/testing"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/util"
@@ -92,7 +91,7 @@ func TestListOptions(t *testing.T) {
 }
 
 func newOperateOptions(f util.Factory, streams genericiooptions.IOStreams, op operation) *OperateOptions {
-	return &OperateOptions{Operate: command.NewOperate(f, streams), op: op}
+	return &OperateOptions{IOStreams: streams, Factory: f, PrintFlags: write.NewPrintFlags("created"), op: op}
 }
 
 // TestOperateOptions: one Command per job, built as vcctl builds it, or

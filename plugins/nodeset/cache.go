@@ -80,6 +80,13 @@ func (c *Controller) keepNodeReasons(dst, src *corev1.Node) {
 	if v, ok := src.Annotations[slinkyv1beta1.AnnotationNodeCordonReason]; ok {
 		dst.Annotations = map[string]string{slinkyv1beta1.AnnotationNodeCordonReason: cutText(v)}
 	}
+	if v, ok := src.Annotations[slinkyv1beta1.AnnotationNodeFeaturesSpec]; ok {
+		if dst.Annotations == nil {
+			dst.Annotations = map[string]string{}
+		}
+		// One byte past the bound says "too long" (features.go).
+		dst.Annotations[slinkyv1beta1.AnnotationNodeFeaturesSpec] = v[:min(len(v), maxFeaturesBytes+1)]
+	}
 	if v, ok := src.Annotations[slinkyv1beta1.AnnotationNodeTopologySpec]; ok {
 		if dst.Annotations == nil {
 			dst.Annotations = map[string]string{}

@@ -97,7 +97,8 @@ func (c *Controller) deletePod(obj any) {
 func (c *Controller) updateNode(old, cur any) {
 	o, n := old.(*corev1.Node), cur.(*corev1.Node)
 	if o.Spec.Unschedulable == n.Spec.Unschedulable &&
-		o.Annotations[slinkyv1beta1.AnnotationNodeTopologySpec] == n.Annotations[slinkyv1beta1.AnnotationNodeTopologySpec] {
+		o.Annotations[slinkyv1beta1.AnnotationNodeTopologySpec] == n.Annotations[slinkyv1beta1.AnnotationNodeTopologySpec] &&
+		o.Annotations[slinkyv1beta1.AnnotationNodeFeaturesSpec] == n.Annotations[slinkyv1beta1.AnnotationNodeFeaturesSpec] {
 		return
 	}
 	objs, err := c.podIndex.ByIndex(podsByNodeIndex, n.Name)

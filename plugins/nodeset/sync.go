@@ -194,6 +194,7 @@ func (s *nodeSetSync) syncPods() (bool, error) {
 	s.sortPods()            // scale.go: finished pods are deleted
 	s.syncNodeCordons()     // drain.go
 	s.syncTopology()        // topology.go
+	s.syncFeatures()        // features.go
 	s.scaleIn()             // scale.go
 	s.syncCordonsAndDrain() // drain.go
 	if missing := s.replicas - len(s.active); missing > 0 {

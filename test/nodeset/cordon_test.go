@@ -222,3 +222,48 @@ func TestNodeTopologyCopied(t *testing.T) {
 	}
 	topology("")
 }
+
+// slurmFeatures reads a node's AvailableFeatures with scontrol, apart from
+// the controller.
+func (e *env) slurmFeatures(node string) string {
+	e.T.Helper()
+	out, err := e.Slurm.Scontrol(e.Ctx, "show", "node", node, "-o")
+	if err != nil {
+		e.T.Fatal(err)
+	}
+	for _, f := range strings.Fields(out) {
+		if v, ok := strings.CutPrefix(f, "AvailableFeatures="); ok {
+			return v
+		}
+	}
+	return "?"
+}
+
+// TestNodeFeatures: as Slinky's operator, the controller sets a pod's Slurm
+// node features from its Kubernetes node's annotation
+// features.slinky.slurm.net/spec, each prefixed "k8s/", replacing only the
+// "k8s/" ones: a feature an administrator set stays. Names Slurm would
+// read as operators are dropped; the annotation removed removes them.
+func TestNodeFeatures(t *testing.T) {
+	e := start(t, "feat", 1)
+	e.NewNodeSet("feat", 1)
+	e.Eventually("pod", func() (bool, string) { return len(e.Pods()) == 1, names(e.Pods()) })
+	node := e.bindToNewNode("feat-0")
+	e.MarkAllReady()
+	if _, err := e.Slurm.Scontrol(e.Ctx, "update", "nodename=feat-0", "availablefeatures=ib", "activefeatures=ib"); err != nil {
+		t.Fatal(err)
+	}
+	features := func(want string) {
+		t.Helper()
+		e.Eventually("Slurm features "+want, func() (bool, string) { f := e.slurmFeatures("feat-0"); return f == want, f })
+	}
+	e.setNodeReasons(node, map[string]string{slinkyv1beta1.AnnotationNodeFeaturesSpec: "nn-75bf,GPU, GPU,a|b,x y"})
+	features("ib,k8s/GPU,k8s/nn-75bf")
+	e.setNodeReasons(node, map[string]string{slinkyv1beta1.AnnotationNodeFeaturesSpec: "GPU"})
+	features("ib,k8s/GPU")
+	patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:null}}}`, slinkyv1beta1.AnnotationNodeFeaturesSpec)
+	if _, err := e.Kube.CoreV1().Nodes().Patch(e.Ctx, node, types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	features("ib")
+}

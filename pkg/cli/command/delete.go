@@ -143,9 +143,7 @@ func (o *DeleteOptions) Run(ctx context.Context) error {
 	}
 	sort.Strings(namespaces)
 	for _, ns := range namespaces {
-		cmds := o.Client.BusV1alpha1().Commands(ns)
-		s := wait.Spec{Kind: "Command", Namespace: ns, Names: byNamespace[ns], Timeout: o.Timeout,
-			ListWatch: wait.ListWatch(byNamespace[ns], cmds.List, cmds.Watch)}
+		s := wait.SpecOf(Kind, o.Client, ns, byNamespace[ns], o.Timeout)
 		if err := wait.Deleted[*busv1alpha1.Command](ctx, s, "finalizers may hold them"); err != nil {
 			return err
 		}

@@ -24,9 +24,8 @@ import (
 // the last Warning a controller recorded on each job left since the wait
 // began (kc nil: none).
 func jobWait(c versioned.Interface, kc kubernetes.Interface, ns string, names []string, timeout time.Duration) wait.Spec {
-	jobs := c.BatchV1alpha1().Jobs(ns)
 	since := time.Now().Add(-time.Second)
-	s := wait.Spec{Kind: "job", Namespace: ns, Names: names, Timeout: timeout, ListWatch: wait.ListWatch(names, jobs.List, jobs.Watch)}
+	s := wait.SpecOf(Kind, c, ns, names, timeout)
 	if kc != nil {
 		s.Explain = func(ctx context.Context, name string) string {
 			evs, err := vcprinters.LatestWarnings(ctx, kc, vcprinters.EventQuery{

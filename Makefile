@@ -162,7 +162,8 @@ FUZZERS := ./pkg/cli/queue:FuzzParseResources \
 	./pkg/slurm:FuzzExpandHostlist \
 	./pkg/slurm:FuzzRESTAnswers \
 	./pkg/slurm:FuzzSinfoJSON \
-	./plugins/nodeset:FuzzSyncDecisions:500x
+	./plugins/nodeset:FuzzSyncDecisions:500x \
+	./plugins/nodeset:FuzzNodeCordonReason
 
 ## fuzz: run each fuzzer for FUZZTIME (default 20000x executions; FuzzSyncDecisions 500x); the seed corpora also run in 'make test'
 fuzz:

@@ -377,6 +377,11 @@ func rbacNodeSet(t *testing.T, kube kubernetes.Interface, vc versioned.Interface
 				Type:          slinkyv1beta1.RollingUpdateNodeSetStrategyType,
 				RollingUpdate: &slinkyv1beta1.RollingUpdateNodeSetStrategy{MaxUnavailable: ptr.To(intstr.FromInt32(1))},
 			},
+			// The claim of a pod a scale-in removes gets the pod as owner
+			// (get and patch persistentvolumeclaims), so that it goes
+			// with the pod.
+			PersistentVolumeClaimRetentionPolicy: &slinkyv1beta1.NodeSetPersistentVolumeClaimRetentionPolicy{
+				WhenScaled: slinkyv1beta1.DeletePersistentVolumeClaimRetentionPolicyType},
 		},
 	}, metav1.CreateOptions{})
 	if err != nil {
@@ -467,6 +472,23 @@ func rbacNodeSet(t *testing.T, kube kubernetes.Interface, vc versioned.Interface
 		t.Fatal(err)
 	}
 	podsAre("drained pod deleted", "rbac-1")
+	for _, claim := range []string{"data-rbac-0", "data-rbac-2"} {
+		eventually(t, claim+" owned by its pod, or gone with it", func() (bool, error) {
+			c, err := kube.CoreV1().PersistentVolumeClaims(ns).Get(ctx, claim, metav1.GetOptions{})
+			if apierrors.IsNotFound(err) {
+				return true, nil
+			}
+			if err != nil {
+				return false, err
+			}
+			for _, r := range c.OwnerReferences {
+				if r.Kind == "Pod" && "data-"+r.Name == claim {
+					return true, nil
+				}
+			}
+			return false, nil
+		})
+	}
 	if err := cluster.EndJob(ctx, jobs[0], "rbac-1"); err != nil {
 		t.Fatal(err)
 	}

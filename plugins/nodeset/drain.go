@@ -133,7 +133,7 @@ func (s *nodeSetSync) syncNodeCordons() {
 		if err != nil {
 			continue
 		}
-		st, known := s.slurm.Node(slurmNodeName(p))
+		st, known := s.slurm.Node(slinkyv1beta1.SlurmNodeName(p))
 		forNode := p.Annotations[annotationNodeCordon] != "" ||
 			// Cordoned by an earlier version, which did not mark it.
 			isCordoned(p) && known && st.Drain() && st.Reason == reasonNodeCordoned(node.Name)
@@ -191,7 +191,7 @@ func (s *nodeSetSync) syncCordonsAndDrain() {
 		if s.condemned[p.Name] || s.nodeCordoned[p.Name] {
 			continue
 		}
-		st, known := s.slurm.Node(slurmNodeName(p))
+		st, known := s.slurm.Node(slinkyv1beta1.SlurmNodeName(p))
 		switch {
 		case isCordoned(p) && known && (st.Reason == reasonScaleIn ||
 			st.Reason == reasonUpdate && s.upToDate(p)):
@@ -233,10 +233,10 @@ func (s *nodeSetSync) setCordon(pod *corev1.Pod, cordon bool) error {
 // drain drains the pod's Slurm node unless it already is; a node Slurm does
 // not know (slurmd never registered) needs nothing.
 func (s *nodeSetSync) drain(pod *corev1.Pod, reason string) error {
-	if st, ok := s.slurm.Node(slurmNodeName(pod)); ok && st.Drain() {
+	if st, ok := s.slurm.Node(slinkyv1beta1.SlurmNodeName(pod)); ok && st.Drain() {
 		return nil
 	}
-	err := s.slurm.Drain(s.ctx, slurmNodeName(pod), reason)
+	err := s.slurm.Drain(s.ctx, slinkyv1beta1.SlurmNodeName(pod), reason)
 	if errors.Is(err, slurm.ErrNodeNotFound) {
 		return nil
 	}
@@ -245,11 +245,11 @@ func (s *nodeSetSync) drain(pod *corev1.Pod, reason string) error {
 
 // undrain resumes the pod's Slurm node if this controller drained it.
 func (s *nodeSetSync) undrain(pod *corev1.Pod) error {
-	st, ok := s.slurm.Node(slurmNodeName(pod))
+	st, ok := s.slurm.Node(slinkyv1beta1.SlurmNodeName(pod))
 	if !ok || !st.Drain() || !ourReason(st.Reason) {
 		return nil
 	}
-	err := s.slurm.Undrain(s.ctx, slurmNodeName(pod))
+	err := s.slurm.Undrain(s.ctx, slinkyv1beta1.SlurmNodeName(pod))
 	if errors.Is(err, slurm.ErrNodeNotFound) {
 		return nil
 	}
@@ -269,7 +269,7 @@ func (s *nodeSetSync) retire(pod *corev1.Pod, reason string) (bool, error) {
 	if err := s.drain(pod, reason); err != nil {
 		return false, err
 	}
-	drained, err := s.slurm.IsDrained(s.ctx, slurmNodeName(pod))
+	drained, err := s.slurm.IsDrained(s.ctx, slinkyv1beta1.SlurmNodeName(pod))
 	if err != nil {
 		return false, err
 	}
@@ -283,14 +283,14 @@ func (s *nodeSetSync) retire(pod *corev1.Pod, reason string) (bool, error) {
 			return false, err
 		}
 	}
-	s.c.recorder.Eventf(pod, corev1.EventTypeNormal, "SlurmNodeDrained", "Slurm node %s drained (%s); deleting pod", slurmNodeName(pod), reason)
+	s.c.recorder.Eventf(pod, corev1.EventTypeNormal, "SlurmNodeDrained", "Slurm node %s drained (%s); deleting pod", slinkyv1beta1.SlurmNodeName(pod), reason)
 	return false, s.deletePodExpected(pod)
 }
 
 // setDeadline records when the node's last job will end, so that users (and
 // describe) see how long a drain may take.
 func (s *nodeSetSync) setDeadline(pod *corev1.Pod) {
-	t, err := s.slurm.JobEndDeadline(s.ctx, slurmNodeName(pod))
+	t, err := s.slurm.JobEndDeadline(s.ctx, slinkyv1beta1.SlurmNodeName(pod))
 	if err != nil || t.IsZero() {
 		return
 	}
@@ -314,6 +314,6 @@ func withoutCordon(a map[string]string) map[string]string {
 
 // busy reports whether the pod's Slurm node runs jobs.
 func (s *nodeSetSync) busy(p *corev1.Pod) bool {
-	st, ok := s.slurm.Node(slurmNodeName(p))
+	st, ok := s.slurm.Node(slinkyv1beta1.SlurmNodeName(p))
 	return ok && st.Busy()
 }

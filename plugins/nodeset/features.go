@@ -73,7 +73,7 @@ func (s *nodeSetSync) syncFeatures() {
 		if !annotated && !recorded || recorded && record == strings.Join(want, ",") {
 			continue
 		}
-		name := slurmNodeName(p)
+		name := slinkyv1beta1.SlurmNodeName(p)
 		have, err := fc.NodeFeatures(s.ctx, name)
 		if errors.Is(err, slurm.ErrNodeNotFound) {
 			continue // slurmd has not registered yet

@@ -101,7 +101,7 @@ func newPod(ns *slinkyv1beta1.NodeSet, ordinal int, revisionHash string) *corev1
 	} else {
 		pod.Spec.Hostname = name
 	}
-	pod.Labels[slinkyv1beta1.LabelPodHostname] = slurmNodeName(pod)
+	pod.Labels[slinkyv1beta1.LabelPodHostname] = slinkyv1beta1.SlurmNodeName(pod)
 	pod.Spec.Subdomain = serviceName(ns)
 
 	// One slurmd pod per Kubernetes node, unless oversubscribeNode (as
@@ -168,21 +168,6 @@ func addSlurmdAntiAffinity(spec *corev1.PodSpec) {
 	}
 	aa := spec.Affinity.PodAntiAffinity
 	aa.RequiredDuringSchedulingIgnoredDuringExecution = append(aa.RequiredDuringSchedulingIgnoredDuringExecution, term)
-}
-
-// slurmNodeName is the name of the pod's Slurm node, as Slinky's operator
-// reads it: on the host's network, the Kubernetes node's name; else the
-// pod's hostname, or its name when it has none. A pod taken over from the
-// operator whose template named a hostname registers under that hostname,
-// not the pod's name.
-func slurmNodeName(pod *corev1.Pod) string {
-	switch {
-	case pod.Spec.HostNetwork:
-		return pod.Spec.NodeName
-	case pod.Spec.Hostname != "":
-		return pod.Spec.Hostname
-	}
-	return pod.Name
 }
 
 func isCordoned(pod *corev1.Pod) bool {

@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	slinkyv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/slinky/v1beta1"
 	"github.com/kubectl-vc/kubectl-vc/pkg/slurm"
 )
 
@@ -62,7 +63,7 @@ func (s *nodeSetSync) syncPodStates() error {
 		if isTerminating(p) {
 			continue
 		}
-		st, known := s.slurm.Node(slurmNodeName(p))
+		st, known := s.slurm.Node(slinkyv1beta1.SlurmNodeName(p))
 		want := slurmConditions(st, known)
 		var changes []any
 		for _, c := range p.Status.Conditions {

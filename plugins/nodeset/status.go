@@ -45,7 +45,7 @@ func (s *nodeSetSync) computeStatus() slinkyv1beta1.NodeSetStatus {
 		if s.slurmErr != nil {
 			continue
 		}
-		node, ok := s.slurm.Node(slurmNodeName(p))
+		node, ok := s.slurm.Node(slinkyv1beta1.SlurmNodeName(p))
 		if !ok {
 			continue
 		}

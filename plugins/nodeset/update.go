@@ -42,7 +42,7 @@ func (s *nodeSetSync) rollingUpdate() (bool, error) {
 			}
 			continue
 		}
-		if st, ok := s.slurm.Node(slurmNodeName(p)); isCordoned(p) && ok && st.Drain() && st.Reason == reasonUpdate {
+		if st, ok := s.slurm.Node(slinkyv1beta1.SlurmNodeName(p)); isCordoned(p) && ok && st.Drain() && st.Reason == reasonUpdate {
 			inProgress = append(inProgress, p)
 			budget--
 			continue

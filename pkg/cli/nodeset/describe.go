@@ -150,7 +150,7 @@ func (o *DescribeOptions) Run(ctx context.Context) error {
 			}
 			slurmState := "-"
 			if sl != nil {
-				if s, ok := sl.Node(p.Name); ok {
+				if s, ok := sl.Node(slinkyv1beta1.SlurmNodeName(p)); ok {
 					slurmState = s.String()
 				} else {
 					slurmState = "<not in slurm>"

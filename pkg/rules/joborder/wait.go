@@ -57,36 +57,14 @@ func Wants(pg *schedulingv1beta1.PodGroup, q *schedulingv1beta1.Queue, otherInqu
 	}
 	pending := Phase(pg) == string(schedulingv1beta1.PodGroupPending)
 	if pending && need != nil {
-		for _, r := range rules.SortedNames(need) {
-			c, ok := q.Spec.Capability[r]
-			if !ok {
-				continue
-			}
-			n := need[r]
-			used := q.Status.Allocated[r].DeepCopy()
-			used.Add(otherInqueue[r])
-			total := used.DeepCopy()
-			total.Add(n)
-			if total.Cmp(c) > 0 {
-				out = append(out, Short{Against: "capability", Queue: q.Name, Resource: string(r), Need: n.String(), Used: used.String(), Limit: c.String()})
-			}
+		if otherInqueue == nil {
+			otherInqueue = corev1.ResourceList{}
 		}
+		out = append(out, over("capability", q, q.Spec.Capability, need, otherInqueue)...)
 	}
 	if !pending && len(unplaced) > 0 {
 		need = unplaced
-		for _, r := range rules.SortedNames(need) {
-			d, ok := q.Spec.Deserved[r]
-			if !ok {
-				continue
-			}
-			n := need[r]
-			used := q.Status.Allocated[r].DeepCopy()
-			total := used.DeepCopy()
-			total.Add(n)
-			if total.Cmp(d) > 0 {
-				out = append(out, Short{Against: "deserved", Queue: q.Name, Resource: string(r), Need: n.String(), Used: used.String(), Limit: d.String()})
-			}
-		}
+		out = append(out, over("deserved", q, q.Spec.Deserved, need, nil)...)
 	}
 	for _, r := range rules.SortedNames(need) {
 		if r == corev1.ResourcePods {
@@ -95,6 +73,29 @@ func Wants(pg *schedulingv1beta1.PodGroup, q *schedulingv1beta1.Queue, otherInqu
 		n, free := need[r], idle[r]
 		if n.Cmp(free) > 0 {
 			out = append(out, Short{Against: "cluster", Resource: string(r), Need: n.String(), Limit: free.String()})
+		}
+	}
+	return out
+}
+
+// over lists the resources of need that the queue's allocated resources,
+// plus also (when given), plus need would take past limit.
+func over(against string, q *schedulingv1beta1.Queue, limit, need, also corev1.ResourceList) []Short {
+	var out []Short
+	for _, r := range rules.SortedNames(need) {
+		l, ok := limit[r]
+		if !ok {
+			continue
+		}
+		n := need[r]
+		used := q.Status.Allocated[r].DeepCopy()
+		if also != nil {
+			used.Add(also[r])
+		}
+		total := used.DeepCopy()
+		total.Add(n)
+		if total.Cmp(l) > 0 {
+			out = append(out, Short{Against: against, Queue: q.Name, Resource: string(r), Need: n.String(), Used: used.String(), Limit: l.String()})
 		}
 	}
 	return out

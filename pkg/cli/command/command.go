@@ -1,7 +1,7 @@
 // Package command implements 'kubectl vc command': the Commands (requests
 // such as OpenQueue and CloseQueue) that controllers have not applied yet.
-// It also holds what the commands that write Commands share (New, Create):
-// 'queue open|close' and 'job suspend|resume|restart|terminate'.
+// The commands that write Commands (queue open|close, job
+// suspend|resume|...) share pkg/cli/request.
 package command
 
 import (

@@ -8,7 +8,6 @@ import (
 	"github.com/spf13/cobra"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/resourceversion"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
@@ -18,21 +17,12 @@ import (
 	busv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/bus/v1alpha1"
 	schedulingv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/scheduling/v1beta1"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/chunk"
-	"github.com/kubectl-vc/kubectl-vc/pkg/cli/completion"
+	"github.com/kubectl-vc/kubectl-vc/pkg/cli/job"
+	"github.com/kubectl-vc/kubectl-vc/pkg/cli/queue"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/util"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/wait"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/write"
 )
-
-// jobs lists Volcano Jobs for --job's completion (pkg/cli/job builds its
-// Commands with this package, so its completer cannot be used here).
-var jobs = completion.Kind{Namespaced: true, List: func(ctx context.Context, f util.Factory, ns string) (runtime.Object, error) {
-	c, err := f.VolcanoClient()
-	if err != nil {
-		return nil, err
-	}
-	return c.BatchV1alpha1().Jobs(ns).List(ctx, metav1.ListOptions{})
-}}
 
 // DeleteOptions holds the input of 'command delete'.
 type DeleteOptions struct {
@@ -77,8 +67,8 @@ func newDeleteCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Com
 	cmd.Flags().BoolVarP(&o.AllNamespaces, "all-namespaces", "A", false, "With --all: in every namespace")
 	cmd.Flags().StringVar(&o.Queue, "queue", "", "With --all: only the Commands for this queue")
 	cmd.Flags().StringVar(&o.Job, "job", "", "With --all: only the Commands for this Volcano Job (of the namespace)")
-	_ = cmd.RegisterFlagCompletionFunc("queue", completion.Queues.Flag(f))
-	_ = cmd.RegisterFlagCompletionFunc("job", jobs.Flag(f))
+	_ = cmd.RegisterFlagCompletionFunc("queue", queue.Kind.NameFlag(f))
+	_ = cmd.RegisterFlagCompletionFunc("job", job.Kind.NameFlag(f))
 	return cmd
 }
 

@@ -6,7 +6,6 @@ import (
 
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/util"
@@ -33,26 +32,6 @@ func (k Kind) Where(keep func(runtime.Object) bool) Kind {
 	k.Keep = keep
 	return k
 }
-
-// Queues lists queues, and PodGroups podgroups, for the packages that the
-// queue and podgroup packages import (list's --queue, command, why), which
-// therefore cannot use those packages' Kind.
-var Queues = Kind{List: func(ctx context.Context, f util.Factory, _ string) (runtime.Object, error) {
-	c, err := f.VolcanoClient()
-	if err != nil {
-		return nil, err
-	}
-	return c.SchedulingV1beta1().Queues().List(ctx, metav1.ListOptions{})
-}}
-
-// PodGroups lists podgroups (see Queues).
-var PodGroups = Kind{Namespaced: true, List: func(ctx context.Context, f util.Factory, ns string) (runtime.Object, error) {
-	c, err := f.VolcanoClient()
-	if err != nil {
-		return nil, err
-	}
-	return c.SchedulingV1beta1().PodGroups(ns).List(ctx, metav1.ListOptions{})
-}}
 
 // Names completes the names of k's objects for positional arguments;
 // names already on the command line are not offered again.

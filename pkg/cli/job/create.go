@@ -16,8 +16,8 @@ import (
 	batchv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/batch/v1alpha1"
 	"github.com/kubectl-vc/kubectl-vc/pkg/apis/keys"
 	schedulingv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/scheduling/v1beta1"
-	"github.com/kubectl-vc/kubectl-vc/pkg/cli/completion"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/manifest"
+	"github.com/kubectl-vc/kubectl-vc/pkg/cli/queue"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/util"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/write"
 	"github.com/kubectl-vc/kubectl-vc/pkg/rules"
@@ -112,7 +112,7 @@ func newCreateCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Com
 	cmd.Flags().StringVar(&o.Limits, "limits", "", "Resource limits of each pod, e.g. cpu=2,memory=1Gi")
 	cmd.Flags().StringVar(&o.SchedulerName, "scheduler-name", DefaultScheduler, "Scheduler of the job's pods")
 	cmd.Flags().BoolVar(&o.Command, "command", false, "Use the words after '--' as the container's command instead of its args (as 'kubectl run --command')")
-	_ = cmd.RegisterFlagCompletionFunc("queue", completion.Queues.Flag(f))
+	_ = cmd.RegisterFlagCompletionFunc("queue", queue.Kind.NameFlag(f))
 	_ = cmd.MarkFlagFilename("filename", "yaml", "yml", "json")
 	return cmd
 }

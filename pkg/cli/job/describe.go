@@ -17,7 +17,8 @@ import (
 	schedulingv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/scheduling/v1beta1"
 	vcprinters "github.com/kubectl-vc/kubectl-vc/pkg/cli/printers"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/util"
-	"github.com/kubectl-vc/kubectl-vc/pkg/cli/why"
+	"github.com/kubectl-vc/kubectl-vc/pkg/cli/why/analysis"
+	why "github.com/kubectl-vc/kubectl-vc/pkg/cli/why/verdict"
 )
 
 // waitingNote is how a pending job Command is shown.
@@ -100,7 +101,7 @@ func (o *DescribeOptions) Run(ctx context.Context) error {
 		d.Table(0, "Pending Commands", "", rows)
 	}
 	d.Events(ctx, o.Kube, j.Namespace, "Job", j)
-	why.Describe(ctx, d, o.Client, o.Kube, why.Job, j.Namespace, j.Name)
+	why.Describe(ctx, d, o.Client, o.Kube, analysis.Job, j.Namespace, j.Name)
 	return nil
 }
 

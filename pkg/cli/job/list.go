@@ -16,6 +16,7 @@ import (
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/jobflow"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/list"
 	vcprinters "github.com/kubectl-vc/kubectl-vc/pkg/cli/printers"
+	"github.com/kubectl-vc/kubectl-vc/pkg/cli/queue"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/util"
 )
 
@@ -61,7 +62,7 @@ func newListCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Comma
 		RunE:              util.RunE(o),
 	}
 	o.Options.AddFlags(cmd, list.Flags{AllNamespaces: "List jobs of every namespace", Selector: "Label selector, e.g. -l team=nlp", Watch: true})
-	o.QueuePhase.AddFlags(cmd, f, "jobs", util.Names(phases))
+	o.QueuePhase.AddFlags(cmd, queue.Kind.NameFlag(f), "jobs", util.Names(phases))
 	cmd.Flags().StringVar(&o.Flow, "flow", "", "Only the jobs made for the steps of this JobFlow (by Volcano's jobflow controller)")
 	_ = cmd.RegisterFlagCompletionFunc("flow", jobflow.Kind.NameFlag(f))
 	return cmd

@@ -13,7 +13,7 @@ import (
 
 	batchv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/batch/v1alpha1"
 	busv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/bus/v1alpha1"
-	"github.com/kubectl-vc/kubectl-vc/pkg/cli/command"
+	"github.com/kubectl-vc/kubectl-vc/pkg/cli/request"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/util"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/write"
 	"github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned"
@@ -109,7 +109,7 @@ func (o *OperateOptions) Run(ctx context.Context) error {
 	}
 	var watch []watched
 	for _, j := range jobs {
-		cm, err := command.Create(ctx, o.client, newJobCommand(j, o.op.action), o.dryClient, o.dryServer)
+		cm, err := request.Create(ctx, o.client, newJobCommand(j, o.op.action), o.dryClient, o.dryServer)
 		if err != nil {
 			return fmt.Errorf("%s job %q: %s", o.op.verb, j.Name, util.Message(err))
 		}
@@ -127,7 +127,7 @@ func (o *OperateOptions) Run(ctx context.Context) error {
 // newJobCommand builds the Command for job j as vcctl does: in the job's
 // namespace, where Volcano's job controller looks for the job.
 func newJobCommand(j *batchv1alpha1.Job, action string) *busv1alpha1.Command {
-	return command.New(j, batchv1alpha1.SchemeGroupVersion.WithKind("Job"), action, j.Namespace)
+	return request.New(j, Kind.GVK, action, j.Namespace)
 }
 
 func newSuspendCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Command {

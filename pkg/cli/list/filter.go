@@ -17,12 +17,13 @@ type QueuePhase struct {
 	Phase string
 }
 
-// AddFlags adds --queue (completed with the cluster's queues) and --phase
+// AddFlags adds --queue, completed by queues (the queue Kind's NameFlag,
+// which this package, imported by the queue's, cannot name), and --phase
 // (one of phases, in any case); plural names the kind ("jobs").
-func (q *QueuePhase) AddFlags(cmd *cobra.Command, f util.Factory, plural string, phases []string) {
+func (q *QueuePhase) AddFlags(cmd *cobra.Command, queues completion.Func, plural string, phases []string) {
 	cmd.Flags().StringVar(&q.Queue, "queue", "", "Only "+plural+" of this queue")
 	util.AddEnumFlag(cmd, &q.Phase, "phase", "", "Only "+plural+" in this phase", phases)
-	_ = cmd.RegisterFlagCompletionFunc("queue", completion.Queues.Flag(f))
+	_ = cmd.RegisterFlagCompletionFunc("queue", queues)
 }
 
 // Validate checks --queue, and --phase against phases, making it the

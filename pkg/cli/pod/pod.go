@@ -23,10 +23,10 @@ import (
 	"github.com/kubectl-vc/kubectl-vc/pkg/apis/keys"
 	schedulingv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/scheduling/v1beta1"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/chunk"
-	"github.com/kubectl-vc/kubectl-vc/pkg/cli/completion"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/follow"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/job"
 	vcprinters "github.com/kubectl-vc/kubectl-vc/pkg/cli/printers"
+	"github.com/kubectl-vc/kubectl-vc/pkg/cli/queue"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/util"
 	"github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned"
 	"github.com/kubectl-vc/kubectl-vc/pkg/rules"
@@ -90,7 +90,7 @@ func newPodListCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Co
 	chunk.AddFlag(cmd, &o.ChunkSize)
 	cmd.Flags().BoolVarP(&o.Watch, "watch", "w", false, "After listing, watch for changes")
 	_ = cmd.RegisterFlagCompletionFunc("job", job.Kind.NameFlag(f))
-	_ = cmd.RegisterFlagCompletionFunc("queue", completion.Queues.Flag(f))
+	_ = cmd.RegisterFlagCompletionFunc("queue", queue.Kind.NameFlag(f))
 	return cmd
 }
 

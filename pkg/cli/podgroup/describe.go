@@ -15,7 +15,8 @@ import (
 	"github.com/kubectl-vc/kubectl-vc/pkg/apis/keys"
 	vcprinters "github.com/kubectl-vc/kubectl-vc/pkg/cli/printers"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/util"
-	"github.com/kubectl-vc/kubectl-vc/pkg/cli/why"
+	"github.com/kubectl-vc/kubectl-vc/pkg/cli/why/analysis"
+	"github.com/kubectl-vc/kubectl-vc/pkg/cli/why/verdict"
 )
 
 // DescribeOptions holds the input of 'podgroup describe'.
@@ -115,6 +116,6 @@ func (o *DescribeOptions) Run(ctx context.Context) error {
 		d.Table(0, "Pods", "Name\tPhase\tNode", rows)
 	}
 	d.Events(ctx, o.Kube, pg.Namespace, "PodGroup", pg)
-	why.Describe(ctx, d, o.Client, o.Kube, why.PodGroup, pg.Namespace, pg.Name)
+	verdict.Describe(ctx, d, o.Client, o.Kube, analysis.PodGroup, pg.Namespace, pg.Name)
 	return nil
 }

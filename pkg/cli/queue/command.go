@@ -7,7 +7,7 @@ import (
 
 	busv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/bus/v1alpha1"
 	schedulingv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/scheduling/v1beta1"
-	"github.com/kubectl-vc/kubectl-vc/pkg/cli/command"
+	"github.com/kubectl-vc/kubectl-vc/pkg/cli/request"
 	"github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned"
 )
 
@@ -23,7 +23,7 @@ func stateOf(q *schedulingv1beta1.Queue) schedulingv1beta1.QueueState {
 // namespace (the queue is cluster-scoped; the queue controller reads
 // Commands of every namespace).
 func newQueueCommand(q *schedulingv1beta1.Queue, action, namespace string) *busv1alpha1.Command {
-	return command.New(q, schedulingv1beta1.SchemeGroupVersion.WithKind("Queue"), action, namespace)
+	return request.New(q, Kind.GVK, action, namespace)
 }
 
 // getQueues fetches every named queue before anything is written, so that

@@ -14,7 +14,8 @@ import (
 	schedulingv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/scheduling/v1beta1"
 	vcprinters "github.com/kubectl-vc/kubectl-vc/pkg/cli/printers"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/util"
-	"github.com/kubectl-vc/kubectl-vc/pkg/cli/why"
+	"github.com/kubectl-vc/kubectl-vc/pkg/cli/why/analysis"
+	"github.com/kubectl-vc/kubectl-vc/pkg/cli/why/verdict"
 	"github.com/kubectl-vc/kubectl-vc/pkg/rules"
 )
 
@@ -128,6 +129,6 @@ func (o *DescribeOptions) Run(ctx context.Context) error {
 		d.Table(0, "Pending Commands", "", rows)
 	}
 	d.Events(ctx, o.Kube, metav1.NamespaceAll, "Queue", q)
-	why.Describe(ctx, d, o.Client, o.Kube, why.Queue, "", q.Name)
+	verdict.Describe(ctx, d, o.Client, o.Kube, analysis.Queue, "", q.Name)
 	return nil
 }

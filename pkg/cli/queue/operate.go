@@ -15,7 +15,7 @@ import (
 	busv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/bus/v1alpha1"
 	"github.com/kubectl-vc/kubectl-vc/pkg/apis/keys"
 	schedulingv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/scheduling/v1beta1"
-	"github.com/kubectl-vc/kubectl-vc/pkg/cli/command"
+	"github.com/kubectl-vc/kubectl-vc/pkg/cli/request"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/util"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/write"
 	"github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned"
@@ -150,7 +150,7 @@ func (o *OperateOptions) Run(ctx context.Context) error {
 		}
 	}
 	for _, q := range queues {
-		cm, err := command.Create(ctx, o.client, newQueueCommand(q, o.Action, o.CommandNamespace), o.dryClient, o.dryServer)
+		cm, err := request.Create(ctx, o.client, newQueueCommand(q, o.Action, o.CommandNamespace), o.dryClient, o.dryServer)
 		if err != nil {
 			return fmt.Errorf("%s queue %q: %s", o.Verb, q.Name, util.Message(err))
 		}

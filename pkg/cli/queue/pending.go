@@ -16,7 +16,6 @@ import (
 	"k8s.io/kubectl/pkg/util/templates"
 
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/chunk"
-	"github.com/kubectl-vc/kubectl-vc/pkg/cli/completion"
 	vcprinters "github.com/kubectl-vc/kubectl-vc/pkg/cli/printers"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/queueline"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/util"
@@ -94,7 +93,7 @@ func newPendingCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Co
 
 			# Watch the line change
 			kubectl vc queue pending dev --watch`),
-		ValidArgsFunction: completion.Queues.Names(f),
+		ValidArgsFunction: Kind.NameArgs(f),
 		RunE:              util.RunE(o),
 	}
 	cmd.Flags().BoolVarP(&o.AllQueues, "all-queues", "A", false, "The lines of every queue that has waiting podgroups")

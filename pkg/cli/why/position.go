@@ -12,6 +12,7 @@ import (
 	schedulingv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/scheduling/v1beta1"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/queueline"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/why/analysis"
+	"github.com/kubectl-vc/kubectl-vc/pkg/cli/why/verdict"
 	"github.com/kubectl-vc/kubectl-vc/pkg/rules"
 	"github.com/kubectl-vc/kubectl-vc/pkg/rules/joborder"
 )
@@ -104,7 +105,7 @@ func waitingGroup(s *analysis.Snapshot) *schedulingv1beta1.PodGroup {
 			switch {
 			case s.Kind == Pod && s.GroupName != "" && g.Name == s.GroupName:
 				pg = g
-			case s.Kind == Job && s.Job != nil && (g.Name == s.Name || g.Name == s.Name+"-"+string(s.Job.UID) || controlledBy(g, s.Job.UID)):
+			case s.Kind == Job && s.Job != nil && (g.Name == s.Name || g.Name == s.Name+"-"+string(s.Job.UID) || verdict.ControlledBy(g, s.Job.UID)):
 				pg = g
 			}
 		}

@@ -1,7 +1,8 @@
 // Package why implements 'kubectl vc why': why a Volcano job, podgroup,
 // pod or queue does not run. The command reads the objects that decide it
-// once (read.go); the analysis, pure logic over those objects, is in
-// package analysis.
+// once (package verdict, whose one-line verdict the describe pages end
+// with); the analysis, pure logic over those objects, is in package
+// analysis.
 package why
 
 import (
@@ -23,10 +24,14 @@ import (
 	"github.com/kubectl-vc/kubectl-vc/pkg/apis/keys"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/chunk"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/completion"
+	"github.com/kubectl-vc/kubectl-vc/pkg/cli/job"
+	"github.com/kubectl-vc/kubectl-vc/pkg/cli/podgroup"
 	vcprinters "github.com/kubectl-vc/kubectl-vc/pkg/cli/printers"
+	"github.com/kubectl-vc/kubectl-vc/pkg/cli/queue"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/queueline"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/util"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/why/analysis"
+	"github.com/kubectl-vc/kubectl-vc/pkg/cli/why/verdict"
 	"github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned"
 )
 
@@ -46,10 +51,6 @@ var kindNames = map[string]analysis.Kind{
 	"pod": Pod, "pods": Pod, "po": Pod,
 	"queue": Queue, "queues": Queue, "q": Queue,
 }
-
-// DefaultSchedulerName is the name of Volcano's scheduler when
-// --scheduler-name is not given.
-const DefaultSchedulerName = "volcano"
 
 // Options holds the input of 'why'.
 type Options struct {
@@ -128,7 +129,7 @@ func NewCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Command {
 		RunE:              util.RunE(o),
 	}
 	util.AddOutputFlag(cmd, &o.Output, "json", "yaml")
-	cmd.Flags().StringSliceVar(&o.SchedulerNames, "scheduler-name", []string{DefaultSchedulerName}, "Names Volcano's scheduler answers to (repeatable); its leader Lease is named after the first")
+	cmd.Flags().StringSliceVar(&o.SchedulerNames, "scheduler-name", []string{verdict.DefaultSchedulerName}, "Names Volcano's scheduler answers to (repeatable); its leader Lease is named after the first")
 	cmd.Flags().StringVar(&o.ControllersNamespace, "controllers-namespace", keys.VolcanoNamespace, "Namespace of the Leases of Volcano's scheduler and controllers and of serve")
 	chunk.AddFlag(cmd, &o.ChunkSize)
 	o.Line.AddFlags(cmd)
@@ -215,8 +216,8 @@ func (o *Options) Run(ctx context.Context) error {
 	return nil
 }
 
-func (o *Options) reader() *Reader {
-	return &Reader{VC: o.vc, Kube: o.kube, ChunkSize: o.ChunkSize, SchedulerNames: o.SchedulerNames,
+func (o *Options) reader() *verdict.Reader {
+	return &verdict.Reader{VC: o.vc, Kube: o.kube, ChunkSize: o.ChunkSize, SchedulerNames: o.SchedulerNames,
 		ControllersNamespace: o.ControllersNamespace, Now: o.now}
 }
 
@@ -267,38 +268,32 @@ func oneLine(s string) string {
 	return strings.NewReplacer("\n", " ", "\r", " ", "\t", " ").Replace(s)
 }
 
-// complete completes the kind, then the names of that kind.
+// complete completes the kind, then the names of that kind: a Volcano
+// kind's with its Kind, pods with the Kubernetes client.
 func (o *Options) complete(f util.Factory) completion.Func {
 	kinds := []string{string(Job), string(PodGroup), string(Pod), string(Queue)}
+	pods := completion.Kind{Namespaced: true, List: func(ctx context.Context, f util.Factory, ns string) (runtime.Object, error) {
+		c, err := f.KubeClient()
+		if err != nil {
+			return nil, err
+		}
+		return c.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
+	}}
+	names := map[analysis.Kind]completion.Func{
+		Job:      job.Kind.NameArg(f),
+		PodGroup: podgroup.Kind.NameArg(f),
+		Pod:      pods.Name(f),
+		Queue:    queue.Kind.NameArg(f),
+	}
 	return func(cmd *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
 		switch len(args) {
 		case 0:
 			return completion.Filter(kinds, nil, toComplete), cobra.ShellCompDirectiveNoFileComp
 		case 1:
 			if k, ok := kindNames[strings.ToLower(args[0])]; ok {
-				return nameCompleters[k].Name(f)(cmd, nil, toComplete)
+				return names[k](cmd, nil, toComplete)
 			}
 		}
 		return nil, cobra.ShellCompDirectiveNoFileComp
 	}
-}
-
-// nameCompleters list the objects of each kind, for completion.
-var nameCompleters = map[analysis.Kind]completion.Kind{
-	Queue:    completion.Queues,
-	PodGroup: completion.PodGroups,
-	Job: {Namespaced: true, List: func(ctx context.Context, f util.Factory, ns string) (runtime.Object, error) {
-		c, err := f.VolcanoClient()
-		if err != nil {
-			return nil, err
-		}
-		return c.BatchV1alpha1().Jobs(ns).List(ctx, metav1.ListOptions{})
-	}},
-	Pod: {Namespaced: true, List: func(ctx context.Context, f util.Factory, ns string) (runtime.Object, error) {
-		c, err := f.KubeClient()
-		if err != nil {
-			return nil, err
-		}
-		return c.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
-	}},
 }

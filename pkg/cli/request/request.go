@@ -1,6 +1,13 @@
-package command
+// Package request writes the Commands (bus.volcano.sh) that ask a
+// controller to act on an object, exactly as Volcano's vcctl writes them:
+// 'queue open|close' and 'job suspend|resume|restart|terminate'. It is
+// apart from pkg/cli/command (the 'command' group, which lists and deletes
+// Commands) so that the group can complete the names of the queues and
+// jobs whose packages write them.
+package request
 
 import (
+	"context"
 	"fmt"
 	"strings"
 
@@ -9,6 +16,8 @@ import (
 	"k8s.io/utils/ptr"
 
 	busv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/bus/v1alpha1"
+	"github.com/kubectl-vc/kubectl-vc/pkg/cli/util"
+	"github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned"
 )
 
 // New builds the Command asking a controller to apply action to target
@@ -35,4 +44,13 @@ func New(target metav1.Object, gvk schema.GroupVersionKind, action, namespace st
 		Action:       action,
 		TargetObject: ref.DeepCopy(),
 	}
+}
+
+// Create writes cm in its namespace (nothing on a client dry run, a
+// server dry run with dryServer) and returns it as written.
+func Create(ctx context.Context, c versioned.Interface, cm *busv1alpha1.Command, dryClient, dryServer bool) (*busv1alpha1.Command, error) {
+	if dryClient {
+		return cm, nil
+	}
+	return c.BusV1alpha1().Commands(cm.Namespace).Create(ctx, cm, metav1.CreateOptions{DryRun: util.DryRunOpts(dryServer)})
 }

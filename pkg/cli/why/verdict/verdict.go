@@ -1,4 +1,10 @@
-package why
+// Package verdict reads what decides whether a Volcano job, podgroup, pod
+// or queue runs (Reader: the object and what it waits on, into an
+// analysis.Snapshot), and says the verdict of 'kubectl vc why' in one line
+// (Summary), as the describe pages of those kinds end with it (Describe).
+// It is apart from package why, the command, so that the kinds' packages
+// can use it and why can complete names with their Kinds.
+package verdict
 
 import (
 	"context"
@@ -15,6 +21,10 @@ import (
 	"github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned"
 )
 
+// DefaultSchedulerName is the name of Volcano's scheduler when
+// --scheduler-name is not given.
+const DefaultSchedulerName = "volcano"
+
 // Describe ends a describe page (job, podgroup, queue) with the verdict of
 // 'why' on the object, in one line that names the command explaining it.
 func Describe(ctx context.Context, d *vcprinters.Describer, vc versioned.Interface, kube kubernetes.Interface, kind analysis.Kind, ns, name string) {
@@ -26,7 +36,7 @@ func Describe(ctx context.Context, d *vcprinters.Describer, vc versioned.Interfa
 // defaults (scheduler volcano, Leases in volcano-system).
 func Summary(ctx context.Context, vc versioned.Interface, kube kubernetes.Interface, kind analysis.Kind, ns, name string) string {
 	cmd := fmt.Sprintf("kubectl vc why %s %s", kind, name)
-	if kind != Queue {
+	if kind != analysis.Queue {
 		cmd += " -n " + ns
 	}
 	r := &Reader{VC: vc, Kube: kube, ChunkSize: chunk.DefaultSize, SchedulerNames: []string{DefaultSchedulerName}, ControllersNamespace: keys.VolcanoNamespace}

@@ -1,4 +1,4 @@
-package why
+package verdict
 
 // What shows that the schedulers and controller managers run: their
 // leader Leases, and for a scheduler without a fresh Lease its latest event

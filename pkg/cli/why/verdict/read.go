@@ -1,4 +1,4 @@
-package why
+package verdict
 
 import (
 	"context"
@@ -57,10 +57,10 @@ func (r *Reader) Read(ctx context.Context, kind analysis.Kind, ns, name string) 
 		return nil, err
 	}
 	r.readPodGroups(ctx, s)
-	if err := r.readQueues(ctx, s); err != nil && kind == Queue {
+	if err := r.readQueues(ctx, s); err != nil && kind == analysis.Queue {
 		return nil, err
 	}
-	if kind != Queue {
+	if kind != analysis.Queue {
 		r.readPods(ctx, s)
 		r.readNodes(ctx, s)
 		r.readEvents(ctx, s)
@@ -80,19 +80,19 @@ func (r *Reader) cannot(s *analysis.Snapshot, what string, err error) {
 func (r *Reader) readTarget(ctx context.Context, s *analysis.Snapshot) error {
 	var err error
 	switch s.Kind {
-	case Job:
+	case analysis.Job:
 		s.Job, err = r.VC.BatchV1alpha1().Jobs(s.Namespace).Get(ctx, s.Name, metav1.GetOptions{})
 		if err != nil && noResource(err) {
 			return util.UsageErrorf("the server has no Volcano Jobs (batch.volcano.sh/v1alpha1): install Volcano")
 		}
-	case PodGroup:
+	case analysis.PodGroup:
 		s.PodGroup, err = r.VC.SchedulingV1beta1().PodGroups(s.Namespace).Get(ctx, s.Name, metav1.GetOptions{})
-	case Pod:
+	case analysis.Pod:
 		s.Pod, err = r.Kube.CoreV1().Pods(s.Namespace).Get(ctx, s.Name, metav1.GetOptions{})
 		if err == nil {
 			s.GroupName = s.Pod.Annotations[keys.KubeGroupName]
 		}
-	case Queue:
+	case analysis.Queue:
 		var q *schedulingv1beta1.Queue
 		q, err = r.VC.SchedulingV1beta1().Queues().Get(ctx, s.Name, metav1.GetOptions{})
 		if err == nil {
@@ -100,7 +100,7 @@ func (r *Reader) readTarget(ctx context.Context, s *analysis.Snapshot) error {
 		}
 	}
 	if apierrors.IsNotFound(err) {
-		if s.Kind == Queue {
+		if s.Kind == analysis.Queue {
 			return util.UsageErrorf("queue %q not found", s.Name)
 		}
 		return util.UsageErrorf("%s %q not found in namespace %q", s.Kind, s.Name, s.Namespace)
@@ -141,7 +141,7 @@ func (r *Reader) readPodGroups(ctx context.Context, s *analysis.Snapshot) {
 func (r *Reader) readQueues(ctx context.Context, s *analysis.Snapshot) error {
 	items, _, err := chunk.List[schedulingv1beta1.Queue](ctx, r.ChunkSize, metav1.ListOptions{}, r.VC.SchedulingV1beta1().Queues().List)
 	if err != nil {
-		if s.Kind == Queue && len(s.Queues) == 1 {
+		if s.Kind == analysis.Queue && len(s.Queues) == 1 {
 			r.cannot(s, "the other queues (parents, children)", err)
 			return nil
 		}
@@ -158,11 +158,11 @@ func (r *Reader) readPods(ctx context.Context, s *analysis.Snapshot) {
 	opts := metav1.ListOptions{}
 	group := ""
 	switch s.Kind {
-	case Job:
+	case analysis.Job:
 		opts.LabelSelector = batchv1alpha1.JobNameLabel + "=" + s.Name
-	case PodGroup:
+	case analysis.PodGroup:
 		group = s.Name
-	case Pod:
+	case analysis.Pod:
 		group = s.GroupName
 		if group == "" {
 			s.Pods = []corev1.Pod{*s.Pod}
@@ -180,7 +180,7 @@ func (r *Reader) readPods(ctx context.Context, s *analysis.Snapshot) {
 	for i := range items {
 		p := &items[i]
 		switch {
-		case s.Kind == Job:
+		case s.Kind == analysis.Job:
 			if ownedByJob(p, s.Job) {
 				s.Pods = append(s.Pods, *p)
 			}
@@ -234,10 +234,10 @@ func (r *Reader) readEvents(ctx context.Context, s *analysis.Snapshot) {
 	for i := range s.Pods {
 		add("Pod", &s.Pods[i])
 	}
-	if s.Kind == Job && s.PodGroup == nil {
+	if s.Kind == analysis.Job && s.PodGroup == nil {
 		for i := range s.PodGroups { // the job's group, named as the job controller names it
 			pg := &s.PodGroups[i]
-			if pg.Namespace == s.Namespace && (pg.Name == s.Name+"-"+string(s.Job.UID) || pg.Name == s.Name || controlledBy(pg, s.Job.UID)) {
+			if pg.Namespace == s.Namespace && (pg.Name == s.Name+"-"+string(s.Job.UID) || pg.Name == s.Name || ControlledBy(pg, s.Job.UID)) {
 				add("PodGroup", pg)
 			}
 		}
@@ -270,7 +270,9 @@ func isNil(m metav1.Object) bool {
 	return false
 }
 
-func controlledBy(o metav1.Object, uid types.UID) bool {
+// ControlledBy reports whether o's controller is the object of uid (a
+// job's PodGroup, a pod of a job): 'why' places a job's gang by it too.
+func ControlledBy(o metav1.Object, uid types.UID) bool {
 	ref := metav1.GetControllerOf(o)
 	return ref != nil && ref.UID == uid
 }

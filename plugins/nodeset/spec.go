@@ -36,8 +36,8 @@ func (s *nodeSetSync) checkSpec() (refuse bool) {
 			"no pod of this NodeSet is created, deleted, drained or updated (at most %d with this name)",
 			spec.OrdinalPadding, validation.DNS1123LabelMaxLength, max(maxOrdinalPadding(s.set), 0)))
 	}
-	if spec.UpdateStrategy.Type == slinkyv1beta1.ScheduledUpdateNodeSetStrategyType {
-		notes = append(notes, "updateStrategy ScheduledUpdate (a Slurm reservation window) is not implemented: pods are replaced only when deleted, as with OnDelete")
+	if note := s.scheduledUpdateNote(); note != "" { // scheduled.go
+		notes = append(notes, note)
 	}
 	if spec.SSH != nil && spec.SSH.Enabled {
 		notes = append(notes, "ssh is not implemented: pods run no sshd")

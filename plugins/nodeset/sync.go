@@ -137,6 +137,9 @@ func (c *Controller) sync(ctx context.Context, key string) (time.Duration, error
 
 	requeue := c.cfg.Resync
 	errs := []error{s.slurmErr}
+	// The ScheduledUpdate reservation and its finalizer (scheduled.go),
+	// also for a NodeSet being deleted.
+	errs = append(errs, s.syncReservation(refuse))
 	if s.set.DeletionTimestamp == nil && !refuse {
 		// Busy pods are protected from eviction whatever else happens
 		// (protect.go), and the Service and the PodDisruptionBudget are

@@ -49,6 +49,61 @@ type fakeSlurm struct {
 	// does (drained and idle; a node it does not know runs nothing), and
 	// Drain mark the node DRAIN.
 	byState bool
+	// resv are the reservations Slurm holds, by name; resvErr, when set,
+	// is what ReservationsSupported answers (a slurmrestd that cannot
+	// write them); resvCalls records the reservation writes.
+	resv      map[string]slurm.Reservation
+	resvErr   error
+	resvCalls []string
+}
+
+func (f *fakeSlurm) ReservationsSupported(context.Context) error { return f.resvErr }
+func (f *fakeSlurm) Reservation(_ context.Context, name string) (slurm.Reservation, bool, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	r, ok := f.resv[name]
+	return r, ok, nil
+}
+func (f *fakeSlurm) CreateReservation(_ context.Context, r slurm.Reservation) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if _, ok := f.resv[r.Name]; ok {
+		return fmt.Errorf("reservation %s exists", r.Name)
+	}
+	if f.resv == nil {
+		f.resv = map[string]slurm.Reservation{}
+	}
+	// As Slurm: whole minutes, and SPEC_NODES for named nodes.
+	r.End = r.Start.Add(time.Duration(math.Ceil(r.End.Sub(r.Start).Minutes())) * time.Minute)
+	r.Flags = append(slices.Clone(r.Flags), "SPEC_NODES")
+	slices.Sort(r.Flags)
+	f.resv[r.Name] = r
+	f.resvCalls = append(f.resvCalls, "create "+r.Name+" "+strings.Join(r.Nodes, ","))
+	return nil
+}
+func (f *fakeSlurm) UpdateReservation(_ context.Context, r slurm.Reservation) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	cur, ok := f.resv[r.Name]
+	if !ok {
+		return fmt.Errorf("no reservation %s", r.Name)
+	}
+	if r.Nodes != nil {
+		cur.Nodes = r.Nodes
+	}
+	if !r.Start.IsZero() {
+		cur.Start, cur.End = r.Start, r.End
+	}
+	f.resv[r.Name] = cur
+	f.resvCalls = append(f.resvCalls, "update "+r.Name+" "+strings.Join(r.Nodes, ","))
+	return nil
+}
+func (f *fakeSlurm) DeleteReservation(_ context.Context, name string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	delete(f.resv, name)
+	f.resvCalls = append(f.resvCalls, "delete "+name)
+	return nil
 }
 
 func (f *fakeSlurm) Refresh(context.Context) error { return nil }
@@ -94,6 +149,7 @@ func (f *fakeSlurm) JobEndDeadline(context.Context, string) (time.Time, error) {
 type fakeNodeSetController struct {
 	c     *Controller
 	kube  *kubefake.Clientset
+	vc    *vcfake.Clientset
 	slurm *fakeSlurm
 	// revisions is the revision cache, for a test that makes it lag.
 	revisions cache.Indexer
@@ -208,7 +264,7 @@ func newFakeNodeSetController(t *testing.T, sl *fakeSlurm, ns *slinkyv1beta1.Nod
 	kf.Shutdown()
 	vf.Shutdown()
 	kube.ClearActions()
-	return &fakeNodeSetController{c: c, kube: kube, slurm: sl, revisions: revisions}
+	return &fakeNodeSetController{c: c, kube: kube, vc: vc, slurm: sl, revisions: revisions}
 }
 
 func (f *fakeNodeSetController) sync(t *testing.T) {

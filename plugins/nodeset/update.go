@@ -18,9 +18,13 @@ import (
 func (s *nodeSetSync) rollingUpdate() (bool, error) {
 	ns, now := s.set, s.now
 	strategy := ns.Spec.UpdateStrategy.Type
+	if strategy == slinkyv1beta1.ScheduledUpdateNodeSetStrategyType {
+		// Inside the NodeSet's Slurm maintenance window only (scheduled.go).
+		return s.scheduledUpdate()
+	}
 	if strategy != "" && strategy != slinkyv1beta1.RollingUpdateNodeSetStrategyType {
-		// OnDelete (and ScheduledUpdate, not implemented): only pods that
-		// someone deletes come back on the new revision.
+		// OnDelete: only pods that someone deletes come back on the new
+		// revision.
 		return false, nil
 	}
 	maxUnavailable := intstr.FromString("25%")

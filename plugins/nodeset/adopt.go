@@ -130,7 +130,7 @@ func (s *nodeSetSync) claimPods() error {
 	sel := selectorOf(ns)
 	var owned []*corev1.Pod
 	for _, p := range all {
-		matches := sel.Matches(labels.Set(p.Labels)) && ordinalOf(ns, p) >= 0
+		matches := sel.Matches(labels.Set(p.Labels)) && namedAsPodOf(ns, p)
 		ref := metav1.GetControllerOf(p)
 		if ref != nil {
 			if ref.UID != ns.UID {

@@ -34,6 +34,8 @@ func (c *Controller) CacheReads() []framework.CacheRead {
 			dst.Spec.HostNetwork = src.Spec.HostNetwork
 			dst.Status.Phase = src.Status.Phase
 			framework.KeepPodConditions(dst, src, corev1.PodReady)
+			// The node a DaemonSet-mode pod not yet scheduled is for.
+			keepDaemonTarget(dst, src)
 			// The Slurm conditions it writes (podstate.go), to write only
 			// what changed.
 			for _, c := range src.Status.Conditions {
@@ -47,6 +49,8 @@ func (c *Controller) CacheReads() []framework.CacheRead {
 			dst.Spec.Unschedulable = src.Spec.Unschedulable
 			dst.Spec.Taints = src.Spec.Taints // pinToNode
 			c.keepNodeReasons(dst, src)
+			// Labels are kept with the metadata: DaemonSet mode matches them.
+			keepHostnameOverride(dst, src)
 		}),
 		framework.ReadsOnly(func(dst, src *corev1.Service) {
 			dst.Spec.ClusterIP = src.Spec.ClusterIP

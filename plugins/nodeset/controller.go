@@ -319,7 +319,10 @@ func (c *Controller) watch(kinds map[string]bool) error {
 	nodeInf := opt.KubeInformerFactory.Core().V1().Nodes()
 	c.nodes = nodeInf.Lister()
 	if _, err := nodeInf.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
-		UpdateFunc: c.updateNode,
+		// DaemonSet mode: nodes coming, going or changing (daemonset.go).
+		AddFunc:    c.addNode,
+		UpdateFunc: func(old, cur any) { c.updateNode(old, cur); c.updateNodeForDaemons(old, cur) },
+		DeleteFunc: c.deleteNode,
 	}); err != nil {
 		return err
 	}

@@ -5,6 +5,7 @@ import (
 	"strconv"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	corev1helper "k8s.io/component-helpers/scheduling/corev1"
 	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
 	"k8s.io/klog/v2"
@@ -21,7 +22,9 @@ import (
 // ordinalToNode computes status.ordinalToNode.
 func (s *nodeSetSync) ordinalToNode() map[string]string {
 	ns := s.set
-	if !ns.Spec.PinToNode {
+	// In DaemonSet mode every pod is tied to its node already (daemonset.go),
+	// and the operator keeps no map either.
+	if !ns.Spec.PinToNode || daemonSetMode(ns) {
 		return nil
 	}
 	out := map[string]string{}
@@ -39,7 +42,8 @@ func (s *nodeSetSync) ordinalToNode() map[string]string {
 		keep(ordinal, node)
 	}
 	for _, p := range s.pods {
-		if p.Spec.NodeName != "" && p.Status.Phase == corev1.PodRunning && !isTerminating(p) {
+		// A pod made in DaemonSet mode has no ordinal to pin.
+		if p.Spec.NodeName != "" && p.Status.Phase == corev1.PodRunning && !isTerminating(p) && ordinalOf(ns, p) >= 0 {
 			keep(strconv.Itoa(ordinalOf(ns, p)), p.Spec.NodeName)
 		}
 	}
@@ -59,16 +63,22 @@ func (c *Controller) pin(ctx context.Context, ns *slinkyv1beta1.NodeSet, pod *co
 	if err != nil || !suits(klog.FromContext(ctx), pod, node) {
 		return
 	}
-	if pod.Spec.Affinity == nil {
-		pod.Spec.Affinity = &corev1.Affinity{}
+	requireNode(&pod.Spec, name)
+}
+
+// requireNode makes the pod require the node of that name, as Kubernetes'
+// DaemonSet controller pins its pods: the node's name replaces the
+// required node affinity terms (it is the narrowest of them; whoever pins
+// checked the others), the preferred ones stay.
+func requireNode(spec *corev1.PodSpec, name string) {
+	if spec.Affinity == nil {
+		spec.Affinity = &corev1.Affinity{}
 	}
-	// The node's name replaces the required terms (it is the narrowest
-	// of them, and suits() checked the others).
-	pod.Spec.Affinity.NodeAffinity = &corev1.NodeAffinity{
+	spec.Affinity.NodeAffinity = &corev1.NodeAffinity{
 		RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{{
-			MatchFields: []corev1.NodeSelectorRequirement{{Key: "metadata.name", Operator: corev1.NodeSelectorOpIn, Values: []string{name}}},
+			MatchFields: []corev1.NodeSelectorRequirement{{Key: metav1.ObjectNameField, Operator: corev1.NodeSelectorOpIn, Values: []string{name}}},
 		}}},
-		PreferredDuringSchedulingIgnoredDuringExecution: nodeAffinityPreferred(pod.Spec.Affinity.NodeAffinity),
+		PreferredDuringSchedulingIgnoredDuringExecution: nodeAffinityPreferred(spec.Affinity.NodeAffinity),
 	}
 }
 

@@ -54,9 +54,30 @@ func ordinalOf(ns *slinkyv1beta1.NodeSet, pod *corev1.Pod) int {
 // with the hash of its revision.
 func newPod(ns *slinkyv1beta1.NodeSet, ordinal int, revisionHash string) *corev1.Pod {
 	name := podName(ns, ordinal)
+	// The ordinal as it is in the name: padded to ordinalPadding digits.
+	index := strings.TrimPrefix(name, ns.Name+"-")
+	return renderPod(ns, revisionHash, func(pod *corev1.Pod) {
+		pod.Name = name
+		pod.Labels[slinkyv1beta1.LabelPodIndex] = index
+		pod.Labels[slinkyv1beta1.LabelScalingMode] = string(slinkyv1beta1.ScalingModeStatefulSet)
+		// The hostname is the Slurm node name: the pod's name, or, as
+		// Slinky's operator makes it, the template's hostname followed by
+		// the padded ordinal (its chart sets "<nodeset key>-").
+		if pod.Spec.Hostname != "" {
+			pod.Spec.Hostname += index
+		} else {
+			pod.Spec.Hostname = name
+		}
+	})
+}
+
+// renderPod builds a pod from the NodeSet's template, labelled with the
+// hash of its revision; identity gives it its name, scaling mode and
+// hostname (StatefulSet mode: by ordinal, newPod; DaemonSet mode: by
+// Kubernetes node, newDaemonPod).
+func renderPod(ns *slinkyv1beta1.NodeSet, revisionHash string, identity func(*corev1.Pod)) *corev1.Pod {
 	pod := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{
-			Name:            name,
 			Namespace:       ns.Namespace,
 			Labels:          map[string]string{},
 			Annotations:     map[string]string{},
@@ -87,21 +108,13 @@ func newPod(ns *slinkyv1beta1.NodeSet, ordinal int, revisionHash string) *corev1
 	pod.Labels[slinkyv1beta1.LabelAppComponent] = slinkyv1beta1.AppComponent
 	pod.Labels[slinkyv1beta1.LabelCluster] = ns.Spec.ControllerRef.Name
 	pod.Annotations[slinkyv1beta1.AnnotationDefaultContainer] = slurmdName(ns)
-	// The ordinal as it is in the name: padded to ordinalPadding digits.
-	pod.Labels[slinkyv1beta1.LabelPodIndex] = strings.TrimPrefix(name, ns.Name+"-")
-	pod.Labels[slinkyv1beta1.LabelPodName] = name
-	pod.Labels[slinkyv1beta1.LabelScalingMode] = string(slinkyv1beta1.ScalingModeStatefulSet)
 	pod.Labels[slinkyv1beta1.LabelRevisionHash] = revisionHash
-	// The hostname is the Slurm node name: the pod's name, or, as Slinky's
-	// operator makes it, the template's hostname followed by the padded
-	// ordinal (its chart sets "<nodeset key>-"). The subdomain is the
-	// headless Service, so slurmctld can resolve <host>.<nodeset>.<namespace>.
-	if pod.Spec.Hostname != "" {
-		pod.Spec.Hostname += pod.Labels[slinkyv1beta1.LabelPodIndex]
-	} else {
-		pod.Spec.Hostname = name
-	}
+	identity(pod)
+	name := pod.Name
+	pod.Labels[slinkyv1beta1.LabelPodName] = name
 	pod.Labels[slinkyv1beta1.LabelPodHostname] = slinkyv1beta1.SlurmNodeName(pod)
+	// The subdomain is the headless Service, so slurmctld can resolve
+	// <host>.<nodeset>.<namespace>.
 	pod.Spec.Subdomain = serviceName(ns)
 
 	// One slurmd pod per Kubernetes node, unless oversubscribeNode (as

@@ -56,7 +56,6 @@ func deletionCost(p *corev1.Pod) int64 {
 // whose Slurm node runs nothing, then the highest ordinals.
 func (s *nodeSetSync) scaleIn() {
 	ns := s.set
-	s.condemned = map[string]bool{}
 	if excess := min(len(s.active)-s.replicas, burst); excess > 0 {
 		cand := append([]*corev1.Pod(nil), s.active...)
 		sort.SliceStable(cand, func(i, j int) bool {
@@ -130,23 +129,31 @@ func (s *nodeSetSync) scaleOut(missing int) {
 }
 
 // createPods creates the pods of the given ordinals from the revision with
-// the given hash, in
-// slow-start batches; the first failing batch stops the rest. It is the one
-// writer that takes its inputs as parameters, not from a nodeSetSync: its
-// test drives it alone.
+// the given hash (createFrom). It is the one writer that takes its inputs
+// as parameters, not from a nodeSetSync: its test drives it alone.
 func (c *Controller) createPods(ctx context.Context, key string, ns *slinkyv1beta1.NodeSet, ordinals []int, revision string) error {
-	if len(ordinals) == 0 {
+	return c.createFrom(ctx, key, ns, len(ordinals), func(i int) *corev1.Pod {
+		pod := newPod(ns, ordinals[i], revision)
+		c.pin(ctx, ns, pod, ordinals[i])
+		return pod
+	})
+}
+
+// createFrom creates n pods, the i-th built by build(i), in slow-start
+// batches (1, 2, 4, ...); the first failing batch stops the rest, so that
+// a failing template costs one error, not hundreds.
+func (c *Controller) createFrom(ctx context.Context, key string, ns *slinkyv1beta1.NodeSet, n int, build func(i int) *corev1.Pod) error {
+	if n <= 0 {
 		return nil
 	}
-	c.exp.expectCreations(key, len(ordinals))
+	c.exp.expectCreations(key, n)
 	batch := 1
-	for len(ordinals) > 0 {
-		n := min(batch, len(ordinals))
-		errCh := make(chan error, n)
-		for _, o := range ordinals[:n] {
-			go func(o int) {
-				pod := newPod(ns, o, revision)
-				c.pin(ctx, ns, pod, o)
+	for next := 0; next < n; {
+		size := min(batch, n-next)
+		errCh := make(chan error, size)
+		for i := next; i < next+size; i++ {
+			go func(i int) {
+				pod := build(i)
 				err := c.createClaims(ctx, ns, pod)
 				if err == nil {
 					_, err = c.kube.CoreV1().Pods(ns.Namespace).Create(ctx, pod, metav1.CreateOptions{FieldManager: FieldManager})
@@ -167,18 +174,18 @@ func (c *Controller) createPods(ctx context.Context, key string, ns *slinkyv1bet
 					}
 				}
 				errCh <- nil
-			}(o)
+			}(i)
 		}
 		var errs []error
-		for range n {
+		for range size {
 			if err := <-errCh; err != nil {
 				errs = append(errs, err)
 			}
 		}
-		ordinals = ordinals[n:]
+		next += size
 		if len(errs) > 0 {
 			// The rest is not attempted: release its expectations.
-			for range ordinals {
+			for range n - next {
 				c.exp.creationObserved(key)
 			}
 			return errors.Join(errs...)

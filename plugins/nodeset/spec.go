@@ -17,20 +17,23 @@ const conditionSpecSupported = "SpecSupported"
 // checkSpec finds what the NodeSet asks for that this controller does not
 // implement, records the SpecSupported condition and, when that changes,
 // a Warning event. It returns true when the NodeSet must be left alone
-// entirely (scalingMode DaemonSet: acting on it as a StatefulSet would
-// make pods it does not want).
+// entirely.
 func (s *nodeSetSync) checkSpec() (refuse bool) {
 	spec := s.set.Spec
 	var notes []string
-	if spec.ScalingMode == slinkyv1beta1.ScalingModeDaemonSet {
+	// A DaemonSet-mode pod's claims would be named after its node, not
+	// its pod (as the operator names them); claims per pod name would be
+	// new ones, and left behind, at every pod made again.
+	if spec.ScalingMode == slinkyv1beta1.ScalingModeDaemonSet && len(spec.VolumeClaimTemplates) > 0 {
 		refuse = true
-		notes = append(notes, "scalingMode DaemonSet is not implemented: no pod of this NodeSet is created, deleted, drained or updated")
+		notes = append(notes, "volumeClaimTemplates in scalingMode DaemonSet are not implemented: no pod of this NodeSet is created, deleted, drained or updated")
 	}
 	// A pod's name is its hostname, the Slurm node's name: a DNS label of
 	// at most 63 characters. The schema does not bound ordinalPadding;
 	// padded past that, no pod can be made, and each name would cost what
 	// the padding states.
-	if spec.OrdinalPadding > maxOrdinalPadding(s.set) {
+	// (DaemonSet-mode pods have no ordinal.)
+	if spec.ScalingMode != slinkyv1beta1.ScalingModeDaemonSet && spec.OrdinalPadding > maxOrdinalPadding(s.set) {
 		refuse = true
 		notes = append(notes, fmt.Sprintf("ordinalPadding %d makes pod names longer than %d characters, the longest hostname: "+
 			"no pod of this NodeSet is created, deleted, drained or updated (at most %d with this name)",

@@ -28,6 +28,14 @@ func (s *nodeSetSync) computeStatus() slinkyv1beta1.NodeSetStatus {
 		CollisionCount:     &collision,
 		Selector:           selectorOf(ns).String(),
 	}
+	if daemonSetMode(ns) {
+		// As Slinky's operator counts it: the nodes that should run a pod.
+		if n := s.daemonDesired(); n >= 0 {
+			st.Desired = int32(n)
+		} else {
+			st.Desired = ns.Status.Desired
+		}
+	}
 	for _, p := range pods {
 		if isTerminating(p) {
 			continue

@@ -132,7 +132,8 @@ func (c *Controller) sync(ctx context.Context, key string) (time.Duration, error
 	}
 
 	// What the spec asks for and this controller does not do is said in
-	// status and an event (spec.go); a DaemonSet-mode NodeSet is left alone.
+	// status and an event (spec.go); a NodeSet asking for what cannot be
+	// done safely is left alone.
 	refuse := s.checkSpec()
 
 	requeue := c.cfg.Resync
@@ -193,11 +194,28 @@ func (s *nodeSetSync) syncPods() (bool, error) {
 		s.replicas = int(*s.set.Spec.Replicas)
 	}
 	s.now = time.Now()
+	s.condemned = map[string]bool{}
 
-	s.sortPods()            // scale.go: finished pods are deleted
-	s.syncNodeCordons()     // drain.go
-	s.syncTopology()        // topology.go
-	s.syncFeatures()        // features.go
+	s.sortPods()        // scale.go: finished pods are deleted
+	s.syncNodeCordons() // drain.go
+	s.syncTopology()    // topology.go
+	s.syncFeatures()    // features.go
+	if daemonSetMode(s.set) {
+		// One pod per matching Kubernetes node (daemonset.go); the same
+		// cordon, drain and update rules as below once the pods are
+		// decided.
+		created := s.syncDaemonPods()
+		s.syncCordonsAndDrain() // drain.go
+		if !created && len(s.condemned) == 0 {
+			w, err := s.rollingUpdate() // update.go
+			if err != nil {
+				s.errs = append(s.errs, err)
+			}
+			s.wait = s.wait || w
+		}
+		return s.wait, errors.Join(s.errs...)
+	}
+	s.retireDaemonPods()    // daemonset.go: scalingMode changed
 	s.scaleIn()             // scale.go
 	s.syncCordonsAndDrain() // drain.go
 	if missing := s.replicas - len(s.active); missing > 0 {

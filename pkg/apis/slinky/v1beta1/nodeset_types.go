@@ -76,7 +76,7 @@ type ScalingMode string
 const (
 	// ScalingModeStatefulSet keeps spec.replicas pods with stable ordinals.
 	ScalingModeStatefulSet ScalingMode = "StatefulSet"
-	// ScalingModeDaemonSet runs one pod per matching node (not implemented here).
+	// ScalingModeDaemonSet runs one pod per matching node.
 	ScalingModeDaemonSet ScalingMode = "DaemonSet"
 )
 

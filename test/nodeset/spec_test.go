@@ -22,29 +22,37 @@ func (e *env) condition(name, typ string) *metav1.Condition {
 }
 
 // TestUnsupportedSpecNotIgnored: what the controller does not implement is
-// said, never silently ignored. A DaemonSet-mode NodeSet is refused (no pod
-// is made for it); ScheduledUpdate and ssh are listed in the SpecSupported condition and a Warning event, and
+// said, never silently ignored. A DaemonSet-mode NodeSet with claim
+// templates is refused (no pod is made for it; DaemonSet mode itself is
+// TestDaemonSetMode's); ScheduledUpdate and ssh are listed in the SpecSupported condition and a Warning event, and
 // ScheduledUpdate replaces no pod by itself (as OnDelete).
 func TestUnsupportedSpecNotIgnored(t *testing.T) {
 	e := startWithoutController(t, "uns", 2)
 	e.runControllerWith(controllerOptions{events: true})
 
-	ds := e.NewNodeSet("uns", 2, func(ns *slinkyv1beta1.NodeSet) { ns.Spec.ScalingMode = slinkyv1beta1.ScalingModeDaemonSet })
-	e.Eventually("DaemonSet mode refused", func() (bool, string) {
+	ds := e.NewNodeSet("uns", 2, func(ns *slinkyv1beta1.NodeSet) {
+		ns.Spec.ScalingMode = slinkyv1beta1.ScalingModeDaemonSet
+		// No node matches: a pod made by mistake would show.
+		ns.Spec.Template.PodSpec.NodeSelector = map[string]string{"kubectl-vc.test/none": e.NS}
+		ns.Spec.VolumeClaimTemplates = []corev1.PersistentVolumeClaim{{ObjectMeta: metav1.ObjectMeta{Name: "scratch"},
+			Spec: corev1.PersistentVolumeClaimSpec{AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+				Resources: corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}}}}}
+	})
+	e.Eventually("DaemonSet mode with claim templates refused", func() (bool, string) {
 		c := e.condition("uns", "SpecSupported")
 		return c != nil && c.Status == metav1.ConditionFalse && e.Get("uns").Status.ObservedGeneration == ds.Generation, fmt.Sprint(c)
 	})
-	if c := e.condition("uns", "SpecSupported"); !strings.Contains(c.Message, "scalingMode DaemonSet is not implemented") {
+	if c := e.condition("uns", "SpecSupported"); !strings.Contains(c.Message, "volumeClaimTemplates in scalingMode DaemonSet are not implemented") {
 		t.Fatalf("condition: %+v", c)
 	}
 	if n := len(e.Pods()); n != 0 {
-		t.Fatalf("%d pods made for a DaemonSet-mode NodeSet", n)
+		t.Fatalf("%d pods made for a refused NodeSet", n)
 	}
 	e.Eventually("Warning event", func() (bool, string) {
 		ev := e.events("uns", "UnsupportedSpec")
 		return len(ev) > 0 && strings.Contains(ev[0], "DaemonSet"), fmt.Sprint(ev)
 	})
-	e.PatchNodeSet("uns", `{"spec":{"scalingMode":"StatefulSet"}}`)
+	e.PatchNodeSet("uns", `{"spec":{"scalingMode":"StatefulSet","volumeClaimTemplates":null}}`)
 	e.Eventually("StatefulSet mode: pods, spec supported", func() (bool, string) {
 		c := e.condition("uns", "SpecSupported")
 		return len(e.Pods()) == 2 && c != nil && c.Status == metav1.ConditionTrue, fmt.Sprint(c)

@@ -24,8 +24,9 @@ func (e *env) condition(name, typ string) *metav1.Condition {
 // TestUnsupportedSpecNotIgnored: what the controller does not implement is
 // said, never silently ignored. A DaemonSet-mode NodeSet with claim
 // templates is refused (no pod is made for it; DaemonSet mode itself is
-// TestDaemonSetMode's); ScheduledUpdate and ssh are listed in the SpecSupported condition and a Warning event, and
-// ScheduledUpdate replaces no pod by itself (as OnDelete).
+// TestDaemonSetMode's); ssh is listed in the SpecSupported condition and a Warning event, and
+// OnDelete replaces no pod by itself. (ScheduledUpdate, refused only where
+// Slurm cannot make reservations, is TestScheduledUpdate's.)
 func TestUnsupportedSpecNotIgnored(t *testing.T) {
 	e := startWithoutController(t, "uns", 2)
 	e.runControllerWith(controllerOptions{events: true})
@@ -59,7 +60,7 @@ func TestUnsupportedSpecNotIgnored(t *testing.T) {
 	})
 	e.MarkAllReady()
 
-	e.PatchNodeSet("uns", `{"spec":{"updateStrategy":{"type":"ScheduledUpdate","scheduledUpdate":{"startTime":"2030-01-01T00:00:00Z","duration":"1h"}},`+
+	e.PatchNodeSet("uns", `{"spec":{"updateStrategy":{"type":"OnDelete"},`+
 		`"persistentVolumeClaimRetentionPolicy":{"whenScaled":"Delete"},"ssh":{"enabled":true,"sssdConfRef":{"name":"sssd","key":"sssd.conf"}},`+
 		`"logfile":{"name":"logfile","image":"alpine"}}}`)
 	e.Eventually("each unsupported field listed", func() (bool, string) {
@@ -67,7 +68,7 @@ func TestUnsupportedSpecNotIgnored(t *testing.T) {
 		if c == nil || c.Status != metav1.ConditionFalse {
 			return false, fmt.Sprint(c)
 		}
-		for _, want := range []string{"ScheduledUpdate", "ssh"} {
+		for _, want := range []string{"ssh"} {
 			if !strings.Contains(c.Message, want) {
 				return false, c.Message
 			}
@@ -88,7 +89,7 @@ func TestUnsupportedSpecNotIgnored(t *testing.T) {
 	})
 	for n, p := range e.Pods() {
 		if p.UID != uids[n] || p.Annotations[slinkyv1beta1.AnnotationPodCordon] != "" {
-			t.Fatalf("ScheduledUpdate touched %s", n)
+			t.Fatalf("OnDelete touched %s", n)
 		}
 	}
 }

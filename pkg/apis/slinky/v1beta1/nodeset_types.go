@@ -64,8 +64,9 @@ const (
 	RollingUpdateNodeSetStrategyType NodeSetUpdateStrategyType = "RollingUpdate"
 	// OnDeleteNodeSetStrategyType only replaces pods that someone deleted.
 	OnDeleteNodeSetStrategyType NodeSetUpdateStrategyType = "OnDelete"
-	// ScheduledUpdateNodeSetStrategyType updates inside a Slurm reservation
-	// window (not implemented by this controller; treated as OnDelete).
+	// ScheduledUpdateNodeSetStrategyType replaces outdated pods only inside
+	// a maintenance window: a Slurm reservation with the MAINT flag over the
+	// NodeSet's nodes (plugins/nodeset/scheduled.go).
 	ScheduledUpdateNodeSetStrategyType NodeSetUpdateStrategyType = "ScheduledUpdate"
 )
 

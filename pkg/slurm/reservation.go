@@ -127,7 +127,7 @@ func (r *REST) ReservationsSupported(ctx context.Context) error {
 	}
 	if !restWritesReservations(v) {
 		return fmt.Errorf("%w: slurmrestd at %s speaks REST %s, which serves no POST /reservation nor DELETE /reservation/NAME "+
-			"(Slurm 24.11 serves v0.0.40 to v0.0.42; v0.0.43 and later, Slurm 25.05 and later, write reservations)",
+			"(Slurm 24.11 serves v0.0.40 to v0.0.42, and v0.0.43 and later write reservations)",
 			ErrReservationsUnsupported, r.base, v)
 	}
 	return nil

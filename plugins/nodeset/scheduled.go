@@ -9,6 +9,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
@@ -228,7 +229,16 @@ func (s *nodeSetSync) scheduledUpdateNote() string {
 	if _, err := windowOf(s.set); err != nil {
 		return "updateStrategy ScheduledUpdate: " + err.Error() + asOnDelete
 	}
-	if s.slurm == nil {
+	if s.slurm == nil || s.slurmErr != nil {
+		// Slurm was not reached this sync: what was said of it last time
+		// stands (SpecSupported does not flap with Slurm's reachability).
+		if c := meta.FindStatusCondition(s.set.Status.Conditions, conditionSpecSupported); c != nil && c.Status == metav1.ConditionFalse {
+			for n := range strings.SplitSeq(c.Message, "; ") {
+				if strings.HasPrefix(n, "updateStrategy ScheduledUpdate") {
+					return n
+				}
+			}
+		}
 		return ""
 	}
 	rc, ok := s.slurm.(slurm.ReservationClient)

@@ -2,6 +2,7 @@ package nodeset
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"strings"
 	"testing"
@@ -233,5 +234,29 @@ func TestSyncScheduledUpdateUnsupported(t *testing.T) {
 	})
 	if !found {
 		t.Fatalf("events %q", msgs)
+	}
+}
+
+// TestScheduledUpdateNoteKeptWhileSlurmUnreachable: a sync that cannot
+// reach Slurm cannot ask whether it makes reservations; SpecSupported then
+// says what it said last, rather than turning True until Slurm is back.
+func TestScheduledUpdateNoteKeptWhileSlurmUnreachable(t *testing.T) {
+	ns := testNodeSet(1)
+	scheduled(ns, time.Now(), "10m")
+	note := "updateStrategy ScheduledUpdate needs a Slurm reservation: reservations cannot be written: slurmrestd at http://x speaks REST v0.0.42" +
+		": no reservation is made and pods are replaced only when deleted, as with OnDelete"
+	ns.Status.Conditions = []metav1.Condition{{Type: conditionSpecSupported, Status: metav1.ConditionFalse, Reason: "Unsupported",
+		Message: "ssh is not implemented: pods run no sshd; " + note}}
+	s := &nodeSetSync{set: ns, slurmErr: errors.New("connection refused")}
+	if got := s.scheduledUpdateNote(); got != note {
+		t.Errorf("note %q, want %q", got, note)
+	}
+	ns.Status.Conditions = nil
+	if got := s.scheduledUpdateNote(); got != "" {
+		t.Errorf("nothing said before: note %q", got)
+	}
+	ns.Spec.UpdateStrategy.ScheduledUpdate.Duration = "soon"
+	if got := s.scheduledUpdateNote(); !strings.Contains(got, `"soon"`) || !strings.Contains(got, "as with OnDelete") {
+		t.Errorf("bad duration: note %q", got)
 	}
 }

@@ -17,7 +17,8 @@ import (
 // operator makes them, its Slurm node the node's hostname. A cordoned
 // node's Slurm node is drained before its pod goes, a busy one only once
 // its job ends; uncordoned, the node gets a pod again. A deleted node's pod
-// goes after its drain; a node labelled to match gets one.
+// goes after its drain; a node labelled to match gets one; a template
+// change replaces each pod on its node.
 func TestDaemonSetMode(t *testing.T) {
 	e := start(t, "dsm", 4)
 	sel := map[string]string{"kubectl-vc.test/pool": e.NS}
@@ -122,5 +123,27 @@ func TestDaemonSetMode(t *testing.T) {
 		p := e.daemonPods()[other]
 		st := e.Get("dsm").Status
 		return p != nil && p.Spec.Hostname == "dsm-3" && st.Desired == 2, fmt.Sprintf("%v desired %d", e.daemonPods(), st.Desired)
+	})
+
+	// A template change replaces each node's pod on that node, through the
+	// same drain as StatefulSet mode's update, and resumes its Slurm node.
+	old := map[string]string{}
+	for node, p := range e.daemonPods() {
+		old[node] = p.Name
+	}
+	e.PatchNodeSet("dsm", `{"spec":{"template":{"metadata":{"labels":{"team":"other"}}}}}`)
+	e.Eventually("each node's pod replaced by one of the new template", func() (bool, string) {
+		pods := e.daemonPods()
+		for _, node := range []string{n0, other} {
+			p := pods[node]
+			if p == nil || p.Name == old[node] || p.Labels["team"] != "other" {
+				return false, fmt.Sprint(pods)
+			}
+		}
+		return len(pods) == 2, fmt.Sprint(pods)
+	})
+	e.Eventually("their Slurm nodes resumed", func() (bool, string) {
+		a, b := e.SlurmState("dsm-0"), e.SlurmState("dsm-3")
+		return !strings.Contains(a, "DRAIN") && !strings.Contains(b, "DRAIN"), a + ", " + b
 	})
 }

@@ -254,11 +254,12 @@ func (s *nodeSetSync) scheduledUpdateNote() string {
 }
 
 // syncReservation keeps the NodeSet's maintenance reservation, and the
-// finalizer that holds the NodeSet until it is deleted, as Slinky's
+// finalizer that holds the NodeSet while Slurm holds it, as Slinky's
 // operator does: made (finalizer first) while the strategy is
 // ScheduledUpdate and the NodeSet has replicas and Slurm nodes; deleted,
 // then the finalizer removed, when the strategy changes, replicas go to
-// zero or the NodeSet is deleted. A NodeSet that never asked for a
+// zero or the NodeSet is deleted. Once Slurm has removed a one-off
+// reservation at its end, the finalizer goes too. A NodeSet that never asked for a
 // ScheduledUpdate costs no Slurm request here. refuse: the spec is refused
 // (spec.go), and no reservation is made for it.
 func (s *nodeSetSync) syncReservation(refuse bool) error {
@@ -322,7 +323,7 @@ func (s *nodeSetSync) syncReservation(refuse bool) error {
 		curp = &cur
 	}
 	step, want := planReservation(name, w, curp, s.reservationNodes(), time.Now())
-	if exists || step == resvCreate {
+	if (exists && step != resvDelete) || step == resvCreate {
 		// Before the reservation exists: the NodeSet must not go without
 		// it being deleted.
 		if err := s.setReservationFinalizer(true); err != nil {
@@ -341,11 +342,19 @@ func (s *nodeSetSync) syncReservation(refuse bool) error {
 	case resvDelete:
 		err = rc.DeleteReservation(s.ctx, name)
 	default:
+		if !exists {
+			// Slurm removed it at its end (or someone deleted it), and
+			// none is to be made: nothing holds the NodeSet any more.
+			return s.setReservationFinalizer(false)
+		}
 		return nil
 	}
 	if err != nil {
 		s.c.recorder.Eventf(ns, corev1.EventTypeWarning, "ReservationFailed", "Slurm reservation %s: %v", name, err)
 		return fmt.Errorf("slurm reservation %s: %w", name, err)
+	}
+	if step == resvDelete {
+		return s.setReservationFinalizer(false)
 	}
 	if step == resvCreate || step == resvRecreate {
 		s.c.recorder.Eventf(ns, corev1.EventTypeNormal, "ReservationCreated", "Slurm reservation %s (flags %s) from %s to %s over %s",

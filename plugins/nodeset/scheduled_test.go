@@ -260,3 +260,22 @@ func TestScheduledUpdateNoteKeptWhileSlurmUnreachable(t *testing.T) {
 		t.Errorf("bad duration: note %q", got)
 	}
 }
+
+// TestSyncScheduledUpdateWindowOver: once Slurm has removed a one-off
+// reservation at its end, none is made again, and the finalizer goes.
+func TestSyncScheduledUpdateWindowOver(t *testing.T) {
+	sl := &fakeSlurm{}
+	f := scheduledFixture(t, time.Now().Add(-time.Hour), sl, func(ns *slinkyv1beta1.NodeSet) {
+		ns.Finalizers = []string{slinkyv1beta1.FinalizerNodeSetReservation}
+	})
+	f.sync(t)
+	if len(sl.resvCalls) != 0 {
+		t.Fatalf("reservation calls %v", sl.resvCalls)
+	}
+	if fins := f.finalizers(t); len(fins) != 0 {
+		t.Fatalf("finalizers %v", fins)
+	}
+	if w := f.podWrites(); len(w) != 0 {
+		t.Fatalf("pod writes %v after the window", w)
+	}
+}

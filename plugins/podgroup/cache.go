@@ -15,8 +15,9 @@ import (
 // component-helpers reads (KeepPodResources); of a workload its selector,
 // replicas, template scheduler and (StatefulSet) update revision; of a
 // DaemonSet or Job its selector and template scheduler (annotations are
-// metadata); of a queue its state; of a group the fields Merge manages. Groups are written with merge patches, never a
-// full Update, so what the cache drops of them is never erased.
+// metadata); of a queue its state; of a group only that it exists (read
+// from the shared podgroup rows, not this informer, against an API server).
+// Groups are written with merge patches, never a full Update.
 func (c *Controller) CacheReads() []framework.CacheRead {
 	reads := []framework.CacheRead{
 		framework.ReadsOnly(func(dst, src *corev1.Pod) {
@@ -24,15 +25,9 @@ func (c *Controller) CacheReads() []framework.CacheRead {
 			dst.Spec.PriorityClassName = src.Spec.PriorityClassName
 			KeepPodResources(dst, src)
 		}),
-		// Groups made from one template have equal minResources: stored
-		// once (framework.Interner).
-		framework.ReadsOnlyShared(func(dst, src *v1beta1.PodGroup, in *framework.Interner) {
-			dst.Spec.MinMember = src.Spec.MinMember
-			dst.Spec.Queue = src.Spec.Queue
-			dst.Spec.PriorityClassName = src.Spec.PriorityClassName
-			dst.Spec.MinResources = in.ResourceList(src.Spec.MinResources)
-			dst.Spec.NetworkTopology = src.Spec.NetworkTopology
-		}),
+		// Of a group, whether it exists: its name (podgrouprows.Names).
+		// The groups it brings up to date are read from the API server.
+		framework.ReadsOnly(func(_, _ *v1beta1.PodGroup) {}),
 		framework.ReadsOnly(func(dst, src *v1beta1.Queue) {
 			dst.Status.State = src.Status.State
 		}),

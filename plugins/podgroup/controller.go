@@ -22,6 +22,7 @@ import (
 	"github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned"
 	schedulinglisters "github.com/kubectl-vc/kubectl-vc/pkg/client/listers/scheduling/v1beta1"
 	"github.com/kubectl-vc/kubectl-vc/pkg/controller/framework"
+	"github.com/kubectl-vc/kubectl-vc/pkg/podgrouprows"
 	"github.com/kubectl-vc/kubectl-vc/plugins/internal/quantityguard"
 )
 
@@ -52,9 +53,14 @@ type Controller struct {
 
 	// pods are the pods of the controller's schedulers, with
 	// ungroupedIndex.
-	pods   *podCache
-	groups schedulinglisters.PodGroupLister
-	queues schedulinglisters.QueueLister
+	pods *podCache
+	// groups says which podgroups exist: all the controller reads of them
+	// from a cache. It is fed by the process's one reading of podgroup
+	// rows, shared with the queue controller; the few groups it brings up
+	// to date are read whole from the API server (createOrUpdate).
+	groups      *podgrouprows.Names
+	startGroups func(stopCh <-chan struct{})
+	queues      schedulinglisters.QueueLister
 	// ownerCaches are the informer caches of the owner kinds the
 	// controller reads (ownerKinds), so that building a group costs no API
 	// call; a kind not needed has none.
@@ -112,8 +118,8 @@ func (c *Controller) Validate() error {
 
 // Initialize implements framework.Controller.
 func (c *Controller) Initialize(_ context.Context, opt *framework.ControllerOption) error {
-	// Queues and podgroups cached without the quantities that would stop
-	// their informers (quantityguard).
+	// Queues cached without the quantities that would stop their informer
+	// (quantityguard).
 	if err := quantityguard.Register(opt.VolcanoInformerFactory, opt.VolcanoClient); err != nil {
 		return err
 	}
@@ -145,8 +151,12 @@ func (c *Controller) Initialize(_ context.Context, opt *framework.ControllerOpti
 		return err
 	}
 	sched := opt.VolcanoInformerFactory.Scheduling().V1beta1()
-	pgInf := sched.PodGroups()
-	c.groups = pgInf.Lister()
+	rows := opt.PodGroupRows()
+	c.groups = podgrouprows.NewNames()
+	if err := rows.Feed(c.groups); err != nil {
+		return err
+	}
+	c.startGroups = rows.Start
 	// Queues: a pod whose group was refused because its queue was not
 	// Open is tried again when the queue opens.
 	qInf := sched.Queues()
@@ -158,7 +168,7 @@ func (c *Controller) Initialize(_ context.Context, opt *framework.ControllerOpti
 	}); err != nil {
 		return err
 	}
-	c.synced = []cache.InformerSynced{c.pods.hasSynced, pgInf.Informer().HasSynced, qInf.Informer().HasSynced}
+	c.synced = []cache.InformerSynced{c.pods.hasSynced, rows.HasSynced, qInf.Informer().HasSynced}
 
 	// An owner kind is cached when its annotations are inherited or it has
 	// a path of its own, and watched only in the latter case. A Job's or
@@ -188,6 +198,7 @@ func (c *Controller) Initialize(_ context.Context, opt *framework.ControllerOpti
 func (c *Controller) Run(ctx context.Context) {
 	stopCh := ctx.Done()
 	defer c.wq.ShutDown()
+	c.startGroups(stopCh)
 	if !cache.WaitForCacheSync(stopCh, c.synced...) {
 		return
 	}

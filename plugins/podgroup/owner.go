@@ -67,7 +67,7 @@ func replicasOf(r *int32) int32 {
 func (c *Controller) deleteGroup(ctx context.Context, owner metav1.Object) error {
 	pgName := GroupNamePrefix + string(owner.GetUID())
 	ns := owner.GetNamespace()
-	if _, err := c.groups.PodGroups(ns).Get(pgName); apierrors.IsNotFound(err) {
+	if !c.groups.Has(ns, pgName) {
 		return nil
 	}
 	err := c.vc.SchedulingV1beta1().PodGroups(ns).Delete(ctx, pgName, metav1.DeleteOptions{})
@@ -128,12 +128,17 @@ func (c *Controller) syncOwned(ctx context.Context, owner metav1.Object, sel lab
 func (c *Controller) createOrUpdate(ctx context.Context, pod *corev1.Pod) error {
 	upper, _ := c.ownerAnnotations(pod)
 	pgName := GroupName(pod)
-	existing, err := c.groups.PodGroups(pod.Namespace).Get(pgName)
+	if !c.groups.Has(pod.Namespace, pgName) {
+		return c.create(ctx, pod, upper)
+	}
+	// The cache holds names only: the group is read whole, from the API
+	// server, for the few owners whose group exists and is synced.
+	existing, err := c.getGroup(ctx, pod.Namespace, pgName)
 	if apierrors.IsNotFound(err) {
 		return c.create(ctx, pod, upper)
 	}
 	if err != nil {
-		return err
+		return fmt.Errorf("get podgroup %s/%s: %w", pod.Namespace, pgName, err)
 	}
 	merged, changed := Merge(existing, c.build(pod, upper))
 	if !changed {
@@ -167,6 +172,15 @@ func mergePatch(from, to *v1beta1.PodGroup) ([]byte, error) {
 		return nil, err
 	}
 	return jsonpatch.CreateMergePatch(a, b)
+}
+
+// getGroup reads a podgroup from the API server, decoded as patchGroup
+// decodes it (quantityguard) for the same reason.
+func (c *Controller) getGroup(ctx context.Context, ns, name string) (*v1beta1.PodGroup, error) {
+	if rc, ok := quantityguard.REST(c.vc); ok {
+		return quantityguard.Get[v1beta1.PodGroup](ctx, rc, "podgroups", ns, name)
+	}
+	return c.vc.SchedulingV1beta1().PodGroups(ns).Get(ctx, name, metav1.GetOptions{})
 }
 
 // patchGroup merge-patches a podgroup. Through the REST client, the object

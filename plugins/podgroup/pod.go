@@ -45,10 +45,7 @@ func (c *Controller) syncPod(ctx context.Context, ns, name string) error {
 		}
 	}
 	pgName := GroupName(pod)
-	if _, err := c.groups.PodGroups(ns).Get(pgName); err != nil {
-		if !apierrors.IsNotFound(err) {
-			return err
-		}
+	if !c.groups.Has(ns, pgName) {
 		if err := c.create(ctx, pod, upper); err != nil {
 			return err
 		}

@@ -17,6 +17,7 @@ import (
 	kubeinformers "k8s.io/client-go/informers"
 	kubefake "k8s.io/client-go/kubernetes/fake"
 	clienttesting "k8s.io/client-go/testing"
+	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/utils/ptr"
 
@@ -70,6 +71,12 @@ func newFakePodGroupController(t *testing.T, kubeObjs, vcObjs []runtime.Object) 
 		if !ok {
 			t.Fatalf("cache of %v not synced", typ)
 		}
+	}
+	// The controller's own stores (the podgroup names) are filled by
+	// event handlers, which may lag behind the informers' caches.
+	pc.startGroups(ctx.Done())
+	if !cache.WaitForCacheSync(ctx.Done(), pc.synced...) {
+		t.Fatal("the controller's caches did not sync")
 	}
 	kube.ClearActions()
 	vc.ClearActions()
@@ -311,7 +318,14 @@ func TestSyncReplicaSetFollowsTemplate(t *testing.T) {
 	if w, want := f.writes(), []string{"patch podgroups ns/" + GroupNamePrefix + "web-uid"}; !slices.Equal(w, want) {
 		t.Fatalf("writes %v, want %v", w, want)
 	}
-	patch := string(f.vc.Actions()[0].(clienttesting.PatchAction).GetPatch())
+	// The group is read whole from the API (the cache holds its name),
+	// then patched.
+	var patch string
+	for _, a := range f.vc.Actions() {
+		if p, ok := a.(clienttesting.PatchAction); ok {
+			patch = string(p.GetPatch())
+		}
+	}
 	if want := `{"spec":{"minResources":{"cpu":"4","requests.cpu":"4"}}}`; patch != want {
 		t.Errorf("patch %s, want %s", patch, want)
 	}

@@ -28,7 +28,6 @@ import (
 	businformers "github.com/kubectl-vc/kubectl-vc/pkg/client/informers/externalversions/bus/v1alpha1"
 	schedulinglisters "github.com/kubectl-vc/kubectl-vc/pkg/client/listers/scheduling/v1beta1"
 	"github.com/kubectl-vc/kubectl-vc/pkg/controller/framework"
-	"github.com/kubectl-vc/kubectl-vc/pkg/podgrouprows"
 	"github.com/kubectl-vc/kubectl-vc/plugins/internal/quantityguard"
 )
 
@@ -81,8 +80,7 @@ type Controller struct {
 	queues     schedulinglisters.QueueLister
 	queueIndex cache.Indexer
 	podGroups  *podGroupCounts
-	// runPodGroups runs the reflector that fills podGroups (watchPodGroups);
-	// nil when the shared factory's informer feeds it.
+	// runPodGroups starts the reading that fills podGroups (watchPodGroups).
 	runPodGroups func(stopCh <-chan struct{})
 	cmdIndex     cache.Indexer // nil when QueueCommandSync is off
 	synced       []cache.InformerSynced
@@ -143,8 +141,8 @@ func (c *Controller) Validate() error {
 
 // Initialize implements framework.Controller.
 func (c *Controller) Initialize(_ context.Context, opt *framework.ControllerOption) error {
-	// Queues and podgroups cached without the quantities that would stop
-	// their informers (quantityguard).
+	// Queues cached without the quantities that would stop their informer
+	// (quantityguard).
 	if err := quantityguard.Register(opt.VolcanoInformerFactory, opt.VolcanoClient); err != nil {
 		return err
 	}
@@ -236,9 +234,7 @@ func (c *Controller) Run(ctx context.Context) {
 	stopCh := ctx.Done()
 	defer c.wq.ShutDown()
 	defer c.fast.ShutDown()
-	if c.runPodGroups != nil {
-		go c.runPodGroups(stopCh)
-	}
+	c.runPodGroups(stopCh)
 	if !cache.WaitForCacheSync(stopCh, c.synced...) {
 		return
 	}
@@ -346,27 +342,18 @@ func (k *keyLocks) lock(key string) (unlock func()) {
 	}
 }
 
-// watchPodGroups fills c.podGroups. When another running controller caches
-// podgroups (the podgroup controller reads them whole), from the shared
-// factory's informer: the API server then sends them once. Otherwise from a
-// reflector over server-side Tables of the podgroups' QUEUE and STATUS
-// columns (podgrouprows.ListWatch), which the API server serves and the
-// client reads several times faster than whole objects (docs/benchmarks.md).
-// Measured side by side, reading both ways at once gained nothing at 10x
-// (the two cores were busy with the objects either way) and cost memory. With fake clients (no REST client to ask for
-// Tables) it is the informer.
+// watchPodGroups fills c.podGroups from the process's one reading of the
+// podgroups' rows (framework.ControllerOption.PodGroupRows): server-side
+// Tables of the QUEUE and STATUS columns (podgrouprows.ListWatch), which
+// the API server serves and the client reads several times faster than
+// whole objects (docs/benchmarks.md), shared with the podgroup controller.
 func (c *Controller) watchPodGroups(opt *framework.ControllerOption) (cache.InformerSynced, error) {
-	lw, ok := podgrouprows.New(opt.KubeClient, opt.VolcanoClient)
-	if !ok || framework.CachedByOthers[v1beta1.PodGroup](opt.Running, Name) {
-		reg, err := opt.VolcanoInformerFactory.Scheduling().V1beta1().PodGroups().Informer().AddEventHandler(c.podGroups.handler())
-		if err != nil {
-			return nil, err
-		}
-		return reg.HasSynced, nil
+	rows := opt.PodGroupRows()
+	if err := rows.Feed(c.podGroups); err != nil {
+		return nil, err
 	}
-	r := cache.NewReflectorWithOptions(lw, &v1beta1.PodGroup{}, c.podGroups, cache.ReflectorOptions{Name: "queue controller's podgroup rows"})
-	c.runPodGroups = r.Run
-	return c.podGroups.hasSynced, nil
+	c.runPodGroups = rows.Start
+	return rows.HasSynced, nil
 }
 
 // queueNameOf is the queue a podgroup counts against; a podgroup naming no

@@ -287,13 +287,4 @@ func (s *podGroupCounts) podGroup(key string) *v1beta1.PodGroup {
 	return pg
 }
 
-// handler feeds the store from an informer (fake clients in unit tests).
-func (s *podGroupCounts) handler() cache.ResourceEventHandlerFuncs {
-	return cache.ResourceEventHandlerFuncs{
-		AddFunc:    func(obj any) { _ = s.Add(obj) },
-		UpdateFunc: func(_, obj any) { _ = s.Update(obj) },
-		DeleteFunc: func(obj any) { _ = s.Delete(obj) },
-	}
-}
-
 var _ cache.Store = (*podGroupCounts)(nil)

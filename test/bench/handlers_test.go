@@ -40,16 +40,22 @@ type setup struct {
 	// discovery, informers listing), as when a controller is started
 	// and the load arrives at once.
 	cold bool
+	// beside runs serve with these controllers too (processes only): the
+	// queue controller beside the podgroup controller is how serve runs by
+	// default, and it reads every podgroup the other creates.
+	beside string
 }
 
 // allSetups: today's in-process setup with its 16 creators, the same with
-// 32 creators, the wire-level setup (processes, 32 creators), and that
-// one with the handler started as the work arrives.
+// 32 creators, the wire-level setup (processes, 32 creators), that one
+// with the handler started as the work arrives, and that one with the
+// queue controller running beside the handler, as serve runs by default.
 var allSetups = []setup{
 	{name: "in-process-16", creators: 16},
 	{name: "in-process-32", creators: 32},
 	{name: "processes-32", processes: true, creators: 32},
 	{name: "processes-32-cold", processes: true, creators: 32, cold: true},
+	{name: "processes-32-with-queue", processes: true, creators: 32, beside: "queue"},
 }
 
 // benchSetups are the setups VC_BENCH_SETUPS names (comma-separated),
@@ -162,6 +168,9 @@ func (p passHandlers) floor(b *testing.B, kind string, inproc func(cfg *rest.Con
 // serve starts serve's controller name with flags.
 func (p passHandlers) serve(b *testing.B, name string, flags ...string) handler {
 	if p.s.processes {
+		if p.s.beside != "" && p.s.beside != name {
+			name += "," + p.s.beside
+		}
 		return serveProcess(b, p.bin, p.kubeconfig, name, flags...)
 	}
 	c := newMethodCounter()

@@ -14,12 +14,14 @@ import (
 	"github.com/spf13/pflag"
 	kubeinformers "k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/component-base/featuregate"
 
 	"github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned"
 	vcinformers "github.com/kubectl-vc/kubectl-vc/pkg/client/informers/externalversions"
+	"github.com/kubectl-vc/kubectl-vc/pkg/podgrouprows"
 )
 
 // Controller is one controller of the manager. Its settings are its own:
@@ -88,6 +90,22 @@ type ControllerOption struct {
 	// Running are the controllers this process runs: whether another of
 	// them caches a kind anyway (CachedByOthers).
 	Running []Controller
+
+	rowsOnce sync.Once
+	rows     *podgrouprows.Shared
+}
+
+// PodGroupRows is the process's one reading of the podgroups' namespace,
+// name, queue and phase (podgrouprows.Shared), for the controllers that
+// read no more of them: each feeds its store in Initialize and starts it
+// in Run. Fake clients read it through the shared factory's informer.
+func (o *ControllerOption) PodGroupRows() *podgrouprows.Shared {
+	o.rowsOnce.Do(func() {
+		o.rows = podgrouprows.NewShared(o.KubeClient, o.VolcanoClient, func() cache.SharedIndexInformer {
+			return o.VolcanoInformerFactory.Scheduling().V1beta1().PodGroups().Informer()
+		})
+	})
+	return o.rows
 }
 
 // Configure returns a fresh instance of the named controller with its

@@ -159,11 +159,17 @@ func (e *events[T, P]) Close() { _ = e.body.Close() }
 // ones.
 var ours sync.Map
 
-// Register makes the factory's Queue and PodGroup informers the guarded
-// ones. It must run before anything asks the factory for either (a
-// controller's Initialize, first): when the factory already holds one of
-// them it returns an error. With a client that has no REST client (a fake
-// clientset) it leaves the factory alone.
+// Register makes the factory's Queue informer the guarded one. It must
+// run before anything asks the factory for it (a controller's Initialize,
+// first): when the factory already holds one it returns an error. With a
+// client that has no REST client (a fake clientset) it leaves the factory
+// alone.
+//
+// PodGroups are not read through the factory against an API server: the
+// controllers read their rows from Tables, whose cells are strings
+// (podgrouprows), and the few they change with Get and Patch below. A
+// factory informer registered here would be started, and stream every
+// podgroup whole, even with nobody reading it.
 func Register(f vcinformers.SharedInformerFactory, vc versioned.Interface) error {
 	rc, ok := REST(vc)
 	if !ok {
@@ -173,22 +179,13 @@ func Register(f vcinformers.SharedInformerFactory, vc versioned.Interface) error
 		list: func(items []v1beta1.Queue, m metav1.ListMeta) runtime.Object {
 			return &v1beta1.QueueList{ListMeta: m, Items: items}
 		}}
-	podGroups := &listWatch[v1beta1.PodGroup, *v1beta1.PodGroup]{rc: rc, resource: "podgroups",
-		list: func(items []v1beta1.PodGroup, m metav1.ListMeta) runtime.Object {
-			return &v1beta1.PodGroupList{ListMeta: m, Items: items}
-		}}
-	for _, k := range []struct {
-		obj runtime.Object
-		lw  cache.ListerWatcher
-	}{{&v1beta1.Queue{}, queues}, {&v1beta1.PodGroup{}, podGroups}} {
-		inf := f.InformerFor(k.obj, func(_ versioned.Interface, resync time.Duration) cache.SharedIndexInformer {
-			inf := cache.NewSharedIndexInformer(k.lw, k.obj, resync, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
-			ours.Store(inf, true)
-			return inf
-		})
-		if _, ok := ours.Load(inf); !ok {
-			return fmt.Errorf("the %T informer was made before the guarded one: register it first", k.obj)
-		}
+	inf := f.InformerFor(&v1beta1.Queue{}, func(_ versioned.Interface, resync time.Duration) cache.SharedIndexInformer {
+		inf := cache.NewSharedIndexInformer(queues, &v1beta1.Queue{}, resync, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
+		ours.Store(inf, true)
+		return inf
+	})
+	if _, ok := ours.Load(inf); !ok {
+		return fmt.Errorf("the Queue informer was made before the guarded one: register it first")
 	}
 	return nil
 }
@@ -203,6 +200,17 @@ func REST(vc versioned.Interface) (rest.Interface, bool) {
 	return rc, true
 }
 
+// Get reads an object of scheduling.volcano.sh/v1beta1 (namespace "" for
+// a queue) and decodes it as the guarded informers do (see Patch).
+func Get[T any, P object[T]](ctx context.Context, rc rest.Interface, resource, namespace, name string) (P, error) {
+	body, err := rc.Get().NamespaceIfScoped(namespace, namespace != "").Resource(resource).Name(name).
+		SetHeader("Accept", "application/json").DoRaw(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return decodeOne[T, P](ctx, resource, name, body)
+}
+
 // Patch patches an object of scheduling.volcano.sh/v1beta1 (namespace ""
 // for a queue) and decodes the object the API server returns as the
 // guarded informers do: a typed client's Patch would parse whatever
@@ -213,10 +221,15 @@ func Patch[T any, P object[T]](ctx context.Context, rc rest.Interface, resource,
 	if err != nil {
 		return nil, err
 	}
+	return decodeOne[T, P](ctx, resource, name, body)
+}
+
+// decodeOne decodes one object as the guarded informers do.
+func decodeOne[T any, P object[T]](ctx context.Context, resource, name string, body []byte) (P, error) {
 	lw := &listWatch[T, P]{resource: resource}
 	obj := P(new(T))
 	if err := lw.decode(klog.FromContext(ctx), body, obj); err != nil {
-		return nil, fmt.Errorf("patch %s %s: %w", resource, name, err)
+		return nil, fmt.Errorf("%s %s: %w", resource, name, err)
 	}
 	return obj, nil
 }

@@ -14,10 +14,10 @@ import (
 // what a reader that only asks "is there a group of this name?" needs, at
 // a map entry per podgroup.
 type Names struct {
-	mu     sync.RWMutex
-	byNS   map[string]map[string]struct{}
-	n      int
-	rv     string
+	mu   sync.RWMutex
+	byNS map[string]map[string]struct{}
+	n    int
+	rv   string
 }
 
 // NewNames returns an empty Names.

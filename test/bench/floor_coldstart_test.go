@@ -94,9 +94,14 @@ func startColdStartFloor(t testing.TB, cfg *rest.Config) (stop func()) {
 // requests are served on its metrics address in the format of client-go's
 // rest_client_requests_total.
 func floorLaunch(b *testing.B, kubeconfig string) coldLaunch {
+	return floorLaunchOf(b, kubeconfig, "coldstart")
+}
+
+// floorLaunchOf launches the floor process of kind (TestFloorProcess).
+func floorLaunchOf(b *testing.B, kubeconfig, kind string) coldLaunch {
 	l := coldLaunch{bin: os.Args[0], metrics: freeport.Addr(b)}
 	l.args = []string{"-test.run=^TestFloorProcess$", "-test.count=1"}
-	l.env = []string{"VC_BENCH_FLOOR_PROCESS=coldstart", "VC_BENCH_FLOOR_KUBECONFIG=" + kubeconfig,
+	l.env = []string{"VC_BENCH_FLOOR_PROCESS=" + kind, "VC_BENCH_FLOOR_KUBECONFIG=" + kubeconfig,
 		"VC_BENCH_FLOOR_METRICS=" + l.metrics}
 	return l
 }

@@ -298,6 +298,15 @@ func TestFloorProcess(t *testing.T) {
 		serveFloorMetrics(t, os.Getenv("VC_BENCH_FLOOR_METRICS"), c)
 		startColdStartFloor(t, c.wrap(cfg))
 		select {}
+	case "pods":
+		// BenchmarkScale's pods pass: the cold start, then what its steady
+		// state asks of serve (a queue closed by a Command, new pods
+		// grouped), each done the least way.
+		serveFloorMetrics(t, os.Getenv("VC_BENCH_FLOOR_METRICS"), c)
+		startCloseFloor(t, c.wrap(cfg))
+		startPodGroupFloor(t, c.wrap(cfg))
+		startColdStartFloor(t, c.wrap(cfg))
+		select {}
 	default:
 		t.Fatalf("unknown floor %q", kind)
 	}

@@ -141,7 +141,11 @@ func startPodGroupFloor(b testing.TB, cfg *rest.Config) (stop func()) {
 	vc := versioned.NewForConfigOrDie(cfg)
 	ctx, cancel := context.WithCancel(context.Background())
 	work := make(chan *corev1.Pod, 1<<16)
-	inf := kubeinformers.NewSharedInformerFactory(kube, 0)
+	// Only the pods of its scheduler, as serve watches them: the pods of
+	// BenchmarkScale's fixture are mostly kube-scheduler's.
+	inf := kubeinformers.NewSharedInformerFactoryWithOptions(kube, 0, kubeinformers.WithTweakListOptions(func(o *metav1.ListOptions) {
+		o.FieldSelector = "spec.schedulerName=volcano"
+	}))
 	_, _ = inf.Core().V1().Pods().Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{AddFunc: func(obj any) {
 		if p := obj.(*corev1.Pod); p.Spec.SchedulerName == "volcano" && p.Annotations[keys.KubeGroupName] == "" {
 			work <- p

@@ -157,7 +157,7 @@ func scalePasses(b *testing.B, k float64, record func(string, float64, float64))
 	f.want = queueStatuses(nq, npg, queueName, phaseOf)
 	f.want[steadyQueue] = v1beta1.QueueStatus{State: v1beta1.QueueStateOpen}
 
-	launchers := func(round int, floor bool) []struct {
+	launchers := func(round int, floor string) []struct {
 		who string
 		l   coldLaunch
 	} {
@@ -197,11 +197,11 @@ func scalePasses(b *testing.B, k float64, record func(string, float64, float64))
 				}
 			}
 		}
-		if floor {
+		if floor != "" && os.Getenv("VC_BENCH_SCALE_FLOOR") != "0" {
 			out = append(out, struct {
 				who string
 				l   coldLaunch
-			}{"floor", floorLaunch(b, f.kubeconfig)})
+			}{"floor", floorLaunchOf(b, f.kubeconfig, floor)})
 		}
 		// Odd rounds run in the other order: the first process after the
 		// fixture was made has met a busier API server (see
@@ -211,8 +211,8 @@ func scalePasses(b *testing.B, k float64, record func(string, float64, float64))
 		}
 		return out
 	}
+	_, apiserver := cp.Pids()
 	if strings.Contains(envOr("VC_BENCH_SCALE_PASSES", "queues,pods"), "reads") {
-		_, apiserver := cp.Pids()
 		readPasses(b, f, apiserver, record)
 	}
 	rounds := benchRounds()
@@ -220,18 +220,21 @@ func scalePasses(b *testing.B, k float64, record func(string, float64, float64))
 		if !strings.Contains(envOr("VC_BENCH_SCALE_PASSES", "queues,pods"), "queues") {
 			break
 		}
-		for _, x := range launchers(r, os.Getenv("VC_BENCH_SCALE_FLOOR") != "0") {
+		for _, x := range launchers(r, "coldstart") {
 			b.Run("queues/"+x.who, func(b *testing.B) {
 				clearQueueStatuses(b, f.vc, f.want)
 				w := watchQueues(b, f.vc, f.want)
 				defer w.stop()
 				b.ResetTimer()
+				apiBefore := procCPU(apiserver)
 				m := launch(b, x.l)
 				elapsed := m.untilCorrect(b, w)
 				b.StopTimer()
+				cpu := m.cpuUntilNow(apiserver, apiBefore)
 				st := m.stop(b)
 				st.report(b, elapsed, fmt.Sprintf("%gx queues %s", k, x.who))
 				st.record(record, "queues/"+x.who, k, elapsed)
+				cpu.report(b, record, "queues/"+x.who, k, float64(npg)/1000, "1000-podgroups")
 			})
 		}
 	}
@@ -256,20 +259,26 @@ func scalePasses(b *testing.B, k float64, record func(string, float64, float64))
 	}
 	b.Logf("fixture: %d pods (%d of scheduler volcano) created in %v", npods, npods/10, time.Since(setup).Round(time.Millisecond))
 	for r := range rounds {
-		for _, x := range launchers(r, false) {
+		for _, x := range launchers(r, "pods") {
 			b.Run("pods/"+x.who, func(b *testing.B) {
 				clearQueueStatuses(b, f.vc, f.want)
 				w := watchQueues(b, f.vc, f.want)
 				defer w.stop()
 				b.ResetTimer()
+				apiBefore := procCPU(apiserver)
 				m := launch(b, x.l)
 				elapsed := m.untilCorrect(b, w)
 				b.StopTimer()
+				coldCPU := m.cpuUntilNow(apiserver, apiBefore)
 				// The cold start's figures are taken before the steady state
 				// adds its pods; the live heap comes from the GC trace at the end.
 				cold := m.now(b)
+				steadyBefore := m.cpuUntilNow(apiserver, 0)
 				closeTime, groupTime := f.steady(b)
+				steadyCPU := m.cpuUntilNow(apiserver, 0).since(steadyBefore)
 				st := m.stop(b)
+				coldCPU.report(b, record, "pods/"+x.who, k, float64(npg)/1000, "1000-podgroups")
+				steadyCPU.report(b, record, "steady/"+x.who, k, 1, "1000-pods")
 				after := st.reqs
 				cold.live, cold.peakHeap = st.live, st.peakHeap
 				cold.report(b, elapsed, fmt.Sprintf("%gx pods %s", k, x.who))
@@ -289,6 +298,33 @@ func scalePasses(b *testing.B, k float64, record func(string, float64, float64))
 			})
 		}
 	}
+}
+
+// cpuUsed is the CPU a pass took: the measured process's and the API
+// server's (user and system, from /proc).
+type cpuUsed struct{ self, apiserver time.Duration }
+
+// cpuUntilNow is the CPU m has used since it started, and the API server's
+// since it had used apiBefore.
+func (m *measured) cpuUntilNow(apiserver int, apiBefore time.Duration) cpuUsed {
+	return cpuUsed{self: procCPU(m.cmd.Process.Pid), apiserver: procCPU(apiserver) - apiBefore}
+}
+
+// since is the CPU used from before to u.
+func (u cpuUsed) since(before cpuUsed) cpuUsed {
+	return cpuUsed{self: u.self - before.self, apiserver: u.apiserver - before.apiserver}
+}
+
+// report reports and records u, and u per unit of work (per, in units
+// named unit: 1 000 podgroups, 1 000 pods).
+func (u cpuUsed) report(b *testing.B, record func(string, float64, float64), pass string, k, per float64, unit string) {
+	b.ReportMetric(u.self.Seconds(), "s-cpu")
+	b.ReportMetric(u.apiserver.Seconds(), "s-apiserver-cpu")
+	b.ReportMetric(u.self.Seconds()/per, "s-cpu-per-"+unit)
+	b.Logf("%gx %s: CPU %.2f s (%.3f s per %s), API server CPU %.2f s (%.3f s per %s)", k, pass,
+		u.self.Seconds(), u.self.Seconds()/per, unit, u.apiserver.Seconds(), u.apiserver.Seconds()/per, unit)
+	record(pass+" s-cpu", k, u.self.Seconds())
+	record(pass+" s-apiserver-cpu", k, u.apiserver.Seconds())
 }
 
 // record keeps a pass's figures for the growth report.

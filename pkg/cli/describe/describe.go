@@ -1,6 +1,6 @@
-// Package describe is the 'describe NAME' of a kind that needs no more
-// than its Kind says (jobflow, jobtemplate): the object's header, the
-// Kind's description body, then its events.
+// Package describe is the 'describe NAME' of every kind that takes its
+// Kind: the object's header, the Kind's description body, its events and,
+// for a kind 'kubectl vc why' explains, why's verdict on it.
 package describe
 
 import (
@@ -14,6 +14,8 @@ import (
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/kind"
 	vcprinters "github.com/kubectl-vc/kubectl-vc/pkg/cli/printers"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/util"
+	"github.com/kubectl-vc/kubectl-vc/pkg/cli/why/analysis"
+	"github.com/kubectl-vc/kubectl-vc/pkg/cli/why/verdict"
 )
 
 // Options holds the input of a kind's 'describe'.
@@ -22,16 +24,36 @@ type Options[T any, PT kind.Object[T], L runtime.Object] struct {
 	kind *kind.Kind[T, PT, L]
 }
 
-// NewCmd is k's 'describe NAME', with k.Help.Describe.
+// NewCmd is k's 'describe NAME', with k.Help.Describe: one name, given as
+// an argument.
 func NewCmd[T any, PT kind.Object[T], L runtime.Object](k *kind.Kind[T, PT, L], f util.Factory, streams genericiooptions.IOStreams) *cobra.Command {
-	o := &Options[T, PT, L]{kind: k, DescribeOptions: vcprinters.DescribeOptions{IOStreams: streams, Factory: f,
-		NoName: "name the " + k.Name + " to describe, e.g. 'kubectl vc " + k.Name + " describe " + k.Example + "'"}}
-	cmd := k.Help.Describe.Command("describe NAME")
-	cmd.ValidArgsFunction = k.NameArg(f)
-	cmd.RunE = util.RunE(o)
+	cmd, _ := newCmd(k, f, streams)
+	cmd.Args = util.NameArgs(k.Name, 1, 1, k.Group.Use+" describe "+k.Example)
+	return cmd
+}
+
+// NewVcctlCmd is NewCmd with the flags of vcctl's describe of the kind:
+// -N/--name, another way to give the name, and -o json|yaml, the object
+// itself instead of its description.
+func NewVcctlCmd[T any, PT kind.Object[T], L runtime.Object](k *kind.Kind[T, PT, L], f util.Factory, streams genericiooptions.IOStreams) *cobra.Command {
+	cmd, o := newCmd(k, f, streams)
 	util.AddNameFlag(cmd, k.InWords(), true, k.NameFlag(f))
 	o.AddOutputFlag(cmd)
 	return cmd
+}
+
+func newCmd[T any, PT kind.Object[T], L runtime.Object](k *kind.Kind[T, PT, L], f util.Factory, streams genericiooptions.IOStreams) (*cobra.Command, *Options[T, PT, L]) {
+	o := NewOptions(k, f, streams)
+	cmd := k.Help.Describe.Command("describe NAME")
+	cmd.ValidArgsFunction = k.NameArg(f)
+	cmd.RunE = util.RunE(o)
+	return cmd, o
+}
+
+// NewOptions returns the Options of k's 'describe' over f and streams.
+func NewOptions[T any, PT kind.Object[T], L runtime.Object](k *kind.Kind[T, PT, L], f util.Factory, streams genericiooptions.IOStreams) *Options[T, PT, L] {
+	return &Options[T, PT, L]{kind: k, DescribeOptions: vcprinters.DescribeOptions{IOStreams: streams, Factory: f, ClusterScoped: k.ClusterScoped,
+		NoName: "name the " + k.Name + " to describe, e.g. 'kubectl vc " + k.Group.Use + " describe " + k.Example + "'"}}
 }
 
 // Validate checks -o and the name.
@@ -56,5 +78,8 @@ func (o *Options[T, PT, L]) Run(ctx context.Context) error {
 	d.Header(obj)
 	o.kind.Describe(ctx, &o.DescribeOptions, d, obj)
 	d.Events(ctx, o.Kube, obj.GetNamespace(), o.kind.GVK.Kind, obj)
+	if o.kind.Why != "" {
+		verdict.Describe(ctx, d, o.Client, o.Kube, analysis.Kind(o.kind.Why), obj.GetNamespace(), obj.GetName())
+	}
 	return nil
 }

@@ -10,62 +10,40 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
-	"k8s.io/kubectl/pkg/util/templates"
 
 	batchv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/batch/v1alpha1"
 	busv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/bus/v1alpha1"
 	schedulingv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/scheduling/v1beta1"
+	"github.com/kubectl-vc/kubectl-vc/pkg/cli/describe"
+	"github.com/kubectl-vc/kubectl-vc/pkg/cli/kind"
 	vcprinters "github.com/kubectl-vc/kubectl-vc/pkg/cli/printers"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/util"
-	"github.com/kubectl-vc/kubectl-vc/pkg/cli/why/analysis"
-	why "github.com/kubectl-vc/kubectl-vc/pkg/cli/why/verdict"
 )
 
 // waitingNote is how a pending job Command is shown.
 const waitingNote = "waiting for a job controller (Volcano's; kubectl vc serve has none)"
 
-// DescribeOptions holds the input of 'job describe'.
-type DescribeOptions struct {
-	vcprinters.DescribeOptions
-}
-
-func newDescribeOptions(f util.Factory, streams genericiooptions.IOStreams) *DescribeOptions {
-	return &DescribeOptions{vcprinters.DescribeOptions{IOStreams: streams, Factory: f, NoName: "name the job to describe, e.g. 'kubectl vc job describe train'"}}
-}
-
 func newDescribeCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Command {
-	o := newDescribeOptions(f, streams)
-	return &cobra.Command{
-		Use:   "describe NAME",
-		Short: "Show a job in detail",
-		Long: templates.LongDesc(`
+	return describe.NewCmd(Kind, f, streams)
+}
+
+// describeHelp is the help of 'job describe'.
+var describeHelp = kind.Help{
+	Short: "Show a job in detail",
+	Long: `
 			Show a job's spec by task (replicas, minAvailable, images, requests), its
 			lifecycle policies, its status and conditions, its PodGroup, its pods by task
 			(pods labelled volcano.sh/job-name) with phase and node, the Commands still
-			waiting for a job controller, and its events.`),
-		Example: templates.Examples(`
-			kubectl vc job describe train -n research`),
-		Args:              util.NameArgs("job", 1, 1, "job describe train"),
-		ValidArgsFunction: Kind.NameArg(f),
-		RunE:              util.RunE(o),
-	}
+			waiting for a job controller, and its events.`,
+	Example: `
+			kubectl vc job describe train -n research`,
 }
 
-// Validate checks the name.
-func (o *DescribeOptions) Validate() error { return ValidateName(o.Name) }
-
-// Run prints the description. Only the job itself must be readable;
-// related objects that cannot be listed are reported in place.
-func (o *DescribeOptions) Run(ctx context.Context) error {
-	jobs, err := getJobs(ctx, o.Client, o.Namespace, []string{o.Name})
-	if err != nil {
-		return err
-	}
-	j := jobs[0]
-	d := vcprinters.NewDescriber(o.Out)
-	defer d.Flush()
+// describeJob writes a job's spec and status, its PodGroup, its pods by
+// task and the Commands still waiting for a job controller. Related
+// objects that cannot be listed are reported in place.
+func describeJob(ctx context.Context, o *vcprinters.DescribeOptions, d *vcprinters.Describer, j *batchv1alpha1.Job) {
 	line := d.Line
-	d.Header(j)
 	writeSpec(d, j)
 	writeStatus(d, j)
 
@@ -100,9 +78,6 @@ func (o *DescribeOptions) Run(ctx context.Context) error {
 		}
 		d.Table(0, "Pending Commands", "", rows)
 	}
-	d.Events(ctx, o.Kube, j.Namespace, "Job", j)
-	why.Describe(ctx, d, o.Client, o.Kube, analysis.Job, j.Namespace, j.Name)
-	return nil
 }
 
 func writeSpec(d *vcprinters.Describer, j *batchv1alpha1.Job) { WriteSpec(d, &j.Spec, minAvailable(j)) }

@@ -17,6 +17,9 @@ var Kind = &kind.Kind[batchv1alpha1.Job, *batchv1alpha1.Job, *batchv1alpha1.JobL
 	// 'install --help').
 	NotServed: "the server has no Volcano Jobs (batch.volcano.sh/v1alpha1): install Volcano, whose job controller runs them; 'kubectl vc install' leaves the Job CRD to Volcano",
 	Table:     jobTable,
+	Describe:  describeJob,
+	Why:       "job",
+	Help:      kind.Helps{Describe: describeHelp},
 	Group: kind.Group{Use: "job", Aliases: []string{"jobs", "vcjob", "vj"}, Help: kind.Help{
 		Short: "Manage Volcano Jobs (batch.volcano.sh)",
 		Long: `

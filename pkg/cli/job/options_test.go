@@ -13,6 +13,7 @@ import (
 
 	batchv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/batch/v1alpha1"
 	busv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/bus/v1alpha1"
+	"github.com/kubectl-vc/kubectl-vc/pkg/cli/describe"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/list"
 	clitesting "github.com/kubectl-vc/kubectl-vc/pkg/cli/testing"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/util"
@@ -176,7 +177,7 @@ func TestDescribeOptions(t *testing.T) {
 	j.Labels = map[string]string{"team": "nlp"}
 	f := clitesting.Factory{NS: "ns", Volcano: vcfake.NewSimpleClientset(j), Kube: kubefake.NewSimpleClientset()}
 	streams, _, out, _ := genericiooptions.NewTestIOStreams()
-	o := newDescribeOptions(f, streams)
+	o := describe.NewOptions(Kind, f, streams)
 	if err := runOptions(o, "train"); err != nil {
 		t.Fatal(err)
 	}
@@ -190,7 +191,7 @@ func TestDescribeOptions(t *testing.T) {
 			t.Errorf("no %q in\n%s", want, out.String())
 		}
 	}
-	if err := runOptions(newDescribeOptions(f, streams), "gone"); err == nil || util.Message(err) != `job "gone" not found in namespace "ns"` {
+	if err := runOptions(describe.NewOptions(Kind, f, streams), "gone"); err == nil || util.Message(err) != `job "gone" not found in namespace "ns"` {
 		t.Errorf("error %v", err)
 	}
 }

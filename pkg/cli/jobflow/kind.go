@@ -63,7 +63,7 @@ func FlowCommands[T any, PT kind.Object[T], L runtime.Object](k *kind.Kind[T, PT
 	return []*cobra.Command{
 		write.NewCreateCmd(k, f, streams),
 		list.NewCmd(k, f, streams),
-		describe.NewCmd(k, f, streams),
+		describe.NewVcctlCmd(k, f, streams),
 		write.NewDeleteCmd(k, f, streams),
 	}
 }

@@ -10,18 +10,16 @@
 package kind
 
 import (
-	"reflect"
-
-	"k8s.io/apimachinery/pkg/api/meta"
-	"k8s.io/apimachinery/pkg/util/validation"
-
 	"context"
+	"reflect"
 
 	"github.com/spf13/cobra"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/kubectl/pkg/util/templates"
 
@@ -85,8 +83,9 @@ func (g Group) Command() *cobra.Command {
 // no Check).
 type Kind[T any, PT Object[T], L runtime.Object] struct {
 	// Name is the kind in messages and command lines ("jobflow"); Words
-	// in prose ("job flow", plural Words+"s"; empty: Name); Example a name
-	// the messages' examples use ("pipeline").
+	// in prose ("job flow", plural Words+"s"; empty: Name); Example the
+	// arguments of the messages' example command lines: a name
+	// ("pipeline"), with -n where the kind's examples name the namespace.
 	Name, Words, Example string
 	GVK                  schema.GroupVersionKind
 	// ClusterScoped kinds have no namespace.
@@ -114,6 +113,9 @@ type Kind[T any, PT Object[T], L runtime.Object] struct {
 	// Describe writes the description of obj between its header (name,
 	// namespace, labels, ...) and its events.
 	Describe func(ctx context.Context, o *vcprinters.DescribeOptions, d *vcprinters.Describer, obj PT)
+	// Why, for a kind 'kubectl vc why' explains, is its name there
+	// ("job"): its description ends with why's verdict on the object.
+	Why string
 
 	// Offer, when set, is the completion filter: name completion offers
 	// only the objects it accepts.

@@ -8,62 +8,36 @@ import (
 
 	"github.com/spf13/cobra"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
-	"k8s.io/kubectl/pkg/util/templates"
 
 	"github.com/kubectl-vc/kubectl-vc/pkg/apis/keys"
+	schedulingv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/scheduling/v1beta1"
+	"github.com/kubectl-vc/kubectl-vc/pkg/cli/describe"
+	"github.com/kubectl-vc/kubectl-vc/pkg/cli/kind"
 	vcprinters "github.com/kubectl-vc/kubectl-vc/pkg/cli/printers"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/util"
-	"github.com/kubectl-vc/kubectl-vc/pkg/cli/why/analysis"
-	"github.com/kubectl-vc/kubectl-vc/pkg/cli/why/verdict"
 )
 
-// DescribeOptions holds the input of 'podgroup describe'.
-type DescribeOptions struct {
-	vcprinters.DescribeOptions
-}
-
-func newDescribeOptions(f util.Factory, streams genericiooptions.IOStreams) *DescribeOptions {
-	return &DescribeOptions{vcprinters.DescribeOptions{IOStreams: streams, Factory: f, NoName: "name the podgroup to describe, e.g. 'kubectl vc podgroup describe my-job -n batch'"}}
-}
-
 func newDescribeCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Command {
-	o := newDescribeOptions(f, streams)
-	return &cobra.Command{
-		Use:   "describe NAME",
-		Short: "Show a podgroup in detail",
-		Long: templates.LongDesc(`
+	return describe.NewCmd(Kind, f, streams)
+}
+
+// describeHelp is the help of 'podgroup describe'.
+var describeHelp = kind.Help{
+	Short: "Show a podgroup in detail",
+	Long: `
 			Show a podgroup's spec (minMember, queue, minResources, priority class,
 			network topology), status and conditions, owners, member pods (pods
-			annotated scheduling.k8s.io/group-name) with phase and node, and events.`),
-		Example: templates.Examples(`
-			kubectl vc podgroup describe my-job -n batch`),
-		Args:              util.NameArgs("podgroup", 1, 1, "podgroup describe my-job -n batch"),
-		ValidArgsFunction: Kind.NameArgs(f),
-		RunE:              util.RunE(o),
-	}
+			annotated scheduling.k8s.io/group-name) with phase and node, and events.`,
+	Example: `
+			kubectl vc podgroup describe my-job -n batch`,
 }
 
-// Validate checks the name.
-func (o *DescribeOptions) Validate() error {
-	if errs := validation.IsDNS1123Subdomain(o.Name); len(errs) > 0 {
-		return util.UsageErrorf("invalid podgroup name %q: %s", o.Name, errs[0])
-	}
-	return nil
-}
-
-// Run prints the description; member pods and events that cannot be
-// listed are reported in place.
-func (o *DescribeOptions) Run(ctx context.Context) error {
-	pg, err := o.Client.SchedulingV1beta1().PodGroups(o.Namespace).Get(ctx, o.Name, metav1.GetOptions{})
-	if err != nil {
-		return util.InNamespace(err, o.Namespace)
-	}
-	d := vcprinters.NewDescriber(o.Out)
-	defer d.Flush()
+// describePodGroup writes a podgroup's owners, spec, status and
+// conditions, and its member pods; pods that cannot be listed are
+// reported in place.
+func describePodGroup(ctx context.Context, o *vcprinters.DescribeOptions, d *vcprinters.Describer, pg *schedulingv1beta1.PodGroup) {
 	line := d.Line
-	d.Header(pg)
 	var owners []string
 	for _, r := range pg.OwnerReferences {
 		owners = append(owners, r.Kind+"/"+r.Name)
@@ -115,7 +89,4 @@ func (o *DescribeOptions) Run(ctx context.Context) error {
 		sort.Strings(rows)
 		d.Table(0, "Pods", "Name\tPhase\tNode", rows)
 	}
-	d.Events(ctx, o.Kube, pg.Namespace, "PodGroup", pg)
-	verdict.Describe(ctx, d, o.Client, o.Kube, analysis.PodGroup, pg.Namespace, pg.Name)
-	return nil
 }

@@ -8,12 +8,15 @@ import (
 
 // Kind is the Volcano podgroup.
 var Kind = &kind.Kind[schedulingv1beta1.PodGroup, *schedulingv1beta1.PodGroup, *schedulingv1beta1.PodGroupList]{
-	Name: "podgroup", Example: "my-job",
+	Name: "podgroup", Example: "my-job -n batch",
 	GVK: schedulingv1beta1.SchemeGroupVersion.WithKind("PodGroup"),
 	Client: func(c versioned.Interface, ns string) kind.Client[*schedulingv1beta1.PodGroup, *schedulingv1beta1.PodGroupList] {
 		return c.SchedulingV1beta1().PodGroups(ns)
 	},
-	Table: podGroupTable,
+	Table:    podGroupTable,
+	Describe: describePodGroup,
+	Why:      "podgroup",
+	Help:     kind.Helps{Describe: describeHelp},
 	Group: kind.Group{Use: "podgroup", Aliases: []string{"podgroups", "pg"}, Help: kind.Help{
 		Short: "Inspect Volcano podgroups",
 		Long: `

@@ -13,6 +13,7 @@ import (
 
 	"github.com/kubectl-vc/kubectl-vc/pkg/apis/keys"
 	schedulingv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/scheduling/v1beta1"
+	"github.com/kubectl-vc/kubectl-vc/pkg/cli/describe"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/list"
 	clitesting "github.com/kubectl-vc/kubectl-vc/pkg/cli/testing"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/util"
@@ -108,7 +109,7 @@ func TestDescribeOptions(t *testing.T) {
 	other := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "x", Namespace: "batch"}}
 	f := clitesting.Factory{NS: "batch", Volcano: vcfake.NewSimpleClientset(pg), Kube: kubefake.NewSimpleClientset(member, other)}
 	streams, _, out, _ := genericiooptions.NewTestIOStreams()
-	if err := runOptions(newDescribeOptions(f, streams), "a"); err != nil {
+	if err := runOptions(describe.NewOptions(Kind, f, streams), "a"); err != nil {
 		t.Fatal(err)
 	}
 	got := spaces.ReplaceAllString(out.String(), " ")
@@ -127,7 +128,7 @@ func TestDescribeOptions(t *testing.T) {
 	if strings.Contains(got, " x ") {
 		t.Errorf("a pod of another group is listed:\n%s", out.String())
 	}
-	err := runOptions(newDescribeOptions(f, streams), "Not_A_Name")
+	err := runOptions(describe.NewOptions(Kind, f, streams), "Not_A_Name")
 	if err == nil || !strings.Contains(util.Message(err), `invalid podgroup name "Not_A_Name"`) {
 		t.Errorf("error %v", err)
 	}

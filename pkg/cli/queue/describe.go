@@ -9,58 +9,38 @@ import (
 	"github.com/spf13/cobra"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
-	"k8s.io/kubectl/pkg/util/templates"
 
 	schedulingv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/scheduling/v1beta1"
+	"github.com/kubectl-vc/kubectl-vc/pkg/cli/describe"
+	"github.com/kubectl-vc/kubectl-vc/pkg/cli/kind"
 	vcprinters "github.com/kubectl-vc/kubectl-vc/pkg/cli/printers"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/util"
-	"github.com/kubectl-vc/kubectl-vc/pkg/cli/why/analysis"
-	"github.com/kubectl-vc/kubectl-vc/pkg/cli/why/verdict"
 	"github.com/kubectl-vc/kubectl-vc/pkg/rules"
 )
 
-// DescribeOptions holds the input of 'queue describe'.
-type DescribeOptions struct {
-	vcprinters.DescribeOptions
-}
-
-func newDescribeOptions(f util.Factory, streams genericiooptions.IOStreams) *DescribeOptions {
-	return &DescribeOptions{vcprinters.DescribeOptions{IOStreams: streams, Factory: f, ClusterScoped: true, NoName: "name the queue to describe, e.g. 'kubectl vc queue describe team-a'"}}
-}
-
 func newDescribeCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Command {
-	o := newDescribeOptions(f, streams)
-	return &cobra.Command{
-		Use:   "describe NAME",
-		Short: "Show a queue in detail",
-		Long: templates.LongDesc(`
+	return describe.NewCmd(Kind, f, streams)
+}
+
+// describeHelp is the help of 'queue describe'.
+var describeHelp = kind.Help{
+	Short: "Show a queue in detail",
+	Long: `
 			Show a queue's spec and status, what the scheduler has allocated to it
 			against its deserved share and capability per resource, its child queues,
 			its podgroups by phase, Commands still waiting for the controller, and its
-			events.`),
-		Example: templates.Examples(`
-			kubectl vc queue describe team-a`),
-		Args:              util.NameArgs("queue", 1, 1, "queue describe team-a"),
-		ValidArgsFunction: Kind.NameArgs(f),
-		RunE:              util.RunE(o),
-	}
+			events.`,
+	Example: `
+			kubectl vc queue describe team-a`,
 }
 
-// Validate checks the name.
-func (o *DescribeOptions) Validate() error { return validateName(o.Name) }
-
-// Run prints the description. Only the queue itself must be readable;
-// related objects that cannot be listed are reported in place.
-func (o *DescribeOptions) Run(ctx context.Context) error {
+// describeQueue writes a queue's spec and status, its usage against its
+// deserved share and capability, its podgroups by phase, its child queues
+// and the Commands still waiting for the controller. Related objects that
+// cannot be listed are reported in place.
+func describeQueue(ctx context.Context, o *vcprinters.DescribeOptions, d *vcprinters.Describer, q *schedulingv1beta1.Queue) {
 	c := o.Client
-	q, err := c.SchedulingV1beta1().Queues().Get(ctx, o.Name, metav1.GetOptions{})
-	if err != nil {
-		return err
-	}
-	d := vcprinters.NewDescriber(o.Out)
-	defer d.Flush()
 	line := d.Line
-	d.Header(q)
 	d.Section(0, "Spec")
 	line(1, "Parent", parentOf(q))
 	line(1, "Weight", q.Spec.Weight)
@@ -128,7 +108,4 @@ func (o *DescribeOptions) Run(ctx context.Context) error {
 		}
 		d.Table(0, "Pending Commands", "", rows)
 	}
-	d.Events(ctx, o.Kube, metav1.NamespaceAll, "Queue", q)
-	verdict.Describe(ctx, d, o.Client, o.Kube, analysis.Queue, "", q.Name)
-	return nil
 }

@@ -16,6 +16,9 @@ var Kind = &kind.Kind[schedulingv1beta1.Queue, *schedulingv1beta1.Queue, *schedu
 	Client: func(c versioned.Interface, _ string) kind.Client[*schedulingv1beta1.Queue, *schedulingv1beta1.QueueList] {
 		return c.SchedulingV1beta1().Queues()
 	},
+	Describe: describeQueue,
+	Why:      "queue",
+	Help:     kind.Helps{Describe: describeHelp},
 	Group: kind.Group{Use: "queue", Aliases: []string{"queues", "q"}, Help: kind.Help{
 		Short: "Manage Volcano queues",
 		Long: `

@@ -52,10 +52,11 @@ func isDaemonPod(p *corev1.Pod) bool {
 func daemonGenerateName(ns *slinkyv1beta1.NodeSet) string { return ns.Name + "-" }
 
 // namedAsPodOf says whether the pod bears the name of one of the NodeSet's
-// pods, in either mode: <nodeset>-<ordinal>, or generated from
-// <nodeset>- (a pod made in the other mode is claimed, then retired).
+// pods, in either mode: <nodeset>-<ordinal>, or, labelled DaemonSet-mode,
+// generated from <nodeset>- (a pod made in the other mode is claimed,
+// then retired). Another pod named from that prefix is not ours.
 func namedAsPodOf(ns *slinkyv1beta1.NodeSet, p *corev1.Pod) bool {
-	return ordinalOf(ns, p) >= 0 || p.GenerateName == daemonGenerateName(ns)
+	return ordinalOf(ns, p) >= 0 || p.GenerateName == daemonGenerateName(ns) && isDaemonPod(p)
 }
 
 // maxGeneratedBase is the longest prefix the API server keeps of a

@@ -297,7 +297,8 @@ func TestNamedAsPodOf(t *testing.T) {
 	}{
 		{newPod(ns, 3, "h"), true},
 		{newDaemonPod(ns, dsNode("n"), "h"), true},
-		{&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "ds-x7k2p", GenerateName: "dsx-"}}, false},
+		{&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "ds-x7k2p", GenerateName: "ds-"}}, false}, // not labelled DaemonSet-mode
+		{&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "ds-x7k2p", GenerateName: "dsx-", Labels: map[string]string{slinkyv1beta1.LabelScalingMode: "DaemonSet"}}}, false},
 		{&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "ds-x7k2p"}}, false},
 	} {
 		if got := namedAsPodOf(ns, tc.pod); got != tc.want {

@@ -259,9 +259,9 @@ func (s *nodeSetSync) scheduledUpdateNote() string {
 // ScheduledUpdate and the NodeSet has replicas and Slurm nodes; deleted,
 // then the finalizer removed, when the strategy changes, replicas go to
 // zero or the NodeSet is deleted. Once Slurm has removed a one-off
-// reservation at its end, the finalizer goes too. A NodeSet that never asked for a
-// ScheduledUpdate costs no Slurm request here. refuse: the spec is refused
-// (spec.go), and no reservation is made for it.
+// reservation at its end, the finalizer goes too. A NodeSet that never
+// asked for a ScheduledUpdate costs no Slurm request here. refuse: the
+// spec is refused (spec.go), and no reservation is made for it.
 func (s *nodeSetSync) syncReservation(refuse bool) error {
 	ns := s.set
 	replicas := int32(1)

@@ -24,6 +24,7 @@ import (
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/klog/v2"
 
@@ -236,6 +237,10 @@ func runControllers(ctx context.Context, kube kubernetes.Interface, vc versioned
 		if !ok {
 			return cacheErr(ctx, t)
 		}
+	}
+	// The podgroup rows both podgroup-reading controllers share.
+	if !cache.WaitForCacheSync(stop, opt.StartShared(stop)...) {
+		return cacheErr(ctx, "the podgroup rows")
 	}
 	p.done()
 	p.health.cachesSynced()

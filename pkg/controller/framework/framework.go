@@ -108,6 +108,18 @@ func (o *ControllerOption) PodGroupRows() *podgrouprows.Shared {
 	return o.rows
 }
 
+// StartShared starts the readings controllers share beside the informer
+// factories (PodGroupRows, when one asked for it) and returns what says
+// they have filled, for the manager to wait on with the factories' caches.
+func (o *ControllerOption) StartShared(stopCh <-chan struct{}) []cache.InformerSynced {
+	var synced []cache.InformerSynced
+	if o.rows != nil {
+		o.rows.Start(stopCh)
+		synced = append(synced, o.rows.HasSynced)
+	}
+	return synced
+}
+
 // Configure returns a fresh instance of the named controller with its
 // flags set from args ("--workers-queue=2"), as 'serve' would set them,
 // and validated. Tests and benchmarks use it to run a configured controller.

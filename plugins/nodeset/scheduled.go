@@ -27,7 +27,7 @@ import (
 
 // reservationPrefix names the reservation as Slinky's operator names it,
 // so that a NodeSet handed over between the two keeps its reservation.
-const reservationPrefix = "SlurmOperatorMaint-"
+const reservationPrefix = slinkyv1beta1.ReservationPrefix
 
 // reservationUser is the one user the reservation admits, as the
 // operator's: the Slurm user, who runs no jobs.

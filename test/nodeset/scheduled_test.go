@@ -123,6 +123,10 @@ func TestScheduledUpdate(t *testing.T) {
 	if f := e.Get("sched").Finalizers; !slices.Contains(f, slinkyv1beta1.FinalizerNodeSetReservation) {
 		t.Fatalf("reservation held, finalizers %v", f)
 	}
+	if out, want := e.mustVC(append([]string{"nodeset", "describe", "sched"}, e.Slurm.ServeFlags(t)...)...),
+		"ScheduledUpdate (from "+ahead.UTC().Format(time.RFC3339)+" for 10m, Slurm reservation "+resv+")"; !strings.Contains(out, want) {
+		t.Errorf("describe lacks %q:\n%s", want, out)
+	}
 
 	// A template change while the window is ahead replaces nothing.
 	e.PatchNodeSet("sched", `{"spec":{"template":{"metadata":{"labels":{"team":"new"}}}}}`)

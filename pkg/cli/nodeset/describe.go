@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strconv"
 	"text/tabwriter"
+	"time"
 
 	"github.com/spf13/cobra"
 	corev1 "k8s.io/api/core/v1"
@@ -201,6 +202,14 @@ func strategyString(ns *slinkyv1beta1.NodeSet) string {
 			mu = ru.MaxUnavailable.String()
 		}
 		s += " (maxUnavailable " + mu + ")"
+	}
+	if su := ns.Spec.UpdateStrategy.ScheduledUpdate; t == slinkyv1beta1.ScheduledUpdateNodeSetStrategyType && su != nil && su.StartTime != nil {
+		d := su.Duration
+		if d == "" {
+			d = "30m" // the schema's default
+		}
+		s += fmt.Sprintf(" (from %s for %s, Slurm reservation %s%s)", su.StartTime.UTC().Format(time.RFC3339), d,
+			slinkyv1beta1.ReservationPrefix, ns.Name)
 	}
 	return s
 }

@@ -35,4 +35,8 @@ const (
 	// FinalizerNodeSetReservation holds a NodeSet with a ScheduledUpdate
 	// until its Slurm reservation is deleted.
 	FinalizerNodeSetReservation = "nodeset.slinky.slurm.net/reservation"
+	// ReservationPrefix, then the NodeSet's name, names the Slurm
+	// reservation of a ScheduledUpdate window, as Slinky's operator names
+	// it.
+	ReservationPrefix = "SlurmOperatorMaint-"
 )

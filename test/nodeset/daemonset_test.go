@@ -147,3 +147,27 @@ func TestDaemonSetMode(t *testing.T) {
 		return !strings.Contains(a, "DRAIN") && !strings.Contains(b, "DRAIN"), a + ", " + b
 	})
 }
+
+// TestScalingModeSwitch: a NodeSet switched between the modes retires the
+// pods of the old one through the same drain, as Slinky's operator
+// deletes them, and makes those of the new one.
+func TestScalingModeSwitch(t *testing.T) {
+	e := start(t, "dsw", 2)
+	sel := map[string]string{"kubectl-vc.test/pool": e.NS}
+	node := e.newDaemonNode("dsw-1."+e.NS, sel, nil)
+	e.NewNodeSet("dsw", 1, func(ns *slinkyv1beta1.NodeSet) { ns.Spec.Template.PodSpec.NodeSelector = sel })
+	e.Eventually("StatefulSet-mode pod", func() (bool, string) { return names(e.Pods()) == "dsw-0", names(e.Pods()) })
+
+	e.PatchNodeSet("dsw", `{"spec":{"scalingMode":"DaemonSet"}}`)
+	e.Eventually("DaemonSet mode: the ordinal pod retired after its drain, the node's pod made", func() (bool, string) {
+		p := e.daemonPods()[node]
+		st := e.SlurmState("dsw-0")
+		return len(e.Pods()) == 1 && p != nil && p.Spec.Hostname == "dsw-1" && strings.HasPrefix(st, "DRAIN"), names(e.Pods()) + " " + st
+	})
+
+	e.PatchNodeSet("dsw", `{"spec":{"scalingMode":"StatefulSet"}}`)
+	e.Eventually("StatefulSet mode again: the node's pod retired after its drain, the ordinal pod back", func() (bool, string) {
+		st := e.SlurmState("dsw-1")
+		return names(e.Pods()) == "dsw-0" && strings.HasPrefix(st, "DRAIN"), names(e.Pods()) + " " + st
+	})
+}

@@ -1,6 +1,7 @@
 package nodeset
 
 import (
+	"maps"
 	"slices"
 	"strings"
 	"unicode/utf8"
@@ -81,22 +82,30 @@ const maxKeptText = 4 * 4 * maxReasonRunes
 // cut to maxKeptText bytes. A Node may hold any number of annotations and
 // conditions of any length; the cache holds these few.
 func (c *Controller) keepNodeReasons(dst, src *corev1.Node) {
+	// dst's annotations may be one map shared by every cached Node that
+	// has equal ones (framework.Interner): written to in place, one node's
+	// cut values would show on the others, and the informer's write would
+	// race with the workers' reads. A map of our own is made first.
+	own := false
+	put := func(k, v string) {
+		if !own {
+			dst.Annotations, own = maps.Clone(dst.Annotations), true
+			if dst.Annotations == nil {
+				dst.Annotations = map[string]string{}
+			}
+		}
+		dst.Annotations[k] = v
+	}
 	if v, ok := src.Annotations[slinkyv1beta1.AnnotationNodeCordonReason]; ok {
-		dst.Annotations = map[string]string{slinkyv1beta1.AnnotationNodeCordonReason: cutText(v)}
+		dst.Annotations, own = map[string]string{slinkyv1beta1.AnnotationNodeCordonReason: cutText(v)}, true
 	}
 	if v, ok := src.Annotations[slinkyv1beta1.AnnotationNodeFeaturesSpec]; ok {
-		if dst.Annotations == nil {
-			dst.Annotations = map[string]string{}
-		}
 		// One byte past the bound says "too long" (features.go).
-		dst.Annotations[slinkyv1beta1.AnnotationNodeFeaturesSpec] = v[:min(len(v), maxFeaturesBytes+1)]
+		put(slinkyv1beta1.AnnotationNodeFeaturesSpec, v[:min(len(v), maxFeaturesBytes+1)])
 	}
 	if v, ok := src.Annotations[slinkyv1beta1.AnnotationNodeTopologySpec]; ok {
-		if dst.Annotations == nil {
-			dst.Annotations = map[string]string{}
-		}
 		// One byte past the bound says "too long" (topology.go).
-		dst.Annotations[slinkyv1beta1.AnnotationNodeTopologySpec] = v[:min(len(v), maxTopologyBytes+1)]
+		put(slinkyv1beta1.AnnotationNodeTopologySpec, v[:min(len(v), maxTopologyBytes+1)])
 	}
 	for _, t := range c.propagatedConditions {
 		for _, nc := range src.Status.Conditions {

@@ -32,6 +32,12 @@ func NewCmd[T any, PT kind.Object[T], L runtime.Object](k *kind.Kind[T, PT, L], 
 	return cmd
 }
 
+// Constructor is NewCmd over k, as a kind's command list (util.Build)
+// names its commands.
+func Constructor[T any, PT kind.Object[T], L runtime.Object](k *kind.Kind[T, PT, L]) util.Constructor {
+	return func(f util.Factory, streams genericiooptions.IOStreams) *cobra.Command { return NewCmd(k, f, streams) }
+}
+
 // NewVcctlCmd is NewCmd with the flags of vcctl's describe of the kind:
 // -N/--name, another way to give the name, and -o json|yaml, the object
 // itself instead of its description.

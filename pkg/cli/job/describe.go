@@ -6,26 +6,18 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/spf13/cobra"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	batchv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/batch/v1alpha1"
 	busv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/bus/v1alpha1"
 	schedulingv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/scheduling/v1beta1"
-	"github.com/kubectl-vc/kubectl-vc/pkg/cli/describe"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/kind"
 	vcprinters "github.com/kubectl-vc/kubectl-vc/pkg/cli/printers"
-	"github.com/kubectl-vc/kubectl-vc/pkg/cli/util"
 )
 
 // waitingNote is how a pending job Command is shown.
 const waitingNote = "waiting for a job controller (Volcano's; kubectl vc serve has none)"
-
-func newDescribeCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Command {
-	return describe.NewCmd(Kind, f, streams)
-}
 
 // describeHelp is the help of 'job describe'.
 var describeHelp = kind.Help{

@@ -16,6 +16,7 @@ import (
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	batchv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/batch/v1alpha1"
+	"github.com/kubectl-vc/kubectl-vc/pkg/cli/describe"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/util"
 	"github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned"
 	"github.com/kubectl-vc/kubectl-vc/pkg/rules"
@@ -24,7 +25,7 @@ import (
 // Commands returns the commands of the 'job' group (its name, aliases
 // and help are its Kind's Group).
 func Commands(f util.Factory, streams genericiooptions.IOStreams) []*cobra.Command {
-	return util.Build(f, streams, newCreateCmd, newListCmd, newDescribeCmd, newSuspendCmd, newResumeCmd, newRestartCmd, newTerminateCmd, newDeleteCmd)
+	return util.Build(f, streams, newCreateCmd, newListCmd, describe.Constructor(Kind), newSuspendCmd, newResumeCmd, newRestartCmd, newTerminateCmd, newDeleteCmd)
 }
 
 // phaseOf returns the job's phase; a job the controller has not written

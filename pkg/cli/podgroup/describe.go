@@ -6,21 +6,13 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/spf13/cobra"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	"github.com/kubectl-vc/kubectl-vc/pkg/apis/keys"
 	schedulingv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/scheduling/v1beta1"
-	"github.com/kubectl-vc/kubectl-vc/pkg/cli/describe"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/kind"
 	vcprinters "github.com/kubectl-vc/kubectl-vc/pkg/cli/printers"
-	"github.com/kubectl-vc/kubectl-vc/pkg/cli/util"
 )
-
-func newDescribeCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Command {
-	return describe.NewCmd(Kind, f, streams)
-}
 
 // describeHelp is the help of 'podgroup describe'.
 var describeHelp = kind.Help{

@@ -6,6 +6,7 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
+	"github.com/kubectl-vc/kubectl-vc/pkg/cli/describe"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/util"
 )
 
@@ -16,5 +17,5 @@ const DefaultCommandNamespace = "default"
 // Commands returns the commands of the 'queue' group (its name, aliases
 // and help are its Kind's Group).
 func Commands(f util.Factory, streams genericiooptions.IOStreams) []*cobra.Command {
-	return util.Build(f, streams, newCreateCmd, newListCmd, newDescribeCmd, newOpenCmd, newCloseCmd, newUpdateCmd, newDeleteCmd, newTreeCmd, newTopCmd, newPendingCmd)
+	return util.Build(f, streams, newCreateCmd, newListCmd, describe.Constructor(Kind), newOpenCmd, newCloseCmd, newUpdateCmd, newDeleteCmd, newTreeCmd, newTopCmd, newPendingCmd)
 }

@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/kubectl-vc/kubectl-vc/internal/testenv/controlplane"
 	slinkyv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/slinky/v1beta1"
 )
 
@@ -54,6 +55,27 @@ func TestDaemonSetMode(t *testing.T) {
 	}
 	if _, ok := e.daemonPods()[tainted]; ok {
 		t.Fatalf("pod on a node whose taint the template does not tolerate")
+	}
+	// The commands: list counts the matching nodes as desired (spec.replicas,
+	// 1, means nothing in this mode); scale is refused in one line, unwritten.
+	listed := false
+	for _, line := range strings.Split(e.mustVC("nodeset", "list", "dsm"), "\n") {
+		if f := strings.Fields(line); len(f) > 1 && f[0] == "dsm" {
+			listed = true
+			if f[1] != "2" {
+				t.Errorf("nodeset list: DESIRED %s, want the 2 matching nodes: %q", f[1], line)
+			}
+		}
+	}
+	if !listed {
+		t.Error("nodeset list shows no row for dsm")
+	}
+	code, _, errOut := e.vcCmd(controlplane.AdminUser, "nodeset", "scale", "dsm", "--replicas", "5")
+	if code != 1 || !strings.Contains(errOut, "scalingMode DaemonSet") || strings.Count(errOut, "\n") != 1 {
+		t.Errorf("nodeset scale of a DaemonSet-mode NodeSet: exit %d, stderr %q; want one line saying why", code, errOut)
+	}
+	if r := e.Get("dsm").Spec.Replicas; r == nil || *r != 1 {
+		t.Errorf("the refused scale wrote replicas %v", r)
 	}
 	if _, ok := e.daemonPods()[other]; ok {
 		t.Fatalf("pod on a node the nodeSelector does not select")

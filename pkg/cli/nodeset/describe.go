@@ -119,10 +119,7 @@ func (o *DescribeOptions) Run(ctx context.Context) error {
 	}
 
 	w := tabwriter.NewWriter(o.Out, 0, 8, 2, ' ', 0)
-	desired := int32(1)
-	if ns.Spec.Replicas != nil {
-		desired = *ns.Spec.Replicas
-	}
+	desired := desiredPods(ns)
 	st := ns.Status
 	fmt.Fprintf(w, "Name:\t%s\n", ns.Name)
 	fmt.Fprintf(w, "Namespace:\t%s\n", ns.Namespace)

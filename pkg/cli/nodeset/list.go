@@ -64,12 +64,8 @@ func nodeSetTable(items []slinkyv1beta1.NodeSet, withNamespace bool) *metav1.Tab
 	}
 	var rows [][]any
 	for _, ns := range items {
-		desired := int32(1)
-		if ns.Spec.Replicas != nil {
-			desired = *ns.Spec.Replicas
-		}
 		st := ns.Status
-		row := []any{ns.Name, desired, st.Replicas, st.ReadyReplicas, st.UpdatedReplicas,
+		row := []any{ns.Name, desiredPods(&ns), st.Replicas, st.ReadyReplicas, st.UpdatedReplicas,
 			st.SlurmIdle, st.SlurmAllocated, st.SlurmDrain, st.SlurmDown, vcprinters.Age(ns.CreationTimestamp), vcprinters.OrNone(st.NodeSetHash)}
 		if withNamespace {
 			row = append([]any{ns.Namespace}, row...)

@@ -31,6 +31,19 @@ func validateName(kind, name string) error {
 	return nil
 }
 
+// desiredPods is how many pods a NodeSet should have: spec.replicas (1 when
+// unset), or in DaemonSet mode, which ignores replicas, the nodes that
+// should run one as its controller counted them (status.desired).
+func desiredPods(ns *slinkyv1beta1.NodeSet) int32 {
+	if ns.Spec.ScalingMode == slinkyv1beta1.ScalingModeDaemonSet {
+		return ns.Status.Desired
+	}
+	if ns.Spec.Replicas != nil {
+		return *ns.Spec.Replicas
+	}
+	return 1
+}
+
 func namespace(f util.Factory) (string, error) {
 	ns, _, err := f.Namespace()
 	return ns, err

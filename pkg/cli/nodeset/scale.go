@@ -11,6 +11,7 @@ import (
 	"k8s.io/kubectl/pkg/util/templates"
 
 	"github.com/kubectl-vc/kubectl-vc/pkg/apis/keys"
+	slinkyv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/slinky/v1beta1"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/util"
 	"github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned"
 )
@@ -71,8 +72,18 @@ func (o *ScaleOptions) Validate() error {
 }
 
 // Run patches spec.replicas. A merge patch of that one field leaves every
-// other field (including ones this tool does not model) as it is.
+// other field (including ones this tool does not model) as it is. A
+// DaemonSet-mode NodeSet is refused, unwritten: it runs one pod per
+// matching node and ignores replicas, so the scale would change nothing.
 func (o *ScaleOptions) Run(ctx context.Context) error {
+	cur, err := o.client.SlinkyV1beta1().NodeSets(o.namespace).Get(ctx, o.Name, metav1.GetOptions{})
+	if err != nil {
+		return util.InNamespace(err, o.namespace)
+	}
+	if cur.Spec.ScalingMode == slinkyv1beta1.ScalingModeDaemonSet {
+		return fmt.Errorf("nodeset %s runs one pod per matching Kubernetes node (scalingMode DaemonSet) and ignores replicas: "+
+			"choose its nodes with the template's node selector, affinity and tolerations", o.Name)
+	}
 	patch := fmt.Appendf(nil, `{"spec":{"replicas":%d}}`, o.Replicas)
 	ns, err := o.client.SlinkyV1beta1().NodeSets(o.namespace).Patch(ctx, o.Name, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: keys.CLIManager})
 	if err != nil {

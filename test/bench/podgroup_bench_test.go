@@ -46,6 +46,7 @@ func BenchmarkPodGroupThroughput(b *testing.B) {
 	kube := kubernetes.NewForConfigOrDie(cfg)
 	vc := versioned.NewForConfigOrDie(cfg)
 	base := passHandlersFor(b, cp, cfg)
+	_, apiserver := cp.Pids()
 
 	flags := []string{"--scheduler-name=volcano", "--inherit-owner-annotations=true"}
 	// VC_BENCH_PODGROUP_WORKERS sets the worker count, to size the default
@@ -61,11 +62,11 @@ func BenchmarkPodGroupThroughput(b *testing.B) {
 				b.Run(s.name, func(b *testing.B) {
 					for range b.N {
 						floors, serves := alternate(b, benchRounds(), func() pgResult {
-							return pgPass(b, kube, vc, fmt.Sprintf("pgfloor-%d-%s", n, rand.String(5)), n, s, func() handler {
+							return pgPass(b, kube, vc, apiserver, fmt.Sprintf("pgfloor-%d-%s", n, rand.String(5)), n, s, func() handler {
 								return h.floor(b, "podgroup", func(cfg *rest.Config) func() { return startPodGroupFloor(b, cfg) })
 							})
 						}, func() pgResult {
-							return pgPass(b, kube, vc, fmt.Sprintf("pgserve-%d-%s", n, rand.String(5)), n, s, func() handler {
+							return pgPass(b, kube, vc, apiserver, fmt.Sprintf("pgserve-%d-%s", n, rand.String(5)), n, s, func() handler {
 								return h.serve(b, "podgroup", flags...)
 							})
 						})
@@ -82,12 +83,15 @@ func BenchmarkPodGroupThroughput(b *testing.B) {
 func reportPodGroups(b *testing.B, n int, s setup, floors, serves []pgResult) {
 	ratio := ratios(floors, serves, func(r pgResult) time.Duration { return r.total })
 	for i := range serves {
-		b.Logf("pods=%d %s round %d: serve %.0f pods/s, floor %.0f pods/s, serve/floor %.2f",
-			n, s.name, i+1, float64(n)/serves[i].total.Seconds(), float64(n)/floors[i].total.Seconds(), ratio[i])
+		b.Logf("pods=%d %s round %d: serve %.0f pods/s, floor %.0f pods/s, serve/floor %.2f; API server CPU serve %.2f s, floor %.2f s",
+			n, s.name, i+1, float64(n)/serves[i].total.Seconds(), float64(n)/floors[i].total.Seconds(), ratio[i],
+			serves[i].apiCPU.Seconds(), floors[i].apiCPU.Seconds())
 	}
 	b.ReportMetric(medianOf(serves, func(r pgResult) float64 { return float64(n) / r.total.Seconds() }), "pods/s")
 	b.ReportMetric(medianOf(floors, func(r pgResult) float64 { return float64(n) / r.total.Seconds() }), "floor-pods/s")
 	b.ReportMetric(median(ratio), "serve/floor")
+	b.ReportMetric(medianOf(serves, func(r pgResult) float64 { return r.apiCPU.Seconds() }), "s-apiserver-cpu")
+	b.ReportMetric(medianOf(floors, func(r pgResult) float64 { return r.apiCPU.Seconds() }), "floor-s-apiserver-cpu")
 	// How fast the benchmark itself could create the pods: the
 	// throughput above cannot beat it.
 	b.ReportMetric(medianOf(serves, func(r pgResult) float64 { return float64(n) / r.created.Seconds() }), "created/s")
@@ -100,14 +104,17 @@ func reportPodGroups(b *testing.B, n int, s setup, floors, serves []pgResult) {
 // pgResult is one pass of the podgroup benchmark.
 type pgResult struct {
 	total, created time.Duration
-	writes, calls  float64
+	// apiCPU is the API server's CPU from the first pod created to the
+	// last grouped (the creations included).
+	apiCPU        time.Duration
+	writes, calls float64
 }
 
 // pgPass runs one pass in a fresh namespace: start the handler, create n
 // pods and time them until grouped, count the handler's requests, stop it,
 // and delete the pods and groups so the next pass starts from the same
 // cluster (there is no namespace controller at this level).
-func pgPass(b *testing.B, kube kubernetes.Interface, vc versioned.Interface, ns string, n int, s setup, start func() handler) pgResult {
+func pgPass(b *testing.B, kube kubernetes.Interface, vc versioned.Interface, apiserver int, ns string, n int, s setup, start func() handler) pgResult {
 	b.StopTimer()
 	ctx := context.Background()
 	if _, err := kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
@@ -115,7 +122,9 @@ func pgPass(b *testing.B, kube kubernetes.Interface, vc versioned.Interface, ns 
 	}
 	var r pgResult
 	h, before := startDuring(b, s, start, func(begin func()) {
+		apiBefore := procCPU(apiserver)
 		r.total, r.created = pgRun(b, kube, vc, ns, n, s.creators, begin)
+		r.apiCPU = procCPU(apiserver) - apiBefore
 	})
 	after := h.requests(true)
 	h.stop()

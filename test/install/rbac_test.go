@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -519,6 +520,23 @@ func rbacNodeSet(t *testing.T, kube kubernetes.Interface, vc versioned.Interface
 		_, err := kube.PolicyV1().PodDisruptionBudgets(ns).Get(ctx, "rbac", metav1.GetOptions{})
 		return apierrors.IsNotFound(err), nil
 	})
+
+	// A ScheduledUpdate window an hour ahead: the controller adds the
+	// reservation finalizer (patch on nodesets) before it makes the Slurm
+	// reservation; back to RollingUpdate, it deletes the reservation and
+	// removes the finalizer.
+	hasFinalizer := func() bool {
+		cur, err := nodeSets.Get(ctx, "rbac", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return slices.Contains(cur.Finalizers, slinkyv1beta1.FinalizerNodeSetReservation)
+	}
+	start := time.Now().Add(time.Hour).UTC().Format(time.RFC3339)
+	patchNodeSet(`{"spec":{"updateStrategy":{"type":"ScheduledUpdate","scheduledUpdate":{"startTime":"` + start + `","duration":"10m"}}}}`)
+	eventually(t, "the reservation finalizer added", func() (bool, error) { return hasFinalizer(), nil })
+	patchNodeSet(`{"spec":{"updateStrategy":{"type":"RollingUpdate","scheduledUpdate":null}}}`)
+	eventually(t, "the reservation finalizer removed", func() (bool, error) { return !hasFinalizer(), nil })
 }
 
 // serviceAccountKubeconfig applies the serve manifests but the Deployment

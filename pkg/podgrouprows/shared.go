@@ -69,9 +69,8 @@ func (s *Shared) Feed(st cache.Store) error {
 	return nil
 }
 
-// Start starts the reflector, once, however many readers call it (each
-// controller that fed a store calls it from its Run). Fed by an informer,
-// the informer's factory starts it.
+// Start starts the reflector, once (the manager calls it beside the
+// informer factories). Fed by an informer, the informer's factory starts it.
 func (s *Shared) Start(stopCh <-chan struct{}) {
 	s.mu.Lock()
 	defer s.mu.Unlock()

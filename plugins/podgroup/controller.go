@@ -58,9 +58,8 @@ type Controller struct {
 	// from a cache. It is fed by the process's one reading of podgroup
 	// rows, shared with the queue controller; the few groups it brings up
 	// to date are read whole from the API server (createOrUpdate).
-	groups      *podgrouprows.Names
-	startGroups func(stopCh <-chan struct{})
-	queues      schedulinglisters.QueueLister
+	groups *podgrouprows.Names
+	queues schedulinglisters.QueueLister
 	// ownerCaches are the informer caches of the owner kinds the
 	// controller reads (ownerKinds), so that building a group costs no API
 	// call; a kind not needed has none.
@@ -156,7 +155,6 @@ func (c *Controller) Initialize(_ context.Context, opt *framework.ControllerOpti
 	if err := rows.Feed(c.groups); err != nil {
 		return err
 	}
-	c.startGroups = rows.Start
 	// Queues: a pod whose group was refused because its queue was not
 	// Open is tried again when the queue opens.
 	qInf := sched.Queues()
@@ -198,7 +196,6 @@ func (c *Controller) Initialize(_ context.Context, opt *framework.ControllerOpti
 func (c *Controller) Run(ctx context.Context) {
 	stopCh := ctx.Done()
 	defer c.wq.ShutDown()
-	c.startGroups(stopCh)
 	if !cache.WaitForCacheSync(stopCh, c.synced...) {
 		return
 	}

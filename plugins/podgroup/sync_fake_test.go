@@ -74,7 +74,6 @@ func newFakePodGroupController(t *testing.T, kubeObjs, vcObjs []runtime.Object) 
 	}
 	// The controller's own stores (the podgroup names) are filled by
 	// event handlers, which may lag behind the informers' caches.
-	pc.startGroups(ctx.Done())
 	if !cache.WaitForCacheSync(ctx.Done(), pc.synced...) {
 		t.Fatal("the controller's caches did not sync")
 	}

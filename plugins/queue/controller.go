@@ -80,10 +80,8 @@ type Controller struct {
 	queues     schedulinglisters.QueueLister
 	queueIndex cache.Indexer
 	podGroups  *podGroupCounts
-	// runPodGroups starts the reading that fills podGroups (watchPodGroups).
-	runPodGroups func(stopCh <-chan struct{})
-	cmdIndex     cache.Indexer // nil when QueueCommandSync is off
-	synced       []cache.InformerSynced
+	cmdIndex   cache.Indexer // nil when QueueCommandSync is off
+	synced     []cache.InformerSynced
 
 	wq    workqueue.TypedRateLimitingInterface[string]
 	fast  workqueue.TypedRateLimitingInterface[string]
@@ -234,7 +232,6 @@ func (c *Controller) Run(ctx context.Context) {
 	stopCh := ctx.Done()
 	defer c.wq.ShutDown()
 	defer c.fast.ShutDown()
-	c.runPodGroups(stopCh)
 	if !cache.WaitForCacheSync(stopCh, c.synced...) {
 		return
 	}
@@ -352,7 +349,6 @@ func (c *Controller) watchPodGroups(opt *framework.ControllerOption) (cache.Info
 	if err := rows.Feed(c.podGroups); err != nil {
 		return nil, err
 	}
-	c.runPodGroups = rows.Start
 	return rows.HasSynced, nil
 }
 

@@ -97,8 +97,9 @@ type ControllerOption struct {
 
 // PodGroupRows is the process's one reading of the podgroups' namespace,
 // name, queue and phase (podgrouprows.Shared), for the controllers that
-// read no more of them: each feeds its store in Initialize and starts it
-// in Run. Fake clients read it through the shared factory's informer.
+// read no more of them: each feeds its store in Initialize; the manager
+// starts it with the informer factories (StartShared). Fake clients read it
+// through the shared factory's informer, which the factory starts.
 func (o *ControllerOption) PodGroupRows() *podgrouprows.Shared {
 	o.rowsOnce.Do(func() {
 		o.rows = podgrouprows.NewShared(o.KubeClient, o.VolcanoClient, func() cache.SharedIndexInformer {

@@ -96,6 +96,15 @@ func BenchmarkScale(b *testing.B) {
 	}
 }
 
+// volcanoRounds is how many rounds run Volcano (VC_BENCH_VOLCANO_ROUNDS;
+// every round by default).
+func volcanoRounds() int {
+	if n, err := strconv.Atoi(os.Getenv("VC_BENCH_VOLCANO_ROUNDS")); err == nil && n >= 0 {
+		return n
+	}
+	return benchRounds()
+}
+
 func envOr(name, def string) string {
 	if v := os.Getenv(name); v != "" {
 		return v
@@ -171,7 +180,10 @@ func scalePasses(b *testing.B, k float64, record func(string, float64, float64))
 				l   coldLaunch
 			}{"serve-base", serveLaunch(b, base, f.kubeconfig, nil)})
 		}
-		if v := os.Getenv("VC_BENCH_VOLCANO_BIN"); v != "" {
+		// VC_BENCH_VOLCANO_ROUNDS runs Volcano in the first rounds only:
+		// at 10× each of its passes takes about four minutes, and its
+		// figures vary little from round to round (docs/benchmarks.md).
+		if v := os.Getenv("VC_BENCH_VOLCANO_BIN"); v != "" && round < volcanoRounds() {
 			out = append(out, struct {
 				who string
 				l   coldLaunch

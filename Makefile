@@ -98,10 +98,12 @@ REST_SLURMS ?= slurm-24.11 slurm-26.05
 # Every package of the main module but test/, and hack/image's own module
 # (hack's other modules hold no tests). test/ is left out: each of its
 # packages is an integration suite that starts the local control plane
-# (etcd, kube-apiserver), and some a node as root.
+# (etcd, kube-apiserver), and some a node as root. hack/unit.sh keeps the
+# test binaries in .unit/, so that a warm run links nothing (go test would
+# link each one again, most of a warm run's time).
 unit:
-	go test -short -count=1 ./pkg/... ./plugins/... ./cmd/... ./internal/... ./hack/...
-	cd hack/image && go test -short -count=1 ./...
+	hack/unit.sh ./pkg/... ./plugins/... ./cmd/... ./internal/... ./hack/...
+	cd hack/image && ../unit.sh ./...
 
 # Every go test of 'make test' runs through gotestsum (hack/testtools pins
 # it): the output is go test's own, and each run's events are kept as JSON in
@@ -208,4 +210,4 @@ release-snapshot:
 
 ## clean: remove the built binaries, dist/ and .cluster/
 clean:
-	rm -rf bin/kubectl-vc bin/kubectl_complete-vc dist .cluster
+	rm -rf bin/kubectl-vc bin/kubectl_complete-vc dist .cluster .unit

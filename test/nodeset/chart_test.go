@@ -2,12 +2,10 @@ package nodeset
 
 import (
 	"fmt"
-	"os"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"sigs.k8s.io/yaml"
 
 	slinkyv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/slinky/v1beta1"
 )
@@ -19,19 +17,9 @@ import (
 // Slurm node slinky-0), carries the logfile sidecar, and its Slurm node is
 // read under that name.
 func TestSlinkyChartNodeSet(t *testing.T) {
-	data, err := os.ReadFile("testdata/slinky-chart-nodeset.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
+	ns := readNodeSet(t, "testdata/slinky-chart-nodeset.yaml")
 	e := start(t, "slinky", 1)
-	var ns slinkyv1beta1.NodeSet
-	if err := yaml.UnmarshalStrict(data, &ns); err != nil {
-		t.Fatal(err)
-	}
-	ns.Namespace = e.NS
-	if _, err := e.VC.SlinkyV1beta1().NodeSets(e.NS).Create(e.Ctx, &ns, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	e.create(ns)
 	e.Eventually("pod", func() (bool, string) { return len(e.Pods()) == 1, names(e.Pods()) })
 	e.MarkAllReady()
 	pod := e.Pods()["slurm-worker-slinky-0"]

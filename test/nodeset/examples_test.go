@@ -28,23 +28,13 @@ func TestOperatorExamples(t *testing.T) {
 	}
 	for _, file := range files {
 		t.Run(strings.TrimSuffix(filepath.Base(file), ".yaml"), func(t *testing.T) {
-			data, err := os.ReadFile(file)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var ns slinkyv1beta1.NodeSet
-			if err := yaml.UnmarshalStrict(data, &ns); err != nil {
-				t.Fatal(err)
-			}
+			ns := readNodeSet(t, file)
 			// The chart names the NodeSet "<release>-worker-<key>" and its
 			// hosts "<key>-<ordinal>": the Slurm nodes the test starts are
 			// named after the key.
 			key := strings.TrimPrefix(ns.Name, "slurm-worker-")
 			e := start(t, key, 1)
-			ns.Namespace = e.NS
-			if _, err := e.VC.SlinkyV1beta1().NodeSets(e.NS).Create(e.Ctx, &ns, metav1.CreateOptions{}); err != nil {
-				t.Fatal(err)
-			}
+			e.create(ns)
 			e.Eventually("pod", func() (bool, string) { return len(e.Pods()) == 1, names(e.Pods()) })
 			pod := e.Pods()[ns.Name+"-0"]
 			if pod == nil || pod.Spec.Hostname != key+"-0" {
@@ -55,5 +45,28 @@ func TestOperatorExamples(t *testing.T) {
 				return c != nil && c.Status == metav1.ConditionTrue && c.Reason == "Supported", fmt.Sprintf("%+v", c)
 			})
 		})
+	}
+}
+
+// readNodeSet is the NodeSet a testdata file holds, every field known.
+func readNodeSet(t *testing.T, file string) *slinkyv1beta1.NodeSet {
+	t.Helper()
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ns slinkyv1beta1.NodeSet
+	if err := yaml.UnmarshalStrict(data, &ns); err != nil {
+		t.Fatalf("%s: %v", file, err)
+	}
+	return &ns
+}
+
+// create creates ns in the test's namespace.
+func (e *env) create(ns *slinkyv1beta1.NodeSet) {
+	e.T.Helper()
+	ns.Namespace = e.NS
+	if _, err := e.VC.SlinkyV1beta1().NodeSets(e.NS).Create(e.Ctx, ns, metav1.CreateOptions{}); err != nil {
+		e.T.Fatal(err)
 	}
 }

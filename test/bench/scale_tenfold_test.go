@@ -96,15 +96,6 @@ func BenchmarkScale(b *testing.B) {
 	}
 }
 
-// volcanoRounds is how many rounds run Volcano (VC_BENCH_VOLCANO_ROUNDS;
-// every round by default).
-func volcanoRounds() int {
-	if n, err := strconv.Atoi(os.Getenv("VC_BENCH_VOLCANO_ROUNDS")); err == nil && n >= 0 {
-		return n
-	}
-	return benchRounds()
-}
-
 func envOr(name, def string) string {
 	if v := os.Getenv(name); v != "" {
 		return v
@@ -183,7 +174,7 @@ func scalePasses(b *testing.B, k float64, record func(string, float64, float64))
 		// VC_BENCH_VOLCANO_ROUNDS runs Volcano in the first rounds only:
 		// at 10× each of its passes takes about four minutes, and its
 		// figures vary little from round to round (docs/benchmarks.md).
-		if v := os.Getenv("VC_BENCH_VOLCANO_BIN"); v != "" && round < volcanoRounds() {
+		if v := os.Getenv("VC_BENCH_VOLCANO_BIN"); v != "" && round < envInt("VC_BENCH_VOLCANO_ROUNDS", benchRounds()) {
 			out = append(out, struct {
 				who string
 				l   coldLaunch

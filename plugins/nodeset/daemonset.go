@@ -205,9 +205,22 @@ type daemonPlan struct {
 	create []*corev1.Node
 	// retire are the pods to drain and delete.
 	retire []daemonRetirement
-	// wait: a node wanting a pod still has its old one terminating; the
-	// new one (same hostname, same Slurm node) waits for it to be gone.
+	// wait: a node wanting a pod still has its old one terminating, or a
+	// pod of another node with the same hostname is still leaving; the
+	// new one (same hostname, same Slurm node, same claims) waits for it
+	// to be gone.
 	wait bool
+	// conflicts are the nodes that want a pod but get none: their
+	// hostname is another node's (a.x and a.y are both "a"), whose pod
+	// runs, or which comes first by name. Two pods of one hostname would
+	// be one Slurm node registered twice, sharing its claims.
+	conflicts []hostnameConflict
+}
+
+// hostnameConflict is a node left without a pod because its hostname is
+// the one of node owner.
+type hostnameConflict struct {
+	node, owner, hostname string
 }
 
 // planDaemonPods decides, for a DaemonSet-mode NodeSet, which nodes get a
@@ -232,11 +245,18 @@ func planDaemonPods(logger klog.Logger, ns *slinkyv1beta1.NodeSet, nodes []*core
 		byNode[target] = append(byNode[target], p)
 	}
 	going := map[string]bool{}
+	// leaving are the hostnames of pods still terminating or retiring.
+	leaving := map[string]bool{}
 	for _, p := range terminating {
 		if t := daemonTarget(p); t != "" {
 			going[t] = true
 		}
+		leaving[p.Spec.Hostname] = true
 	}
+	// hostOwner is the node each hostname is given to: first the nodes
+	// whose pod stays, then, by name, those that get one.
+	hostOwner := map[string]string{}
+	var want []*corev1.Node
 	nodes = append([]*corev1.Node(nil), nodes...)
 	sort.Slice(nodes, func(i, j int) bool { return nodes[i].Name < nodes[j].Name })
 	for _, node := range nodes {
@@ -278,17 +298,36 @@ func planDaemonPods(logger klog.Logger, ns *slinkyv1beta1.NodeSet, nodes []*core
 			plan.retire = append(plan.retire, daemonRetirement{pod: p})
 		}
 		switch {
-		case len(stay) > 0 || !run:
+		case len(stay) > 0:
+			if _, taken := hostOwner[host]; !taken {
+				hostOwner[host] = node.Name
+			}
+		case !run:
 		case going[node.Name]:
 			plan.wait = true
 		default:
-			plan.create = append(plan.create, node)
+			want = append(want, node)
 		}
 	}
 	// What is left is on nodes that are gone.
 	for _, pods := range byNode {
 		for _, p := range pods {
 			plan.retire = append(plan.retire, daemonRetirement{pod: p})
+		}
+	}
+	for _, r := range plan.retire {
+		leaving[r.pod.Spec.Hostname] = true
+	}
+	for _, node := range want {
+		host := daemonHostname(node)
+		switch owner, taken := hostOwner[host]; {
+		case taken:
+			plan.conflicts = append(plan.conflicts, hostnameConflict{node: node.Name, owner: owner, hostname: host})
+		case leaving[host]:
+			plan.wait = true
+		default:
+			hostOwner[host] = node.Name
+			plan.create = append(plan.create, node)
 		}
 	}
 	sort.Slice(plan.retire, func(i, j int) bool { return plan.retire[i].pod.Name < plan.retire[j].pod.Name })
@@ -315,6 +354,11 @@ func (s *nodeSetSync) syncDaemonPods() bool {
 	plan := planDaemonPods(klog.FromContext(s.ctx), s.set, nodes, s.active, terminating)
 	s.replicas = plan.desired
 	s.wait = s.wait || plan.wait
+	for _, c := range plan.conflicts {
+		// The recorder aggregates the repeats of each sync.
+		s.c.recorder.Eventf(s.set, corev1.EventTypeWarning, "HostnameConflict",
+			"node %s gets no pod: its hostname %q is node %s's, which has the pod of that Slurm node", c.node, c.hostname, c.owner)
+	}
 
 	// Retirements under way first, so that the burst never strands one.
 	sort.SliceStable(plan.retire, func(i, j int) bool { return isCordoned(plan.retire[i].pod) && !isCordoned(plan.retire[j].pod) })

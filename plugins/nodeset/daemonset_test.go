@@ -288,6 +288,45 @@ func TestPlanDaemonPods(t *testing.T) {
 	}
 }
 
+// TestPlanDaemonPodsHostnameConflict: one hostname, one pod. Nodes a.x and
+// a.y are both "a": the node whose pod runs keeps it and the other gets
+// none; of two without a pod, the first by name gets it. A hostname whose
+// pod is still leaving (retiring from a node gone, or terminating) is
+// waited for, not given to a second pod.
+func TestPlanDaemonPodsHostnameConflict(t *testing.T) {
+	ns := dsNodeSet()
+	ax, ay := dsNode("a.y"), dsNode("a.x") // a.x sorts first but a.y has the pod
+	bx, by := dsNode("b.x"), dsNode("b.y")
+	cNew, dNew := dsNode("c.new"), dsNode("d.new")
+	active := []*corev1.Pod{dsPod("p-a", ax, 1), dsPod("p-c", dsNode("c.old"), 1)}
+	terminating := []*corev1.Pod{dsPod("p-d", dsNode("d.old"), 1)}
+
+	plan := planDaemonPods(klog.Background(), ns, []*corev1.Node{ax, ay, bx, by, cNew, dNew}, active, terminating)
+	if want := []string{"b.x"}; !reflect.DeepEqual(nodeNames(plan.create), want) {
+		t.Errorf("create %v, want %v", nodeNames(plan.create), want)
+	}
+	want := []hostnameConflict{{node: "a.x", owner: "a.y", hostname: "a"}, {node: "b.y", owner: "b.x", hostname: "b"}}
+	if !reflect.DeepEqual(plan.conflicts, want) {
+		t.Errorf("conflicts %+v\nwant %+v", plan.conflicts, want)
+	}
+	if !plan.wait {
+		t.Error("c.new and d.new do not wait for the pods of hostnames c and d to go")
+	}
+	if got := retired(plan); !reflect.DeepEqual(got, map[string]string{"p-c": ""}) {
+		t.Errorf("retire %v", got)
+	}
+	// Every node that wants a pod counts as desired, conflicting or not.
+	if plan.desired != 6 {
+		t.Errorf("desired %d, want 6", plan.desired)
+	}
+
+	// Once they are gone, c.new and d.new get theirs.
+	plan = planDaemonPods(klog.Background(), ns, []*corev1.Node{ax, ay, bx, by, cNew, dNew}, active[:1], nil)
+	if want := []string{"b.x", "c.new", "d.new"}; !reflect.DeepEqual(nodeNames(plan.create), want) || plan.wait {
+		t.Errorf("create %v (want %v), wait %v", nodeNames(plan.create), want, plan.wait)
+	}
+}
+
 // TestNamedAsPodOf: a NodeSet claims pods of either mode by name.
 func TestNamedAsPodOf(t *testing.T) {
 	ns := dsNodeSet()

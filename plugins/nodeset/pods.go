@@ -122,11 +122,11 @@ func renderPod(ns *slinkyv1beta1.NodeSet, revisionHash string, identity func(*co
 	if !ns.Spec.OversubscribeNode {
 		addSlurmdAntiAffinity(&pod.Spec)
 	}
-	// Each claim template gives the pod a claim of its own, named
-	// <template>-<pod>; its volume replaces a template volume of that name.
+	// Each claim template gives the pod a claim of its own (claimName);
+	// its volume replaces a template volume of that name.
 	for _, t := range ns.Spec.VolumeClaimTemplates {
 		v := corev1.Volume{Name: t.Name, VolumeSource: corev1.VolumeSource{
-			PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: claimName(t.Name, name)}}}
+			PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: claimName(ns, t.Name, pod)}}}
 		pod.Spec.Volumes = append(slices.DeleteFunc(pod.Spec.Volumes, func(x corev1.Volume) bool { return x.Name == t.Name }), v)
 	}
 
@@ -162,8 +162,17 @@ func slurmdName(ns *slinkyv1beta1.NodeSet) string {
 }
 
 // claimName is the name of the claim of a pod made from a claim template,
-// as Slinky's operator names it: <template>-<nodeset>-<ordinal>.
-func claimName(template, pod string) string { return template + "-" + pod }
+// as Slinky's operator names it: <template>-<nodeset>-<ordinal> (the
+// pod's name) in StatefulSet mode; <template>-<nodeset>-<hostname> in
+// DaemonSet mode, whose pod names are random: the claim is the Kubernetes
+// node's, found again by the pod made again there. The hostname is read
+// from the pod's spec, which no one can change, not from its label.
+func claimName(ns *slinkyv1beta1.NodeSet, template string, pod *corev1.Pod) string {
+	if isDaemonPod(pod) {
+		return template + "-" + ns.Name + "-" + pod.Spec.Hostname
+	}
+	return template + "-" + pod.Name
+}
 
 // addSlurmdAntiAffinity keeps the pod off Kubernetes nodes that run a
 // slurmd pod already.

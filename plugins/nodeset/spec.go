@@ -21,13 +21,6 @@ const conditionSpecSupported = "SpecSupported"
 func (s *nodeSetSync) checkSpec() (refuse bool) {
 	spec := s.set.Spec
 	var notes []string
-	// A DaemonSet-mode pod's claims would be named after its node, not
-	// its pod (as the operator names them); claims per pod name would be
-	// new ones, and left behind, at every pod made again.
-	if spec.ScalingMode == slinkyv1beta1.ScalingModeDaemonSet && len(spec.VolumeClaimTemplates) > 0 {
-		refuse = true
-		notes = append(notes, "volumeClaimTemplates in scalingMode DaemonSet are not implemented: no pod of this NodeSet is created, deleted, drained or updated")
-	}
 	// A pod's name is its hostname, the Slurm node's name: a DNS label of
 	// at most 63 characters. The schema does not bound ordinalPadding;
 	// padded past that, no pod can be made, and each name would cost what

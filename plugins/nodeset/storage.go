@@ -25,14 +25,15 @@ import (
 
 // createClaims creates the claims the pod's claim templates give it, before
 // the pod, as Slinky's operator (and a StatefulSet) does: one per template,
-// named <template>-<pod>, labelled with the template's and the NodeSet's
+// named as claimName says, labelled with the template's and the NodeSet's
 // selector labels, owned by the NodeSet when whenDeleted is Delete. A
-// claim that exists is the pod's (a pod that comes back finds its data);
-// its owners are put right for the policy.
+// claim that exists is the pod's (a pod that comes back, or in DaemonSet
+// mode one made again on the same node, finds its data); its owners are
+// put right for the policy, unless it is on its way out (claimNotStale).
 func (c *Controller) createClaims(ctx context.Context, ns *slinkyv1beta1.NodeSet, pod *corev1.Pod) error {
 	for _, t := range ns.Spec.VolumeClaimTemplates {
 		claim := &corev1.PersistentVolumeClaim{
-			ObjectMeta: metav1.ObjectMeta{Name: claimName(t.Name, pod.Name), Namespace: ns.Namespace,
+			ObjectMeta: metav1.ObjectMeta{Name: claimName(ns, t.Name, pod), Namespace: ns.Namespace,
 				Labels: map[string]string{}, Annotations: t.Annotations},
 			Spec: *t.Spec.DeepCopy(),
 		}
@@ -47,10 +48,37 @@ func (c *Controller) createClaims(ctx context.Context, ns *slinkyv1beta1.NodeSet
 		}
 		_, err := c.kube.CoreV1().PersistentVolumeClaims(ns.Namespace).Create(ctx, claim, metav1.CreateOptions{FieldManager: FieldManager})
 		if apierrors.IsAlreadyExists(err) {
-			err = c.setClaimOwners(ctx, ns, claim.Name, nil)
+			if err = c.claimNotStale(ctx, ns, claim.Name); err == nil {
+				err = c.setClaimOwners(ctx, ns, claim.Name, nil)
+			}
 		}
 		if err != nil {
 			return fmt.Errorf("claim %s of pod %s: %w", claim.Name, pod.Name, err)
+		}
+	}
+	return nil
+}
+
+// claimNotStale refuses, for now, a claim that exists but is on its way
+// out: being deleted, or owned by a pod a scale-in retired under whenScaled
+// Delete (the garbage collector deletes it once that pod is gone). A new
+// pod bound to it would lose its data the moment the collector catches up,
+// so, as Slinky's operator (and a StatefulSet) does, the pod waits for the
+// claim to go and gets a new one. A pod that does not exist yet cannot be
+// the owner a claim names.
+func (c *Controller) claimNotStale(ctx context.Context, ns *slinkyv1beta1.NodeSet, name string) error {
+	claim, err := c.kube.CoreV1().PersistentVolumeClaims(ns.Namespace).Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		// Gone meanwhile: the next sync creates it.
+		return err
+	}
+	if claim.DeletionTimestamp != nil {
+		return fmt.Errorf("claim %s is being deleted: the pod waits for it to go", name)
+	}
+	for _, r := range claim.OwnerReferences {
+		if r.Kind == "Pod" && r.APIVersion == "v1" && (r.Controller == nil || !*r.Controller) {
+			return fmt.Errorf("claim %s belongs to pod %s, retired by a scale-in with whenScaled Delete: "+
+				"the new pod waits until the garbage collector deletes it", name, r.Name)
 		}
 	}
 	return nil
@@ -165,7 +193,7 @@ func (s *nodeSetSync) syncClaimOwners() error {
 	retain := !deleteWithNodeSet(s.set) && !deleteWhenScaled(s.set)
 	for _, p := range s.active {
 		for _, t := range s.set.Spec.VolumeClaimTemplates {
-			err := s.c.setClaimOwners(s.ctx, s.set, claimName(t.Name, p.Name), nil)
+			err := s.c.setClaimOwners(s.ctx, s.set, claimName(s.set, t.Name, p), nil)
 			if retain && apierrors.IsForbidden(err) {
 				// A serve whose role may not read claims: with Retain
 				// there is nothing to do but take the NodeSet off claims
@@ -174,7 +202,7 @@ func (s *nodeSetSync) syncClaimOwners() error {
 				return nil
 			}
 			if err != nil {
-				return fmt.Errorf("claim %s of pod %s: %w", claimName(t.Name, p.Name), p.Name, err)
+				return fmt.Errorf("claim %s of pod %s: %w", claimName(s.set, t.Name, p), p.Name, err)
 			}
 		}
 	}
@@ -189,8 +217,8 @@ func (s *nodeSetSync) ownClaimsByPod(pod *corev1.Pod) error {
 		return nil
 	}
 	for _, t := range s.set.Spec.VolumeClaimTemplates {
-		if err := s.c.setClaimOwners(s.ctx, s.set, claimName(t.Name, pod.Name), pod); err != nil {
-			return fmt.Errorf("claim %s of pod %s: %w", claimName(t.Name, pod.Name), pod.Name, err)
+		if err := s.c.setClaimOwners(s.ctx, s.set, claimName(s.set, t.Name, pod), pod); err != nil {
+			return fmt.Errorf("claim %s of pod %s: %w", claimName(s.set, t.Name, pod), pod.Name, err)
 		}
 	}
 	return nil

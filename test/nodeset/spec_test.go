@@ -22,28 +22,23 @@ func (e *env) condition(name, typ string) *metav1.Condition {
 }
 
 // TestUnsupportedSpecNotIgnored: what the controller does not implement is
-// said, never silently ignored. A DaemonSet-mode NodeSet with claim
-// templates is refused (no pod is made for it; DaemonSet mode itself is
-// TestDaemonSetMode's); ssh is listed in the SpecSupported condition and a Warning event, and
+// said, never silently ignored. A NodeSet whose ordinalPadding makes pod
+// names longer than a hostname is refused (no pod is made for it); ssh is
+// listed in the SpecSupported condition and a Warning event, and
 // OnDelete replaces no pod by itself. (ScheduledUpdate, refused only where
 // Slurm cannot make reservations, is TestScheduledUpdate's.)
 func TestUnsupportedSpecNotIgnored(t *testing.T) {
 	e := startWithoutController(t, "uns", 2)
 	e.runControllerWith(controllerOptions{events: true})
 
-	ds := e.NewNodeSet("uns", 2, func(ns *slinkyv1beta1.NodeSet) {
-		ns.Spec.ScalingMode = slinkyv1beta1.ScalingModeDaemonSet
-		// No node matches: a pod made by mistake would show.
-		ns.Spec.Template.PodSpec.NodeSelector = map[string]string{"kubectl-vc.test/none": e.NS}
-		ns.Spec.VolumeClaimTemplates = []corev1.PersistentVolumeClaim{{ObjectMeta: metav1.ObjectMeta{Name: "scratch"},
-			Spec: corev1.PersistentVolumeClaimSpec{AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
-				Resources: corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}}}}}
-	})
-	e.Eventually("DaemonSet mode with claim templates refused", func() (bool, string) {
+	// "uns-" and 60 digits: 64 characters, one more than a hostname.
+	ns := e.NewNodeSet("uns", 2, func(ns *slinkyv1beta1.NodeSet) { ns.Spec.OrdinalPadding = 60 })
+	e.Eventually("padding past a hostname refused", func() (bool, string) {
 		c := e.condition("uns", "SpecSupported")
-		return c != nil && c.Status == metav1.ConditionFalse && e.Get("uns").Status.ObservedGeneration == ds.Generation, fmt.Sprint(c)
+		return c != nil && c.Status == metav1.ConditionFalse && e.Get("uns").Status.ObservedGeneration == ns.Generation, fmt.Sprint(c)
 	})
-	if c := e.condition("uns", "SpecSupported"); !strings.Contains(c.Message, "volumeClaimTemplates in scalingMode DaemonSet are not implemented") {
+	if c := e.condition("uns", "SpecSupported"); !strings.Contains(c.Message, "ordinalPadding 60 makes pod names longer than 63 characters") ||
+		!strings.Contains(c.Message, "at most 59 with this name") {
 		t.Fatalf("condition: %+v", c)
 	}
 	if n := len(e.Pods()); n != 0 {
@@ -51,10 +46,10 @@ func TestUnsupportedSpecNotIgnored(t *testing.T) {
 	}
 	e.Eventually("Warning event", func() (bool, string) {
 		ev := e.events("uns", "UnsupportedSpec")
-		return len(ev) > 0 && strings.Contains(ev[0], "DaemonSet"), fmt.Sprint(ev)
+		return len(ev) > 0 && strings.Contains(ev[0], "ordinalPadding"), fmt.Sprint(ev)
 	})
-	e.PatchNodeSet("uns", `{"spec":{"scalingMode":"StatefulSet","volumeClaimTemplates":null}}`)
-	e.Eventually("StatefulSet mode: pods, spec supported", func() (bool, string) {
+	e.PatchNodeSet("uns", `{"spec":{"ordinalPadding":0}}`)
+	e.Eventually("padding within a hostname: pods, spec supported", func() (bool, string) {
 		c := e.condition("uns", "SpecSupported")
 		return len(e.Pods()) == 2 && c != nil && c.Status == metav1.ConditionTrue, fmt.Sprint(c)
 	})

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"time"
 )
 
@@ -28,6 +29,9 @@ type CommandsConfig struct {
 type Commands struct {
 	cfg CommandsConfig
 	nodeCache
+	// noTopology: scontrol said it cannot update a node's topology (Slurm
+	// before 25.05); it is not asked again.
+	noTopology atomic.Bool
 }
 
 var _ Client = &Commands{}

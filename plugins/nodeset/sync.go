@@ -196,10 +196,11 @@ func (s *nodeSetSync) syncPods() (bool, error) {
 	s.now = time.Now()
 	s.condemned = map[string]bool{}
 
-	s.sortPods()        // scale.go: finished pods are deleted
-	s.syncNodeCordons() // drain.go
-	s.syncTopology()    // topology.go
-	s.syncFeatures()    // features.go
+	s.sortPods()          // scale.go: finished pods are deleted
+	s.syncNodeCordons()   // drain.go
+	s.syncTopology()      // topology.go
+	s.syncSlurmTopology() // topology.go
+	s.syncFeatures()      // features.go
 	if daemonSetMode(s.set) {
 		// One pod per matching Kubernetes node (daemonset.go); the same
 		// cordon, drain and update rules as below once the pods are

@@ -1,9 +1,14 @@
 package nodeset
 
 import (
+	"errors"
 	"fmt"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
 
 	slinkyv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/slinky/v1beta1"
+	"github.com/kubectl-vc/kubectl-vc/pkg/slurm"
 )
 
 // maxTopologyBytes bounds a Kubernetes node's topology annotation the
@@ -43,5 +48,90 @@ func (s *nodeSetSync) syncTopology() {
 		}
 		q.Annotations[slinkyv1beta1.AnnotationNodeTopologySpec] = want
 		s.active[i] = q
+	}
+}
+
+// topologyChars are the characters of a topology Slurm is given: names of
+// topologies, switches and blocks, ':' and ','. Anything else (a space
+// ends a scontrol argument) keeps the value from Slurm; it is still copied
+// to the pod.
+const topologyChars = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-:,"
+
+// annotationSlurmTopology records, on a pod, the topology of its node's
+// annotation last set on its Slurm node, so that an unchanged annotation
+// costs no Slurm call.
+const annotationSlurmTopology = "kubectl-vc.io/slurm-topology"
+
+// syncSlurmTopology sets, as Slinky's operator does, the topology of each
+// scheduled pod's Slurm node to its Kubernetes node's annotation
+// topology.slinky.slurm.net/spec (Slurm 25.05 and later: dynamic
+// topology). Where the operator also sets "" on the Slurm node of a pod
+// whose Kubernetes node has no annotation, taking it out of the topology
+// its slurm.conf or topology.yaml gives it, this controller leaves such a
+// node alone unless it set the topology itself (the pod's record,
+// annotationSlurmTopology): an annotation removed then takes it out. A
+// Slurm that cannot (before 25.05, or slurmrestd's REST v0.0.42) is said
+// in one Warning event per sync; the pods still carry the value, which
+// slurmd's image reads at registration (SLINKY_TOPOLOGY).
+func (s *nodeSetSync) syncSlurmTopology() {
+	tc, ok := s.slurm.(slurm.TopologyClient)
+	if !ok {
+		return
+	}
+	var unsupported error
+	for i, p := range s.active {
+		if p.Spec.NodeName == "" {
+			continue
+		}
+		node, err := s.c.nodes.Get(p.Spec.NodeName)
+		if err != nil {
+			continue
+		}
+		want, annotated := node.Annotations[slinkyv1beta1.AnnotationNodeTopologySpec]
+		if len(want) > maxTopologyBytes || strings.Trim(want, topologyChars) != "" {
+			continue
+		}
+		record, recorded := p.Annotations[annotationSlurmTopology]
+		if !annotated && !recorded || recorded && record == want {
+			continue
+		}
+		name := slinkyv1beta1.SlurmNodeName(p)
+		have, err := tc.NodeTopology(s.ctx, name)
+		if err == nil && have != want {
+			err = tc.SetNodeTopology(s.ctx, name, want)
+		}
+		switch {
+		case errors.Is(err, slurm.ErrNodeNotFound):
+			continue // slurmd has not registered yet
+		case errors.Is(err, slurm.ErrTopologyUnsupported):
+			unsupported = err
+			continue
+		case err != nil:
+			s.errs = append(s.errs, fmt.Errorf("topology of Slurm node %s: %w", name, err))
+			continue
+		}
+		rec := fmt.Sprintf("%q", want)
+		if !annotated {
+			rec = "null"
+		}
+		if err := s.patchPod(p, fmt.Appendf(nil, `{"metadata":{"annotations":{%q:%s}}}`, annotationSlurmTopology, rec)); err != nil {
+			s.errs = append(s.errs, err)
+			continue
+		}
+		q := p.DeepCopy()
+		if q.Annotations == nil {
+			q.Annotations = map[string]string{}
+		}
+		if annotated {
+			q.Annotations[annotationSlurmTopology] = want
+		} else {
+			delete(q.Annotations, annotationSlurmTopology)
+		}
+		s.active[i] = q
+	}
+	if unsupported != nil {
+		// The recorder aggregates the repeats of each sync.
+		s.c.recorder.Eventf(s.set, corev1.EventTypeWarning, "TopologyUnsupported",
+			"node topology not set in Slurm (the pods carry it, for slurmd's registration): %v", unsupported)
 	}
 }

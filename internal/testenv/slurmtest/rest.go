@@ -279,6 +279,9 @@ func (c *RESTCluster) start(ctx context.Context, o restOptions) error {
 	if err := os.WriteFile(filepath.Join(c.Dir, "slurm.conf"), []byte(c.slurmConf(ports, o.noSlurmd)), 0o644); err != nil {
 		return err
 	}
+	if err := os.WriteFile(filepath.Join(c.Dir, "topology.conf"), []byte(c.topologyConf()), 0o644); err != nil {
+		return err
+	}
 	if err := os.WriteFile(filepath.Join(c.Dir, "cgroup.conf"), []byte("CgroupPlugin=disabled\n"), 0o644); err != nil {
 		return err
 	}
@@ -384,6 +387,17 @@ func (c *RESTCluster) chownToSlurm(names ...string) error {
 	return nil
 }
 
+// topologyConf is a tree topology (its name, in Slurm 25.05 and later, is
+// "default"), for the tests of node topology: switch s0 holds the first
+// node, s1 the others, and switch top both.
+func (c *RESTCluster) topologyConf() string {
+	if len(c.Nodes) == 1 {
+		return "SwitchName=s0 Nodes=" + c.Nodes[0] + "\n"
+	}
+	return "SwitchName=s0 Nodes=" + c.Nodes[0] + "\nSwitchName=s1 Nodes=" + strings.Join(c.Nodes[1:], ",") +
+		"\nSwitchName=top Switches=s0,s1\n"
+}
+
 func (c *RESTCluster) slurmConf(ports []int, noSlurmd bool) string {
 	in := func(p string) string { return c.inDir + "/" + p }
 	var b strings.Builder
@@ -412,6 +426,7 @@ JobAcctGatherType=jobacct_gather/none
 MpiDefault=none
 ReturnToService=2
 KillWait=5
+TopologyPlugin=topology/tree
 `, ports[0], in("munge/munge.socket"), in("jwt_hs256.key"), in("state"), in("spool"),
 		in("slurmctld.pid"), in("slurmd-%n.pid"), in("slurmctld.log"), in("slurmd-%n.log"))
 	state := "UNKNOWN"

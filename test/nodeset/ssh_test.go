@@ -4,8 +4,10 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"net/http"
 	"reflect"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -13,9 +15,38 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 
 	slinkyv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/slinky/v1beta1"
 )
+
+// requestCounter counts the requests passing through it by method and
+// resource ("PATCH configmaps").
+type requestCounter struct {
+	next http.RoundTripper
+	mu   sync.Mutex
+	n    map[string]int
+}
+
+func (c *requestCounter) RoundTrip(r *http.Request) (*http.Response, error) {
+	parts := strings.Split(strings.Trim(r.URL.Path, "/"), "/")
+	for i, p := range parts {
+		if p == "namespaces" && i+2 < len(parts) {
+			c.mu.Lock()
+			c.n[r.Method+" "+parts[i+2]]++
+			c.mu.Unlock()
+			break
+		}
+	}
+	return c.next.RoundTrip(r)
+}
+
+func (c *requestCounter) get(k string) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.n[k]
+}
 
 func sha256Hex(s string) string {
 	sum := sha256.Sum256([]byte(s))
@@ -45,7 +76,11 @@ func sshdConfigOf(extra string) string {
 // turned off rolls the pods to ones without it.
 func TestSSH(t *testing.T) {
 	e := startWithoutController(t, "ssh", 2)
-	e.runControllerWith(controllerOptions{events: true})
+	// What the controller asks of ConfigMaps and Secrets, counted.
+	calls := &requestCounter{n: map[string]int{}}
+	ccfg := rest.CopyConfig(cp.AdminConfig())
+	ccfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { calls.next = rt; return calls })
+	e.runControllerWith(controllerOptions{events: true, kube: kubernetes.NewForConfigOrDie(ccfg)})
 	name, cmName := "ssh", "ssh-ssh-config"
 	configMaps := e.Kube.CoreV1().ConfigMaps(e.NS)
 	foreign, err := configMaps.Create(e.Ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: cmName},
@@ -172,9 +207,13 @@ func TestSSH(t *testing.T) {
 	e.Eventually("two ready pods", func() (bool, string) { n := e.MarkAllReady(); return n == 2, fmt.Sprint(n) })
 
 	// As wanted: not written again, sync after sync.
+	writes := calls.get("PATCH configmaps") + calls.get("PUT configmaps") + calls.get("POST configmaps")
 	time.Sleep(3 * time.Second)
 	if again, err := configMaps.Get(e.Ctx, cmName, metav1.GetOptions{}); err != nil || again.ResourceVersion != cm.ResourceVersion {
 		t.Fatalf("ConfigMap written again while as wanted: %v %s -> %s", err, cm.ResourceVersion, again.ResourceVersion)
+	}
+	if w := calls.get("PATCH configmaps") + calls.get("PUT configmaps") + calls.get("POST configmaps"); w != writes {
+		t.Fatalf("%d ConfigMap writes while it was as wanted", w-writes)
 	}
 	// Edited by hand: put back.
 	if _, err := configMaps.Patch(e.Ctx, cmName, types.MergePatchType, []byte(`{"data":{"sshd_config":"PermitRootLogin yes\n"}}`), metav1.PatchOptions{}); err != nil {
@@ -252,6 +291,10 @@ func TestSSH(t *testing.T) {
 		return len(pods) == 2 && plain == 2, names(pods)
 	})
 	sshCondition(metav1.ConditionTrue, "SSHOff")
+	// The sssd.conf Secret is never read (nor any other).
+	if n := calls.get("GET secrets"); n != 0 {
+		t.Fatalf("%d Secret reads", n)
+	}
 	if _, err := configMaps.Get(e.Ctx, cmName, metav1.GetOptions{}); apierrors.IsNotFound(err) {
 		t.Fatal("ConfigMap deleted with ssh off")
 	}

@@ -11,13 +11,18 @@ import (
 // enqueueForConfigMap syncs the NodeSet a ConfigMap named
 // "<nodeset>-ssh-config" is the sshd_config of, whoever made it: its
 // creation, change or deletion may end an sshHold (ssh.go), and a deleted
-// one of ours is made again. Other ConfigMaps sync nothing.
+// one of ours is made again. Other ConfigMaps, and those of that shape no
+// NodeSet is named for (any tenant may make any number), sync nothing.
 func (c *Controller) enqueueForConfigMap(obj any) {
 	m := metaOf(obj)
-	if m == nil {
+	if m == nil || c.nodeSets == nil {
 		return
 	}
-	if set, ok := strings.CutSuffix(m.GetName(), slinkyv1beta1.SSHConfigSuffix); ok && set != "" {
+	set, ok := strings.CutSuffix(m.GetName(), slinkyv1beta1.SSHConfigSuffix)
+	if !ok || set == "" {
+		return
+	}
+	if _, err := c.nodeSets.NodeSets(m.GetNamespace()).Get(set); err == nil {
 		c.wq.Add(m.GetNamespace() + "/" + set)
 	}
 }

@@ -299,3 +299,47 @@ func TestSSH(t *testing.T) {
 		t.Fatal("ConfigMap deleted with ssh off")
 	}
 }
+
+// TestSSHDaemonSetMode: in DaemonSet mode too, a foreign ConfigMap of the
+// ssh-config name holds the pods (none is made for a matching node) until
+// it is gone; then the node's pod mounts the NodeSet's own.
+func TestSSHDaemonSetMode(t *testing.T) {
+	e := startWithoutController(t, "sshd", 1)
+	e.runControllerWith(controllerOptions{})
+	sel := map[string]string{"kubectl-vc.test/pool": e.NS}
+	e.newDaemonNode("sshd-0."+e.NS, sel, nil)
+	configMaps := e.Kube.CoreV1().ConfigMaps(e.NS)
+	if _, err := configMaps.Create(e.Ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "sshd-ssh-config"},
+		Data: map[string]string{"sshd_config": "PermitRootLogin yes\n"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	ns := e.NewNodeSet("sshd", 1, func(ns *slinkyv1beta1.NodeSet) {
+		ns.Spec.ScalingMode = slinkyv1beta1.ScalingModeDaemonSet
+		ns.Spec.Template.PodSpec.NodeSelector = sel
+		ns.Spec.SSH = &slinkyv1beta1.NodeSetSSH{Enabled: true,
+			SssdConfRef: corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: "sssd"}, Key: "sssd.conf"}}
+	})
+	e.Eventually("SSHConfigReady False NameTaken", func() (bool, string) {
+		c := e.condition("sshd", "SSHConfigReady")
+		return c != nil && c.Status == metav1.ConditionFalse && c.Reason == "NameTaken", fmt.Sprint(c)
+	})
+	time.Sleep(3 * time.Second)
+	if p := e.Pods(); len(p) != 0 {
+		t.Fatalf("pods %s made while the ConfigMap is not the NodeSet's", names(p))
+	}
+	if err := configMaps.Delete(e.Ctx, "sshd-ssh-config", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	e.Eventually("the node's pod, mounting the NodeSet's ConfigMap", func() (bool, string) {
+		cm, err := configMaps.Get(e.Ctx, "sshd-ssh-config", metav1.GetOptions{})
+		pods := e.Pods()
+		for _, p := range pods {
+			for _, v := range p.Spec.Volumes {
+				if v.Name == "ssh-config" && err == nil && metav1.IsControlledBy(cm, ns) && len(pods) == 1 {
+					return true, ""
+				}
+			}
+		}
+		return false, fmt.Sprint(names(pods), err)
+	})
+}

@@ -71,7 +71,8 @@ func sshdConfigOf(extra string) string {
 // does not exist: serve never reads it, a kubelet would wait for it),
 // expose port ssh and carry the hash of what they mount. The ConfigMap is
 // not written again while it is as wanted, is put back when edited, and a
-// new extraSshdConfig rewrites it and rolls the pods onto the new hash.
+// new extraSshdConfig rewrites it and rolls the pods onto the new hash;
+// made immutable, it holds the pods until it is deleted and made anew.
 // An extraSshdConfig larger than a ConfigMap holds replaces no pod; ssh
 // turned off rolls the pods to ones without it.
 func TestSSH(t *testing.T) {
@@ -250,6 +251,40 @@ func TestSSH(t *testing.T) {
 	}
 	e.Eventually("two ready pods", func() (bool, string) { n := e.MarkAllReady(); return n == 2, fmt.Sprint(n) })
 
+	// Made immutable by someone: it cannot be rewritten; said, and no pod
+	// is replaced until it is deleted, when it is made anew.
+	if _, err := configMaps.Patch(e.Ctx, cmName, types.MergePatchType, []byte(`{"immutable":true}`), metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	e.PatchNodeSet(name, `{"spec":{"ssh":{"extraSshdConfig":"LoginGraceTime 31"}}}`)
+	sshCondition(metav1.ConditionFalse, "Immutable")
+	time.Sleep(3 * time.Second)
+	for n, p := range e.Pods() {
+		if p.UID != uids[n] || p.Annotations[slinkyv1beta1.AnnotationPodCordon] != "" {
+			t.Fatalf("%s replaced or cordoned while the ConfigMap cannot be rewritten", n)
+		}
+	}
+	if err := configMaps.Delete(e.Ctx, cmName, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	e.Eventually("pods rolled onto the ConfigMap made anew", func() (bool, string) {
+		e.MarkAllReady()
+		pods := e.Pods()
+		rolled := 0
+		for n, p := range pods {
+			if p.UID != uids[n] && p.Annotations[slinkyv1beta1.AnnotationSshdConfHash] == sha256Hex(sshdConfigOf("LoginGraceTime 31")) {
+				rolled++
+			}
+		}
+		got, err := configMaps.Get(e.Ctx, cmName, metav1.GetOptions{})
+		return len(pods) == 2 && rolled == 2 && err == nil && got.UID != cm.UID && got.Data["sshd_config"] == sshdConfigOf("LoginGraceTime 31"),
+			fmt.Sprint(names(pods), err)
+	})
+	for _, p := range e.Pods() {
+		uids[p.Name] = p.UID
+	}
+	e.Eventually("two ready pods", func() (bool, string) { n := e.MarkAllReady(); return n == 2, fmt.Sprint(n) })
+
 	// The worst extraSshdConfig: more than a ConfigMap holds. Said, short;
 	// no pod is replaced, the ConfigMap keeps what it held.
 	huge := strings.Repeat("#", corev1.MaxSecretSize)
@@ -264,7 +299,7 @@ func TestSSH(t *testing.T) {
 			t.Fatalf("%s replaced or cordoned while the sshd_config cannot be written", n)
 		}
 	}
-	if got, err := configMaps.Get(e.Ctx, cmName, metav1.GetOptions{}); err != nil || got.Data["sshd_config"] != sshdConfigOf("LoginGraceTime 30") {
+	if got, err := configMaps.Get(e.Ctx, cmName, metav1.GetOptions{}); err != nil || got.Data["sshd_config"] != sshdConfigOf("LoginGraceTime 31") {
 		t.Fatalf("ConfigMap: %v %.100q", err, got.Data)
 	}
 

@@ -378,3 +378,44 @@ func TestSSHDaemonSetMode(t *testing.T) {
 		return false, fmt.Sprint(names(pods), err)
 	})
 }
+
+// TestSSHTakeOver: a NodeSet taken over from Slinky's operator finds the
+// ConfigMap the operator made (controlled by the NodeSet, the same
+// sshd_config, labels and annotations) and leaves it unwritten: its pods
+// are made and SSHConfigReady is True with no ConfigMap write at all.
+func TestSSHTakeOver(t *testing.T) {
+	e := startWithoutController(t, "ssht", 1)
+	ns := e.NewNodeSet("ssht", 1, func(ns *slinkyv1beta1.NodeSet) {
+		ns.Labels = map[string]string{"site": "b"}
+		ns.Annotations = map[string]string{"note": "y"}
+		ns.Spec.SSH = &slinkyv1beta1.NodeSetSSH{Enabled: true, ExtraSshdConfig: "MaxSessions 4",
+			SssdConfRef: corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: "slurm-sssd-conf"}, Key: "sssd.conf"}}
+	})
+	immutable := false
+	operators, err := e.Kube.CoreV1().ConfigMaps(e.NS).Create(e.Ctx, &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{Name: "ssht-ssh-config", Annotations: map[string]string{"note": "y"},
+			Labels: map[string]string{"site": "b", slinkyv1beta1.LabelAppName: "slurmd", slinkyv1beta1.LabelAppInstance: "ssht",
+				slinkyv1beta1.LabelAppComponent: "worker", slinkyv1beta1.LabelCluster: "slurm"},
+			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(ns, slinkyv1beta1.SchemeGroupVersion.WithKind("NodeSet"))}},
+		Data:      map[string]string{"sshd_config": sshdConfigOf("MaxSessions 4")},
+		Immutable: &immutable,
+	}, metav1.CreateOptions{FieldManager: "slurm-operator"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	calls := &requestCounter{n: map[string]int{}}
+	ccfg := rest.CopyConfig(cp.AdminConfig())
+	ccfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { calls.next = rt; return calls })
+	e.runControllerWith(controllerOptions{kube: kubernetes.NewForConfigOrDie(ccfg)})
+	e.Eventually("pod made, SSHConfigReady True", func() (bool, string) {
+		c := e.condition("ssht", "SSHConfigReady")
+		return len(e.Pods()) == 1 && c != nil && c.Status == metav1.ConditionTrue && c.Reason == "Owned", fmt.Sprint(names(e.Pods()), c)
+	})
+	time.Sleep(2 * time.Second)
+	if w := calls.get("PATCH configmaps") + calls.get("PUT configmaps") + calls.get("POST configmaps"); w != 0 {
+		t.Fatalf("%d writes of the operator's ConfigMap, which was as wanted", w)
+	}
+	if got, err := e.Kube.CoreV1().ConfigMaps(e.NS).Get(e.Ctx, "ssht-ssh-config", metav1.GetOptions{}); err != nil || got.ResourceVersion != operators.ResourceVersion {
+		t.Fatalf("the operator's ConfigMap changed: %v", err)
+	}
+}

@@ -59,6 +59,9 @@ func (c *Controller) CacheReads() []framework.CacheRead {
 			dst.Spec.PublishNotReadyAddresses = src.Spec.PublishNotReadyAddresses
 			dst.Spec.Ports = src.Spec.Ports
 		}),
+		// Whether a ConfigMap is immutable and the digest of its
+		// sshd_config, never its data (ssh.go).
+		framework.ReadsOnly(keepSSHConfig),
 		framework.ReadsOnly(func(dst, src *policyv1.PodDisruptionBudget) {
 			dst.Spec.Selector = src.Spec.Selector
 			dst.Spec.MinAvailable = src.Spec.MinAvailable

@@ -17,7 +17,8 @@ const (
 )
 
 // ownedConditions lists the condition types this controller writes.
-var ownedConditions = []string{conditionSpecSupported, conditionSlurmReachable, conditionServiceReady, conditionDisruptionBudgetReady}
+var ownedConditions = []string{conditionSpecSupported, conditionSlurmReachable, conditionServiceReady, conditionDisruptionBudgetReady,
+	conditionSSHConfigReady}
 
 // setCondition records a condition this sync evaluated.
 func (s *nodeSetSync) setCondition(typ string, ok bool, reason, message string) {

@@ -100,7 +100,10 @@ type Controller struct {
 	nodes     corelisters.NodeLister
 	services  corelisters.ServiceLister
 	pdbs      policylisters.PodDisruptionBudgetLister
-	synced    []cache.InformerSynced
+	// configMaps holds, of each ConfigMap, its metadata and the digest of
+	// its sshd_config (keepSSHConfig).
+	configMaps corelisters.ConfigMapLister
+	synced     []cache.InformerSynced
 
 	wq       workqueue.TypedRateLimitingInterface[string]
 	recorder record.EventRecorder
@@ -336,8 +339,19 @@ func (c *Controller) watch(kinds map[string]bool) error {
 			return err
 		}
 	}
+	// The ssh-config ConfigMaps (ssh.go, handlers_configmap.go).
+	cmInf := opt.KubeInformerFactory.Core().V1().ConfigMaps()
+	c.configMaps = cmInf.Lister()
+	if _, err := cmInf.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    c.enqueueForConfigMap,
+		UpdateFunc: c.updateConfigMap,
+		DeleteFunc: c.enqueueForConfigMap,
+	}); err != nil {
+		return err
+	}
 	c.synced = append(c.synced, nsInf.Informer().HasSynced, podInf.Informer().HasSynced,
-		revInf.Informer().HasSynced, nodeInf.Informer().HasSynced, svcInf.Informer().HasSynced, pdbInf.Informer().HasSynced)
+		revInf.Informer().HasSynced, nodeInf.Informer().HasSynced, svcInf.Informer().HasSynced, pdbInf.Informer().HasSynced,
+		cmInf.Informer().HasSynced)
 	return nil
 }
 

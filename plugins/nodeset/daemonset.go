@@ -387,7 +387,7 @@ func (s *nodeSetSync) syncDaemonPods() bool {
 	s.wait = s.wait || w
 
 	create := plan.create[:min(len(plan.create), burst)]
-	if len(create) == 0 {
+	if len(create) == 0 || s.sshHold { // ssh.go: SSHConfigReady says why
 		return false
 	}
 	ns := s.set

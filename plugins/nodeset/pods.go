@@ -147,6 +147,7 @@ func renderPod(ns *slinkyv1beta1.NodeSet, revisionHash string, identity func(*co
 		}
 	}
 	addLogfile(ns, &pod.Spec, slurmd.Name) // logfile.go
+	addSSH(ns, pod)                        // ssh.go
 	return pod
 }
 

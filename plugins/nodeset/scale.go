@@ -120,6 +120,9 @@ func (s *nodeSetSync) scaleOut(missing int) {
 	if len(ordinals) > burst {
 		ordinals = ordinals[:burst]
 	}
+	if len(ordinals) > 0 && s.sshHold {
+		return // ssh.go: SSHConfigReady says why
+	}
 	if len(ordinals) > 0 {
 		s.c.recorder.Eventf(ns, corev1.EventTypeNormal, "ScaleUp", "creating %d pod(s) towards %d replicas", len(ordinals), s.replicas)
 	}

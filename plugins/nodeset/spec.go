@@ -35,9 +35,6 @@ func (s *nodeSetSync) checkSpec() (refuse bool) {
 	if note := s.scheduledUpdateNote(); note != "" { // scheduled.go
 		notes = append(notes, note)
 	}
-	if spec.SSH != nil && spec.SSH.Enabled {
-		notes = append(notes, "ssh is not implemented: pods run no sshd")
-	}
 	if len(notes) == 0 {
 		s.setCondition(conditionSpecSupported, true, "Supported", "every field of the spec is acted on")
 		return false

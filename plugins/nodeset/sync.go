@@ -59,6 +59,10 @@ type nodeSetSync struct {
 	// condemned those a scale-in retires.
 	nodeCordoned map[string]bool
 	condemned    map[string]bool
+	// sshHold: no pod is created or replaced, the ConfigMap the pods
+	// would mount as sshd_config not being (yet) what this NodeSet says
+	// (ssh.go).
+	sshHold bool
 	// wait is true when a phase waits for Slurm to drain a node; errs
 	// collects the pod phases' errors, which do not stop the next phase.
 	wait bool
@@ -148,7 +152,7 @@ func (c *Controller) sync(ctx context.Context, key string) (time.Duration, error
 		if s.slurmErr == nil {
 			errs = append(errs, s.syncProtection(), s.syncPodStates())
 		}
-		errs = append(errs, s.syncService(), s.syncDisruptionBudget())
+		errs = append(errs, s.syncService(), s.syncDisruptionBudget(), s.syncSSHConfig())
 	}
 	// Phase 4: expectations gate every action on pods: until the cache
 	// shows our last creations and deletions, its pod count is not to be

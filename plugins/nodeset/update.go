@@ -17,6 +17,10 @@ import (
 // by an update. It runs only when the NodeSet neither scales out nor in.
 func (s *nodeSetSync) rollingUpdate() (bool, error) {
 	ns, now := s.set, s.now
+	if s.sshHold {
+		// A replaced pod would not come back (ssh.go).
+		return false, nil
+	}
 	strategy := ns.Spec.UpdateStrategy.Type
 	if strategy == slinkyv1beta1.ScheduledUpdateNodeSetStrategyType {
 		// Inside the NodeSet's Slurm maintenance window only (scheduled.go).

@@ -352,7 +352,9 @@ func rbacStatefulSet(t *testing.T, kube kubernetes.Interface, vc versioned.Inter
 // scale out; scale in from 3 to 1, while rbac-1 and rbac-2 run jobs,
 // deletes the idle pod and drains the busy one in Slurm first (pod
 // cordoned, node DRAINING), deleting it once its job ends; a template
-// change replaces the last pod and prunes the old revision (delete).
+// change replaces the last pod and prunes the old revision (delete). Its
+// ssh ConfigMap is made (create), then rewritten (apply) with the template
+// change.
 func rbacNodeSet(t *testing.T, kube kubernetes.Interface, vc versioned.Interface, cluster *slurmtest.Cluster, jobs []string, ns string) {
 	nodeSets := vc.SlinkyV1beta1().NodeSets(ns)
 	created, err := nodeSets.Create(ctx, &slinkyv1beta1.NodeSet{
@@ -383,6 +385,10 @@ func rbacNodeSet(t *testing.T, kube kubernetes.Interface, vc versioned.Interface
 			// with the pod.
 			PersistentVolumeClaimRetentionPolicy: &slinkyv1beta1.NodeSetPersistentVolumeClaimRetentionPolicy{
 				WhenScaled: slinkyv1beta1.DeletePersistentVolumeClaimRetentionPolicyType},
+			// The ConfigMap rbac-ssh-config: watched, created, then
+			// applied when extraSshdConfig changes (below).
+			SSH: &slinkyv1beta1.NodeSetSSH{Enabled: true, ExtraSshdConfig: "LoginGraceTime 600",
+				SssdConfRef: corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: "sssd"}, Key: "sssd.conf"}},
 		},
 	}, metav1.CreateOptions{})
 	if err != nil {
@@ -429,6 +435,14 @@ func rbacNodeSet(t *testing.T, kube kubernetes.Interface, vc versioned.Interface
 	if err != nil || !metav1.IsControlledBy(pdb, created) {
 		t.Fatalf("PodDisruptionBudget: %v %+v", err, pdb)
 	}
+	sshConfig := func(extra string) {
+		t.Helper()
+		eventually(t, "ConfigMap rbac-ssh-config with "+extra, func() (bool, error) {
+			cm, err := kube.CoreV1().ConfigMaps(ns).Get(ctx, "rbac-ssh-config", metav1.GetOptions{})
+			return err == nil && metav1.IsControlledBy(cm, created) && strings.HasSuffix(cm.Data["sshd_config"], "\n"+extra+"\n"), err
+		})
+	}
+	sshConfig("LoginGraceTime 600")
 	revs := revisionsOf(t, kube, ns)
 	if len(revs) != 1 {
 		t.Fatalf("%d revisions, want 1", len(revs))
@@ -495,7 +509,8 @@ func rbacNodeSet(t *testing.T, kube kubernetes.Interface, vc versioned.Interface
 	}
 
 	old := revisionsOf(t, kube, ns)[0].Name
-	patchNodeSet(`{"spec":{"template":{"metadata":{"labels":{"team":"hpc2"}}}}}`)
+	patchNodeSet(`{"spec":{"template":{"metadata":{"labels":{"team":"hpc2"}}},"ssh":{"extraSshdConfig":"LoginGraceTime 30"}}}`)
+	sshConfig("LoginGraceTime 30")
 	// rbac-1 is cordoned, drained and deleted; its replacement takes the
 	// lowest free ordinal, rbac-0.
 	eventually(t, "the pod replaced on the new revision, the old revision pruned", func() (bool, error) {

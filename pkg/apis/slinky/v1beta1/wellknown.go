@@ -40,3 +40,17 @@ const (
 	// it.
 	ReservationPrefix = "SlurmOperatorMaint-"
 )
+
+// The worker pods' ssh (spec.ssh), as Slinky's operator names its parts
+// (internal/builder/common/const.go there).
+const (
+	// AnnotationSshdConfHash, on a worker pod, is the SHA-256 (hex) of the
+	// sshd_config the pod mounts (of nothing when it mounts none).
+	AnnotationSshdConfHash = "slinky.slurm.net/sshd-conf-hash"
+	// AnnotationSssdConfHash, on a worker pod, is the SHA-256 (hex) of the
+	// sssd.conf the pod mounts (of nothing when it mounts none).
+	AnnotationSssdConfHash = "slinky.slurm.net/sssd-conf-hash"
+	// SSHConfigSuffix, after the NodeSet's name, names the ConfigMap of
+	// its workers' sshd_config.
+	SSHConfigSuffix = "-ssh-config"
+)

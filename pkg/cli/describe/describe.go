@@ -4,6 +4,7 @@
 package describe
 
 import (
+	"bytes"
 	"context"
 
 	"github.com/spf13/cobra"
@@ -22,6 +23,8 @@ import (
 type Options[T any, PT kind.Object[T], L runtime.Object] struct {
 	vcprinters.DescribeOptions
 	kind *kind.Kind[T, PT, L]
+	// page is the kind's body with flags of its own (Kind.Page), if any.
+	page kind.Page[PT]
 }
 
 // NewCmd is k's 'describe NAME', with k.Help.Describe: one name, given as
@@ -53,6 +56,10 @@ func newCmd[T any, PT kind.Object[T], L runtime.Object](k *kind.Kind[T, PT, L], 
 	cmd := k.Help.Describe.Command("describe NAME")
 	cmd.ValidArgsFunction = k.NameArg(f)
 	cmd.RunE = util.RunE(o)
+	if k.Page != nil {
+		o.page = k.Page()
+		o.page.AddFlags(cmd.Flags())
+	}
 	return cmd, o
 }
 
@@ -62,12 +69,18 @@ func NewOptions[T any, PT kind.Object[T], L runtime.Object](k *kind.Kind[T, PT, 
 		NoName: "name the " + k.Name + " to describe, e.g. 'kubectl vc " + k.Group.Use + " describe " + k.Example + "'"}}
 }
 
-// Validate checks -o and the name.
+// Validate checks -o, the name and the kind's own flags.
 func (o *Options[T, PT, L]) Validate() error {
 	if err := util.ValidateOutput(o.Output, "json", "yaml"); err != nil {
 		return err
 	}
-	return o.kind.ValidateName(o.Name)
+	if err := o.kind.ValidateName(o.Name); err != nil {
+		return err
+	}
+	if o.page != nil {
+		return o.page.Validate()
+	}
+	return nil
 }
 
 // Run prints the description; only the object itself must be readable.
@@ -79,13 +92,27 @@ func (o *Options[T, PT, L]) Run(ctx context.Context) error {
 	if printed, err := o.PrintObject(obj); printed {
 		return err
 	}
-	d := vcprinters.NewDescriber(o.Out)
-	defer d.Flush()
-	d.Header(obj)
-	o.kind.Describe(ctx, &o.DescribeOptions, d, obj)
+	// Written out whole once done: a body that fails prints nothing.
+	var out bytes.Buffer
+	d := vcprinters.NewDescriber(&out)
+	if o.kind.Header != nil {
+		o.kind.Header(d, obj)
+	} else {
+		d.Header(obj)
+	}
+	switch {
+	case o.page != nil:
+		if err := o.page.Describe(ctx, &o.DescribeOptions, d, obj); err != nil {
+			return err
+		}
+	case o.kind.Describe != nil:
+		o.kind.Describe(ctx, &o.DescribeOptions, d, obj)
+	}
 	d.Events(ctx, o.Kube, obj.GetNamespace(), o.kind.GVK.Kind, obj)
 	if o.kind.Why != "" {
 		verdict.Describe(ctx, d, o.Client, o.Kube, analysis.Kind(o.kind.Why), obj.GetNamespace(), obj.GetName())
 	}
-	return nil
+	d.Flush()
+	_, err = o.Out.Write(out.Bytes())
+	return err
 }

@@ -12,8 +12,10 @@ package kind
 import (
 	"context"
 	"reflect"
+	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -113,6 +115,13 @@ type Kind[T any, PT Object[T], L runtime.Object] struct {
 	// Describe writes the description of obj between its header (name,
 	// namespace, labels, ...) and its events.
 	Describe func(ctx context.Context, o *vcprinters.DescribeOptions, d *vcprinters.Describer, obj PT)
+	// Header, when set, is the kind's header instead of the shared one.
+	Header func(d *vcprinters.Describer, obj PT)
+	// Page, when set, makes for each 'describe' command a description
+	// body with flags of its own, in place of Describe: a kind whose
+	// description reads more than the API server (a NodeSet's live Slurm
+	// node states).
+	Page func() Page[PT]
 	// Why, for a kind 'kubectl vc why' explains, is its name there
 	// ("job"): its description ends with why's verdict on the object.
 	Why string
@@ -125,6 +134,16 @@ type Kind[T any, PT Object[T], L runtime.Object] struct {
 	// shared commands.
 	Group Group
 	Help  Helps
+}
+
+// Page is the description body of a kind that takes flags of its own in
+// 'describe' (Kind.Page makes one per command): AddFlags binds them,
+// Validate checks them, Describe writes the body; an error from it fails
+// the command with nothing printed. Warnings go to o.ErrOut.
+type Page[PT any] interface {
+	AddFlags(fs *pflag.FlagSet)
+	Validate() error
+	Describe(ctx context.Context, o *vcprinters.DescribeOptions, d *vcprinters.Describer, obj PT) error
 }
 
 // InWords is the kind in prose ("job flow").
@@ -189,13 +208,14 @@ func (k *Kind[T, PT, L]) APIError(err error) error {
 }
 
 // NotFound is the error of a Get of the kind's object name in ns: not
-// found (or the kind not served) in one line.
+// found (or the kind not served) in one line, the kind in lower case as
+// the API server's resources are named ("nodeset").
 func (k *Kind[T, PT, L]) NotFound(err error, name, ns string) error {
 	if err = k.APIError(err); apierrors.IsNotFound(err) {
 		if k.ClusterScoped {
-			return util.UsageErrorf("%s %q not found", k.Name, name)
+			return util.UsageErrorf("%s %q not found", strings.ToLower(k.Name), name)
 		}
-		return util.UsageErrorf("%s %q not found in namespace %q", k.Name, name, ns)
+		return util.UsageErrorf("%s %q not found in namespace %q", strings.ToLower(k.Name), name, ns)
 	}
 	return err
 }

@@ -6,44 +6,22 @@ import (
 	"os"
 	"sort"
 	"strconv"
-	"text/tabwriter"
 	"time"
 
-	"github.com/spf13/cobra"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/cli-runtime/pkg/genericiooptions"
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
-	"k8s.io/kubectl/pkg/util/templates"
 
 	slinkyv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/slinky/v1beta1"
+	"github.com/kubectl-vc/kubectl-vc/pkg/cli/kind"
 	vcprinters "github.com/kubectl-vc/kubectl-vc/pkg/cli/printers"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/util"
-	"github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned"
 	"github.com/kubectl-vc/kubectl-vc/pkg/slurm"
+	"github.com/spf13/pflag"
 )
 
-// DescribeOptions holds the input of 'nodeset describe'.
-type DescribeOptions struct {
-	genericiooptions.IOStreams
-	Factory util.Factory
-
-	Name  string
-	Slurm slurmFlags
-
-	namespace string
-	config    *rest.Config
-	vc        versioned.Interface
-	kc        kubernetes.Interface
-}
-
-func newDescribeCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Command {
-	o := &DescribeOptions{IOStreams: streams, Factory: f, Slurm: slurmFlags{Conf: os.Getenv("SLURM_CONF")}}
-	cmd := &cobra.Command{
-		Use:   "describe NAME",
-		Short: "Show a NodeSet, its pods and their Slurm nodes",
-		Long: templates.LongDesc(`
+// describeHelp is the help of 'nodeset describe'.
+var describeHelp = kind.Help{
+	Short: "Show a NodeSet, its pods and their Slurm nodes",
+	Long: `
 			Show a NodeSet's spec and status, then one line per pod: ordinal, revision,
 			Kubernetes state, cordon and drain deadline, and the Slurm node state and
 			reason. The Slurm states are read live: from the NodeSet's slurmrestd as
@@ -51,8 +29,8 @@ func newDescribeCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.C
 			server's service proxy, so from outside the cluster too; or from the
 			slurmrestd --slurm-rest-url names; or with sinfo when a slurm.conf is given
 			(--slurm-conf, default $SLURM_CONF). When none can be read, a warning says
-			why and that column shows "-".`),
-		Example: templates.Examples(`
+			why and that column shows "-".`,
+	Example: `
 			# Live Slurm states from the NodeSet's slurmrestd (Slinky's Controller and RestApi)
 			kubectl vc nodeset describe compute
 
@@ -60,55 +38,54 @@ func newDescribeCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.C
 			kubectl vc nodeset describe compute --slurm-rest-url http://slurm.example:6820 --slurm-token-file ~/.slurm-token
 
 			# With sinfo, on a Slurm login node
-			kubectl vc nodeset describe compute --slurm-conf /etc/slurm/slurm.conf`),
-		Args:              util.NameArgs("NodeSet", 1, 1, "nodeset describe compute"),
-		ValidArgsFunction: Kind.NameArg(f),
-		RunE:              util.RunE(o),
-	}
-	fl := cmd.Flags()
-	fl.StringVar(&o.Slurm.Conf, "slurm-conf", o.Slurm.Conf, "slurm.conf of the cluster, to read live Slurm node states with sinfo")
-	fl.StringVar(&o.Slurm.RESTURL, "slurm-rest-url", "", "slurmrestd to read live Slurm node states from (instead of the NodeSet's own)")
-	fl.StringVar(&o.Slurm.JWTKeyFile, "slurm-jwt-key-file", "", "With --slurm-rest-url: the JWT HS256 key to sign a token with")
-	fl.StringVar(&o.Slurm.TokenFile, "slurm-token-file", "", "With --slurm-rest-url: a file holding a token")
-	return cmd
+			kubectl vc nodeset describe compute --slurm-conf /etc/slurm/slurm.conf`,
 }
 
-// Complete records the name and resolves the namespace and the clients.
-func (o *DescribeOptions) Complete(args []string) error {
-	o.Name = args[0]
-	var err error
-	if o.namespace, err = namespace(o.Factory); err != nil {
-		return err
-	}
-	if o.vc, o.kc, err = util.Clients(o.Factory); err != nil {
-		return err
-	}
-	o.config, err = o.Factory.ToRESTConfig()
-	return err
+// describeHeader is a NodeSet's header: its Slurm controller where other
+// kinds show labels and annotations, its creation in UTC.
+func describeHeader(d *vcprinters.Describer, ns *slinkyv1beta1.NodeSet) {
+	d.Line(0, "Name", ns.Name)
+	d.Line(0, "Namespace", ns.Namespace)
+	d.Line(0, "Controller", vcprinters.OrNone(ns.Spec.ControllerRef.Name))
+	d.Line(0, "Created", ns.CreationTimestamp.UTC().Format("2006-01-02T15:04:05Z")+" ("+vcprinters.Age(ns.CreationTimestamp)+" ago)")
 }
 
-// Validate checks the name and the Slurm flags.
-func (o *DescribeOptions) Validate() error {
-	if err := validateName("NodeSet", o.Name); err != nil {
-		return err
-	}
-	return o.Slurm.validate()
+// describePage is the body of 'nodeset describe': the NodeSet's status and
+// one line per pod with its Slurm node's state, read live as the --slurm-*
+// flags say (kind.Page).
+type describePage struct {
+	Slurm slurmFlags
 }
 
-// Run prints the description.
-func (o *DescribeOptions) Run(ctx context.Context) error {
-	ns, err := o.vc.SlinkyV1beta1().NodeSets(o.namespace).Get(ctx, o.Name, metav1.GetOptions{})
-	if err != nil {
-		return util.InNamespace(err, o.namespace)
-	}
-	pods, err := nodeSetPods(ctx, o.kc, ns)
+func newDescribePage() kind.Page[*slinkyv1beta1.NodeSet] {
+	return &describePage{Slurm: slurmFlags{Conf: os.Getenv("SLURM_CONF")}}
+}
+
+// AddFlags adds the --slurm-* flags.
+func (p *describePage) AddFlags(fl *pflag.FlagSet) {
+	fl.StringVar(&p.Slurm.Conf, "slurm-conf", p.Slurm.Conf, "slurm.conf of the cluster, to read live Slurm node states with sinfo")
+	fl.StringVar(&p.Slurm.RESTURL, "slurm-rest-url", "", "slurmrestd to read live Slurm node states from (instead of the NodeSet's own)")
+	fl.StringVar(&p.Slurm.JWTKeyFile, "slurm-jwt-key-file", "", "With --slurm-rest-url: the JWT HS256 key to sign a token with")
+	fl.StringVar(&p.Slurm.TokenFile, "slurm-token-file", "", "With --slurm-rest-url: a file holding a token")
+}
+
+// Validate checks the Slurm flags.
+func (p *describePage) Validate() error { return p.Slurm.validate() }
+
+// Describe writes the NodeSet's status and its pods; a Slurm that cannot
+// be read is a warning, the rest is still shown.
+func (p *describePage) Describe(ctx context.Context, o *vcprinters.DescribeOptions, d *vcprinters.Describer, ns *slinkyv1beta1.NodeSet) error {
+	pods, err := nodeSetPods(ctx, o.Kube, ns)
 	if err != nil {
 		return err
 	}
-	// Live Slurm states: a failure is a warning, the rest is still shown.
+	config, err := o.Factory.ToRESTConfig()
+	if err != nil {
+		return err
+	}
 	var sl slurm.Client
 	var slurmHow string
-	if r, err := o.Slurm.connect(ctx, o.config, o.kc, o.vc, ns); err != nil {
+	if r, err := p.Slurm.connect(ctx, config, o.Kube, o.Client, ns); err != nil {
 		fmt.Fprintf(o.ErrOut, "warning: cannot read Slurm node states: %s\n", util.Message(err))
 	} else if r != nil {
 		if err := r.client.Refresh(ctx); err != nil {
@@ -118,49 +95,42 @@ func (o *DescribeOptions) Run(ctx context.Context) error {
 		}
 	}
 
-	w := tabwriter.NewWriter(o.Out, 0, 8, 2, ' ', 0)
-	desired := desiredPods(ns)
 	st := ns.Status
-	fmt.Fprintf(w, "Name:\t%s\n", ns.Name)
-	fmt.Fprintf(w, "Namespace:\t%s\n", ns.Namespace)
-	fmt.Fprintf(w, "Controller:\t%s\n", vcprinters.OrNone(ns.Spec.ControllerRef.Name))
-	fmt.Fprintf(w, "Created:\t%s (%s ago)\n", ns.CreationTimestamp.UTC().Format("2006-01-02T15:04:05Z"), vcprinters.Age(ns.CreationTimestamp))
-	fmt.Fprintf(w, "Replicas:\t%d desired | %d current | %d ready | %d available | %d updated\n",
-		desired, st.Replicas, st.ReadyReplicas, st.AvailableReplicas, st.UpdatedReplicas)
-	fmt.Fprintf(w, "Update Strategy:\t%s\n", strategyString(ns))
-	fmt.Fprintf(w, "Revision:\t%s\n", vcprinters.OrNone(revisionString(ns)))
-	fmt.Fprintf(w, "Slurm Nodes:\t%d idle | %d allocated | %d drain | %d down\n", st.SlurmIdle, st.SlurmAllocated, st.SlurmDrain, st.SlurmDown)
+	d.Line(0, "Replicas", fmt.Sprintf("%d desired | %d current | %d ready | %d available | %d updated",
+		desiredPods(ns), st.Replicas, st.ReadyReplicas, st.AvailableReplicas, st.UpdatedReplicas))
+	d.Line(0, "Update Strategy", strategyString(ns))
+	d.Line(0, "Revision", vcprinters.OrNone(revisionString(ns)))
+	d.Line(0, "Slurm Nodes", fmt.Sprintf("%d idle | %d allocated | %d drain | %d down", st.SlurmIdle, st.SlurmAllocated, st.SlurmDrain, st.SlurmDown))
 	if slurmHow != "" {
-		fmt.Fprintf(w, "Slurm States Read:\t%s\n", slurmHow)
+		d.Line(0, "Slurm States Read", slurmHow)
 	}
-	fmt.Fprintf(w, "Observed Generation:\t%d (generation %d)\n", st.ObservedGeneration, ns.Generation)
-	fmt.Fprintf(w, "Pods:\n")
+	d.Line(0, "Observed Generation", fmt.Sprintf("%d (generation %d)", st.ObservedGeneration, ns.Generation))
+	d.Section(0, "Pods")
 	if len(pods) == 0 {
-		fmt.Fprintf(w, "  <none>\n")
-	} else {
-		sort.Slice(pods, func(i, j int) bool { return ordinal(&pods[i]) < ordinal(&pods[j]) })
-		fmt.Fprintf(w, "  NAME\tORDINAL\tREVISION\tSTATUS\tNODE\tCORDONED\tDEADLINE\tSLURM\n")
-		for i := range pods {
-			p := &pods[i]
-			cordoned := "no"
-			if _, ok := p.Annotations[slinkyv1beta1.AnnotationPodCordon]; ok {
-				cordoned = "yes"
-			}
-			slurmState := "-"
-			if sl != nil {
-				if s, ok := sl.Node(slinkyv1beta1.SlurmNodeName(p)); ok {
-					slurmState = s.String()
-				} else {
-					slurmState = "<not in slurm>"
-				}
-			}
-			fmt.Fprintf(w, "  %s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", p.Name, p.Labels[slinkyv1beta1.LabelPodIndex],
-				vcprinters.OrNone(podRevision(ns.Name, p)), podStatus(p), vcprinters.OrNone(p.Spec.NodeName),
-				cordoned, vcprinters.OrNone(p.Annotations[slinkyv1beta1.AnnotationPodDeadline]), slurmState)
-		}
+		d.Write(1, "<none>\n")
+		return nil
 	}
-	vcprinters.WriteEvents(ctx, w, o.kc, ns.Namespace, "NodeSet", ns.Name, ns.UID)
-	return w.Flush()
+	sort.Slice(pods, func(i, j int) bool { return ordinal(&pods[i]) < ordinal(&pods[j]) })
+	d.Write(1, "NAME\tORDINAL\tREVISION\tSTATUS\tNODE\tCORDONED\tDEADLINE\tSLURM\n")
+	for i := range pods {
+		p := &pods[i]
+		cordoned := "no"
+		if _, ok := p.Annotations[slinkyv1beta1.AnnotationPodCordon]; ok {
+			cordoned = "yes"
+		}
+		slurmState := "-"
+		if sl != nil {
+			if s, ok := sl.Node(slinkyv1beta1.SlurmNodeName(p)); ok {
+				slurmState = s.String()
+			} else {
+				slurmState = "<not in slurm>"
+			}
+		}
+		d.Write(1, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", p.Name, p.Labels[slinkyv1beta1.LabelPodIndex],
+			vcprinters.OrNone(podRevision(ns.Name, p)), podStatus(p), vcprinters.OrNone(p.Spec.NodeName),
+			cordoned, vcprinters.OrNone(p.Annotations[slinkyv1beta1.AnnotationPodDeadline]), slurmState)
+	}
+	return nil
 }
 
 func ordinal(p *corev1.Pod) int {

@@ -13,7 +13,9 @@ var Kind = &kind.Kind[slinkyv1beta1.NodeSet, *slinkyv1beta1.NodeSet, *slinkyv1be
 	Client: func(c versioned.Interface, ns string) kind.Client[*slinkyv1beta1.NodeSet, *slinkyv1beta1.NodeSetList] {
 		return c.SlinkyV1beta1().NodeSets(ns)
 	},
-	Table: nodeSetTable,
+	Table:  nodeSetTable,
+	Header: describeHeader,
+	Page:   newDescribePage,
 	Group: kind.Group{Use: "nodeset", Aliases: []string{"nodesets", "nss"}, Help: kind.Help{
 		Short: "Manage Slinky NodeSets (Slurm compute nodes as pods)",
 		Long: `
@@ -30,4 +32,5 @@ var Kind = &kind.Kind[slinkyv1beta1.NodeSet, *slinkyv1beta1.NodeSet, *slinkyv1be
 				# Stop new jobs on one node
 				kubectl vc nodeset cordon compute-3`,
 	}},
+	Help: kind.Helps{Describe: describeHelp},
 }

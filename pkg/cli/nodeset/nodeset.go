@@ -15,13 +15,14 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	slinkyv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/slinky/v1beta1"
+	"github.com/kubectl-vc/kubectl-vc/pkg/cli/describe"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/util"
 )
 
 // Commands returns the commands of the 'nodeset' group (its name, aliases
 // and help are its Kind's Group).
 func Commands(f util.Factory, streams genericiooptions.IOStreams) []*cobra.Command {
-	return util.Build(f, streams, newListCmd, newDescribeCmd, newScaleCmd, newCordonCmd, newUncordonCmd, newHistoryCmd)
+	return util.Build(f, streams, newListCmd, describe.Constructor(Kind), newScaleCmd, newCordonCmd, newUncordonCmd, newHistoryCmd)
 }
 
 func validateName(kind, name string) error {

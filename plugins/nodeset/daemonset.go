@@ -88,8 +88,8 @@ func daemonHostname(node *corev1.Node) string {
 }
 
 // newDaemonPod builds the NodeSet's pod for the Kubernetes node.
-func newDaemonPod(ns *slinkyv1beta1.NodeSet, node *corev1.Node, revisionHash string) *corev1.Pod {
-	pod := renderPod(ns, revisionHash, func(pod *corev1.Pod) {
+func newDaemonPod(ns *slinkyv1beta1.NodeSet, base *podBase, node *corev1.Node, revisionHash string) *corev1.Pod {
+	pod := renderPod(ns, base, revisionHash, func(pod *corev1.Pod) {
 		pod.GenerateName = daemonGenerateName(ns)
 		pod.Name = daemonPodName(ns)
 		pod.Labels[slinkyv1beta1.LabelScalingMode] = string(slinkyv1beta1.ScalingModeDaemonSet)
@@ -348,7 +348,8 @@ func (s *nodeSetSync) syncDaemonPods() bool {
 	}
 	ns := s.set
 	s.c.recorder.Eventf(ns, corev1.EventTypeNormal, "ScaleUp", "creating %d pod(s), one per matching Kubernetes node", len(create))
-	err = s.c.createFrom(s.ctx, s.key, ns, len(create), func(i int) *corev1.Pod { return newDaemonPod(ns, create[i], s.updateHash) })
+	base := s.c.podBaseFor(s.ctx, ns) // slurmdpod.go
+	err = s.c.createFrom(s.ctx, s.key, ns, len(create), func(i int) *corev1.Pod { return newDaemonPod(ns, base, create[i], s.updateHash) })
 	if err != nil {
 		s.errs = append(s.errs, err)
 	}

@@ -169,9 +169,11 @@ func renderBase(ns *slinkyv1beta1.NodeSet, b *podBase) (corev1.PodSpec, bool) {
 		return corev1.PodSpec{}, false
 	}
 	// A template container named like slurmd replaces it (the operator
-	// would list two containers of one name, a pod the API server refuses).
+	// would list two containers of one name, a pod the API server refuses),
+	// and without an image there is no slurmd container (a container needs
+	// one), as without a Controller.
 	spec.Containers = tmpl.Containers
-	if !slices.ContainsFunc(spec.Containers, func(c corev1.Container) bool { return c.Name == slurmd.Name }) {
+	if slurmd.Image != "" && !slices.ContainsFunc(spec.Containers, func(c corev1.Container) bool { return c.Name == slurmd.Name }) {
 		spec.Containers = append([]corev1.Container{*slurmd}, spec.Containers...)
 	}
 	spec.InitContainers = tmpl.InitContainers

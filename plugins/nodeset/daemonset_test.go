@@ -62,7 +62,7 @@ func override(host string) nodeOpt {
 // node selector, required node affinity and tolerations; a cordoned node
 // wants no pod and keeps none.
 func TestNodeWantsPod(t *testing.T) {
-	template := templatePod(dsNodeSet())
+	template := templatePod(dsNodeSet(), nil)
 	required := dsNodeSet()
 	required.Spec.Template.PodSpec.Affinity.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution = &corev1.NodeSelector{
 		NodeSelectorTerms: []corev1.NodeSelectorTerm{{MatchExpressions: []corev1.NodeSelectorRequirement{
@@ -80,8 +80,8 @@ func TestNodeWantsPod(t *testing.T) {
 		{"untolerated NoExecute: the pod goes", template, dsNode("n", taint("gpu", corev1.TaintEffectNoExecute)), false, false},
 		{"PreferNoSchedule ignored", template, dsNode("n", taint("x", corev1.TaintEffectPreferNoSchedule)), true, true},
 		{"cordoned", template, dsNode("n", cordonedNode), false, false},
-		{"required affinity unmet", templatePod(required), dsNode("n"), false, false},
-		{"required affinity met", templatePod(required), dsNode("n", func(n *corev1.Node) { n.Labels["zone"] = "a" }), true, true},
+		{"required affinity unmet", templatePod(required, nil), dsNode("n"), false, false},
+		{"required affinity met", templatePod(required, nil), dsNode("n", func(n *corev1.Node) { n.Labels["zone"] = "a" }), true, true},
 	} {
 		run, keep := nodeWantsPod(klog.Background(), tc.template, tc.node)
 		if run != tc.run || keep != tc.keep {
@@ -245,7 +245,7 @@ func TestPlanDaemonPods(t *testing.T) {
 	}
 	terminating := []*corev1.Pod{dsPod("p-waiting", waiting, 0)}
 
-	plan := planDaemonPods(klog.Background(), ns, nodes, active, terminating)
+	plan := planDaemonPods(klog.Background(), ns, nil, nodes, active, terminating)
 	if want := []string{"fresh"}; !reflect.DeepEqual(nodeNames(plan.create), want) {
 		t.Errorf("create %v, want %v", nodeNames(plan.create), want)
 	}
@@ -276,7 +276,7 @@ func TestPlanDaemonPods(t *testing.T) {
 	// Once the old pods are gone, their nodes get new ones (the renamed
 	// node's under its new hostname).
 	rest := []*corev1.Pod{active[0], active[1], active[5]}
-	plan = planDaemonPods(klog.Background(), ns, nodes, rest, nil)
+	plan = planDaemonPods(klog.Background(), ns, nil, nodes, rest, nil)
 	if want := []string{"fresh", "renamed", "waiting"}; !reflect.DeepEqual(nodeNames(plan.create), want) {
 		t.Errorf("create %v, want %v", nodeNames(plan.create), want)
 	}

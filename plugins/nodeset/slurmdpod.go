@@ -54,6 +54,19 @@ const (
 	terminateReason = reasonPrefix + "pod is terminating"
 )
 
+// workerToleration lets the pods on nodes tainted for Slurm workers only.
+var workerToleration = corev1.Toleration{Key: workerTaintKey, Operator: corev1.TolerationOpEqual, Effect: corev1.TaintEffectNoExecute}
+
+// podTolerations are the tolerations of the pods of ns, as renderBase
+// makes them without the cost of a merge: the template's list replaces
+// the base's whole (tolerations are not merged by key).
+func podTolerations(ns *slinkyv1beta1.NodeSet, b *podBase) []corev1.Toleration {
+	if t := ns.Spec.Template.PodSpec.Tolerations; b == nil || len(t) > 0 {
+		return t
+	}
+	return []corev1.Toleration{workerToleration}
+}
+
 // podBase is what a NodeSet's pods take from outside the NodeSet: the
 // Controller its controllerRef names and the cluster's DNS domain. A nil
 // podBase renders the pod as written.
@@ -149,7 +162,7 @@ func renderBase(ns *slinkyv1beta1.NodeSet, b *podBase) (corev1.PodSpec, bool) {
 		DNSConfig: &corev1.PodDNSConfig{Searches: []string{
 			fmt.Sprintf("%s.%s.svc.%s", serviceName(ns), ns.Namespace, b.clusterDomain)}},
 		Volumes:     volumes,
-		Tolerations: []corev1.Toleration{{Key: workerTaintKey, Operator: corev1.TolerationOpEqual, Effect: corev1.TaintEffectNoExecute}},
+		Tolerations: []corev1.Toleration{workerToleration},
 	}
 	// Containers are not merged by name as the rest is: the operator
 	// appends the template's to its own (renderPod does).

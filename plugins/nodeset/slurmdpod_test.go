@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/klog/v2"
 	"sigs.k8s.io/yaml"
 
 	slinkyv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/slinky/v1beta1"
@@ -324,3 +325,34 @@ func TestClusterDomainFrom(t *testing.T) {
 }
 
 func ptrTo[T any](v T) *T { return &v }
+
+// TestWorkerTaintTolerated: with a Controller, DaemonSet mode places pods
+// on nodes tainted for Slurm workers (the pods tolerate the taint, as the
+// operator's do), unless the template lists tolerations of its own, which
+// replace the operator's; the placement reads the tolerations the pods get.
+func TestWorkerTaintTolerated(t *testing.T) {
+	tainted := dsNode("w", func(n *corev1.Node) {
+		n.Spec.Taints = []corev1.Taint{{Key: workerTaintKey, Effect: corev1.TaintEffectNoExecute}}
+	})
+	base := &podBase{controller: chartController(), clusterDomain: defaultDomain}
+	ns := dsNodeSet()
+	for _, tc := range []struct {
+		base *podBase
+		own  []corev1.Toleration
+		run  bool
+	}{
+		{nil, nil, false},
+		{base, nil, true},
+		{base, []corev1.Toleration{{Key: "other", Operator: corev1.TolerationOpExists}}, false},
+	} {
+		ns.Spec.Template.PodSpec.Tolerations = tc.own
+		run, keep := nodeWantsPod(klog.Background(), templatePod(ns, tc.base), tainted)
+		if run != tc.run || keep != tc.run {
+			t.Errorf("base %v, tolerations %v: run %v keep %v, want %v", tc.base != nil, tc.own, run, keep, tc.run)
+		}
+		pod := newDaemonPod(ns, tc.base, tainted, "h")
+		if !reflect.DeepEqual(pod.Spec.Tolerations, podTolerations(ns, tc.base)) {
+			t.Errorf("base %v, tolerations %v: the pod tolerates %v, placement reads %v", tc.base != nil, tc.own, pod.Spec.Tolerations, podTolerations(ns, tc.base))
+		}
+	}
+}

@@ -89,6 +89,9 @@ func init() {
 // Controller is the NodeSet controller.
 type Controller struct {
 	cfg Config
+	// clusterDomain is the cluster's DNS domain, in the pods' DNS search
+	// (slurmdpod.go).
+	clusterDomain string
 
 	kube kubernetes.Interface
 	vc   versioned.Interface
@@ -154,7 +157,7 @@ func New(cfg Config) *Controller {
 	}
 	// Unregistered until Initialize registers them with the manager's.
 	m, _ := newMetrics(nil)
-	return &Controller{cfg: cfg, exp: newExpectations(cfg.ExpectationsTimeout), metrics: m,
+	return &Controller{cfg: cfg, exp: newExpectations(cfg.ExpectationsTimeout), metrics: m, clusterDomain: clusterDomainFrom("/etc/resolv.conf"),
 		workers: framework.DefaultWorkers, flags: &slurmFlags{conf: os.Getenv("SLURM_CONF"), nodeBudget: slurm.DefaultNodeBudget}}
 }
 
@@ -273,7 +276,9 @@ func (c *Controller) Initialize(ctx context.Context, opt *framework.ControllerOp
 // server serves NodeSets, at Initialize or later in Run.
 func (c *Controller) watch(kinds map[string]bool) error {
 	opt := c.opt
-	if c.source.fixed == nil && kinds[resControllers] && kinds[resRestApis] {
+	// Watched whatever reaches Slurm: besides finding slurmrestd, a
+	// NodeSet's Controller shapes its pods (slurmdpod.go).
+	if kinds[resControllers] && kinds[resRestApis] {
 		synced, err := c.watchSlinky()
 		if err != nil {
 			return err

@@ -88,8 +88,8 @@ func daemonHostname(node *corev1.Node) string {
 }
 
 // newDaemonPod builds the NodeSet's pod for the Kubernetes node.
-func newDaemonPod(ns *slinkyv1beta1.NodeSet, node *corev1.Node, revisionHash string) *corev1.Pod {
-	pod := renderPod(ns, revisionHash, func(pod *corev1.Pod) {
+func newDaemonPod(ns *slinkyv1beta1.NodeSet, base *podBase, node *corev1.Node, revisionHash string) *corev1.Pod {
+	pod := renderPod(ns, base, revisionHash, func(pod *corev1.Pod) {
 		pod.GenerateName = daemonGenerateName(ns)
 		pod.Name = daemonPodName(ns)
 		pod.Labels[slinkyv1beta1.LabelScalingMode] = string(slinkyv1beta1.ScalingModeDaemonSet)
@@ -178,12 +178,14 @@ func nodeWantsPod(logger klog.Logger, template *corev1.Pod, node *corev1.Node) (
 
 // templatePod is the NodeSet's template as a pod, for nodeWantsPod: only
 // its scheduling constraints are read. A node name in the template is not
-// one of them (the operator overrides it too).
-func templatePod(ns *slinkyv1beta1.NodeSet) *corev1.Pod {
+// one of them (the operator overrides it too). With a pod base, the
+// tolerations are the pods' (slurmdpod.go: the worker taint's unless the
+// template lists its own).
+func templatePod(ns *slinkyv1beta1.NodeSet, base *podBase) *corev1.Pod {
 	return &corev1.Pod{Spec: corev1.PodSpec{
 		NodeSelector: ns.Spec.Template.PodSpec.NodeSelector,
 		Affinity:     ns.Spec.Template.PodSpec.Affinity,
-		Tolerations:  ns.Spec.Template.PodSpec.Tolerations,
+		Tolerations:  podTolerations(ns, base),
 	}}
 }
 
@@ -232,9 +234,9 @@ type hostnameConflict struct {
 // annotation changed: it is made again under the new name); where it
 // keeps none, all go. Pods of a node that no longer exists go, and so do
 // pods made in StatefulSet mode and pods tied to no node.
-func planDaemonPods(logger klog.Logger, ns *slinkyv1beta1.NodeSet, nodes []*corev1.Node, active, terminating []*corev1.Pod) daemonPlan {
+func planDaemonPods(logger klog.Logger, ns *slinkyv1beta1.NodeSet, base *podBase, nodes []*corev1.Node, active, terminating []*corev1.Pod) daemonPlan {
 	var plan daemonPlan
-	template := templatePod(ns)
+	template := templatePod(ns, base)
 	byNode := map[string][]*corev1.Pod{}
 	for _, p := range active {
 		target := daemonTarget(p)
@@ -351,7 +353,8 @@ func (s *nodeSetSync) syncDaemonPods() bool {
 			terminating = append(terminating, p)
 		}
 	}
-	plan := planDaemonPods(klog.FromContext(s.ctx), s.set, nodes, s.active, terminating)
+	base := s.c.podBaseFor(s.ctx, s.set) // slurmdpod.go
+	plan := planDaemonPods(klog.FromContext(s.ctx), s.set, base, nodes, s.active, terminating)
 	s.replicas = plan.desired
 	s.wait = s.wait || plan.wait
 	for _, c := range plan.conflicts {
@@ -392,7 +395,7 @@ func (s *nodeSetSync) syncDaemonPods() bool {
 	}
 	ns := s.set
 	s.c.recorder.Eventf(ns, corev1.EventTypeNormal, "ScaleUp", "creating %d pod(s), one per matching Kubernetes node", len(create))
-	err = s.c.createFrom(s.ctx, s.key, ns, len(create), func(i int) *corev1.Pod { return newDaemonPod(ns, create[i], s.updateHash) })
+	err = s.c.createFrom(s.ctx, s.key, ns, len(create), func(i int) *corev1.Pod { return newDaemonPod(ns, base, create[i], s.updateHash) })
 	if err != nil {
 		s.errs = append(s.errs, err)
 	}
@@ -430,7 +433,7 @@ func (s *nodeSetSync) daemonDesired() int {
 	if err != nil {
 		return -1
 	}
-	template := templatePod(s.set)
+	template := templatePod(s.set, s.c.podBaseFor(s.ctx, s.set))
 	logger := klog.FromContext(s.ctx)
 	n := 0
 	for _, node := range nodes {

@@ -62,7 +62,7 @@ func override(host string) nodeOpt {
 // node selector, required node affinity and tolerations; a cordoned node
 // wants no pod and keeps none.
 func TestNodeWantsPod(t *testing.T) {
-	template := templatePod(dsNodeSet())
+	template := templatePod(dsNodeSet(), nil)
 	required := dsNodeSet()
 	required.Spec.Template.PodSpec.Affinity.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution = &corev1.NodeSelector{
 		NodeSelectorTerms: []corev1.NodeSelectorTerm{{MatchExpressions: []corev1.NodeSelectorRequirement{
@@ -80,8 +80,8 @@ func TestNodeWantsPod(t *testing.T) {
 		{"untolerated NoExecute: the pod goes", template, dsNode("n", taint("gpu", corev1.TaintEffectNoExecute)), false, false},
 		{"PreferNoSchedule ignored", template, dsNode("n", taint("x", corev1.TaintEffectPreferNoSchedule)), true, true},
 		{"cordoned", template, dsNode("n", cordonedNode), false, false},
-		{"required affinity unmet", templatePod(required), dsNode("n"), false, false},
-		{"required affinity met", templatePod(required), dsNode("n", func(n *corev1.Node) { n.Labels["zone"] = "a" }), true, true},
+		{"required affinity unmet", templatePod(required, nil), dsNode("n"), false, false},
+		{"required affinity met", templatePod(required, nil), dsNode("n", func(n *corev1.Node) { n.Labels["zone"] = "a" }), true, true},
 	} {
 		run, keep := nodeWantsPod(klog.Background(), tc.template, tc.node)
 		if run != tc.run || keep != tc.keep {
@@ -109,7 +109,7 @@ func TestNewDaemonPod(t *testing.T) {
 	ns := dsNodeSet()
 	ns.Spec.Template.PodSpec.NodeName = "somewhere"
 	ns.Spec.Template.PodSpec.Hostname = "ignored-"
-	pod := newDaemonPod(ns, dsNode("gpu-7.rack2"), "abc")
+	pod := newDaemonPod(ns, nil, dsNode("gpu-7.rack2"), "abc")
 	if !strings.HasPrefix(pod.Name, "ds-") || len(pod.Name) != len("ds-")+5 || pod.GenerateName != "ds-" {
 		t.Errorf("name %q, generateName %q", pod.Name, pod.GenerateName)
 	}
@@ -163,7 +163,7 @@ func TestNewDaemonPod(t *testing.T) {
 // TestKeepDaemonTarget: the pod cache keeps the node an unscheduled pod is
 // for, and nothing else of its affinity.
 func TestKeepDaemonTarget(t *testing.T) {
-	src := newDaemonPod(dsNodeSet(), dsNode("n1"), "h")
+	src := newDaemonPod(dsNodeSet(), nil, dsNode("n1"), "h")
 	dst := &corev1.Pod{}
 	keepDaemonTarget(dst, src)
 	if daemonTarget(dst) != "n1" || dst.Spec.Affinity.PodAntiAffinity != nil || len(dst.Spec.Affinity.NodeAffinity.PreferredDuringSchedulingIgnoredDuringExecution) != 0 {
@@ -187,7 +187,7 @@ func TestKeepHostnameOverride(t *testing.T) {
 
 // dsPod is a DaemonSet-mode pod of ds for the node, made at minute age.
 func dsPod(name string, node *corev1.Node, minute int) *corev1.Pod {
-	p := newDaemonPod(dsNodeSet(), node, "h")
+	p := newDaemonPod(dsNodeSet(), nil, node, "h")
 	p.Name = name
 	p.CreationTimestamp = metav1.NewTime(time.Date(2026, 1, 1, 0, minute, 0, 0, time.UTC))
 	return p
@@ -228,7 +228,7 @@ func TestPlanDaemonPods(t *testing.T) {
 	nodes := []*corev1.Node{fresh, served, unlabelledNode, noSched, noSchedEmpty, noExec, cordoned, twice, renamed, waiting}
 
 	oldName := dsPod("p-renamed", dsNode("renamed"), 1)
-	stsPod := newPod(ns, 0, "h") // made in StatefulSet mode before the switch
+	stsPod := newPod(ns, nil, 0, "h") // made in StatefulSet mode before the switch
 	loose := dsPod("p-loose", served, 1)
 	loose.Spec.Affinity = nil // tied to no node
 	active := []*corev1.Pod{
@@ -245,7 +245,7 @@ func TestPlanDaemonPods(t *testing.T) {
 	}
 	terminating := []*corev1.Pod{dsPod("p-waiting", waiting, 0)}
 
-	plan := planDaemonPods(klog.Background(), ns, nodes, active, terminating)
+	plan := planDaemonPods(klog.Background(), ns, nil, nodes, active, terminating)
 	if want := []string{"fresh"}; !reflect.DeepEqual(nodeNames(plan.create), want) {
 		t.Errorf("create %v, want %v", nodeNames(plan.create), want)
 	}
@@ -276,14 +276,14 @@ func TestPlanDaemonPods(t *testing.T) {
 	// Once the old pods are gone, their nodes get new ones (the renamed
 	// node's under its new hostname).
 	rest := []*corev1.Pod{active[0], active[1], active[5]}
-	plan = planDaemonPods(klog.Background(), ns, nodes, rest, nil)
+	plan = planDaemonPods(klog.Background(), ns, nil, nodes, rest, nil)
 	if want := []string{"fresh", "renamed", "waiting"}; !reflect.DeepEqual(nodeNames(plan.create), want) {
 		t.Errorf("create %v, want %v", nodeNames(plan.create), want)
 	}
 	if len(plan.retire) != 0 || plan.wait {
 		t.Errorf("retire %v, wait %v", retired(plan), plan.wait)
 	}
-	if pod := newDaemonPod(ns, renamed, "h"); pod.Spec.Hostname != "new-name" {
+	if pod := newDaemonPod(ns, nil, renamed, "h"); pod.Spec.Hostname != "new-name" {
 		t.Errorf("renamed node's pod hostname %q", pod.Spec.Hostname)
 	}
 }
@@ -334,8 +334,8 @@ func TestNamedAsPodOf(t *testing.T) {
 		pod  *corev1.Pod
 		want bool
 	}{
-		{newPod(ns, 3, "h"), true},
-		{newDaemonPod(ns, dsNode("n"), "h"), true},
+		{newPod(ns, nil, 3, "h"), true},
+		{newDaemonPod(ns, nil, dsNode("n"), "h"), true},
 		{&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "ds-x7k2p", GenerateName: "ds-"}}, false}, // not labelled DaemonSet-mode
 		{&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "ds-x7k2p", GenerateName: "dsx-", Labels: map[string]string{slinkyv1beta1.LabelScalingMode: "DaemonSet"}}}, false},
 		{&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "ds-x7k2p"}}, false},

@@ -28,12 +28,13 @@ func (s *nodeSetSync) ordinalToNode() map[string]string {
 		return nil
 	}
 	out := map[string]string{}
+	base := s.c.podBaseFor(s.ctx, ns)
 	keep := func(ordinal, nodeName string) {
 		node, err := s.c.nodes.Get(nodeName)
 		if err != nil {
 			return
 		}
-		if o, err := strconv.Atoi(ordinal); err != nil || !suits(klog.FromContext(s.ctx), newPod(ns, o, ""), node) {
+		if o, err := strconv.Atoi(ordinal); err != nil || !suits(klog.FromContext(s.ctx), newPod(ns, base, o, ""), node) {
 			return
 		}
 		out[ordinal] = nodeName

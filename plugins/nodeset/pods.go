@@ -50,13 +50,14 @@ func ordinalOf(ns *slinkyv1beta1.NodeSet, pod *corev1.Pod) int {
 	return n
 }
 
-// newPod builds the pod of ordinal from the NodeSet's template, labelled
-// with the hash of its revision.
-func newPod(ns *slinkyv1beta1.NodeSet, ordinal int, revisionHash string) *corev1.Pod {
+// newPod builds the pod of ordinal from the NodeSet's template and base
+// (slurmdpod.go; nil: the template as written), labelled with the hash of
+// its revision.
+func newPod(ns *slinkyv1beta1.NodeSet, base *podBase, ordinal int, revisionHash string) *corev1.Pod {
 	name := podName(ns, ordinal)
 	// The ordinal as it is in the name: padded to ordinalPadding digits.
 	index := strings.TrimPrefix(name, ns.Name+"-")
-	return renderPod(ns, revisionHash, func(pod *corev1.Pod) {
+	return renderPod(ns, base, revisionHash, func(pod *corev1.Pod) {
 		pod.Name = name
 		pod.Labels[slinkyv1beta1.LabelPodIndex] = index
 		pod.Labels[slinkyv1beta1.LabelScalingMode] = string(slinkyv1beta1.ScalingModeStatefulSet)
@@ -75,7 +76,8 @@ func newPod(ns *slinkyv1beta1.NodeSet, ordinal int, revisionHash string) *corev1
 // hash of its revision; identity gives it its name, scaling mode and
 // hostname (StatefulSet mode: by ordinal, newPod; DaemonSet mode: by
 // Kubernetes node, newDaemonPod).
-func renderPod(ns *slinkyv1beta1.NodeSet, revisionHash string, identity func(*corev1.Pod)) *corev1.Pod {
+func renderPod(ns *slinkyv1beta1.NodeSet, base *podBase, revisionHash string, identity func(*corev1.Pod)) *corev1.Pod {
+	spec, based := podSpecOf(ns, base) // slurmdpod.go
 	pod := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{
 			Namespace:       ns.Namespace,
@@ -83,7 +85,7 @@ func renderPod(ns *slinkyv1beta1.NodeSet, revisionHash string, identity func(*co
 			Annotations:     map[string]string{},
 			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(ns, slinkyv1beta1.NodeSetKind)},
 		},
-		Spec: *ns.Spec.Template.PodSpec.DeepCopy(),
+		Spec: spec,
 	}
 	// As Slinky's operator: the NodeSet's own labels and annotations, then
 	// the template's, then the worker labels; kubectl's last-applied
@@ -131,10 +133,11 @@ func renderPod(ns *slinkyv1beta1.NodeSet, revisionHash string, identity func(*co
 	}
 
 	// The slurmd container comes from spec.slurmd and goes first, unless
-	// the template already has a container of that name.
+	// the template already has a container of that name; with a known
+	// Controller it and the pod's base are the operator's (slurmdpod.go).
 	slurmd := *ns.Spec.Slurmd.DeepCopy()
 	slurmd.Name = slurmdName(ns)
-	if slurmd.Image != "" {
+	if !based && slurmd.Image != "" {
 		found := false
 		for _, c := range pod.Spec.Containers {
 			found = found || c.Name == slurmd.Name

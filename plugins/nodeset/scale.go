@@ -135,8 +135,9 @@ func (s *nodeSetSync) scaleOut(missing int) {
 // the given hash (createFrom). It is the one writer that takes its inputs
 // as parameters, not from a nodeSetSync: its test drives it alone.
 func (c *Controller) createPods(ctx context.Context, key string, ns *slinkyv1beta1.NodeSet, ordinals []int, revision string) error {
+	base := c.podBaseFor(ctx, ns) // slurmdpod.go
 	return c.createFrom(ctx, key, ns, len(ordinals), func(i int) *corev1.Pod {
-		pod := newPod(ns, ordinals[i], revision)
+		pod := newPod(ns, base, ordinals[i], revision)
 		c.pin(ctx, ns, pod, ordinals[i])
 		return pod
 	})

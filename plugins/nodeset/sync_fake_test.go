@@ -188,7 +188,7 @@ func currentRevision(t *testing.T, ns *slinkyv1beta1.NodeSet) (string, runtime.O
 func runningPod(t *testing.T, ns *slinkyv1beta1.NodeSet, ordinal int) *corev1.Pod {
 	t.Helper()
 	hash, _ := currentRevision(t, ns)
-	p := newPod(ns, ordinal, hash)
+	p := newPod(ns, nil, ordinal, hash)
 	p.UID = types.UID(p.Name + "-uid")
 	p.Status.Phase = corev1.PodRunning
 	p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}

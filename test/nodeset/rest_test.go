@@ -107,7 +107,7 @@ func TestFindsSlurmAsSlinky(t *testing.T) {
 		Spec: slinkyv1beta1.ControllerSpec{
 			JwtKeyRef: &corev1.SecretKeySelector{
 				LocalObjectReference: corev1.LocalObjectReference{Name: "slurm-jwt"}, Key: "jwt_hs256.key"},
-			// Required by the CRD; the NodeSet controller does not read it.
+			// Required by the CRD; the NodeSet controller mounts it in slurmd.
 			SlurmKeyRef: &corev1.SecretKeySelector{
 				LocalObjectReference: corev1.LocalObjectReference{Name: "slurm-key"}, Key: "slurm.key"}},
 	}, metav1.CreateOptions{})

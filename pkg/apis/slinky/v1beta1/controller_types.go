@@ -50,10 +50,10 @@ type ControllerSpec struct {
 	// +optional
 	ExternalConfig *ExternalConfig `json:"externalConfig,omitempty"`
 
-	// SlurmKeyRef selects the Secret key of Slurm's auth/slurm key. Not
-	// read by kubectl-vc: modelled because upstream requires it on a
-	// Controller that is not external, so a fixture made with our client
-	// passes upstream's validation.
+	// SlurmKeyRef selects the Secret key of Slurm's auth/slurm key. The
+	// NodeSet controller mounts it in slurmd at /etc/slurm/slurm.key, as
+	// Slinky's operator does (the Secret itself is never read); upstream
+	// requires it on a Controller that is not external.
 	// +optional
 	SlurmKeyRef *corev1.SecretKeySelector `json:"slurmKeyRef,omitempty"`
 

@@ -24,10 +24,10 @@ type ControllerSpecApplyConfiguration struct {
 	// ExternalConfig is where an external slurmctld listens (set when
 	// External is true).
 	ExternalConfig *ExternalConfigApplyConfiguration `json:"externalConfig,omitempty"`
-	// SlurmKeyRef selects the Secret key of Slurm's auth/slurm key. Not
-	// read by kubectl-vc: modelled because upstream requires it on a
-	// Controller that is not external, so a fixture made with our client
-	// passes upstream's validation.
+	// SlurmKeyRef selects the Secret key of Slurm's auth/slurm key. The
+	// NodeSet controller mounts it in slurmd at /etc/slurm/slurm.key, as
+	// Slinky's operator does (the Secret itself is never read); upstream
+	// requires it on a Controller that is not external.
 	SlurmKeyRef *v1.SecretKeySelector `json:"slurmKeyRef,omitempty"`
 	// JwtKeyRef selects the Secret key holding the JWT signing key of
 	// Slurm's auth/jwt (HS256), with which tokens for slurmrestd are signed.

@@ -301,7 +301,7 @@ func TestPlanDaemonPodsHostnameConflict(t *testing.T) {
 	active := []*corev1.Pod{dsPod("p-a", ax, 1), dsPod("p-c", dsNode("c.old"), 1)}
 	terminating := []*corev1.Pod{dsPod("p-d", dsNode("d.old"), 1)}
 
-	plan := planDaemonPods(klog.Background(), ns, []*corev1.Node{ax, ay, bx, by, cNew, dNew}, active, terminating)
+	plan := planDaemonPods(klog.Background(), ns, nil, []*corev1.Node{ax, ay, bx, by, cNew, dNew}, active, terminating)
 	if want := []string{"b.x"}; !reflect.DeepEqual(nodeNames(plan.create), want) {
 		t.Errorf("create %v, want %v", nodeNames(plan.create), want)
 	}
@@ -321,7 +321,7 @@ func TestPlanDaemonPodsHostnameConflict(t *testing.T) {
 	}
 
 	// Once they are gone, c.new and d.new get theirs.
-	plan = planDaemonPods(klog.Background(), ns, []*corev1.Node{ax, ay, bx, by, cNew, dNew}, active[:1], nil)
+	plan = planDaemonPods(klog.Background(), ns, nil, []*corev1.Node{ax, ay, bx, by, cNew, dNew}, active[:1], nil)
 	if want := []string{"b.x", "c.new", "d.new"}; !reflect.DeepEqual(nodeNames(plan.create), want) || plan.wait {
 		t.Errorf("create %v (want %v), wait %v", nodeNames(plan.create), want, plan.wait)
 	}

@@ -24,10 +24,6 @@ import (
 // (testdata/operator-pod-slinky-chart.yaml), each with its reason; the same
 // list is in docs/nodeset.md. Paths name list items by their name.
 var operatorPodDifferences = map[string]string{
-	// ssh is not rendered (listed in SpecSupported=False): no sshd config
-	// or SSSD Secret is read, so there is nothing to hash.
-	"metadata.annotations.slinky.slurm.net/sshd-conf-hash": "ssh not rendered",
-	"metadata.annotations.slinky.slurm.net/sssd-conf-hash": "ssh not rendered",
 	// The operator hashes its revision data with "containers":null for a
 	// template without containers; serve hashes it with nulls dropped (as
 	// the API server stores it, history.go). Revisions are compared by

@@ -64,7 +64,7 @@ func TestAddSSHLeavesTemplateAlone(t *testing.T) {
 	ns.Spec.Template.PodSpec.Volumes = []corev1.Volume{{Name: sshConfigVolume, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}}
 	ns.Spec.Slurmd.Ports = []corev1.ContainerPort{{Name: "sshd", ContainerPort: 22}}
 	ns.Spec.Slurmd.VolumeMounts = []corev1.VolumeMount{{Name: "mine", MountPath: sssdConfPath}}
-	pod := newPod(ns, 0, "h")
+	pod := newPod(ns, nil, 0, "h")
 	var vols []string
 	for _, v := range pod.Spec.Volumes {
 		vols = append(vols, v.Name)

@@ -183,6 +183,32 @@ func (s *nodeSetSync) patchPod(pod *corev1.Pod, patch []byte) error {
 	return err
 }
 
+// annotateActive sets (value non-nil) or removes (nil) the annotation key
+// of s.active[i] with a merge patch, and puts the patched copy in its
+// place so that later phases of the sync see it; the cached pod is not
+// touched.
+func (s *nodeSetSync) annotateActive(i int, key string, value *string) error {
+	p := s.active[i]
+	v := "null"
+	if value != nil {
+		v = fmt.Sprintf("%q", *value)
+	}
+	if err := s.patchPod(p, fmt.Appendf(nil, `{"metadata":{"annotations":{%q:%s}}}`, key, v)); err != nil {
+		return err
+	}
+	q := p.DeepCopy()
+	if q.Annotations == nil {
+		q.Annotations = map[string]string{}
+	}
+	if value != nil {
+		q.Annotations[key] = *value
+	} else {
+		delete(q.Annotations, key)
+	}
+	s.active[i] = q
+	return nil
+}
+
 // syncCordonsAndDrain runs after the scale-in: cordon annotations set by
 // hand (nodeset cordon) drain the node; a removed annotation resumes a node
 // we drained (also after a scale-in was called off by scaling back up).

@@ -90,23 +90,13 @@ func (s *nodeSetSync) syncFeatures() {
 				continue
 			}
 		}
-		rec := fmt.Sprintf("%q", strings.Join(want, ","))
-		if !annotated {
-			rec = "null"
-		}
-		if err := s.patchPod(p, fmt.Appendf(nil, `{"metadata":{"annotations":{%q:%s}}}`, annotationSlurmFeatures, rec)); err != nil {
-			s.errs = append(s.errs, err)
-			continue
-		}
-		q := p.DeepCopy()
-		if q.Annotations == nil {
-			q.Annotations = map[string]string{}
-		}
+		var rec *string
 		if annotated {
-			q.Annotations[annotationSlurmFeatures] = strings.Join(want, ",")
-		} else {
-			delete(q.Annotations, annotationSlurmFeatures)
+			v := strings.Join(want, ",")
+			rec = &v
 		}
-		s.active[i] = q
+		if err := s.annotateActive(i, annotationSlurmFeatures, rec); err != nil {
+			s.errs = append(s.errs, err)
+		}
 	}
 }

@@ -37,17 +37,9 @@ func (s *nodeSetSync) syncTopology() {
 		if have, ok := p.Annotations[slinkyv1beta1.AnnotationNodeTopologySpec]; ok && have == want {
 			continue
 		}
-		patch := fmt.Appendf(nil, `{"metadata":{"annotations":{%q:%q}}}`, slinkyv1beta1.AnnotationNodeTopologySpec, want)
-		if err := s.patchPod(p, patch); err != nil {
+		if err := s.annotateActive(i, slinkyv1beta1.AnnotationNodeTopologySpec, &want); err != nil {
 			s.errs = append(s.errs, err)
-			continue
 		}
-		q := p.DeepCopy()
-		if q.Annotations == nil {
-			q.Annotations = map[string]string{}
-		}
-		q.Annotations[slinkyv1beta1.AnnotationNodeTopologySpec] = want
-		s.active[i] = q
 	}
 }
 
@@ -110,24 +102,13 @@ func (s *nodeSetSync) syncSlurmTopology() {
 			s.errs = append(s.errs, fmt.Errorf("topology of Slurm node %s: %w", name, err))
 			continue
 		}
-		rec := fmt.Sprintf("%q", want)
+		rec := &want
 		if !annotated {
-			rec = "null"
+			rec = nil
 		}
-		if err := s.patchPod(p, fmt.Appendf(nil, `{"metadata":{"annotations":{%q:%s}}}`, annotationSlurmTopology, rec)); err != nil {
+		if err := s.annotateActive(i, annotationSlurmTopology, rec); err != nil {
 			s.errs = append(s.errs, err)
-			continue
 		}
-		q := p.DeepCopy()
-		if q.Annotations == nil {
-			q.Annotations = map[string]string{}
-		}
-		if annotated {
-			q.Annotations[annotationSlurmTopology] = want
-		} else {
-			delete(q.Annotations, annotationSlurmTopology)
-		}
-		s.active[i] = q
 	}
 	if unsupported != nil {
 		// The recorder aggregates the repeats of each sync.

@@ -223,20 +223,25 @@ func TestNodeTopologyCopied(t *testing.T) {
 	topology("")
 }
 
-// slurmFeatures reads a node's AvailableFeatures with scontrol, apart from
-// the controller.
-func (e *env) slurmFeatures(node string) string {
+// slurmNodeField reads a field of a node with scontrol, apart from the
+// controller: def when scontrol shows none.
+func (e *env) slurmNodeField(node, field, def string) string {
 	e.T.Helper()
 	out, err := e.Slurm.Scontrol(e.Ctx, "show", "node", node, "-o")
 	if err != nil {
 		e.T.Fatal(err)
 	}
 	for _, f := range strings.Fields(out) {
-		if v, ok := strings.CutPrefix(f, "AvailableFeatures="); ok {
+		if v, ok := strings.CutPrefix(f, field+"="); ok {
 			return v
 		}
 	}
-	return "?"
+	return def
+}
+
+// slurmFeatures reads a node's AvailableFeatures.
+func (e *env) slurmFeatures(node string) string {
+	return e.slurmNodeField(node, "AvailableFeatures", "?")
 }
 
 // TestNodeFeatures: as Slinky's operator, the controller sets a pod's Slurm

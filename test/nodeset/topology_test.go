@@ -12,21 +12,8 @@ import (
 	slinkyv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/slinky/v1beta1"
 )
 
-// slurmTopology reads a node's Topology with scontrol, apart from the
-// controller ("" when it shows none).
-func (e *env) slurmTopology(node string) string {
-	e.T.Helper()
-	out, err := e.Slurm.Scontrol(e.Ctx, "show", "node", node, "-o")
-	if err != nil {
-		e.T.Fatal(err)
-	}
-	for _, f := range strings.Fields(out) {
-		if v, ok := strings.CutPrefix(f, "Topology="); ok {
-			return v
-		}
-	}
-	return ""
-}
+// slurmTopology reads a node's Topology ("" when scontrol shows none).
+func (e *env) slurmTopology(node string) string { return e.slurmNodeField(node, "Topology", "") }
 
 // TestNodeTopologySlurm: as Slinky's operator, the controller sets a pod's
 // Slurm node topology from its Kubernetes node's annotation

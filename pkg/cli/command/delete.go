@@ -26,7 +26,7 @@ import (
 
 // DeleteOptions holds the input of 'command delete'.
 type DeleteOptions struct {
-	write.DeleteOptions
+	Delete write.DeleteOptions
 	// All deletes every Command of the namespace (every namespace with
 	// AllNamespaces), or only those for Queue or Job.
 	All           bool
@@ -36,7 +36,7 @@ type DeleteOptions struct {
 }
 
 func newDeleteCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Command {
-	o := &DeleteOptions{DeleteOptions: write.NewDeleteOptions(f, streams)}
+	o := &DeleteOptions{Delete: write.NewDeleteOptions(f, streams)}
 	cmd := &cobra.Command{
 		Use:   "delete (NAME... | --all [--queue QUEUE | --job JOB])",
 		Short: "Delete Commands that no controller will apply",
@@ -62,7 +62,7 @@ func newDeleteCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Com
 		ValidArgsFunction: Kind.NameArgs(f),
 		RunE:              util.RunE(o),
 	}
-	o.AddFlags(cmd, "Wait until the Commands are gone", "How long --wait waits (0 waits forever)")
+	o.Delete.AddFlags(cmd, "Wait until the Commands are gone", "How long --wait waits (0 waits forever)")
 	cmd.Flags().BoolVar(&o.All, "all", false, "Delete every Command of the namespace, or of --queue or --job")
 	cmd.Flags().BoolVarP(&o.AllNamespaces, "all-namespaces", "A", false, "With --all: in every namespace")
 	cmd.Flags().StringVar(&o.Queue, "queue", "", "With --all: only the Commands for this queue")
@@ -72,10 +72,14 @@ func newDeleteCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Com
 	return cmd
 }
 
+// Complete records the names and resolves the namespace, the dry-run
+// mode and the client, as every delete does (write.DeleteOptions).
+func (o *DeleteOptions) Complete(args []string) error { return o.Delete.Complete(args) }
+
 // Validate checks names and flags before any request.
 func (o *DeleteOptions) Validate() error {
 	switch {
-	case o.All && len(o.Names) > 0:
+	case o.All && len(o.Delete.Names) > 0:
 		return util.UsageErrorf("give Command names or --all, not both")
 	case !o.All && (o.Queue != "" || o.Job != ""):
 		return util.UsageErrorf("--queue and --job pick Commands for --all: add --all, e.g. 'kubectl vc command delete --all --queue dev'")
@@ -83,7 +87,7 @@ func (o *DeleteOptions) Validate() error {
 		return util.UsageErrorf("-A goes with --all: named Commands are deleted from one namespace (-n)")
 	case o.Queue != "" && o.Job != "":
 		return util.UsageErrorf("give --queue or --job, not both")
-	case o.AllNamespaces && o.NamespaceGiven:
+	case o.AllNamespaces && o.Delete.NamespaceGiven:
 		return util.UsageErrorf("give -n or -A, not both")
 	}
 	if o.Queue != "" {
@@ -97,9 +101,9 @@ func (o *DeleteOptions) Validate() error {
 		}
 	}
 	if o.All {
-		return util.ValidateWait(o.Timeout, o.Wait, o.Dry(), "nothing would be deleted")
+		return util.ValidateWait(o.Delete.Timeout, o.Delete.Wait, o.Delete.Dry(), "nothing would be deleted")
 	}
-	return o.DeleteOptions.Validate("Command", "command delete dev-openqueue-8jhw5 -n default (or --all)", Kind.ValidateName)
+	return o.Delete.Validate("Command", "command delete dev-openqueue-8jhw5 -n default (or --all)", Kind.ValidateName)
 }
 
 // Run finds the Commands (all of them before the first delete) and deletes
@@ -110,21 +114,21 @@ func (o *DeleteOptions) Run(ctx context.Context) error {
 		return err
 	}
 	if len(targets) == 0 {
-		fmt.Fprintln(o.ErrOut, o.noneFound())
+		fmt.Fprintln(o.Delete.ErrOut, o.noneFound())
 		return nil
 	}
 	byNamespace := map[string][]string{}
 	for _, c := range targets {
-		if !o.DryClient {
-			err := o.Client.BusV1alpha1().Commands(c.Namespace).Delete(ctx, c.Name, o.DeleteOpts(c.UID))
+		if !o.Delete.DryClient {
+			err := o.Delete.Client.BusV1alpha1().Commands(c.Namespace).Delete(ctx, c.Name, o.Delete.DeleteOpts(c.UID))
 			if err != nil {
 				return fmt.Errorf("delete Command %s/%s: %s", c.Namespace, c.Name, util.Message(err))
 			}
 		}
-		o.Deleted("command.bus.volcano.sh/" + c.Name)
+		o.Delete.Deleted("command.bus.volcano.sh/" + c.Name)
 		byNamespace[c.Namespace] = append(byNamespace[c.Namespace], c.Name)
 	}
-	if !o.Wait {
+	if !o.Delete.Wait {
 		return nil
 	}
 	namespaces := make([]string, 0, len(byNamespace))
@@ -133,7 +137,7 @@ func (o *DeleteOptions) Run(ctx context.Context) error {
 	}
 	sort.Strings(namespaces)
 	for _, ns := range namespaces {
-		s := wait.SpecOf(Kind, o.Client, ns, byNamespace[ns], o.Timeout)
+		s := wait.SpecOf(Kind, o.Delete.Client, ns, byNamespace[ns], o.Delete.Timeout)
 		if err := wait.Deleted[*busv1alpha1.Command](ctx, s, "finalizers may hold them"); err != nil {
 			return err
 		}
@@ -145,11 +149,11 @@ func (o *DeleteOptions) Run(ctx context.Context) error {
 // or those --all picks, oldest first.
 func (o *DeleteOptions) find(ctx context.Context) ([]busv1alpha1.Command, error) {
 	if !o.All {
-		out := make([]busv1alpha1.Command, 0, len(o.Names))
-		for _, n := range o.Names {
-			c, err := o.Client.BusV1alpha1().Commands(o.Namespace).Get(ctx, n, metav1.GetOptions{})
+		out := make([]busv1alpha1.Command, 0, len(o.Delete.Names))
+		for _, n := range o.Delete.Names {
+			c, err := o.Delete.Client.BusV1alpha1().Commands(o.Delete.Namespace).Get(ctx, n, metav1.GetOptions{})
 			if apierrors.IsNotFound(err) {
-				return nil, util.UsageErrorf("Command %q not found in namespace %s: nothing was deleted (see 'kubectl vc command list -n %s')", n, o.Namespace, o.Namespace)
+				return nil, util.UsageErrorf("Command %q not found in namespace %s: nothing was deleted (see 'kubectl vc command list -n %s')", n, o.Delete.Namespace, o.Delete.Namespace)
 			}
 			if err != nil {
 				return nil, err
@@ -158,11 +162,11 @@ func (o *DeleteOptions) find(ctx context.Context) ([]busv1alpha1.Command, error)
 		}
 		return out, nil
 	}
-	ns := o.Namespace
+	ns := o.Delete.Namespace
 	if o.AllNamespaces {
 		ns = metav1.NamespaceAll
 	}
-	items, _, err := chunk.List[busv1alpha1.Command](ctx, 0, metav1.ListOptions{}, o.Client.BusV1alpha1().Commands(ns).List)
+	items, _, err := chunk.List[busv1alpha1.Command](ctx, 0, metav1.ListOptions{}, o.Delete.Client.BusV1alpha1().Commands(ns).List)
 	if err != nil {
 		return nil, err
 	}
@@ -209,5 +213,5 @@ func (o *DeleteOptions) noneFound() string {
 	if o.AllNamespaces {
 		return what + " found."
 	}
-	return fmt.Sprintf("%s found in %s namespace.", what, o.Namespace)
+	return fmt.Sprintf("%s found in %s namespace.", what, o.Delete.Namespace)
 }

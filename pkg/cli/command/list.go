@@ -23,11 +23,11 @@ import (
 
 // ListOptions holds the input of 'command list'.
 type ListOptions struct {
-	list.Options
+	List list.Options
 }
 
 func newListCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Command {
-	o := &ListOptions{Options: list.NewOptions(f, streams)}
+	o := &ListOptions{List: list.NewOptions(f, streams)}
 	cmd := &cobra.Command{
 		Use:     "list",
 		Aliases: []string{"get", "ls"},
@@ -60,17 +60,24 @@ func newListCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Comma
 		Args: cobra.NoArgs,
 		RunE: util.RunE(o),
 	}
-	o.AddFlags(cmd, list.Flags{AllNamespaces: "List Commands of every namespace", Selector: "Label selector", Watch: true})
+	o.List.AddFlags(cmd, list.Flags{AllNamespaces: "List Commands of every namespace", Selector: "Label selector", Watch: true})
 	return cmd
 }
+
+// Complete records the names and resolves the namespace, the printer and
+// the client, as every list does (list.Options).
+func (o *ListOptions) Complete(args []string) error { return o.List.Complete(args) }
+
+// Validate checks --chunk-size and --selector, as every list does.
+func (o *ListOptions) Validate() error { return o.List.Validate() }
 
 // Run lists the Commands, --chunk-size at a time, then optionally watches
 // from the list's resourceVersion.
 func (o *ListOptions) Run(ctx context.Context) error {
 	list := &busv1alpha1.CommandList{}
 	var err error
-	list.Items, list.ResourceVersion, err = chunk.List[busv1alpha1.Command](ctx, o.ChunkSize,
-		metav1.ListOptions{LabelSelector: o.Selector}, o.Client.BusV1alpha1().Commands(o.Namespace).List)
+	list.Items, list.ResourceVersion, err = chunk.List[busv1alpha1.Command](ctx, o.List.ChunkSize,
+		metav1.ListOptions{LabelSelector: o.List.Selector}, o.List.Client.BusV1alpha1().Commands(o.List.Namespace).List)
 	if err != nil {
 		return err
 	}
@@ -80,10 +87,10 @@ func (o *ListOptions) Run(ctx context.Context) error {
 	if err := o.print(ctx, list.Items, list); err != nil {
 		return err
 	}
-	if o.PrintFlags.HumanReadable() {
-		noteJobCommands(o.ErrOut, list.Items)
+	if o.List.PrintFlags.HumanReadable() {
+		noteJobCommands(o.List.ErrOut, list.Items)
 	}
-	if !o.Watch {
+	if !o.List.Watch {
 		return nil
 	}
 	return o.watch(ctx, list.ResourceVersion)
@@ -92,21 +99,21 @@ func (o *ListOptions) Run(ctx context.Context) error {
 // watch prints every later change of the Commands, one row (or object)
 // per change, until ctx ends.
 func (o *ListOptions) watch(ctx context.Context, rv string) error {
-	return follow.Each(ctx, rv, metav1.ListOptions{LabelSelector: o.Selector}, o.Client.BusV1alpha1().Commands(o.Namespace).Watch,
+	return follow.Each(ctx, rv, metav1.ListOptions{LabelSelector: o.List.Selector}, o.List.Client.BusV1alpha1().Commands(o.List.Namespace).Watch,
 		func(t watch.EventType, cm *busv1alpha1.Command) error {
 			if err := o.print(ctx, []busv1alpha1.Command{*cm}, cm); err != nil {
 				return err
 			}
-			if t == watch.Added && o.PrintFlags.HumanReadable() {
-				noteJobCommands(o.ErrOut, []busv1alpha1.Command{*cm})
+			if t == watch.Added && o.List.PrintFlags.HumanReadable() {
+				noteJobCommands(o.List.ErrOut, []busv1alpha1.Command{*cm})
 			}
 			return nil
 		})
 }
 
 func (o *ListOptions) print(ctx context.Context, items []busv1alpha1.Command, obj runtime.Object) error {
-	return o.Options.Print(obj, len(items), o.NoneFound("No pending commands"), func() runtime.Object {
-		return commandTable(items, o.AllNamespaces, o.warnings(ctx, items))
+	return o.List.Print(obj, len(items), o.List.NoneFound("No pending commands"), func() runtime.Object {
+		return commandTable(items, o.List.AllNamespaces, o.warnings(ctx, items))
 	})
 }
 
@@ -114,14 +121,14 @@ func (o *ListOptions) print(ctx context.Context, items []busv1alpha1.Command, ob
 // Command: why a controller has not applied it. A user who may not read
 // events gets the table without them.
 func (o *ListOptions) warnings(ctx context.Context, items []busv1alpha1.Command) map[types.UID]corev1.Event {
-	if o.PrintFlags.Format() != "wide" || len(items) == 0 {
+	if o.List.PrintFlags.Format() != "wide" || len(items) == 0 {
 		return nil
 	}
-	kc, err := o.Factory.KubeClient()
+	kc, err := o.List.Factory.KubeClient()
 	if err != nil {
 		return nil
 	}
-	q := vcprinters.EventQuery{APIVersion: busv1alpha1.SchemeGroupVersion.String(), Kind: "Command", Namespace: o.Namespace}
+	q := vcprinters.EventQuery{APIVersion: busv1alpha1.SchemeGroupVersion.String(), Kind: "Command", Namespace: o.List.Namespace}
 	if len(items) == 1 {
 		q.Name, q.Namespace = items[0].Name, items[0].Namespace
 	}

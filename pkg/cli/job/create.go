@@ -35,7 +35,7 @@ var specFlags = []string{"image", "replicas", "min", "queue", "requests", "limit
 
 // CreateOptions holds the input of 'job create'.
 type CreateOptions struct {
-	write.Options
+	Write write.Options
 
 	Name          string
 	Filename      string
@@ -56,7 +56,7 @@ type CreateOptions struct {
 }
 
 func newCreateCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Command {
-	o := &CreateOptions{Options: write.NewOptions(f, streams, "created")}
+	o := &CreateOptions{Write: write.NewOptions(f, streams, "created")}
 	cmd := &cobra.Command{
 		Use:   "create NAME --image IMAGE [--replicas N] [--min N] [--queue Q] [--requests R] [--limits L] [--command] [-- ARG...] | create -f FILE",
 		Short: "Create a job from flags or from a file",
@@ -102,7 +102,7 @@ func newCreateCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Com
 			return o.Run(cmd.Context())
 		},
 	}
-	o.AddFlags(cmd)
+	o.Write.AddFlags(cmd)
 	cmd.Flags().StringVarP(&o.Filename, "filename", "f", "", "File holding the job (YAML or JSON); - reads standard input")
 	cmd.Flags().StringVar(&o.Image, "image", "", "Image of the task's container (required without -f)")
 	cmd.Flags().Int32Var(&o.Replicas, "replicas", 1, "Number of pods of the task")
@@ -130,7 +130,7 @@ func (o *CreateOptions) Complete(args []string, argsLenAtDash int) error {
 	if len(names) == 1 {
 		o.Name = names[0]
 	}
-	return o.Options.Complete()
+	return o.Write.Complete()
 }
 
 // Validate checks every input and builds the job, before any request.
@@ -201,7 +201,7 @@ func (o *CreateOptions) fromFlags() (*batchv1alpha1.Job, error) {
 	} else {
 		cargs = o.Args
 	}
-	return buildJob(o.Name, o.Namespace, o.Image, command, cargs, o.Replicas, o.Min, o.Queue, o.SchedulerName, requests, limits), nil
+	return buildJob(o.Name, o.Write.Namespace, o.Image, command, cargs, o.Replicas, o.Min, o.Queue, o.SchedulerName, requests, limits), nil
 }
 
 // buildJob makes the job 'job create NAME --image ...' sends: one task of
@@ -246,7 +246,7 @@ func buildJob(name, ns, image string, command, args []string, replicas, min int3
 
 // readFile reads the one Job of -f.
 func (o *CreateOptions) readFile() (*batchv1alpha1.Job, error) {
-	docs, err := manifest.Read(o.In, o.Filename)
+	docs, err := manifest.Read(o.Write.In, o.Filename)
 	if err != nil {
 		return nil, err
 	}
@@ -257,7 +257,7 @@ func (o *CreateOptions) readFile() (*batchv1alpha1.Job, error) {
 	if err := manifest.Decode(o.Filename, docs[0], batchv1alpha1.SchemeGroupVersion.WithKind("Job"), j); err != nil {
 		return nil, err
 	}
-	if err := manifest.Prepare(j, "job", o.Filename, o.Namespace, o.NamespaceGiven, validation.IsDNS1123Label); err != nil {
+	if err := manifest.Prepare(j, "job", o.Filename, o.Write.Namespace, o.Write.NamespaceGiven, validation.IsDNS1123Label); err != nil {
 		return nil, err
 	}
 	j.Status = batchv1alpha1.JobStatus{}
@@ -309,26 +309,26 @@ func validateJob(j *batchv1alpha1.Job) error {
 // Run checks the queue and creates the job (or prints it, for a client
 // dry run, which sends nothing).
 func (o *CreateOptions) Run(ctx context.Context) error {
-	if o.DryClient {
-		return o.Print(o.job)
+	if o.Write.DryClient {
+		return o.Write.Print(o.job)
 	}
 	if err := o.checkQueue(ctx, queueOf(o.job)); err != nil {
 		return err
 	}
-	created, err := o.Client.BatchV1alpha1().Jobs(o.job.Namespace).Create(ctx, o.job, metav1.CreateOptions{DryRun: o.ServerDryRun()})
+	created, err := o.Write.Client.BatchV1alpha1().Jobs(o.job.Namespace).Create(ctx, o.job, metav1.CreateOptions{DryRun: o.Write.ServerDryRun()})
 	if err != nil {
 		if apierrors.IsAlreadyExists(err) {
 			return util.UsageErrorf("job %q already exists in namespace %q", o.job.Name, o.job.Namespace)
 		}
 		return Kind.APIError(err)
 	}
-	return o.Print(created)
+	return o.Write.Print(created)
 }
 
 // checkQueue refuses a queue that is missing or not Open, as Volcano's
 // admission would. A user who may not read queues is left to the server.
 func (o *CreateOptions) checkQueue(ctx context.Context, name string) error {
-	q, err := o.Client.SchedulingV1beta1().Queues().Get(ctx, name, metav1.GetOptions{})
+	q, err := o.Write.Client.SchedulingV1beta1().Queues().Get(ctx, name, metav1.GetOptions{})
 	switch {
 	case apierrors.IsNotFound(err):
 		return util.UsageErrorf("queue %q not found: create it ('kubectl vc queue create %s') or pick another --queue", name, name)
@@ -343,7 +343,7 @@ func (o *CreateOptions) checkQueue(ctx context.Context, name string) error {
 	// Only a leaf queue takes jobs, as Volcano's job admission has it
 	// (and our vc-workload-open-queue policy). A user who may not list
 	// queues is left to the server.
-	all, err := o.Client.SchedulingV1beta1().Queues().List(ctx, metav1.ListOptions{})
+	all, err := o.Write.Client.SchedulingV1beta1().Queues().List(ctx, metav1.ListOptions{})
 	switch {
 	case apierrors.IsForbidden(err):
 		return nil

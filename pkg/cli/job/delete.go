@@ -13,7 +13,7 @@ import (
 
 // DeleteOptions holds the input of 'job delete'.
 type DeleteOptions struct {
-	write.DeleteOptions
+	Delete write.DeleteOptions
 }
 
 func newDeleteCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Command {
@@ -35,16 +35,20 @@ func newDeleteCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Com
 		ValidArgsFunction: Kind.NameArgs(f),
 		RunE:              util.RunE(o),
 	}
-	o.AddFlags(cmd, "Wait until the jobs are gone", "How long --wait waits (0 waits forever)")
+	o.Delete.AddFlags(cmd, "Wait until the jobs are gone", "How long --wait waits (0 waits forever)")
 	return cmd
 }
 
+// Complete records the names and resolves the namespace, the dry-run
+// mode and the client, as every delete does (write.DeleteOptions).
+func (o *DeleteOptions) Complete(args []string) error { return o.Delete.Complete(args) }
+
 // Validate checks names and flags before any request.
 func (o *DeleteOptions) Validate() error {
-	return o.DeleteOptions.Validate("job", "job delete train", ValidateName)
+	return o.Delete.Validate("job", "job delete train", ValidateName)
 }
 
 // Run checks that every job exists, then deletes them.
 func (o *DeleteOptions) Run(ctx context.Context) error {
-	return write.DeleteNamed(ctx, &o.DeleteOptions, Kind, jobWait(o.Client, kubeClient(o.Factory), o.Namespace, o.Names, o.Timeout).Explain)
+	return write.DeleteNamed(ctx, &o.Delete, Kind, jobWait(o.Delete.Client, kubeClient(o.Delete.Factory), o.Delete.Namespace, o.Delete.Names, o.Delete.Timeout).Explain)
 }

@@ -22,7 +22,7 @@ import (
 
 // ListOptions holds the input of 'job list'.
 type ListOptions struct {
-	list.Options
+	List list.Options
 	list.QueuePhase
 	// Flow keeps the jobs Volcano's jobflow controller made for the
 	// JobFlow of that name (labelled volcano.sh/createdByJobFlow).
@@ -30,7 +30,7 @@ type ListOptions struct {
 }
 
 func newListCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Command {
-	o := &ListOptions{Options: list.NewOptions(f, streams).Named("job", ValidateName)}
+	o := &ListOptions{List: list.NewOptions(f, streams).Named("job", ValidateName)}
 	cmd := &cobra.Command{
 		Use:     "list [NAME...]",
 		Aliases: []string{"get", "ls"},
@@ -61,16 +61,20 @@ func newListCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Comma
 		ValidArgsFunction: Kind.NameArgs(f),
 		RunE:              util.RunE(o),
 	}
-	o.Options.AddFlags(cmd, list.Flags{AllNamespaces: "List jobs of every namespace", Selector: "Label selector, e.g. -l team=nlp", Watch: true})
+	o.List.AddFlags(cmd, list.Flags{AllNamespaces: "List jobs of every namespace", Selector: "Label selector, e.g. -l team=nlp", Watch: true})
 	o.QueuePhase.AddFlags(cmd, queue.Kind.NameFlag(f), "jobs", util.Names(phases))
 	cmd.Flags().StringVar(&o.Flow, "flow", "", "Only the jobs made for the steps of this JobFlow (by Volcano's jobflow controller)")
 	_ = cmd.RegisterFlagCompletionFunc("flow", jobflow.Kind.NameFlag(f))
 	return cmd
 }
 
+// Complete records the names and resolves the namespace, the printer and
+// the client, as every list does (list.Options).
+func (o *ListOptions) Complete(args []string) error { return o.List.Complete(args) }
+
 // Validate checks names and filters before any request.
 func (o *ListOptions) Validate() error {
-	if err := o.Options.Validate(); err != nil {
+	if err := o.List.Validate(); err != nil {
 		return err
 	}
 	if o.Flow != "" {
@@ -94,16 +98,16 @@ func (o *ListOptions) keep(j *batchv1alpha1.Job) bool {
 // the list, so that a missing one is reported by name), then optionally
 // watches from the list's resourceVersion.
 func (o *ListOptions) Run(ctx context.Context) error {
-	if o.Flow != "" && !o.AllNamespaces && len(o.Names) == 0 {
+	if o.Flow != "" && !o.List.AllNamespaces && len(o.List.Names) == 0 {
 		// In one namespace the label names the flow exactly: let the
 		// server select (keep checks again, and across namespaces).
-		sel := flowv1alpha1.CreatedByJobFlowKey + "=" + flowv1alpha1.ObjectString(o.Namespace, o.Flow)
-		if o.Selector != "" {
-			sel = o.Selector + "," + sel
+		sel := flowv1alpha1.CreatedByJobFlowKey + "=" + flowv1alpha1.ObjectString(o.List.Namespace, o.Flow)
+		if o.List.Selector != "" {
+			sel = o.List.Selector + "," + sel
 		}
-		o.Selector = sel
+		o.List.Selector = sel
 	}
-	err := list.Run(ctx, &o.Options, Kind, list.Rows[batchv1alpha1.Job, *batchv1alpha1.Job]{
+	err := list.Run(ctx, &o.List, Kind, list.Rows[batchv1alpha1.Job, *batchv1alpha1.Job]{
 		Keep:   o.keep,
 		Stream: true, // the table of a page is that page's alone
 	})

@@ -67,11 +67,11 @@ func TestListOptions(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			streams, _, out, errOut := genericiooptions.NewTestIOStreams()
-			o := &ListOptions{Options: list.NewOptions(clitesting.Factory{NS: "ns", Volcano: vc}, streams).Named("job", ValidateName), QueuePhase: list.QueuePhase{Queue: tc.queue, Phase: tc.phase}}
-			o.AllNamespaces = tc.all
+			o := &ListOptions{List: list.NewOptions(clitesting.Factory{NS: "ns", Volcano: vc}, streams).Named("job", ValidateName), QueuePhase: list.QueuePhase{Queue: tc.queue, Phase: tc.phase}}
+			o.List.AllNamespaces = tc.all
 			if tc.wantOut != "" {
 				name := "name"
-				o.PrintFlags.OutputFormat = &name
+				o.List.PrintFlags.OutputFormat = &name
 			}
 			err := runOptions(o, tc.args...)
 			if tc.wantErr != "" {

@@ -26,7 +26,8 @@ import (
 )
 
 // Options is the input every list command shares; a kind's ListOptions
-// embeds it.
+// holds it as its field List and calls its Complete and Validate from its
+// own, so that the verb reads top to bottom in the kind's file.
 type Options struct {
 	genericiooptions.IOStreams
 	Factory    util.Factory

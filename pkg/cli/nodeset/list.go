@@ -16,11 +16,11 @@ import (
 
 // ListOptions holds the input of 'nodeset list'.
 type ListOptions struct {
-	list.Options
+	List list.Options
 }
 
 func newListCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Command {
-	o := &ListOptions{Options: list.NewOptions(f, streams).Named("NodeSet", func(n string) error { return validateName("NodeSet", n) })}
+	o := &ListOptions{List: list.NewOptions(f, streams).Named("NodeSet", func(n string) error { return validateName("NodeSet", n) })}
 	cmd := &cobra.Command{
 		Use:     "list [NAME...]",
 		Aliases: []string{"get", "ls"},
@@ -44,14 +44,21 @@ func newListCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Comma
 		ValidArgsFunction: Kind.NameArgs(f),
 		RunE:              util.RunE(o),
 	}
-	o.AddFlags(cmd, list.Flags{AllNamespaces: "List NodeSets of every namespace", Selector: "Label selector", Watch: true})
+	o.List.AddFlags(cmd, list.Flags{AllNamespaces: "List NodeSets of every namespace", Selector: "Label selector", Watch: true})
 	return cmd
 }
+
+// Complete records the names and resolves the namespace, the printer and
+// the client, as every list does (list.Options).
+func (o *ListOptions) Complete(args []string) error { return o.List.Complete(args) }
+
+// Validate checks --chunk-size and --selector, as every list does.
+func (o *ListOptions) Validate() error { return o.List.Validate() }
 
 // Run lists the NodeSets (named ones by name; all of them --chunk-size at
 // a time), then optionally watches from the list's resourceVersion.
 func (o *ListOptions) Run(ctx context.Context) error {
-	return list.Run(ctx, &o.Options, Kind, list.Rows[slinkyv1beta1.NodeSet, *slinkyv1beta1.NodeSet]{
+	return list.Run(ctx, &o.List, Kind, list.Rows[slinkyv1beta1.NodeSet, *slinkyv1beta1.NodeSet]{
 		Stream: true, // the table of a page is that page's alone (status counts)
 	})
 }

@@ -23,12 +23,12 @@ var phases = []schedulingv1beta1.PodGroupPhase{
 
 // ListOptions holds the input of 'podgroup list'.
 type ListOptions struct {
-	list.Options
+	List list.Options
 	list.QueuePhase
 }
 
 func newListCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Command {
-	o := &ListOptions{Options: list.NewOptions(f, streams).Named("podgroup", validateName)}
+	o := &ListOptions{List: list.NewOptions(f, streams).Named("podgroup", validateName)}
 	cmd := &cobra.Command{
 		Use:     "list [NAME...]",
 		Aliases: []string{"get", "ls"},
@@ -50,14 +50,18 @@ func newListCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Comma
 		ValidArgsFunction: Kind.NameArgs(f),
 		RunE:              util.RunE(o),
 	}
-	o.Options.AddFlags(cmd, list.Flags{AllNamespaces: "List podgroups of every namespace", Selector: "Label selector, e.g. -l app=train", Watch: true})
+	o.List.AddFlags(cmd, list.Flags{AllNamespaces: "List podgroups of every namespace", Selector: "Label selector, e.g. -l app=train", Watch: true})
 	o.QueuePhase.AddFlags(cmd, queue.Kind.NameFlag(f), "podgroups", util.Names(phases))
 	return cmd
 }
 
+// Complete records the names and resolves the namespace, the printer and
+// the client, as every list does (list.Options).
+func (o *ListOptions) Complete(args []string) error { return o.List.Complete(args) }
+
 // Validate checks names and filters before any request.
 func (o *ListOptions) Validate() error {
-	if err := o.Options.Validate(); err != nil {
+	if err := o.List.Validate(); err != nil {
 		return err
 	}
 	return o.QueuePhase.Validate(util.Names(phases))
@@ -70,7 +74,7 @@ func (o *ListOptions) keep(pg *schedulingv1beta1.PodGroup) bool {
 // Run lists podgroups (filters on queue and phase are applied here: the
 // API server cannot select custom resources by spec fields).
 func (o *ListOptions) Run(ctx context.Context) error {
-	return list.Run(ctx, &o.Options, Kind, list.Rows[schedulingv1beta1.PodGroup, *schedulingv1beta1.PodGroup]{
+	return list.Run(ctx, &o.List, Kind, list.Rows[schedulingv1beta1.PodGroup, *schedulingv1beta1.PodGroup]{
 		Keep:   o.keep,
 		Stream: true, // the table of a page is that page's alone
 	})

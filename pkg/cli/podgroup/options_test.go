@@ -70,11 +70,11 @@ func TestListOptions(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			streams, _, out, errOut := genericiooptions.NewTestIOStreams()
-			o := &ListOptions{Options: list.NewOptions(clitesting.Factory{NS: "batch", Volcano: vc}, streams).Named("podgroup", validateName), QueuePhase: list.QueuePhase{Queue: tc.queue, Phase: tc.phase}}
-			o.AllNamespaces, o.Selector = tc.all, tc.selector
+			o := &ListOptions{List: list.NewOptions(clitesting.Factory{NS: "batch", Volcano: vc}, streams).Named("podgroup", validateName), QueuePhase: list.QueuePhase{Queue: tc.queue, Phase: tc.phase}}
+			o.List.AllNamespaces, o.List.Selector = tc.all, tc.selector
 			if tc.wantOut != "" {
 				name := "name"
-				o.PrintFlags.OutputFormat = &name
+				o.List.PrintFlags.OutputFormat = &name
 			}
 			err := runOptions(o, tc.args...)
 			if tc.wantErr != "" {

@@ -23,7 +23,7 @@ var queueCreateStates = []schedulingv1beta1.QueueState{schedulingv1beta1.QueueSt
 
 // CreateOptions holds the input of 'queue create'.
 type CreateOptions struct {
-	write.Options
+	Write write.Options
 
 	Name        string
 	Weight      int32
@@ -40,8 +40,8 @@ type CreateOptions struct {
 }
 
 func newCreateCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Command {
-	o := &CreateOptions{Options: write.NewOptions(f, streams, "created")}
-	o.ClusterScoped, o.Offline = true, true // a client dry run only prints the queue: no cluster needed
+	o := &CreateOptions{Write: write.NewOptions(f, streams, "created")}
+	o.Write.ClusterScoped, o.Write.Offline = true, true // a client dry run only prints the queue: no cluster needed
 	cmd := &cobra.Command{
 		Use:   "create NAME",
 		Short: "Create a queue",
@@ -70,7 +70,7 @@ func newCreateCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Com
 			return o.Run(cmd.Context())
 		},
 	}
-	o.AddFlags(cmd)
+	o.Write.AddFlags(cmd)
 	cmd.Flags().Int32Var(&o.Weight, "weight", 1, "Share of the queue relative to its siblings (1-65535)")
 	cmd.Flags().StringVar(&o.Capability, "capability", "", "Most the queue may use, e.g. cpu=4,memory=8Gi")
 	cmd.Flags().StringVar(&o.Deserved, "deserved", "", "Share the queue is entitled to when the cluster is full, e.g. cpu=2")
@@ -90,7 +90,7 @@ func (o *CreateOptions) Complete(args []string) error {
 		return util.UsageErrorf("name the queue to create, e.g. 'kubectl vc queue create team-a'")
 	}
 	o.Name = args[0]
-	return o.Options.Complete()
+	return o.Write.Complete()
 }
 
 // Validate rejects bad input before anything is written.
@@ -150,10 +150,10 @@ func (o *CreateOptions) Validate() error {
 
 // Run creates the queue (and, for --state Closed, its CloseQueue Command).
 func (o *CreateOptions) Run(ctx context.Context) error {
-	if o.DryClient {
-		return o.Print(o.queue)
+	if o.Write.DryClient {
+		return o.Write.Print(o.queue)
 	}
-	c := o.Client
+	c := o.Write.Client
 	spec := &o.queue.Spec
 	if o.Parent != "" || len(spec.Capability)+len(spec.Deserved)+len(spec.Guarantee.Resource) > 0 {
 		// What needs the other queues, read once: a queue under a missing
@@ -172,18 +172,18 @@ func (o *CreateOptions) Run(ctx context.Context) error {
 			return err
 		}
 	}
-	created, err := c.SchedulingV1beta1().Queues().Create(ctx, o.queue, metav1.CreateOptions{DryRun: o.ServerDryRun()})
+	created, err := c.SchedulingV1beta1().Queues().Create(ctx, o.queue, metav1.CreateOptions{DryRun: o.Write.ServerDryRun()})
 	if err != nil {
 		if apierrors.IsAlreadyExists(err) {
 			return util.UsageErrorf("queue %q already exists: use 'kubectl vc queue update %s' to change it", o.Name, o.Name)
 		}
 		return err
 	}
-	if o.State == string(schedulingv1beta1.QueueStateClosed) && !o.DryServer {
+	if o.State == string(schedulingv1beta1.QueueStateClosed) && !o.Write.DryServer {
 		cmd := newQueueCommand(created, busv1alpha1.CloseQueueAction, DefaultCommandNamespace)
 		if _, err := c.BusV1alpha1().Commands(DefaultCommandNamespace).Create(ctx, cmd, metav1.CreateOptions{}); err != nil {
 			return fmt.Errorf("queue %q was created but could not be closed: %s (retry with 'queue close %s')", o.Name, util.Message(err), o.Name)
 		}
 	}
-	return o.Print(created)
+	return o.Write.Print(created)
 }

@@ -23,14 +23,14 @@ import (
 
 // DeleteOptions holds the input of 'queue delete'.
 type DeleteOptions struct {
-	write.DeleteOptions
+	Delete write.DeleteOptions
 	Close            bool
 	CommandNamespace string
 }
 
 func newDeleteCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Command {
-	o := &DeleteOptions{DeleteOptions: write.NewDeleteOptions(f, streams)}
-	o.ClusterScoped = true
+	o := &DeleteOptions{Delete: write.NewDeleteOptions(f, streams)}
+	o.Delete.ClusterScoped = true
 	cmd := &cobra.Command{
 		Use:   "delete NAME...",
 		Short: "Delete queues",
@@ -54,22 +54,26 @@ func newDeleteCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Com
 		RunE:              util.RunE(o),
 	}
 	cmd.Flags().BoolVar(&o.Close, "close", false, "Close each queue and wait until it is Closed before deleting it")
-	o.AddFlags(cmd, "Wait until the queues are gone", "How long --close and --wait wait (0 waits forever)")
+	o.Delete.AddFlags(cmd, "Wait until the queues are gone", "How long --close and --wait wait (0 waits forever)")
 	cmd.Flags().StringVar(&o.CommandNamespace, "command-namespace", DefaultCommandNamespace, "Namespace of the CloseQueue Commands that --close creates")
 	return cmd
 }
 
+// Complete records the names and resolves the namespace, the dry-run
+// mode and the client, as every delete does (write.DeleteOptions).
+func (o *DeleteOptions) Complete(args []string) error { return o.Delete.Complete(args) }
+
 // Validate refuses the special queues and bad names before any request.
 func (o *DeleteOptions) Validate() error {
-	if err := o.DeleteOptions.Validate("queue", "queue delete team-a", validateName); err != nil {
+	if err := o.Delete.Validate("queue", "queue delete team-a", validateName); err != nil {
 		return err
 	}
-	for _, n := range o.Names {
+	for _, n := range o.Delete.Names {
 		if n == keys.RootQueue || n == keys.DefaultQueue {
 			return util.UsageErrorf("cannot delete queue %q: the root and default queues must always exist", n)
 		}
 	}
-	if o.Close && o.Dry() {
+	if o.Close && o.Delete.Dry() {
 		return util.UsageErrorf("--close cannot be combined with --dry-run: nothing would be closed")
 	}
 	return nil
@@ -77,8 +81,8 @@ func (o *DeleteOptions) Validate() error {
 
 // Run checks that every queue exists, closes them if asked, and deletes.
 func (o *DeleteOptions) Run(ctx context.Context) error {
-	c := o.Client
-	queues, err := getQueues(ctx, c, o.Names)
+	c := o.Delete.Client
+	queues, err := getQueues(ctx, c, o.Delete.Names)
 	if err != nil {
 		return err
 	}
@@ -95,7 +99,7 @@ func (o *DeleteOptions) Run(ctx context.Context) error {
 	if queues, err = deletionOrder(queues, all); err != nil {
 		return err
 	}
-	w := newWaiter(o.Factory, c, o.CommandNamespace, o.Timeout, o.ErrOut)
+	w := newWaiter(o.Delete.Factory, c, o.CommandNamespace, o.Delete.Timeout, o.Delete.ErrOut)
 	if o.Close {
 		var toClose []string
 		for _, q := range queues {
@@ -122,7 +126,7 @@ func (o *DeleteOptions) Run(ctx context.Context) error {
 	// cache), and on a server dry run they are never gone.
 	deletedChildren := map[string][]string{}
 	for _, q := range queues {
-		if !o.DryClient {
+		if !o.Delete.DryClient {
 			if err := o.deleteOne(ctx, q, deletedChildren[q.Name]); err != nil {
 				return fmt.Errorf("delete queue %q: %s", q.Name, util.Message(err))
 			}
@@ -130,10 +134,10 @@ func (o *DeleteOptions) Run(ctx context.Context) error {
 		if q.Spec.Parent != "" {
 			deletedChildren[q.Spec.Parent] = append(deletedChildren[q.Spec.Parent], q.Name)
 		}
-		o.Deleted(Kind.Ref(q.Name))
+		o.Delete.Deleted(Kind.Ref(q.Name))
 	}
-	if o.Wait {
-		return w.forDeletion(ctx, o.Names)
+	if o.Delete.Wait {
+		return w.forDeletion(ctx, o.Delete.Names)
 	}
 	return nil
 }
@@ -146,13 +150,13 @@ func (o *DeleteOptions) Run(ctx context.Context) error {
 // for a few seconds.
 func (o *DeleteOptions) deleteOne(ctx context.Context, q *schedulingv1beta1.Queue, deletedChildren []string) error {
 	del := func() error {
-		return o.Client.SchedulingV1beta1().Queues().Delete(ctx, q.Name, o.DeleteOpts(q.UID))
+		return o.Delete.Client.SchedulingV1beta1().Queues().Delete(ctx, q.Name, o.Delete.DeleteOpts(q.UID))
 	}
 	err := del()
 	if err == nil || !refusedForChild(err, deletedChildren) {
 		return err
 	}
-	if o.DryServer {
+	if o.Delete.DryServer {
 		return nil
 	}
 	backoff := wait.Backoff{Duration: 20 * time.Millisecond, Factor: 2, Steps: 8, Cap: 2 * time.Second}

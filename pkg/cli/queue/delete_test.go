@@ -100,7 +100,7 @@ func TestDeleteOneRetriesStaleChildRefusal(t *testing.T) {
 				return false, nil, nil
 			})
 			o := &DeleteOptions{}
-			o.Client = c
+			o.Delete.Client = c
 			err := o.deleteOne(context.Background(), p, []string{"c"})
 			if tc.wantErr == "" && err != nil || tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)) {
 				t.Fatalf("error %v, want %q", err, tc.wantErr)
@@ -122,7 +122,7 @@ func TestDeleteWithoutListRight(t *testing.T) {
 	})
 	streams, _, out, _ := genericiooptions.NewTestIOStreams()
 	o := &DeleteOptions{}
-	o.IOStreams, o.Names, o.Client = streams, []string{"q"}, c
+	o.Delete.IOStreams, o.Delete.Names, o.Delete.Client = streams, []string{"q"}, c
 	if err := o.Run(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -139,7 +139,7 @@ func TestDeleteWithoutListRight(t *testing.T) {
 		return true, nil, apierrors.NewServiceUnavailable("etcd is down")
 	})
 	o = &DeleteOptions{}
-	o.IOStreams, o.Names, o.Client = streams, []string{"q"}, c
+	o.Delete.IOStreams, o.Delete.Names, o.Delete.Client = streams, []string{"q"}, c
 	if err := o.Run(context.Background()); err == nil || !strings.Contains(err.Error(), "etcd is down") {
 		t.Fatalf("error %v", err)
 	}

@@ -19,14 +19,14 @@ import (
 
 // ListOptions holds the input of 'queue list'.
 type ListOptions struct {
-	list.Options
+	List list.Options
 	// chunkFlag tells whether --chunk-size was given (countPages).
 	chunkFlag *pflag.Flag
 }
 
 func newListCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Command {
-	o := &ListOptions{Options: list.NewOptions(f, streams).Named("queue", validateName)}
-	o.ClusterScoped = true
+	o := &ListOptions{List: list.NewOptions(f, streams).Named("queue", validateName)}
+	o.List.ClusterScoped = true
 	cmd := &cobra.Command{
 		Use:     "list [NAME...]",
 		Aliases: []string{"get", "ls"},
@@ -52,19 +52,26 @@ func newListCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Comma
 		ValidArgsFunction: Kind.NameArgs(f),
 		RunE:              util.RunE(o),
 	}
-	o.AddFlags(cmd, list.Flags{Selector: "Label selector, e.g. -l team=a", Watch: true})
+	o.List.AddFlags(cmd, list.Flags{Selector: "Label selector, e.g. -l team=a", Watch: true})
 	o.chunkFlag = cmd.Flags().Lookup("chunk-size")
 	return cmd
 }
 
+// Complete records the names and resolves the namespace, the printer and
+// the client, as every list does (list.Options).
+func (o *ListOptions) Complete(args []string) error { return o.List.Complete(args) }
+
+// Validate checks --chunk-size and --selector, as every list does.
+func (o *ListOptions) Validate() error { return o.List.Validate() }
+
 // Run lists (and optionally watches) queues. Watched rows take their
 // counts from status only, to keep one request per event out of the loop.
 func (o *ListOptions) Run(ctx context.Context) error {
-	return list.Run(ctx, &o.Options, Kind, list.Rows[schedulingv1beta1.Queue, *schedulingv1beta1.Queue]{
+	return list.Run(ctx, &o.List, Kind, list.Rows[schedulingv1beta1.Queue, *schedulingv1beta1.Queue]{
 		// Not Stream: for queues without a status the table lists every
 		// podgroup to count them, which per page would be once a page.
 		Table: func(items []schedulingv1beta1.Queue) runtime.Object {
-			return queueTable(items, queueCounts(ctx, o.Client, items, countPages(o.chunkFlag, o.ChunkSize)))
+			return queueTable(items, queueCounts(ctx, o.List.Client, items, countPages(o.chunkFlag, o.List.ChunkSize)))
 		},
 		WatchTable: func(q *schedulingv1beta1.Queue) runtime.Object {
 			return queueTable([]schedulingv1beta1.Queue{*q}, map[string]counts{q.Name: statusCounts(q)})

@@ -20,7 +20,7 @@ import (
 
 // UpdateOptions holds the input of 'queue update'.
 type UpdateOptions struct {
-	write.Options
+	Write write.Options
 
 	Name        string
 	Weight      int32
@@ -36,8 +36,8 @@ type UpdateOptions struct {
 }
 
 func newUpdateCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Command {
-	o := &UpdateOptions{Options: write.NewOptions(f, streams, "updated")}
-	o.ClusterScoped = true
+	o := &UpdateOptions{Write: write.NewOptions(f, streams, "updated")}
+	o.Write.ClusterScoped = true
 	cmd := &cobra.Command{
 		Use:   "update NAME",
 		Short: "Change a queue's weight, resources, parent, priority or reclaimability",
@@ -70,7 +70,7 @@ func newUpdateCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Com
 			return o.Run(cmd.Context())
 		},
 	}
-	o.AddFlags(cmd)
+	o.Write.AddFlags(cmd)
 	cmd.Flags().Int32Var(&o.Weight, "weight", 1, "Share of the queue relative to its siblings (1-65535)")
 	cmd.Flags().StringVar(&o.Capability, "capability", "", "Most the queue may use, e.g. cpu=4,memory=8Gi (empty removes it)")
 	cmd.Flags().StringVar(&o.Deserved, "deserved", "", "Deserved share, e.g. cpu=2 (empty removes it)")
@@ -89,7 +89,7 @@ func (o *UpdateOptions) Complete(args []string) error {
 		return util.UsageErrorf("name the queue to update, e.g. 'kubectl vc queue update team-a --weight 2'")
 	}
 	o.Name = args[0]
-	return o.Options.Complete()
+	return o.Write.Complete()
 }
 
 // Validate checks every flag that was given.
@@ -147,7 +147,7 @@ func (o *UpdateOptions) Validate() error {
 // the other queues (resources, a new parent's existence, no parent cycle)
 // and sends one merge patch.
 func (o *UpdateOptions) Run(ctx context.Context) error {
-	c := o.Client
+	c := o.Write.Client
 	q, err := c.SchedulingV1beta1().Queues().Get(ctx, o.Name, metav1.GetOptions{})
 	if err != nil {
 		return err
@@ -214,18 +214,18 @@ func (o *UpdateOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if o.DryClient {
-		fmt.Fprintf(o.ErrOut, "merge patch that would be sent: %s\n", patch)
-		return o.Print(q)
+	if o.Write.DryClient {
+		fmt.Fprintf(o.Write.ErrOut, "merge patch that would be sent: %s\n", patch)
+		return o.Write.Print(q)
 	}
-	updated, err := c.SchedulingV1beta1().Queues().Patch(ctx, o.Name, types.MergePatchType, patch, metav1.PatchOptions{DryRun: o.ServerDryRun()})
+	updated, err := c.SchedulingV1beta1().Queues().Patch(ctx, o.Name, types.MergePatchType, patch, metav1.PatchOptions{DryRun: o.Write.ServerDryRun()})
 	if err != nil {
 		if apierrors.IsConflict(err) {
 			return util.UsageErrorf("queue %q changed while it was being updated: run the command again", o.Name)
 		}
 		return err
 	}
-	return o.Print(updated)
+	return o.Write.Print(updated)
 }
 
 // replaceList makes a merge patch that sets the resource map to exactly

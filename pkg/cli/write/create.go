@@ -22,7 +22,7 @@ import (
 // they are then created in the file's order, and the first the server
 // refuses ends the command, saying which were created before it.
 type CreateFromFile[T any, PT kind.Object[T], L runtime.Object] struct {
-	Options
+	Write    Options
 	Kind     *kind.Kind[T, PT, L]
 	Filename string
 
@@ -40,15 +40,15 @@ func NewCreateCmd[T any, PT kind.Object[T], L runtime.Object](k *kind.Kind[T, PT
 
 // NewCreateFromFile returns the options of k's 'create -f'.
 func NewCreateFromFile[T any, PT kind.Object[T], L runtime.Object](k *kind.Kind[T, PT, L], f util.Factory, streams genericiooptions.IOStreams) *CreateFromFile[T, PT, L] {
-	o := &CreateFromFile[T, PT, L]{Options: NewOptions(f, streams, "created"), Kind: k}
-	o.Offline = true
+	o := &CreateFromFile[T, PT, L]{Write: NewOptions(f, streams, "created"), Kind: k}
+	o.Write.Offline = true
 	return o
 }
 
 // AddFlags adds -f/--filename (and vcctl's --file, the same flag), -o and
 // --dry-run.
 func (o *CreateFromFile[T, PT, L]) AddFlags(cmd *cobra.Command) {
-	o.Options.AddFlags(cmd)
+	o.Write.AddFlags(cmd)
 	help := fmt.Sprintf("File holding the %s(s), YAML or JSON, several separated by ---; - reads standard input", o.Kind.GVK.Kind)
 	cmd.Flags().StringVarP(&o.Filename, "filename", "f", "", help)
 	cmd.Flags().StringVar(&o.Filename, "file", "", help+" (vcctl's name for -f)")
@@ -62,7 +62,7 @@ func (o *CreateFromFile[T, PT, L]) Complete(args []string) error {
 	if len(args) > 0 {
 		return util.UsageErrorf("the file names the %s(s): give -f FILE, not %s", o.Kind.Name, strings.Join(args, " "))
 	}
-	return o.Options.Complete()
+	return o.Write.Complete()
 }
 
 // Validate reads and checks every object of the file.
@@ -70,7 +70,7 @@ func (o *CreateFromFile[T, PT, L]) Validate() error {
 	if o.Filename == "" {
 		return util.UsageErrorf("give the file holding the %s(s), e.g. 'kubectl vc %s create -f %s.yaml' (-f - reads standard input)", o.Kind.Name, o.Kind.Name, o.Kind.Name)
 	}
-	docs, err := manifest.Read(o.In, o.Filename)
+	docs, err := manifest.Read(o.Write.In, o.Filename)
 	if err != nil {
 		return err
 	}
@@ -82,7 +82,7 @@ func (o *CreateFromFile[T, PT, L]) Validate() error {
 		if err := manifest.Decode(where, doc, o.Kind.GVK, obj); err != nil {
 			return err
 		}
-		if err := manifest.Prepare(obj, o.Kind.Name, where, o.Namespace, o.NamespaceGiven, o.Kind.Rule()); err != nil {
+		if err := manifest.Prepare(obj, o.Kind.Name, where, o.Write.Namespace, o.Write.NamespaceGiven, o.Kind.Rule()); err != nil {
 			return err
 		}
 		if o.Kind.Reset != nil {
@@ -110,18 +110,18 @@ func (o *CreateFromFile[T, PT, L]) Validate() error {
 func (o *CreateFromFile[T, PT, L]) Run(ctx context.Context) error {
 	var created []string
 	for _, obj := range o.objs {
-		if o.DryClient {
-			if err := o.Print(obj); err != nil {
+		if o.Write.DryClient {
+			if err := o.Write.Print(obj); err != nil {
 				return err
 			}
 			continue
 		}
-		out, err := o.Kind.Client(o.Client, obj.GetNamespace()).Create(ctx, obj, metav1.CreateOptions{DryRun: o.ServerDryRun()})
+		out, err := o.Kind.Client(o.Write.Client, obj.GetNamespace()).Create(ctx, obj, metav1.CreateOptions{DryRun: o.Write.ServerDryRun()})
 		if err != nil {
 			return o.refused(obj, err, created)
 		}
 		created = append(created, o.Kind.Ref(out.GetName()))
-		if err := o.Print(out); err != nil {
+		if err := o.Write.Print(out); err != nil {
 			return err
 		}
 	}

@@ -18,12 +18,18 @@ import (
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/manifest"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/util"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/wait"
+	"github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned"
 )
 
 // DeleteOptions is what every delete command shares: the names, --wait
 // and --timeout, --dry-run, and -o name, as kubectl delete has them.
 type DeleteOptions struct {
-	Options
+	genericiooptions.IOStreams
+	Factory util.Factory
+	DryRun  string
+	// ClusterScoped kinds read no namespace.
+	ClusterScoped bool
+
 	Names   []string
 	Wait    bool
 	Timeout time.Duration
@@ -34,6 +40,13 @@ type DeleteOptions struct {
 	Filename string
 
 	fileKind *schema.GroupVersionKind
+
+	// Set by Complete.
+	Namespace string
+	// NamespaceGiven says -n was given (not the kubeconfig's default).
+	NamespaceGiven       bool
+	DryClient, DryServer bool
+	Client               versioned.Interface
 }
 
 // AddFileFlag adds -f/--filename (and vcctl's --file, the same flag): the
@@ -83,7 +96,7 @@ func (o *DeleteOptions) namesFromFile() error {
 
 // NewDeleteOptions returns DeleteOptions over f and streams.
 func NewDeleteOptions(f util.Factory, streams genericiooptions.IOStreams) DeleteOptions {
-	return DeleteOptions{Options: NewOptions(f, streams, "deleted")}
+	return DeleteOptions{IOStreams: streams, Factory: f}
 }
 
 // AddFlags adds --wait (waitHelp says what it waits for), --timeout
@@ -133,11 +146,14 @@ func (o *DeleteOptions) Validate(kind, example string, validate func(string) err
 	return util.ValidateWait(o.Timeout, o.Wait, o.Dry(), "nothing would be deleted")
 }
 
+// Dry reports a dry run of either kind: nothing is deleted.
+func (o *DeleteOptions) Dry() bool { return o.DryClient || o.DryServer }
+
 // DeleteOpts are the options of the delete request for an object read
 // with uid: it deletes exactly that object (a namesake created since is
 // left alone), as a server dry run when asked.
 func (o *DeleteOptions) DeleteOpts(uid types.UID) metav1.DeleteOptions {
-	return metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}, DryRun: o.ServerDryRun()}
+	return metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}, DryRun: util.DryRunOpts(o.DryServer)}
 }
 
 // Deleted prints that ref ("queue.scheduling.volcano.sh/a") was deleted:
@@ -147,17 +163,17 @@ func (o *DeleteOptions) Deleted(ref string) {
 		fmt.Fprintln(o.Out, ref)
 		return
 	}
-	fmt.Fprintf(o.Out, "%s deleted%s\n", ref, o.Suffix())
+	fmt.Fprintf(o.Out, "%s deleted%s\n", ref, util.DryRunSuffix(o.DryClient, o.DryServer))
 }
 
 // NewDeleteCmd is k's 'delete NAME... | -f FILE', with k.Help.Delete.
 func NewDeleteCmd[T any, PT kind.Object[T], L runtime.Object](k *kind.Kind[T, PT, L], f util.Factory, streams genericiooptions.IOStreams) *cobra.Command {
-	o := &KindDeleteOptions[T, PT, L]{DeleteOptions: NewDeleteOptions(f, streams), kind: k}
+	o := &KindDeleteOptions[T, PT, L]{Delete: NewDeleteOptions(f, streams), kind: k}
 	cmd := k.Help.Delete.Command("delete NAME... | -f FILE")
 	cmd.ValidArgsFunction = k.NameArgs(f)
 	cmd.RunE = util.RunE(o)
-	o.AddFlags(cmd, "Wait until the "+k.Plural()+" are gone", "How long --wait waits (0 waits forever)")
-	o.AddFileFlag(cmd, k.GVK)
+	o.Delete.AddFlags(cmd, "Wait until the "+k.Plural()+" are gone", "How long --wait waits (0 waits forever)")
+	o.Delete.AddFileFlag(cmd, k.GVK)
 	util.AddNameFlag(cmd, k.InWords(), false, k.NameFlag(f))
 	return cmd
 }
@@ -165,18 +181,22 @@ func NewDeleteCmd[T any, PT kind.Object[T], L runtime.Object](k *kind.Kind[T, PT
 // KindDeleteOptions holds the input of the 'delete' of a kind that needs
 // no more than its Kind says (jobflow, jobtemplate).
 type KindDeleteOptions[T any, PT kind.Object[T], L runtime.Object] struct {
-	DeleteOptions
-	kind *kind.Kind[T, PT, L]
+	Delete DeleteOptions
+	kind   *kind.Kind[T, PT, L]
 }
+
+// Complete records the names (or reads them from -f) and resolves the
+// namespace, the dry-run mode and the client.
+func (o *KindDeleteOptions[T, PT, L]) Complete(args []string) error { return o.Delete.Complete(args) }
 
 // Validate checks names and flags before any request.
 func (o *KindDeleteOptions[T, PT, L]) Validate() error {
-	return o.DeleteOptions.Validate(o.kind.Name, o.kind.Name+" delete "+o.kind.Example, o.kind.ValidateName)
+	return o.Delete.Validate(o.kind.Name, o.kind.Name+" delete "+o.kind.Example, o.kind.ValidateName)
 }
 
 // Run checks that every object named exists, then deletes them.
 func (o *KindDeleteOptions[T, PT, L]) Run(ctx context.Context) error {
-	return DeleteNamed(ctx, &o.DeleteOptions, o.kind, nil)
+	return DeleteNamed(ctx, &o.Delete, o.kind, nil)
 }
 
 // DeleteNamed is the delete of named objects of kind k that every kind

@@ -23,7 +23,7 @@ import (
 
 // DeleteOptions holds the input of 'queue delete'.
 type DeleteOptions struct {
-	Delete write.DeleteOptions
+	Delete           write.DeleteOptions
 	Close            bool
 	CommandNamespace string
 }

@@ -1,8 +1,9 @@
 // Package write is what every command that writes shares: -o for what was
 // written (name, json, yaml, …), --dry-run=none|client|server, the
 // namespace, the printer and the client, resolved the same way for every
-// kind. A kind's command embeds Options (or DeleteOptions) and keeps its
-// own flags, validation and messages.
+// kind. A kind's command holds Options (or DeleteOptions) as a named field
+// (Write, Delete), calls its Complete from its own, and keeps its own
+// flags, validation and messages.
 package write
 
 import (

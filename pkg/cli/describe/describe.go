@@ -21,8 +21,8 @@ import (
 
 // Options holds the input of a kind's 'describe'.
 type Options[T any, PT kind.Object[T], L runtime.Object] struct {
-	vcprinters.DescribeOptions
-	kind *kind.Kind[T, PT, L]
+	Describe vcprinters.DescribeOptions
+	kind     *kind.Kind[T, PT, L]
 	// page is the kind's body with flags of its own (Kind.Page), if any.
 	page kind.Page[PT]
 }
@@ -47,7 +47,7 @@ func Constructor[T any, PT kind.Object[T], L runtime.Object](k *kind.Kind[T, PT,
 func NewVcctlCmd[T any, PT kind.Object[T], L runtime.Object](k *kind.Kind[T, PT, L], f util.Factory, streams genericiooptions.IOStreams) *cobra.Command {
 	cmd, o := newCmd(k, f, streams)
 	util.AddNameFlag(cmd, k.InWords(), true, k.NameFlag(f))
-	o.AddOutputFlag(cmd)
+	o.Describe.AddOutputFlag(cmd)
 	return cmd
 }
 
@@ -65,16 +65,19 @@ func newCmd[T any, PT kind.Object[T], L runtime.Object](k *kind.Kind[T, PT, L], 
 
 // NewOptions returns the Options of k's 'describe' over f and streams.
 func NewOptions[T any, PT kind.Object[T], L runtime.Object](k *kind.Kind[T, PT, L], f util.Factory, streams genericiooptions.IOStreams) *Options[T, PT, L] {
-	return &Options[T, PT, L]{kind: k, DescribeOptions: vcprinters.DescribeOptions{IOStreams: streams, Factory: f, ClusterScoped: k.ClusterScoped,
+	return &Options[T, PT, L]{kind: k, Describe: vcprinters.DescribeOptions{IOStreams: streams, Factory: f, ClusterScoped: k.ClusterScoped,
 		NoName: "name the " + k.Name + " to describe, e.g. 'kubectl vc " + k.Group.Use + " describe " + k.Example + "'"}}
 }
 
+// Complete records the name and resolves the namespace and the clients.
+func (o *Options[T, PT, L]) Complete(args []string) error { return o.Describe.Complete(args) }
+
 // Validate checks -o, the name and the kind's own flags.
 func (o *Options[T, PT, L]) Validate() error {
-	if err := util.ValidateOutput(o.Output, "json", "yaml"); err != nil {
+	if err := util.ValidateOutput(o.Describe.Output, "json", "yaml"); err != nil {
 		return err
 	}
-	if err := o.kind.ValidateName(o.Name); err != nil {
+	if err := o.kind.ValidateName(o.Describe.Name); err != nil {
 		return err
 	}
 	if o.page != nil {
@@ -85,11 +88,11 @@ func (o *Options[T, PT, L]) Validate() error {
 
 // Run prints the description; only the object itself must be readable.
 func (o *Options[T, PT, L]) Run(ctx context.Context) error {
-	obj, err := o.kind.Client(o.Client, o.Namespace).Get(ctx, o.Name, metav1.GetOptions{})
+	obj, err := o.kind.Client(o.Describe.Client, o.Describe.Namespace).Get(ctx, o.Describe.Name, metav1.GetOptions{})
 	if err != nil {
-		return o.kind.NotFound(err, o.Name, o.Namespace)
+		return o.kind.NotFound(err, o.Describe.Name, o.Describe.Namespace)
 	}
-	if printed, err := o.PrintObject(obj); printed {
+	if printed, err := o.Describe.PrintObject(obj); printed {
 		return err
 	}
 	// Written out whole once done: a body that fails prints nothing.
@@ -102,17 +105,17 @@ func (o *Options[T, PT, L]) Run(ctx context.Context) error {
 	}
 	switch {
 	case o.page != nil:
-		if err := o.page.Describe(ctx, &o.DescribeOptions, d, obj); err != nil {
+		if err := o.page.Describe(ctx, &o.Describe, d, obj); err != nil {
 			return err
 		}
 	case o.kind.Describe != nil:
-		o.kind.Describe(ctx, &o.DescribeOptions, d, obj)
+		o.kind.Describe(ctx, &o.Describe, d, obj)
 	}
-	d.Events(ctx, o.Kube, obj.GetNamespace(), o.kind.GVK.Kind, obj)
+	d.Events(ctx, o.Describe.Kube, obj.GetNamespace(), o.kind.GVK.Kind, obj)
 	if o.kind.Why != "" {
-		verdict.Describe(ctx, d, o.Client, o.Kube, analysis.Kind(o.kind.Why), obj.GetNamespace(), obj.GetName())
+		verdict.Describe(ctx, d, o.Describe.Client, o.Describe.Kube, analysis.Kind(o.kind.Why), obj.GetNamespace(), obj.GetName())
 	}
 	d.Flush()
-	_, err = o.Out.Write(out.Bytes())
+	_, err = o.Describe.Out.Write(out.Bytes())
 	return err
 }

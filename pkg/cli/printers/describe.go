@@ -205,7 +205,7 @@ func (d *Describer) Events(ctx context.Context, kc kubernetes.Interface, namespa
 }
 
 // DescribeOptions is the input every 'describe NAME' shares; a kind's
-// DescribeOptions embeds it and adds its Validate and Run.
+// DescribeOptions holds it as its Describe field and adds its Validate and Run.
 type DescribeOptions struct {
 	genericiooptions.IOStreams
 	Factory util.Factory

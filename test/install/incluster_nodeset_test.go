@@ -111,12 +111,20 @@ func (e *env) slinkyFixtures(c *slurmtest.RESTCluster) *corev1.Service {
 	}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
+	// The auth key Secret: serve never reads it, but the slurmd pods it
+	// renders from the Controller mount it at /etc/slurm, as the operator's
+	// do, and would not start without it.
+	if _, err := e.kube.CoreV1().Secrets(slurmNS).Create(ctx, &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: "slurm-auth-slurm"},
+		Data:       map[string][]byte{"slurm.key": []byte("not a key: the stand-in slurmd reads nothing")},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := e.vc.SlinkyV1beta1().Controllers(slurmNS).Create(ctx, &slinkyv1beta1.Controller{
 		ObjectMeta: metav1.ObjectMeta{Name: slurmCtrl},
 		Spec: slinkyv1beta1.ControllerSpec{
 			JwtKeyRef: &corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: slurmJWT}, Key: slurmJWTKey},
-			// Required by the CRD of a Controller that is not external;
-			// serve never reads it.
+			// Required by the CRD of a Controller that is not external.
 			SlurmKeyRef: &corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: "slurm-auth-slurm"}, Key: "slurm.key"},
 		},
 	}, metav1.CreateOptions{}); err != nil {
@@ -179,16 +187,27 @@ func (e *env) slinkyFixtures(c *slurmtest.RESTCluster) *corev1.Service {
 
 // computeNodeSet creates the NodeSet: its slurmd container is the pause
 // image (on the node already; the Slurm nodes themselves are the chroot's
-// slurmds, named as the pods), and its pods share the one node.
+// slurmds, named as the pods), and its pods share the one node. serve
+// renders them from the Controller as Slinky's operator does, probed on
+// slurmd's /livez and /readyz, which pause does not serve: the NodeSet
+// gives probe handlers of its own (they replace the operator's), a TCP
+// connect to the kubelet's port, which the kubelet itself makes.
 func (e *env) computeNodeSet(replicas int32) {
 	e.t.Helper()
-	_, err := e.vc.SlinkyV1beta1().NodeSets(slurmNS).Create(e.ctx, &slinkyv1beta1.NodeSet{
+	node, err := e.kube.CoreV1().Nodes().Get(e.ctx, controlplane.NodeName, metav1.GetOptions{})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	kubelet := &corev1.Probe{ProbeHandler: corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{
+		Host: controlplane.NodeIP, Port: intstr.FromInt32(node.Status.DaemonEndpoints.KubeletEndpoint.Port)}}}
+	_, err = e.vc.SlinkyV1beta1().NodeSets(slurmNS).Create(e.ctx, &slinkyv1beta1.NodeSet{
 		ObjectMeta: metav1.ObjectMeta{Name: computeSet},
 		Spec: slinkyv1beta1.NodeSetSpec{
 			ControllerRef:     corev1.LocalObjectReference{Name: slurmCtrl},
 			Replicas:          ptr.To(replicas),
 			OversubscribeNode: true,
-			Slurmd:            corev1.Container{Name: "slurmd", Image: controlplane.PauseImage, ImagePullPolicy: corev1.PullNever},
+			Slurmd: corev1.Container{Name: "slurmd", Image: controlplane.PauseImage, ImagePullPolicy: corev1.PullNever,
+				StartupProbe: kubelet, LivenessProbe: kubelet, ReadinessProbe: kubelet},
 		},
 	}, metav1.CreateOptions{})
 	if err != nil {

@@ -12,21 +12,33 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/kubectl-vc/kubectl-vc/internal/testenv/controlplane"
 	"github.com/kubectl-vc/kubectl-vc/internal/testenv/cptest"
+	"github.com/kubectl-vc/kubectl-vc/pkg/apis/keys"
 	schedulingv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/scheduling/v1beta1"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/install"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/util"
 	"github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned"
+	"github.com/kubectl-vc/kubectl-vc/pkg/controller"
+	"github.com/kubectl-vc/kubectl-vc/pkg/controller/framework"
+
+	// The queue index controller, run in-process (indexer).
+	_ "github.com/kubectl-vc/kubectl-vc/plugins/queueindex"
 )
 
 var (
 	cp         *controlplane.ControlPlane
 	kubeconfig string
+	// indexer is serve's queue index controller, running for the whole
+	// package once setup has installed the policies: every rule is proven
+	// on queues the index holds (labelled), and, for a moment after each
+	// queue is made or moved, on queues it does not hold yet.
+	indexer = &indexRunner{}
 
 	setupOnce sync.Once
 	setupErr  error
@@ -35,8 +47,51 @@ var (
 func TestMain(m *testing.M) {
 	cptest.Main(m, cptest.Options{Setup: func(e *cptest.Env) error {
 		cp, kubeconfig = e.CP, e.Kubeconfig
+		e.Cleanup(indexer.stop)
 		return nil
 	}})
+}
+
+// indexRunner starts and stops serve's queue index controller in-process.
+type indexRunner struct {
+	mu     sync.Mutex
+	cancel context.CancelFunc
+	done   chan error
+}
+
+func (r *indexRunner) start() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.cancel != nil {
+		return nil
+	}
+	c, err := framework.Configure("queueindex", "--queueindex-batch-delay=50ms")
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	r.cancel, r.done = cancel, make(chan error, 1)
+	go func() {
+		r.done <- controller.Run(ctx, controller.Config{Kubeconfig: cp.AdminConfig(),
+			Controllers: []framework.Controller{c}, MaxRequeueNum: -1,
+			FeatureGates: framework.NewFeatureGate(), WaitForStop: true})
+	}()
+	return nil
+}
+
+func (r *indexRunner) stop() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.cancel == nil {
+		return nil
+	}
+	r.cancel()
+	err := <-r.done
+	r.cancel = nil
+	if err != nil {
+		return fmt.Errorf("queue index controller: %w", err)
+	}
+	return nil
 }
 
 // factory returns a Factory like the one the CLI builds from its flags.
@@ -72,6 +127,9 @@ func setup(t *testing.T) {
 	t.Helper()
 	setupOnce.Do(func() {
 		if _, setupErr = runInstall(t, &install.Options{}); setupErr != nil {
+			return
+		}
+		if setupErr = indexer.start(); setupErr != nil {
 			return
 		}
 		ctx := context.Background()
@@ -166,8 +224,7 @@ func removeAfter(t *testing.T) {
 				}
 				left++
 				if q.Status.State != schedulingv1beta1.QueueStateClosed {
-					q.Status.State = schedulingv1beta1.QueueStateClosed
-					if _, err := c.SchedulingV1beta1().Queues().UpdateStatus(ctx, q, metav1.UpdateOptions{}); err != nil {
+					if err := setState(ctx, c, q.Name, schedulingv1beta1.QueueStateClosed); err != nil {
 						last = err
 						continue
 					}
@@ -241,14 +298,41 @@ func createQueueWithState(ctx context.Context, c versioned.Interface, q *schedul
 	return setState(ctx, c, created.Name, state)
 }
 
+// setState writes a queue's state as the queue controller does: a queue the
+// admission index holds loses its label first when it leaves Open
+// (vc-queue-index-label refuses the write otherwise). The index controller
+// may label the queue again between the two writes, as it may the
+// controller's: the pair is then repeated (a few times at most).
 func setState(ctx context.Context, c versioned.Interface, name string, state schedulingv1beta1.QueueState) error {
-	q, err := c.SchedulingV1beta1().Queues().Get(ctx, name, metav1.GetOptions{})
-	if err != nil {
-		return err
+	var err error
+	for range 5 {
+		var q *schedulingv1beta1.Queue
+		if q, err = c.SchedulingV1beta1().Queues().Get(ctx, name, metav1.GetOptions{}); err != nil {
+			return err
+		}
+		if _, ok := q.Labels[keys.AdmissionIndexed]; ok && open(q.Status.State) && !open(state) {
+			if q, err = unlabel(ctx, c, name); err != nil {
+				return err
+			}
+		}
+		q.Status.State = state
+		_, err = c.SchedulingV1beta1().Queues().UpdateStatus(ctx, q, metav1.UpdateOptions{})
+		if err == nil || !(apierrors.IsConflict(err) || strings.Contains(err.Error(), "remove it before moving the queue out of Open")) {
+			return err
+		}
 	}
-	q.Status.State = state
-	_, err = c.SchedulingV1beta1().Queues().UpdateStatus(ctx, q, metav1.UpdateOptions{})
 	return err
+}
+
+func open(s schedulingv1beta1.QueueState) bool {
+	return s == "" || s == schedulingv1beta1.QueueStateOpen
+}
+
+// unlabel removes the admission index label of a queue, as the queue
+// controller does before closing it.
+func unlabel(ctx context.Context, c versioned.Interface, name string) (*schedulingv1beta1.Queue, error) {
+	patch := []byte(`{"metadata":{"labels":{"` + keys.AdmissionIndexed + `":null}}}`)
+	return c.SchedulingV1beta1().Queues().Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{})
 }
 
 // mustDeny asserts that err is an admission denial carrying want, and that

@@ -56,3 +56,13 @@ const (
 	// CLIManager is the field manager of objects the command line applies.
 	CLIManager = "kubectl-vc"
 )
+
+// Admission's queue index (pkg/apis/admission/v1alpha1, docs/admission.md).
+const (
+	// AdmissionIndexed labels a queue whose state and parent the QueueIndex
+	// holds: the admission policies read such a queue from the index (one
+	// lookup) and every other queue one by one. Only serve's queue index
+	// controller sets it; anyone may remove it, and whatever changes a
+	// queue's parent, or moves it out of Open, removes it first.
+	AdmissionIndexed = "admission.kubectl-vc.io/indexed"
+)

@@ -296,8 +296,17 @@ func (o *Options) Run(ctx context.Context) error {
 		// The kinds just defined must be found by what follows.
 		meta.MaybeResetRESTMapper(o.mapper)
 	}
+	objects := plan.Objects
+	if o.Policies {
+		objects = skipUnserved(objects, o.mapper, o.ErrOut)
+		if !o.dryServer {
+			if err := resetIndexLabels(ctx, o.dyn, o.mapper, o.Out); err != nil {
+				return err
+			}
+		}
+	}
 	policies := false
-	for _, u := range plan.Objects {
+	for _, u := range objects {
 		if err := a.apply(ctx, u, o.Out); err != nil {
 			return err
 		}
@@ -309,6 +318,11 @@ func (o *Options) Run(ctx context.Context) error {
 			keep[ns] = true
 		}
 		if err := pruneSlurmKeys(ctx, o.dyn, keep, o.dryServer, o.Out); err != nil {
+			return err
+		}
+	}
+	if o.Policies {
+		if err := prunePolicies(ctx, o.dyn, objects, o.dryServer, o.Out); err != nil {
 			return err
 		}
 	}

@@ -164,14 +164,16 @@ func (o *DeleteOptions) deleteOne(ctx context.Context, q *schedulingv1beta1.Queu
 }
 
 // refusedForChild reports whether err is the admission refusal for one of
-// these children (vc-queue-children's message names the child).
+// these children (vc-queue-delete-children's messages name a child, the
+// first by name, "and N more" when there are others; hierarchy.go has
+// already refused a deletion that keeps any child).
 func refusedForChild(err error, children []string) bool {
 	if !apierrors.IsInvalid(err) {
 		return false
 	}
 	msg := err.Error()
 	for _, c := range children {
-		if strings.Contains(msg, "has child queue "+c+":") {
+		if strings.Contains(msg, "has child queue "+c+":") || strings.Contains(msg, "has child queue "+c+" (and ") {
 			return true
 		}
 	}

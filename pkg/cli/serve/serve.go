@@ -25,6 +25,7 @@ import (
 	_ "github.com/kubectl-vc/kubectl-vc/plugins/nodeset"
 	_ "github.com/kubectl-vc/kubectl-vc/plugins/podgroup"
 	_ "github.com/kubectl-vc/kubectl-vc/plugins/queue"
+	_ "github.com/kubectl-vc/kubectl-vc/plugins/queueindex"
 )
 
 // NewCmd returns the 'serve' command.

@@ -5,12 +5,14 @@
 package applyconfiguration
 
 import (
-	v1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/batch/v1alpha1"
+	v1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/admission/v1alpha1"
+	batchv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/batch/v1alpha1"
 	busv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/bus/v1alpha1"
 	flowv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/flow/v1alpha1"
 	v1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/scheduling/v1beta1"
 	slinkyv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/slinky/v1beta1"
-	batchv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/client/applyconfiguration/batch/v1alpha1"
+	admissionv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/client/applyconfiguration/admission/v1alpha1"
+	applyconfigurationbatchv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/client/applyconfiguration/batch/v1alpha1"
 	applyconfigurationbusv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/client/applyconfiguration/bus/v1alpha1"
 	applyconfigurationflowv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/client/applyconfiguration/flow/v1alpha1"
 	internal "github.com/kubectl-vc/kubectl-vc/pkg/client/applyconfiguration/internal"
@@ -25,31 +27,39 @@ import (
 // apply configuration type exists for the given GroupVersionKind.
 func ForKind(kind schema.GroupVersionKind) interface{} {
 	switch kind {
-	// Group=batch.volcano.sh, Version=v1alpha1
-	case v1alpha1.SchemeGroupVersion.WithKind("DependsOn"):
-		return &batchv1alpha1.DependsOnApplyConfiguration{}
-	case v1alpha1.SchemeGroupVersion.WithKind("Job"):
-		return &batchv1alpha1.JobApplyConfiguration{}
-	case v1alpha1.SchemeGroupVersion.WithKind("JobCondition"):
-		return &batchv1alpha1.JobConditionApplyConfiguration{}
-	case v1alpha1.SchemeGroupVersion.WithKind("JobSpec"):
-		return &batchv1alpha1.JobSpecApplyConfiguration{}
-	case v1alpha1.SchemeGroupVersion.WithKind("JobState"):
-		return &batchv1alpha1.JobStateApplyConfiguration{}
-	case v1alpha1.SchemeGroupVersion.WithKind("JobStatus"):
-		return &batchv1alpha1.JobStatusApplyConfiguration{}
-	case v1alpha1.SchemeGroupVersion.WithKind("LifecyclePolicy"):
-		return &batchv1alpha1.LifecyclePolicyApplyConfiguration{}
-	case v1alpha1.SchemeGroupVersion.WithKind("NetworkTopologySpec"):
-		return &batchv1alpha1.NetworkTopologySpecApplyConfiguration{}
-	case v1alpha1.SchemeGroupVersion.WithKind("PartitionPolicySpec"):
-		return &batchv1alpha1.PartitionPolicySpecApplyConfiguration{}
-	case v1alpha1.SchemeGroupVersion.WithKind("TaskSpec"):
-		return &batchv1alpha1.TaskSpecApplyConfiguration{}
-	case v1alpha1.SchemeGroupVersion.WithKind("TaskState"):
-		return &batchv1alpha1.TaskStateApplyConfiguration{}
-	case v1alpha1.SchemeGroupVersion.WithKind("VolumeSpec"):
-		return &batchv1alpha1.VolumeSpecApplyConfiguration{}
+	// Group=admission.kubectl-vc.io, Version=v1alpha1
+	case v1alpha1.SchemeGroupVersion.WithKind("QueueIndex"):
+		return &admissionv1alpha1.QueueIndexApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("QueueIndexEntry"):
+		return &admissionv1alpha1.QueueIndexEntryApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("QueueIndexSpec"):
+		return &admissionv1alpha1.QueueIndexSpecApplyConfiguration{}
+
+		// Group=batch.volcano.sh, Version=v1alpha1
+	case batchv1alpha1.SchemeGroupVersion.WithKind("DependsOn"):
+		return &applyconfigurationbatchv1alpha1.DependsOnApplyConfiguration{}
+	case batchv1alpha1.SchemeGroupVersion.WithKind("Job"):
+		return &applyconfigurationbatchv1alpha1.JobApplyConfiguration{}
+	case batchv1alpha1.SchemeGroupVersion.WithKind("JobCondition"):
+		return &applyconfigurationbatchv1alpha1.JobConditionApplyConfiguration{}
+	case batchv1alpha1.SchemeGroupVersion.WithKind("JobSpec"):
+		return &applyconfigurationbatchv1alpha1.JobSpecApplyConfiguration{}
+	case batchv1alpha1.SchemeGroupVersion.WithKind("JobState"):
+		return &applyconfigurationbatchv1alpha1.JobStateApplyConfiguration{}
+	case batchv1alpha1.SchemeGroupVersion.WithKind("JobStatus"):
+		return &applyconfigurationbatchv1alpha1.JobStatusApplyConfiguration{}
+	case batchv1alpha1.SchemeGroupVersion.WithKind("LifecyclePolicy"):
+		return &applyconfigurationbatchv1alpha1.LifecyclePolicyApplyConfiguration{}
+	case batchv1alpha1.SchemeGroupVersion.WithKind("NetworkTopologySpec"):
+		return &applyconfigurationbatchv1alpha1.NetworkTopologySpecApplyConfiguration{}
+	case batchv1alpha1.SchemeGroupVersion.WithKind("PartitionPolicySpec"):
+		return &applyconfigurationbatchv1alpha1.PartitionPolicySpecApplyConfiguration{}
+	case batchv1alpha1.SchemeGroupVersion.WithKind("TaskSpec"):
+		return &applyconfigurationbatchv1alpha1.TaskSpecApplyConfiguration{}
+	case batchv1alpha1.SchemeGroupVersion.WithKind("TaskState"):
+		return &applyconfigurationbatchv1alpha1.TaskStateApplyConfiguration{}
+	case batchv1alpha1.SchemeGroupVersion.WithKind("VolumeSpec"):
+		return &applyconfigurationbatchv1alpha1.VolumeSpecApplyConfiguration{}
 
 		// Group=bus.volcano.sh, Version=v1alpha1
 	case busv1alpha1.SchemeGroupVersion.WithKind("Command"):

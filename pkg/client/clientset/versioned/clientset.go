@@ -8,6 +8,7 @@ import (
 	fmt "fmt"
 	http "net/http"
 
+	admissionv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned/typed/admission/v1alpha1"
 	batchv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned/typed/batch/v1alpha1"
 	busv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned/typed/bus/v1alpha1"
 	flowv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned/typed/flow/v1alpha1"
@@ -20,6 +21,7 @@ import (
 
 type Interface interface {
 	Discovery() discovery.DiscoveryInterfaces
+	AdmissionV1alpha1() admissionv1alpha1.AdmissionV1alpha1Interface
 	BatchV1alpha1() batchv1alpha1.BatchV1alpha1Interface
 	BusV1alpha1() busv1alpha1.BusV1alpha1Interface
 	FlowV1alpha1() flowv1alpha1.FlowV1alpha1Interface
@@ -30,11 +32,17 @@ type Interface interface {
 // Clientset contains the clients for groups.
 type Clientset struct {
 	*discovery.DiscoveryClient
+	admissionV1alpha1 *admissionv1alpha1.AdmissionV1alpha1Client
 	batchV1alpha1     *batchv1alpha1.BatchV1alpha1Client
 	busV1alpha1       *busv1alpha1.BusV1alpha1Client
 	flowV1alpha1      *flowv1alpha1.FlowV1alpha1Client
 	schedulingV1beta1 *schedulingv1beta1.SchedulingV1beta1Client
 	slinkyV1beta1     *slinkyv1beta1.SlinkyV1beta1Client
+}
+
+// AdmissionV1alpha1 retrieves the AdmissionV1alpha1Client
+func (c *Clientset) AdmissionV1alpha1() admissionv1alpha1.AdmissionV1alpha1Interface {
+	return c.admissionV1alpha1
 }
 
 // BatchV1alpha1 retrieves the BatchV1alpha1Client
@@ -106,6 +114,10 @@ func NewForConfigAndClient(c *rest.Config, httpClient *http.Client) (*Clientset,
 
 	var cs Clientset
 	var err error
+	cs.admissionV1alpha1, err = admissionv1alpha1.NewForConfigAndClient(&configShallowCopy, httpClient)
+	if err != nil {
+		return nil, err
+	}
 	cs.batchV1alpha1, err = batchv1alpha1.NewForConfigAndClient(&configShallowCopy, httpClient)
 	if err != nil {
 		return nil, err
@@ -147,6 +159,7 @@ func NewForConfigOrDie(c *rest.Config) *Clientset {
 // New creates a new Clientset for the given RESTClient.
 func New(c rest.Interface) *Clientset {
 	var cs Clientset
+	cs.admissionV1alpha1 = admissionv1alpha1.New(c)
 	cs.batchV1alpha1 = batchv1alpha1.New(c)
 	cs.busV1alpha1 = busv1alpha1.New(c)
 	cs.flowV1alpha1 = flowv1alpha1.New(c)

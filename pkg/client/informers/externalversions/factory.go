@@ -11,6 +11,7 @@ import (
 	time "time"
 
 	versioned "github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned"
+	admission "github.com/kubectl-vc/kubectl-vc/pkg/client/informers/externalversions/admission"
 	batch "github.com/kubectl-vc/kubectl-vc/pkg/client/informers/externalversions/batch"
 	bus "github.com/kubectl-vc/kubectl-vc/pkg/client/informers/externalversions/bus"
 	flow "github.com/kubectl-vc/kubectl-vc/pkg/client/informers/externalversions/flow"
@@ -315,11 +316,16 @@ type SharedInformerFactory interface {
 	// client.
 	InformerFor(obj runtime.Object, newFunc internalinterfaces.NewInformerFunc) cache.SharedIndexInformer
 
+	Admission() admission.Interface
 	Batch() batch.Interface
 	Bus() bus.Interface
 	Flow() flow.Interface
 	Scheduling() scheduling.Interface
 	Slinky() slinky.Interface
+}
+
+func (f *sharedInformerFactory) Admission() admission.Interface {
+	return admission.New(f, f.namespace, f.tweakListOptions)
 }
 
 func (f *sharedInformerFactory) Batch() batch.Interface {

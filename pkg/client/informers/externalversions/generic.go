@@ -7,7 +7,8 @@ package externalversions
 import (
 	fmt "fmt"
 
-	v1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/batch/v1alpha1"
+	v1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/admission/v1alpha1"
+	batchv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/batch/v1alpha1"
 	busv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/bus/v1alpha1"
 	flowv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/flow/v1alpha1"
 	v1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/scheduling/v1beta1"
@@ -42,8 +43,12 @@ func (f *genericInformer) Lister() cache.GenericLister {
 // TODO extend this to unknown resources with a client pool
 func (f *sharedInformerFactory) ForResource(resource schema.GroupVersionResource) (GenericInformer, error) {
 	switch resource {
-	// Group=batch.volcano.sh, Version=v1alpha1
-	case v1alpha1.SchemeGroupVersion.WithResource("jobs"):
+	// Group=admission.kubectl-vc.io, Version=v1alpha1
+	case v1alpha1.SchemeGroupVersion.WithResource("queueindexes"):
+		return &genericInformer{resource: resource.GroupResource(), informer: f.Admission().V1alpha1().QueueIndexes().Informer()}, nil
+
+		// Group=batch.volcano.sh, Version=v1alpha1
+	case batchv1alpha1.SchemeGroupVersion.WithResource("jobs"):
 		return &genericInformer{resource: resource.GroupResource(), informer: f.Batch().V1alpha1().Jobs().Informer()}, nil
 
 		// Group=bus.volcano.sh, Version=v1alpha1

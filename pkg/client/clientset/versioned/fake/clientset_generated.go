@@ -7,6 +7,8 @@ package fake
 import (
 	applyconfiguration "github.com/kubectl-vc/kubectl-vc/pkg/client/applyconfiguration"
 	clientset "github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned"
+	admissionv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned/typed/admission/v1alpha1"
+	fakeadmissionv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned/typed/admission/v1alpha1/fake"
 	batchv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned/typed/batch/v1alpha1"
 	fakebatchv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned/typed/batch/v1alpha1/fake"
 	busv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned/typed/bus/v1alpha1"
@@ -129,6 +131,11 @@ var (
 	_ clientset.Interface = &Clientset{}
 	_ testing.FakeClient  = &Clientset{}
 )
+
+// AdmissionV1alpha1 retrieves the AdmissionV1alpha1Client
+func (c *Clientset) AdmissionV1alpha1() admissionv1alpha1.AdmissionV1alpha1Interface {
+	return &fakeadmissionv1alpha1.FakeAdmissionV1alpha1{Fake: &c.Fake}
+}
 
 // BatchV1alpha1 retrieves the BatchV1alpha1Client
 func (c *Clientset) BatchV1alpha1() batchv1alpha1.BatchV1alpha1Interface {

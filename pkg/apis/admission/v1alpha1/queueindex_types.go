@@ -1,0 +1,69 @@
+package v1alpha1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// QueueIndexName is the one QueueIndex there is: the admission policies
+// name it in their bindings' paramRef, install creates it empty, serve's
+// queue index controller fills it.
+const QueueIndexName = "queues"
+
+// QueueIndex is what the admission policies need to know of other queues,
+// in one object, so that a PodGroup, Job or queue deletion is checked with
+// one map lookup instead of one evaluation per Queue. It is kept by serve
+// (the queueindex controller) and trusted only for the queues that carry
+// the label keys.AdmissionIndexed: a queue gets that label after the index
+// holds its state and parent, and loses it before either can change
+// (docs/admission.md says who removes it and why that is enough).
+//
+// +genclient
+// +genclient:nonNamespaced
+// +genclient:noStatus
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+// +kubebuilder:object:root=true
+// +kubebuilder:resource:path=queueindexes,scope=Cluster,shortName=qidx
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+type QueueIndex struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec QueueIndexSpec `json:"spec,omitempty"`
+}
+
+// QueueIndexSpec holds the entries.
+type QueueIndexSpec struct {
+	// Queues holds an entry for each queue name that is worth one: a queue
+	// whose state is not Open, and a name that indexed queues have as their
+	// parent (it may not exist yet). A queue that is Open and has no
+	// children has no entry.
+	// +optional
+	Queues map[string]QueueIndexEntry `json:"queues,omitempty"`
+}
+
+// QueueIndexEntry is what admission knows of one queue name.
+type QueueIndexEntry struct {
+	// State is the queue's status.state when it is not Open (Closing,
+	// Closed, Unknown); empty means Open.
+	// +optional
+	// +kubebuilder:validation:MaxLength=16
+	State string `json:"state,omitempty"`
+	// Children is how many queues name this one as their parent.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	Children int32 `json:"children,omitempty"`
+	// Child is one of the children, the first by name, for the policies'
+	// messages.
+	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	Child string `json:"child,omitempty"`
+}
+
+// QueueIndexList is a list of QueueIndex.
+//
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+type QueueIndexList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []QueueIndex `json:"items"`
+}

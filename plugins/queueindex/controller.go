@@ -1,0 +1,351 @@
+// Package queueindex is the controller of 'kubectl vc serve' that keeps the
+// admission policies' QueueIndex: one object holding, for the queues that
+// need it, their state and their number of children, so that the API server
+// checks a PodGroup, a Job or a queue deletion with one lookup rather than
+// one evaluation per Queue (docs/admission.md). It labels each queue the
+// index holds with keys.AdmissionIndexed; the policies go through the queues
+// without that label one by one, so a queue the index does not hold yet is
+// still checked, only at the old cost.
+package queueindex
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"sync"
+	"time"
+
+	"github.com/spf13/pflag"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/client-go/util/workqueue"
+	"k8s.io/klog/v2"
+
+	admissionv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/admission/v1alpha1"
+	"github.com/kubectl-vc/kubectl-vc/pkg/apis/keys"
+	"github.com/kubectl-vc/kubectl-vc/pkg/apis/scheduling/v1beta1"
+	"github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned"
+	admissionlisters "github.com/kubectl-vc/kubectl-vc/pkg/client/listers/admission/v1alpha1"
+	schedulinglisters "github.com/kubectl-vc/kubectl-vc/pkg/client/listers/scheduling/v1beta1"
+	"github.com/kubectl-vc/kubectl-vc/pkg/controller/framework"
+	"github.com/kubectl-vc/kubectl-vc/pkg/rules"
+	"github.com/kubectl-vc/kubectl-vc/plugins/internal/quantityguard"
+)
+
+// Name is the controller's name for --controllers and --workers-queueindex.
+const Name = "queueindex"
+
+// key is the one key of the work queue: the index is one object, written
+// from every queue at once, so any change asks for the same sync and the
+// work queue folds a burst of changes into one.
+const key = admissionv1alpha1.QueueIndexName
+
+// DefaultWorkers is how many label patches are in flight at once: a start
+// over 10 000 unlabelled queues patches each once.
+const DefaultWorkers = 8
+
+// DefaultBatchDelay is how long a change waits for others before the index
+// is written: at the creation of 10 000 queues, a few writes rather than
+// 10 000.
+const DefaultBatchDelay = 200 * time.Millisecond
+
+func init() {
+	if err := framework.RegisterController(Name, func() framework.Controller { return New() }); err != nil {
+		panic(err)
+	}
+}
+
+// Controller keeps the QueueIndex and the queues' labels.
+type Controller struct {
+	vc         versioned.Interface
+	queues     schedulinglisters.QueueLister
+	indexes    admissionlisters.QueueIndexLister
+	wq         workqueue.TypedRateLimitingInterface[string]
+	recorder   record.EventRecorder
+	synced     []cache.InformerSynced
+	maxRequeue int
+
+	workers int
+	delay   time.Duration
+	// idle: the API server does not serve the QueueIndex kind.
+	idle bool
+}
+
+// New returns a queue index controller with its default settings.
+func New() *Controller { return &Controller{workers: DefaultWorkers, delay: DefaultBatchDelay} }
+
+// Name implements framework.Controller.
+func (c *Controller) Name() string { return Name }
+
+// AddFlags implements framework.Controller.
+func (c *Controller) AddFlags(fs *pflag.FlagSet) {
+	framework.WorkersFlag(fs, &c.workers, Name)
+	fs.DurationVar(&c.delay, "queueindex-batch-delay", c.delay, "How long a queue change waits for others before the admission QueueIndex is written")
+}
+
+// Validate implements framework.Controller.
+func (c *Controller) Validate() error {
+	if err := framework.ValidateWorkers(c.workers, Name); err != nil {
+		return err
+	}
+	if c.delay < 0 || c.delay > time.Minute {
+		return fmt.Errorf("--queueindex-batch-delay must be between 0 and 1m, got %s", c.delay)
+	}
+	return nil
+}
+
+// CacheReads implements framework.Controller: of a queue, its labels (kept
+// with the metadata), parent and state; the index whole.
+func (c *Controller) CacheReads() []framework.CacheRead {
+	return []framework.CacheRead{
+		framework.ReadsOnly(func(dst, src *v1beta1.Queue) {
+			dst.Spec.Parent = src.Spec.Parent
+			dst.Status.State = src.Status.State
+		}),
+		framework.ReadsAll[admissionv1alpha1.QueueIndex](),
+	}
+}
+
+// Initialize implements framework.Controller.
+func (c *Controller) Initialize(_ context.Context, opt *framework.ControllerOption) error {
+	if err := quantityguard.Register(opt.VolcanoInformerFactory, opt.VolcanoClient); err != nil {
+		return err
+	}
+	c.vc = opt.VolcanoClient
+	c.recorder = opt.Recorder
+	c.maxRequeue = opt.MaxRequeueNum
+	c.wq = workqueue.NewTypedRateLimitingQueueWithConfig(
+		workqueue.DefaultTypedControllerRateLimiter[string](),
+		workqueue.TypedRateLimitingQueueConfig[string]{Name: Name, MetricsProvider: opt.WorkqueueMetrics},
+	)
+	// Without the QueueIndex kind (serve against a cluster where 'kubectl
+	// vc install' has not run, or Volcano's CRDs alone) there is no index
+	// to keep and no policy reads one: the controller stays idle rather
+	// than hold every cache back waiting for a kind that is not served.
+	served, err := indexServed(opt)
+	if err != nil {
+		return err
+	}
+	if !served {
+		c.idle = true
+		return nil
+	}
+	qInf := opt.VolcanoInformerFactory.Scheduling().V1beta1().Queues()
+	c.queues = qInf.Lister()
+	if _, err := qInf.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(any) { c.enqueue() },
+		UpdateFunc: c.updateQueue,
+		DeleteFunc: func(any) { c.enqueue() },
+	}); err != nil {
+		return err
+	}
+	iInf := opt.VolcanoInformerFactory.Admission().V1alpha1().QueueIndexes()
+	c.indexes = iInf.Lister()
+	if _, err := iInf.Informer().AddEventHandler(cache.FilteringResourceEventHandler{
+		FilterFunc: func(obj any) bool {
+			if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+				obj = t.Obj
+			}
+			i, ok := obj.(*admissionv1alpha1.QueueIndex)
+			return ok && i.Name == key
+		},
+		// Someone else's write of the index (or its deletion) is undone.
+		Handler: cache.ResourceEventHandlerFuncs{
+			AddFunc:    func(any) { c.enqueue() },
+			UpdateFunc: func(_, _ any) { c.enqueue() },
+			DeleteFunc: func(any) { c.enqueue() },
+		},
+	}); err != nil {
+		return err
+	}
+	c.synced = []cache.InformerSynced{qInf.Informer().HasSynced, iInf.Informer().HasSynced}
+	return nil
+}
+
+// updateQueue asks for a sync when what the index or the label depends on
+// changed: the label, the parent, or whether the state is Open. The
+// controller's podgroup counts, most queue updates, change none of them.
+func (c *Controller) updateQueue(oldObj, newObj any) {
+	o, ok1 := oldObj.(*v1beta1.Queue)
+	n, ok2 := newObj.(*v1beta1.Queue)
+	if !ok1 || !ok2 {
+		c.enqueue()
+		return
+	}
+	_, had := o.Labels[keys.AdmissionIndexed]
+	_, has := n.Labels[keys.AdmissionIndexed]
+	if had != has || rules.EffectiveParent(o) != rules.EffectiveParent(n) ||
+		rules.StateOrOpen(o.Status.State) != rules.StateOrOpen(n.Status.State) {
+		c.enqueue()
+	}
+}
+
+func (c *Controller) enqueue() { c.wq.AddAfter(key, c.delay) }
+
+// Run implements framework.Controller.
+func (c *Controller) Run(ctx context.Context) {
+	defer c.wq.ShutDown()
+	if c.idle {
+		klog.FromContext(ctx).Info("the API server does not serve queueindexes." + admissionv1alpha1.GroupName + ": no admission index to keep (kubectl vc install installs it)")
+		<-ctx.Done()
+		return
+	}
+	if !cache.WaitForCacheSync(ctx.Done(), c.synced...) {
+		return
+	}
+	klog.FromContext(ctx).Info("queue index controller started")
+	c.wq.Add(key)
+	framework.Loop[string]{
+		Queue: c.wq, Workers: 1, MaxRequeue: c.maxRequeue,
+		Sync: func(ctx context.Context, _ string) error { return c.sync(ctx) },
+		Retrying: func(_ string, err error) {
+			klog.FromContext(ctx).Error(err, "queue index not written; retrying")
+		},
+		Dropped: func(_ string, err error) {
+			klog.FromContext(ctx).Error(err, "queue index not written; given up until a queue changes")
+		},
+	}.Run(ctx.Done())
+}
+
+// sync writes the index from the queues in the cache, then labels the
+// queues it holds. The order is what makes the label trustworthy: a queue
+// is labelled only after an index computed from the very version of it
+// that is labelled (the patch carries that resourceVersion, so a queue that
+// changed meanwhile is not labelled and the next sync sees the change).
+func (c *Controller) sync(ctx context.Context) error {
+	queues, err := c.queues.List(labels.Everything())
+	if err != nil {
+		return err
+	}
+	want := rules.QueueIndexEntries(queues)
+	if err := c.writeIndex(ctx, want); err != nil {
+		return err
+	}
+	var unlabelled []*v1beta1.Queue
+	for _, q := range queues {
+		if _, ok := q.Labels[keys.AdmissionIndexed]; !ok && q.DeletionTimestamp == nil {
+			unlabelled = append(unlabelled, q)
+		}
+	}
+	return c.label(ctx, unlabelled)
+}
+
+// writeIndex makes the index hold want, creating it when missing.
+func (c *Controller) writeIndex(ctx context.Context, want map[string]admissionv1alpha1.QueueIndexEntry) error {
+	cur, err := c.indexes.Get(key)
+	if apierrors.IsNotFound(err) {
+		idx := &admissionv1alpha1.QueueIndex{
+			ObjectMeta: metav1.ObjectMeta{Name: key, Labels: map[string]string{"app.kubernetes.io/managed-by": keys.ServeName}},
+			Spec:       admissionv1alpha1.QueueIndexSpec{Queues: want},
+		}
+		_, err := c.vc.AdmissionV1alpha1().QueueIndexes().Create(ctx, idx, metav1.CreateOptions{FieldManager: keys.ServeName})
+		if err != nil {
+			return fmt.Errorf("create the queue index: %w", err)
+		}
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if equalEntries(cur.Spec.Queues, want) {
+		return nil
+	}
+	next := cur.DeepCopy()
+	next.Spec.Queues = want
+	if _, err := c.vc.AdmissionV1alpha1().QueueIndexes().Update(ctx, next, metav1.UpdateOptions{FieldManager: keys.ServeName}); err != nil {
+		if !apierrors.IsConflict(err) {
+			c.recorder.Eventf(cur, corev1.EventTypeWarning, "IndexNotWritten", "the queue index could not be written (%d entries): %v", len(want), err)
+		}
+		return fmt.Errorf("write the queue index (%d entries): %w", len(want), err)
+	}
+	return nil
+}
+
+// equalEntries treats a nil and an empty map as equal.
+func equalEntries(a, b map[string]admissionv1alpha1.QueueIndexEntry) bool {
+	if len(a) == 0 && len(b) == 0 {
+		return true
+	}
+	return reflect.DeepEqual(a, b)
+}
+
+// label patches the label onto each queue, workers at a time. A queue that
+// changed since the cache showed it (a conflict) or is gone is skipped: the
+// change itself asks for the next sync.
+func (c *Controller) label(ctx context.Context, queues []*v1beta1.Queue) error {
+	var (
+		wg    sync.WaitGroup
+		mu    sync.Mutex
+		first error
+		next  = make(chan *v1beta1.Queue)
+	)
+	for range min(c.workers, len(queues)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for q := range next {
+				err := c.labelOne(ctx, q)
+				if err == nil || apierrors.IsConflict(err) || apierrors.IsNotFound(err) {
+					continue
+				}
+				mu.Lock()
+				if first == nil {
+					first = fmt.Errorf("label queue %s: %w", q.Name, err)
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	for _, q := range queues {
+		if ctx.Err() != nil {
+			break
+		}
+		next <- q
+	}
+	close(next)
+	wg.Wait()
+	return first
+}
+
+// labelOne sets the label on the version of q the index was computed from.
+func (c *Controller) labelOne(ctx context.Context, q *v1beta1.Queue) error {
+	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{
+		"resourceVersion": q.ResourceVersion,
+		"labels":          map[string]string{keys.AdmissionIndexed: "true"},
+	}})
+	if err != nil {
+		return err
+	}
+	opts := metav1.PatchOptions{FieldManager: keys.ServeName}
+	if rc, ok := quantityguard.REST(c.vc); ok {
+		_, err = quantityguard.Patch[v1beta1.Queue](ctx, rc, "queues", "", q.Name, types.MergePatchType, patch, opts)
+		return err
+	}
+	_, err = c.vc.SchedulingV1beta1().Queues().Patch(ctx, q.Name, types.MergePatchType, patch, opts)
+	return err
+}
+
+// indexServed asks discovery whether the API server serves queueindexes.
+// Only a definite "not found" counts as not served: on any other error the
+// kind is assumed served and its informer retries as usual.
+func indexServed(opt *framework.ControllerOption) (bool, error) {
+	list, err := opt.KubeClient.Discovery().ServerResourcesForGroupVersion(admissionv1alpha1.SchemeGroupVersion.String())
+	switch {
+	case apierrors.IsNotFound(err):
+		return false, nil
+	case err != nil:
+		return true, nil
+	}
+	for _, r := range list.APIResources {
+		if r.Name == "queueindexes" {
+			return true, nil
+		}
+	}
+	return false, nil
+}

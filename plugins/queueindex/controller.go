@@ -18,6 +18,7 @@ import (
 
 	"github.com/spf13/pflag"
 	corev1 "k8s.io/api/core/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -101,11 +102,14 @@ func (c *Controller) Validate() error {
 }
 
 // CacheReads implements framework.Controller: of a queue, its labels (kept
-// with the metadata), parent and state; the index whole.
+// with the metadata), parent, resource lists and state; the index whole.
 func (c *Controller) CacheReads() []framework.CacheRead {
 	return []framework.CacheRead{
 		framework.ReadsOnly(func(dst, src *v1beta1.Queue) {
 			dst.Spec.Parent = src.Spec.Parent
+			dst.Spec.Capability = src.Spec.Capability
+			dst.Spec.Deserved = src.Spec.Deserved
+			dst.Spec.Guarantee.Resource = src.Spec.Guarantee.Resource
 			dst.Status.State = src.Status.State
 		}),
 		framework.ReadsAll[admissionv1alpha1.QueueIndex](),
@@ -169,7 +173,8 @@ func (c *Controller) Initialize(_ context.Context, opt *framework.ControllerOpti
 }
 
 // updateQueue asks for a sync when what the index or the label depends on
-// changed: the label, the parent, or whether the state is Open. The
+// changed: the label, the parent, a resource list, or whether the state is
+// Open. The
 // controller's podgroup counts, most queue updates, change none of them.
 func (c *Controller) updateQueue(oldObj, newObj any) {
 	o, ok1 := oldObj.(*v1beta1.Queue)
@@ -181,7 +186,10 @@ func (c *Controller) updateQueue(oldObj, newObj any) {
 	_, had := o.Labels[keys.AdmissionIndexed]
 	_, has := n.Labels[keys.AdmissionIndexed]
 	if had != has || rules.EffectiveParent(o) != rules.EffectiveParent(n) ||
-		rules.StateOrOpen(o.Status.State) != rules.StateOrOpen(n.Status.State) {
+		rules.StateOrOpen(o.Status.State) != rules.StateOrOpen(n.Status.State) ||
+		!apiequality.Semantic.DeepEqual(o.Spec.Capability, n.Spec.Capability) ||
+		!apiequality.Semantic.DeepEqual(o.Spec.Deserved, n.Spec.Deserved) ||
+		!apiequality.Semantic.DeepEqual(o.Spec.Guarantee.Resource, n.Spec.Guarantee.Resource) {
 		c.enqueue()
 	}
 }

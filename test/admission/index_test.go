@@ -97,8 +97,11 @@ func TestIndexHoldsStateAndChildren(t *testing.T) {
 	if e := idx.Spec.Queues["ix-closed"]; e.State != "Closed" {
 		t.Fatalf("index entry of ix-closed = %+v, want Closed", e)
 	}
-	if _, ok := idx.Spec.Queues["ix-child-a"]; ok {
-		t.Fatalf("an Open leaf queue has an entry: %+v", idx.Spec.Queues["ix-child-a"])
+	if e := idx.Spec.Queues["ix-child-a"]; e.Parent != "ix-parent" || e.State != "" || e.Children != 0 {
+		t.Fatalf("index entry of the Open leaf ix-child-a = %+v, want only its parent", e)
+	}
+	if e, ok := idx.Spec.Queues["ix-closed"]; !ok || e.Parent != "" {
+		t.Fatalf("index entry of ix-closed (under root) = %+v, want no parent", e)
 	}
 
 	_, err := c.SchedulingV1beta1().PodGroups("default").Create(ctx, &schedulingv1beta1.PodGroup{
@@ -126,6 +129,30 @@ func TestIndexHoldsStateAndChildren(t *testing.T) {
 	waitIndexed(t, "ix-parent")
 	err = c.SchedulingV1beta1().Queues().Delete(ctx, "ix-parent", metav1.DeleteOptions{DryRun: []string{metav1.DryRunAll}})
 	mustDenyBy(t, err, "vc-queue-delete-children", "queue ix-parent has child queue ix-child-a (and 1 more): delete it or move it to another parent first")
+}
+
+// TestIndexedHierarchyRules: with parent and child labelled, the resource
+// bounds and the cycle of two are refused through the index (the
+// queue-by-queue half sees neither of them).
+func TestIndexedHierarchyRules(t *testing.T) {
+	setup(t)
+	ctx := context.Background()
+	qs := vc(t).SchedulingV1beta1().Queues()
+	_, err := qs.Create(ctx, resourceQueue("ih-parent", "root", "cpu=8", "", ""), metav1.CreateOptions{})
+	mustAdmit(t, err)
+	_, err = qs.Create(ctx, resourceQueue("ih-child", "ih-parent", "cpu=6", "", ""), metav1.CreateOptions{})
+	mustAdmit(t, err)
+	waitIndexed(t, "ih-parent", "ih-child")
+	if e := index(t).Spec.Queues["ih-parent"]; e.ChildCapability["cpu"] != (admissionv1alpha1.QueueIndexBound{Amount: "6", Child: "ih-child"}) || e.Capability["cpu"] != "8" {
+		t.Fatalf("index entry of ih-parent = %+v", e)
+	}
+	dry := metav1.PatchOptions{DryRun: []string{metav1.DryRunAll}}
+	_, err = qs.Patch(ctx, "ih-parent", types.MergePatchType, []byte(`{"spec":{"capability":{"cpu":"4"}}}`), dry)
+	mustDenyBy(t, err, "vc-queue-children", "queue ih-parent is below its child ih-child in capability cpu")
+	_, err = qs.Create(ctx, resourceQueue("ih-other", "ih-parent", "cpu=9", "", ""), metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+	mustDenyBy(t, err, "vc-queue-children", "queue ih-other exceeds its parent ih-parent in capability cpu")
+	_, err = qs.Patch(ctx, "ih-parent", types.MergePatchType, []byte(`{"spec":{"parent":"ih-child"}}`), dry)
+	mustDenyBy(t, err, "vc-queue-children", "queue ih-parent cannot have parent ih-child: the parent of ih-child is ih-parent, which would make a cycle")
 }
 
 // TestIndexLabelGuards: the label is serve's to set, a labelled queue

@@ -7,6 +7,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
@@ -57,9 +58,9 @@ func TestJobOnlyInLeafQueue(t *testing.T) {
 	mustAdmit(t, err)
 
 	// Moving the child away makes the parent a leaf again.
-	child := mustGetQueue(t, "leaf-child")
-	child.Spec.Parent = "root"
-	if _, err := c.SchedulingV1beta1().Queues().Update(ctx, child, metav1.UpdateOptions{}); err != nil {
+	// (A patch: serve's queue index controller labels a queue a moment after
+	// it is made, so an update from an earlier read may meet a conflict.)
+	if _, err := c.SchedulingV1beta1().Queues().Patch(ctx, "leaf-child", types.MergePatchType, []byte(`{"spec":{"parent":"root"}}`), metav1.PatchOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	err = eventually(t, false, func() error {

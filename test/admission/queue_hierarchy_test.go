@@ -8,6 +8,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -121,13 +122,16 @@ func TestQueueParentCycle(t *testing.T) {
 	mustAdmit(t, err)
 	_, err = qs.Create(ctx, resourceQueue("cyc-b", "cyc-a", "", "", ""), metav1.CreateOptions{})
 	mustAdmit(t, err)
-	a.Spec.Parent = "cyc-b"
+	_ = a
+	// Patches: serve's queue index controller labels a queue a moment after
+	// it is made, so an update from an earlier read may meet a conflict.
+	toB := []byte(`{"spec":{"parent":"cyc-b"}}`)
 	err = eventually(t, true, func() error {
-		_, err := qs.Update(ctx, a, metav1.UpdateOptions{DryRun: []string{metav1.DryRunAll}})
+		_, err := qs.Patch(ctx, "cyc-a", types.MergePatchType, toB, metav1.PatchOptions{DryRun: []string{metav1.DryRunAll}})
 		return err
 	})
 	mustDeny(t, err, "queue cyc-a cannot have parent cyc-b: the parent of cyc-b is cyc-a, which would make a cycle")
-	_, err = qs.Update(ctx, a, metav1.UpdateOptions{})
+	_, err = qs.Patch(ctx, "cyc-a", types.MergePatchType, toB, metav1.PatchOptions{})
 	mustDeny(t, err, "would make a cycle")
 
 	// A queue waiting for a parent that does not exist yet cannot become
@@ -174,12 +178,17 @@ func TestQueueWithinParent(t *testing.T) {
 	mustAdmit(t, err)
 
 	// The parent cannot be lowered below its child.
-	p := mustGetQueue(t, "wp-parent")
-	p.Spec.Capability = resources("cpu=4,memory=16Gi")
-	p.Spec.Deserved = resources("cpu=4")
-	p.Spec.Guarantee.Resource = resources("cpu=4")
 	err = eventually(t, true, func() error {
+		// Read again each time: serve's queue index controller labels a
+		// queue a moment after it is made or changed.
+		p := mustGetQueue(t, "wp-parent")
+		p.Spec.Capability = resources("cpu=4,memory=16Gi")
+		p.Spec.Deserved = resources("cpu=4")
+		p.Spec.Guarantee.Resource = resources("cpu=4")
 		_, err := qs.Update(ctx, p, metav1.UpdateOptions{DryRun: []string{metav1.DryRunAll}})
+		if apierrors.IsConflict(err) {
+			return nil
+		}
 		return err
 	})
 	mustDeny(t, err, "queue wp-parent is below its child wp-child in capability cpu, deserved cpu")
@@ -187,9 +196,7 @@ func TestQueueWithinParent(t *testing.T) {
 	// Moving a queue under a parent it exceeds is refused too.
 	_, err = qs.Create(ctx, resourceQueue("wp-big", "root", "cpu=100", "", ""), metav1.CreateOptions{})
 	mustAdmit(t, err)
-	big := mustGetQueue(t, "wp-big")
-	big.Spec.Parent = "wp-parent"
-	_, err = qs.Update(ctx, big, metav1.UpdateOptions{})
+	_, err = qs.Patch(ctx, "wp-big", types.MergePatchType, []byte(`{"spec":{"parent":"wp-parent"}}`), metav1.PatchOptions{})
 	mustDeny(t, err, "queue wp-big exceeds its parent wp-parent in capability cpu")
 
 	// Root bounds nothing: Volcano's scheduler sizes it from the cluster.

@@ -297,12 +297,11 @@ func (o *Options) Run(ctx context.Context) error {
 		meta.MaybeResetRESTMapper(o.mapper)
 	}
 	objects := plan.Objects
+	freshIndex := false
 	if o.Policies {
 		objects = skipUnserved(objects, o.mapper, o.ErrOut)
-		if !o.dryServer {
-			if err := resetIndexLabels(ctx, o.dyn, o.mapper, o.Out); err != nil {
-				return err
-			}
+		if freshIndex, err = indexMissing(ctx, o.dyn, o.mapper); err != nil {
+			return err
 		}
 	}
 	policies := false
@@ -322,6 +321,11 @@ func (o *Options) Run(ctx context.Context) error {
 		}
 	}
 	if o.Policies {
+		if freshIndex && !o.dryServer {
+			if err := resetIndexLabels(ctx, o.dyn, o.mapper, o.Timeout, o.Out); err != nil {
+				return err
+			}
+		}
 		if err := prunePolicies(ctx, o.dyn, objects, o.dryServer, o.Out); err != nil {
 			return err
 		}

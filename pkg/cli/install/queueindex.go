@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -12,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
 
 	admissionv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/admission/v1alpha1"
@@ -62,23 +64,32 @@ func skipUnserved(objs []*unstructured.Unstructured, mapper meta.RESTMapper, err
 	return out
 }
 
-// resetIndexLabels removes the label keys.AdmissionIndexed from every queue
-// when the index is missing. A label says "the index holds this queue"; an
-// index made anew holds nothing, so a label left from before (the index
-// deleted, or an uninstall that left the queues) would let a Closed queue
-// pass for Open until serve wrote the index again. Without serve the queues
-// are then checked one by one, as before any index.
-func resetIndexLabels(ctx context.Context, dyn dynamic.Interface, mapper meta.RESTMapper, out io.Writer) error {
+// indexMissing tells whether the API server has no queue index (or no
+// kind for it yet): install then makes it anew, and resetIndexLabels must
+// follow.
+func indexMissing(ctx context.Context, dyn dynamic.Interface, mapper meta.RESTMapper) (bool, error) {
 	if _, err := mapper.RESTMapping(queueGK); meta.IsNoMatchError(err) {
-		return nil
+		return false, nil
 	}
 	_, err := dyn.Resource(queueIndexGVR).Get(ctx, admissionv1alpha1.QueueIndexName, metav1.GetOptions{})
-	if err == nil {
-		return nil
+	switch {
+	case err == nil:
+		return false, nil
+	case apierrors.IsNotFound(err) || meta.IsNoMatchError(err):
+		return true, nil
 	}
-	if !apierrors.IsNotFound(err) && !meta.IsNoMatchError(err) {
-		return namedErr("read", "queueindex.admission.kubectl-vc.io/"+admissionv1alpha1.QueueIndexName, err)
-	}
+	return false, namedErr("read", "queueindex.admission.kubectl-vc.io/"+admissionv1alpha1.QueueIndexName, err)
+}
+
+// resetIndexLabels removes the label keys.AdmissionIndexed from every queue,
+// once install has made the index anew. A label says "the index holds this
+// queue"; an index made anew holds nothing, so a label left from before
+// (the index deleted, or an uninstall that left the queues) would let a
+// Closed queue pass for Open until serve wrote the index again. Without
+// serve the queues are then checked one by one, as before any index. The
+// removals are queue writes the policies check against the index, which
+// the API server needs a moment to see: each is retried until timeout.
+func resetIndexLabels(ctx context.Context, dyn dynamic.Interface, mapper meta.RESTMapper, timeout time.Duration, out io.Writer) error {
 	qm, err := mapper.RESTMapping(queueGK)
 	if err != nil {
 		return err
@@ -90,13 +101,20 @@ func resetIndexLabels(ctx context.Context, dyn dynamic.Interface, mapper meta.RE
 	}
 	patch := []byte(`{"metadata":{"labels":{"` + keys.AdmissionIndexed + `":null}}}`)
 	for _, q := range list.Items {
-		_, err := queues.Patch(ctx, q.GetName(), types.MergePatchType, patch, metav1.PatchOptions{FieldManager: keys.CLIManager})
-		if err != nil && !apierrors.IsNotFound(err) {
-			return namedErr("unlabel", "queue "+q.GetName(), err)
+		var last error
+		err := wait.PollUntilContextTimeout(ctx, probeInterval, timeout, true, func(ctx context.Context) (bool, error) {
+			_, last = queues.Patch(ctx, q.GetName(), types.MergePatchType, patch, metav1.PatchOptions{FieldManager: keys.CLIManager})
+			return last == nil || apierrors.IsNotFound(last), nil
+		})
+		if err != nil {
+			if last == nil {
+				last = err
+			}
+			return namedErr("unlabel", "queue "+q.GetName(), last)
 		}
 	}
 	if len(list.Items) > 0 {
-		fmt.Fprintf(out, "%d queues unlabelled (%s): the queue index was missing; serve labels them again once it holds them\n", len(list.Items), keys.AdmissionIndexed)
+		fmt.Fprintf(out, "%d queues unlabelled (%s): the queue index was made anew; serve labels them again once it holds them\n", len(list.Items), keys.AdmissionIndexed)
 	}
 	return nil
 }

@@ -34,9 +34,10 @@ type QueueIndex struct {
 // QueueIndexSpec holds the entries.
 type QueueIndexSpec struct {
 	// Queues holds an entry for each queue name that is worth one: a queue
-	// whose state is not Open, and a name that indexed queues have as their
-	// parent (it may not exist yet). A queue that is Open and has no
-	// children has no entry.
+	// whose state is not Open, that has a parent other than root or sets
+	// resources, and a name that queues have as their parent (it may not
+	// exist yet). An Open queue under root that sets no resources and has
+	// no children has no entry.
 	// +optional
 	Queues map[string]QueueIndexEntry `json:"queues,omitempty"`
 }
@@ -57,6 +58,35 @@ type QueueIndexEntry struct {
 	// +optional
 	// +kubebuilder:validation:MaxLength=253
 	Child string `json:"child,omitempty"`
+	// Parent is the queue's spec.parent when it is neither empty nor root:
+	// a queue may not take as parent a queue whose parent it is.
+	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	Parent string `json:"parent,omitempty"`
+	// Capability, Deserved and Guarantee are the queue's own resource
+	// lists, when it sets them: its children may not exceed them.
+	// +optional
+	Capability map[string]string `json:"capability,omitempty"`
+	// +optional
+	Deserved map[string]string `json:"deserved,omitempty"`
+	// +optional
+	Guarantee map[string]string `json:"guarantee,omitempty"`
+	// ChildCapability, ChildDeserved and ChildGuarantee hold, per resource,
+	// the largest amount the queue's children set and which child sets it:
+	// the queue may not be lowered below them.
+	// +optional
+	ChildCapability map[string]QueueIndexBound `json:"childCapability,omitempty"`
+	// +optional
+	ChildDeserved map[string]QueueIndexBound `json:"childDeserved,omitempty"`
+	// +optional
+	ChildGuarantee map[string]QueueIndexBound `json:"childGuarantee,omitempty"`
+}
+
+// QueueIndexBound is the largest amount of one resource among a queue's
+// children, and the child that sets it.
+type QueueIndexBound struct {
+	Amount string `json:"amount"`
+	Child  string `json:"child"`
 }
 
 // QueueIndexList is a list of QueueIndex.

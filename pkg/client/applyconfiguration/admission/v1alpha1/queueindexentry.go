@@ -17,6 +17,20 @@ type QueueIndexEntryApplyConfiguration struct {
 	// Child is one of the children, the first by name, for the policies'
 	// messages.
 	Child *string `json:"child,omitempty"`
+	// Parent is the queue's spec.parent when it is neither empty nor root:
+	// a queue may not take as parent a queue whose parent it is.
+	Parent *string `json:"parent,omitempty"`
+	// Capability, Deserved and Guarantee are the queue's own resource
+	// lists, when it sets them: its children may not exceed them.
+	Capability map[string]string `json:"capability,omitempty"`
+	Deserved   map[string]string `json:"deserved,omitempty"`
+	Guarantee  map[string]string `json:"guarantee,omitempty"`
+	// ChildCapability, ChildDeserved and ChildGuarantee hold, per resource,
+	// the largest amount the queue's children set and which child sets it:
+	// the queue may not be lowered below them.
+	ChildCapability map[string]QueueIndexBoundApplyConfiguration `json:"childCapability,omitempty"`
+	ChildDeserved   map[string]QueueIndexBoundApplyConfiguration `json:"childDeserved,omitempty"`
+	ChildGuarantee  map[string]QueueIndexBoundApplyConfiguration `json:"childGuarantee,omitempty"`
 }
 
 // QueueIndexEntryApplyConfiguration constructs a declarative configuration of the QueueIndexEntry type for use with
@@ -46,5 +60,97 @@ func (b *QueueIndexEntryApplyConfiguration) WithChildren(value int32) *QueueInde
 // If called multiple times, the Child field is set to the value of the last call.
 func (b *QueueIndexEntryApplyConfiguration) WithChild(value string) *QueueIndexEntryApplyConfiguration {
 	b.Child = &value
+	return b
+}
+
+// WithParent sets the Parent field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Parent field is set to the value of the last call.
+func (b *QueueIndexEntryApplyConfiguration) WithParent(value string) *QueueIndexEntryApplyConfiguration {
+	b.Parent = &value
+	return b
+}
+
+// WithCapability puts the entries into the Capability field in the declarative configuration
+// and returns the receiver, so that objects can be build by chaining "With" function invocations.
+// If called multiple times, the entries provided by each call will be put on the Capability field,
+// overwriting an existing map entries in Capability field with the same key.
+func (b *QueueIndexEntryApplyConfiguration) WithCapability(entries map[string]string) *QueueIndexEntryApplyConfiguration {
+	if b.Capability == nil && len(entries) > 0 {
+		b.Capability = make(map[string]string, len(entries))
+	}
+	for k, v := range entries {
+		b.Capability[k] = v
+	}
+	return b
+}
+
+// WithDeserved puts the entries into the Deserved field in the declarative configuration
+// and returns the receiver, so that objects can be build by chaining "With" function invocations.
+// If called multiple times, the entries provided by each call will be put on the Deserved field,
+// overwriting an existing map entries in Deserved field with the same key.
+func (b *QueueIndexEntryApplyConfiguration) WithDeserved(entries map[string]string) *QueueIndexEntryApplyConfiguration {
+	if b.Deserved == nil && len(entries) > 0 {
+		b.Deserved = make(map[string]string, len(entries))
+	}
+	for k, v := range entries {
+		b.Deserved[k] = v
+	}
+	return b
+}
+
+// WithGuarantee puts the entries into the Guarantee field in the declarative configuration
+// and returns the receiver, so that objects can be build by chaining "With" function invocations.
+// If called multiple times, the entries provided by each call will be put on the Guarantee field,
+// overwriting an existing map entries in Guarantee field with the same key.
+func (b *QueueIndexEntryApplyConfiguration) WithGuarantee(entries map[string]string) *QueueIndexEntryApplyConfiguration {
+	if b.Guarantee == nil && len(entries) > 0 {
+		b.Guarantee = make(map[string]string, len(entries))
+	}
+	for k, v := range entries {
+		b.Guarantee[k] = v
+	}
+	return b
+}
+
+// WithChildCapability puts the entries into the ChildCapability field in the declarative configuration
+// and returns the receiver, so that objects can be build by chaining "With" function invocations.
+// If called multiple times, the entries provided by each call will be put on the ChildCapability field,
+// overwriting an existing map entries in ChildCapability field with the same key.
+func (b *QueueIndexEntryApplyConfiguration) WithChildCapability(entries map[string]QueueIndexBoundApplyConfiguration) *QueueIndexEntryApplyConfiguration {
+	if b.ChildCapability == nil && len(entries) > 0 {
+		b.ChildCapability = make(map[string]QueueIndexBoundApplyConfiguration, len(entries))
+	}
+	for k, v := range entries {
+		b.ChildCapability[k] = v
+	}
+	return b
+}
+
+// WithChildDeserved puts the entries into the ChildDeserved field in the declarative configuration
+// and returns the receiver, so that objects can be build by chaining "With" function invocations.
+// If called multiple times, the entries provided by each call will be put on the ChildDeserved field,
+// overwriting an existing map entries in ChildDeserved field with the same key.
+func (b *QueueIndexEntryApplyConfiguration) WithChildDeserved(entries map[string]QueueIndexBoundApplyConfiguration) *QueueIndexEntryApplyConfiguration {
+	if b.ChildDeserved == nil && len(entries) > 0 {
+		b.ChildDeserved = make(map[string]QueueIndexBoundApplyConfiguration, len(entries))
+	}
+	for k, v := range entries {
+		b.ChildDeserved[k] = v
+	}
+	return b
+}
+
+// WithChildGuarantee puts the entries into the ChildGuarantee field in the declarative configuration
+// and returns the receiver, so that objects can be build by chaining "With" function invocations.
+// If called multiple times, the entries provided by each call will be put on the ChildGuarantee field,
+// overwriting an existing map entries in ChildGuarantee field with the same key.
+func (b *QueueIndexEntryApplyConfiguration) WithChildGuarantee(entries map[string]QueueIndexBoundApplyConfiguration) *QueueIndexEntryApplyConfiguration {
+	if b.ChildGuarantee == nil && len(entries) > 0 {
+		b.ChildGuarantee = make(map[string]QueueIndexBoundApplyConfiguration, len(entries))
+	}
+	for k, v := range entries {
+		b.ChildGuarantee[k] = v
+	}
 	return b
 }

@@ -10,9 +10,10 @@ package v1alpha1
 // QueueIndexSpec holds the entries.
 type QueueIndexSpecApplyConfiguration struct {
 	// Queues holds an entry for each queue name that is worth one: a queue
-	// whose state is not Open, and a name that indexed queues have as their
-	// parent (it may not exist yet). A queue that is Open and has no
-	// children has no entry.
+	// whose state is not Open, that has a parent other than root or sets
+	// resources, and a name that queues have as their parent (it may not
+	// exist yet). An Open queue under root that sets no resources and has
+	// no children has no entry.
 	Queues map[string]QueueIndexEntryApplyConfiguration `json:"queues,omitempty"`
 }
 

@@ -17,6 +17,30 @@ func StateOrOpen(s v1beta1.QueueState) v1beta1.QueueState {
 	return s
 }
 
+// QueueIndexes splits QueueIndexEntries into the three QueueIndexes
+// (admissionv1alpha1.QueueIndexNames), each holding the fields its
+// policies read, and only the entries that have any.
+func QueueIndexes(queues []*v1beta1.Queue) map[string]map[string]admissionv1alpha1.QueueIndexEntry {
+	out := map[string]map[string]admissionv1alpha1.QueueIndexEntry{}
+	for _, n := range admissionv1alpha1.QueueIndexNames {
+		out[n] = map[string]admissionv1alpha1.QueueIndexEntry{}
+	}
+	for name, e := range QueueIndexEntries(queues) {
+		if e.State != "" {
+			out[admissionv1alpha1.QueueIndexStates][name] = admissionv1alpha1.QueueIndexEntry{State: e.State}
+		}
+		if e.Children > 0 {
+			out[admissionv1alpha1.QueueIndexChildren][name] = admissionv1alpha1.QueueIndexEntry{Children: e.Children, Child: e.Child}
+		}
+		h := e
+		h.State, h.Children, h.Child = "", 0, ""
+		if h.Parent != "" || len(h.Capability)+len(h.Deserved)+len(h.Guarantee)+len(h.ChildCapability)+len(h.ChildDeserved)+len(h.ChildGuarantee) > 0 {
+			out[admissionv1alpha1.QueueIndexHierarchy][name] = h
+		}
+	}
+	return out
+}
+
 // QueueIndexEntries is what the admission policies' QueueIndex must hold
 // for these queues (docs/admission.md): for each queue, its state when it
 // is not Open, its parent when that is not root, and its resource lists;

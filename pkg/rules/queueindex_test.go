@@ -77,3 +77,20 @@ func TestQueueIndexEntriesResources(t *testing.T) {
 		t.Fatalf("p: %+v", p)
 	}
 }
+
+// Each index holds only what its policies read.
+func TestQueueIndexesSplit(t *testing.T) {
+	got := QueueIndexes([]*v1beta1.Queue{
+		{ObjectMeta: metav1.ObjectMeta{Name: "p"}, Status: v1beta1.QueueStatus{State: "Closed"}},
+		{ObjectMeta: metav1.ObjectMeta{Name: "c"}, Spec: v1beta1.QueueSpec{Parent: "p"}},
+		{ObjectMeta: metav1.ObjectMeta{Name: "flat"}},
+	})
+	want := map[string]map[string]admissionv1alpha1.QueueIndexEntry{
+		"states":    {"p": {State: "Closed"}},
+		"children":  {"p": {Children: 1, Child: "c"}},
+		"hierarchy": {"c": {Parent: "p"}},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("indexes:\n got %+v\nwant %+v", got, want)
+	}
+}

@@ -13,7 +13,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -42,19 +44,19 @@ import (
 // Name is the controller's name for --controllers and --workers-queueindex.
 const Name = "queueindex"
 
-// key is the one key of the work queue: the index is one object, written
-// from every queue at once, so any change asks for the same sync and the
-// work queue folds a burst of changes into one.
-const key = admissionv1alpha1.QueueIndexName
+// key is the one key of the work queue: the indexes are written from every
+// queue at once, so any change asks for the same sync and the work queue
+// folds a burst of changes into one.
+const key = "indexes"
 
 // DefaultWorkers is how many label patches are in flight at once: a start
 // over 10 000 unlabelled queues patches each once.
 const DefaultWorkers = 8
 
-// DefaultBatchDelay is how long a change waits for others before the index
-// is written: at the creation of 10 000 queues, a few writes rather than
-// 10 000.
-const DefaultBatchDelay = 200 * time.Millisecond
+// DefaultBatchDelay is the least time between two syncs: at the creation of
+// 10 000 queues, a few index writes rather than 10 000, while a queue made
+// alone is indexed at once.
+const DefaultBatchDelay = 50 * time.Millisecond
 
 func init() {
 	if err := framework.RegisterController(Name, func() framework.Controller { return New() }); err != nil {
@@ -76,6 +78,8 @@ type Controller struct {
 	delay   time.Duration
 	// idle: the API server does not serve the QueueIndex kind.
 	idle bool
+	// lastSync is when the last sync ended (UnixNano).
+	lastSync atomic.Int64
 }
 
 // New returns a queue index controller with its default settings.
@@ -87,7 +91,7 @@ func (c *Controller) Name() string { return Name }
 // AddFlags implements framework.Controller.
 func (c *Controller) AddFlags(fs *pflag.FlagSet) {
 	framework.WorkersFlag(fs, &c.workers, Name)
-	fs.DurationVar(&c.delay, "queueindex-batch-delay", c.delay, "How long a queue change waits for others before the admission QueueIndex is written")
+	fs.DurationVar(&c.delay, "queueindex-batch-delay", c.delay, "The least time between two writes of the admission QueueIndex (a change after a quiet spell is written at once)")
 }
 
 // Validate implements framework.Controller.
@@ -157,7 +161,7 @@ func (c *Controller) Initialize(_ context.Context, opt *framework.ControllerOpti
 				obj = t.Obj
 			}
 			i, ok := obj.(*admissionv1alpha1.QueueIndex)
-			return ok && i.Name == key
+			return ok && slices.Contains(admissionv1alpha1.QueueIndexNames, i.Name)
 		},
 		// Someone else's write of the index (or its deletion) is undone.
 		Handler: cache.ResourceEventHandlerFuncs{
@@ -194,7 +198,18 @@ func (c *Controller) updateQueue(oldObj, newObj any) {
 	}
 }
 
-func (c *Controller) enqueue() { c.wq.AddAfter(key, c.delay) }
+// enqueue asks for a sync: at once when none ran in the last delay (a
+// queue just made is checked one by one until it is labelled, so the
+// sooner the better), else once delay has passed since the last, so that
+// a burst of changes is written in a few syncs rather than one each.
+func (c *Controller) enqueue() {
+	last := time.Unix(0, c.lastSync.Load())
+	if wait := c.delay - time.Since(last); wait > 0 {
+		c.wq.AddAfter(key, wait)
+		return
+	}
+	c.wq.Add(key)
+}
 
 // Run implements framework.Controller.
 func (c *Controller) Run(ctx context.Context) {
@@ -211,7 +226,10 @@ func (c *Controller) Run(ctx context.Context) {
 	c.wq.Add(key)
 	framework.Loop[string]{
 		Queue: c.wq, Workers: 1, MaxRequeue: c.maxRequeue,
-		Sync: func(ctx context.Context, _ string) error { return c.sync(ctx) },
+		Sync: func(ctx context.Context, _ string) error {
+			defer func() { c.lastSync.Store(time.Now().UnixNano()) }()
+			return c.sync(ctx)
+		},
 		Retrying: func(_ string, err error) {
 			klog.FromContext(ctx).Error(err, "queue index not written; retrying")
 		},
@@ -221,19 +239,34 @@ func (c *Controller) Run(ctx context.Context) {
 	}.Run(ctx.Done())
 }
 
-// sync writes the index from the queues in the cache, then labels the
-// queues it holds. The order is what makes the label trustworthy: a queue
-// is labelled only after an index computed from the very version of it
-// that is labelled (the patch carries that resourceVersion, so a queue that
+// sync writes the indexes from the queues in the cache, then labels the
+// queues they hold. The order is what makes the label trustworthy: a queue
+// is labelled only after indexes computed from the very version of it that
+// is labelled (the patch carries that resourceVersion, so a queue that
 // changed meanwhile is not labelled and the next sync sees the change).
 func (c *Controller) sync(ctx context.Context) error {
 	queues, err := c.queues.List(labels.Everything())
 	if err != nil {
 		return err
 	}
-	want := rules.QueueIndexEntries(queues)
-	if err := c.writeIndex(ctx, want); err != nil {
-		return err
+	// The indexes are install's to create, with the policies that read
+	// them: where none exists nothing reads an index, and serve writes
+	// nothing (a cluster without the policies, or Volcano's own admission).
+	// One that exists makes serve keep them all.
+	installed := false
+	for _, name := range admissionv1alpha1.QueueIndexNames {
+		if _, err := c.indexes.Get(name); err == nil {
+			installed = true
+		}
+	}
+	if !installed {
+		return nil
+	}
+	want := rules.QueueIndexes(queues)
+	for _, name := range admissionv1alpha1.QueueIndexNames {
+		if err := c.writeIndex(ctx, name, want[name]); err != nil {
+			return err
+		}
 	}
 	var unlabelled []*v1beta1.Queue
 	for _, q := range queues {
@@ -244,17 +277,18 @@ func (c *Controller) sync(ctx context.Context) error {
 	return c.label(ctx, unlabelled)
 }
 
-// writeIndex makes the index hold want, creating it when missing.
-func (c *Controller) writeIndex(ctx context.Context, want map[string]admissionv1alpha1.QueueIndexEntry) error {
-	cur, err := c.indexes.Get(key)
+// writeIndex makes the index name hold want, creating it when missing (one
+// deleted while the others stay).
+func (c *Controller) writeIndex(ctx context.Context, name string, want map[string]admissionv1alpha1.QueueIndexEntry) error {
+	cur, err := c.indexes.Get(name)
 	if apierrors.IsNotFound(err) {
 		idx := &admissionv1alpha1.QueueIndex{
-			ObjectMeta: metav1.ObjectMeta{Name: key, Labels: map[string]string{"app.kubernetes.io/managed-by": keys.ServeName}},
+			ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"app.kubernetes.io/managed-by": keys.ServeName}},
 			Spec:       admissionv1alpha1.QueueIndexSpec{Queues: want},
 		}
 		_, err := c.vc.AdmissionV1alpha1().QueueIndexes().Create(ctx, idx, metav1.CreateOptions{FieldManager: keys.ServeName})
 		if err != nil {
-			return fmt.Errorf("create the queue index: %w", err)
+			return fmt.Errorf("create the queue index %s: %w", name, err)
 		}
 		return nil
 	}
@@ -268,9 +302,9 @@ func (c *Controller) writeIndex(ctx context.Context, want map[string]admissionv1
 	next.Spec.Queues = want
 	if _, err := c.vc.AdmissionV1alpha1().QueueIndexes().Update(ctx, next, metav1.UpdateOptions{FieldManager: keys.ServeName}); err != nil {
 		if !apierrors.IsConflict(err) {
-			c.recorder.Eventf(cur, corev1.EventTypeWarning, "IndexNotWritten", "the queue index could not be written (%d entries): %v", len(want), err)
+			c.recorder.Eventf(cur, corev1.EventTypeWarning, "IndexNotWritten", "the queue index %s could not be written (%d entries): %v", name, len(want), err)
 		}
-		return fmt.Errorf("write the queue index (%d entries): %w", len(want), err)
+		return fmt.Errorf("write the queue index %s (%d entries): %w", name, len(want), err)
 	}
 	return nil
 }

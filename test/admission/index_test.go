@@ -2,6 +2,7 @@ package admission
 
 import (
 	"context"
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -17,6 +18,7 @@ import (
 	batchv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/batch/v1alpha1"
 	"github.com/kubectl-vc/kubectl-vc/pkg/apis/keys"
 	schedulingv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/scheduling/v1beta1"
+	"github.com/kubectl-vc/kubectl-vc/pkg/cli/doctor"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/install"
 	"github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned"
 )
@@ -46,9 +48,9 @@ func waitIndexed(t *testing.T, names ...string) {
 	}
 }
 
-func index(t *testing.T) *admissionv1alpha1.QueueIndex {
+func index(t *testing.T, name string) *admissionv1alpha1.QueueIndex {
 	t.Helper()
-	idx, err := vc(t).AdmissionV1alpha1().QueueIndexes().Get(context.Background(), admissionv1alpha1.QueueIndexName, metav1.GetOptions{})
+	idx, err := vc(t).AdmissionV1alpha1().QueueIndexes().Get(context.Background(), name, metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,18 +92,21 @@ func TestIndexHoldsStateAndChildren(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitIndexed(t, "ix-parent", "ix-child-a", "ix-child-b", "ix-closed")
-	idx := index(t)
-	if e := idx.Spec.Queues["ix-parent"]; e.Children != 2 || e.Child != "ix-child-a" || e.State != "Closed" {
-		t.Fatalf("index entry of ix-parent = %+v, want 2 children, ix-child-a first, and Closed", e)
+	states, children, hierarchy := index(t, "states").Spec.Queues, index(t, "children").Spec.Queues, index(t, "hierarchy").Spec.Queues
+	if e := children["ix-parent"]; e.Children != 2 || e.Child != "ix-child-a" || states["ix-parent"].State != "Closed" {
+		t.Fatalf("ix-parent: children entry %+v, state %q; want 2 children, ix-child-a first, and Closed", e, states["ix-parent"].State)
 	}
-	if e := idx.Spec.Queues["ix-closed"]; e.State != "Closed" {
-		t.Fatalf("index entry of ix-closed = %+v, want Closed", e)
+	if e := states["ix-closed"]; e.State != "Closed" {
+		t.Fatalf("states entry of ix-closed = %+v, want Closed", e)
 	}
-	if e := idx.Spec.Queues["ix-child-a"]; e.Parent != "ix-parent" || e.State != "" || e.Children != 0 {
-		t.Fatalf("index entry of the Open leaf ix-child-a = %+v, want only its parent", e)
+	if _, ok := states["ix-child-a"]; ok {
+		t.Fatalf("the Open ix-child-a has a states entry: %+v", states["ix-child-a"])
 	}
-	if e, ok := idx.Spec.Queues["ix-closed"]; !ok || e.Parent != "" {
-		t.Fatalf("index entry of ix-closed (under root) = %+v, want no parent", e)
+	if e := hierarchy["ix-child-a"]; e.Parent != "ix-parent" {
+		t.Fatalf("hierarchy entry of ix-child-a = %+v, want its parent", e)
+	}
+	if _, ok := hierarchy["ix-closed"]; ok {
+		t.Fatalf("ix-closed (under root, no resources) has a hierarchy entry: %+v", hierarchy["ix-closed"])
 	}
 
 	_, err := c.SchedulingV1beta1().PodGroups("default").Create(ctx, &schedulingv1beta1.PodGroup{
@@ -121,7 +126,7 @@ func TestIndexHoldsStateAndChildren(t *testing.T) {
 		}
 		return err
 	})
-	mustDenyBy(t, err, "vc-workload-open-queue", "queue ix-parent has child queue ix-child-a (and 1 more): a job can only be submitted to a leaf queue")
+	mustDenyBy(t, err, "vc-job-leaf-queue", "queue ix-parent has child queue ix-child-a (and 1 more): a job can only be submitted to a leaf queue")
 
 	if err := setState(ctx, c, "ix-parent", schedulingv1beta1.QueueStateClosed); err != nil {
 		t.Fatal(err)
@@ -143,7 +148,7 @@ func TestIndexedHierarchyRules(t *testing.T) {
 	_, err = qs.Create(ctx, resourceQueue("ih-child", "ih-parent", "cpu=6", "", ""), metav1.CreateOptions{})
 	mustAdmit(t, err)
 	waitIndexed(t, "ih-parent", "ih-child")
-	if e := index(t).Spec.Queues["ih-parent"]; e.ChildCapability["cpu"] != (admissionv1alpha1.QueueIndexBound{Amount: "6", Child: "ih-child"}) || e.Capability["cpu"] != "8" {
+	if e := index(t, "hierarchy").Spec.Queues["ih-parent"]; e.ChildCapability["cpu"] != (admissionv1alpha1.QueueIndexBound{Amount: "6", Child: "ih-child"}) || e.Capability["cpu"] != "8" {
 		t.Fatalf("index entry of ih-parent = %+v", e)
 	}
 	dry := metav1.PatchOptions{DryRun: []string{metav1.DryRunAll}}
@@ -192,7 +197,7 @@ func TestIndexLabelGuards(t *testing.T) {
 	}
 	// ... and the controller puts it back once the index counts lg-b's child.
 	waitIndexed(t, "lg-a")
-	if e := index(t).Spec.Queues["lg-b"]; e.Children != 1 {
+	if e := index(t, "children").Spec.Queues["lg-b"]; e.Children != 1 {
 		t.Fatalf("index entry of lg-b = %+v, want 1 child", e)
 	}
 
@@ -265,7 +270,7 @@ func TestIndexMissingOrStopped(t *testing.T) {
 			t.Error(err)
 		}
 	})
-	if err := c.AdmissionV1alpha1().QueueIndexes().Delete(ctx, admissionv1alpha1.QueueIndexName, metav1.DeleteOptions{}); err != nil {
+	if err := c.AdmissionV1alpha1().QueueIndexes().Delete(ctx, admissionv1alpha1.QueueIndexStates, metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	pg := &schedulingv1beta1.PodGroup{ObjectMeta: metav1.ObjectMeta{GenerateName: "ms-"}, Spec: schedulingv1beta1.PodGroupSpec{MinMember: 1, Queue: "ms-open"}}
@@ -330,5 +335,89 @@ func TestInstallUpgradesBindings(t *testing.T) {
 	}
 	if _, err := k.AdmissionregistrationV1().ValidatingAdmissionPolicyBindings().Get(ctx, "vc-workload-open-queue", metav1.GetOptions{}); err != nil {
 		t.Fatalf("a shipped binding went too: %v", err)
+	}
+}
+
+// doctorFinding returns doctor's one finding of a check.
+func doctorFinding(t *testing.T, check string) doctor.Finding {
+	t.Helper()
+	_, stdout, stderr := runCLI("doctor", "-o", "json")
+	var rep doctor.Report
+	if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
+		t.Fatalf("doctor -o json: %v\nstdout %q\nstderr %q", err, stdout, stderr)
+	}
+	var found []doctor.Finding
+	for _, f := range rep.Checks {
+		if f.Check == check {
+			found = append(found, f)
+		}
+	}
+	if len(found) != 1 {
+		t.Fatalf("%s findings: %+v", check, found)
+	}
+	return found[0]
+}
+
+// TestDoctorAdmissionIndex: doctor says when admission costs the same at
+// any number of queues, and when not: queues the index does not hold yet,
+// an index that disagrees with the queues, a binding of an earlier install
+// that goes through every Queue.
+func TestDoctorAdmissionIndex(t *testing.T) {
+	setup(t)
+	ctx := context.Background()
+	c := vc(t)
+	if err := createQueueWithState(ctx, c, &schedulingv1beta1.Queue{ObjectMeta: metav1.ObjectMeta{Name: "dr-a"}}, ""); err != nil {
+		t.Fatal(err)
+	}
+	waitIndexed(t, "dr-a")
+	var f doctor.Finding
+	_ = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+		f = doctorFinding(t, "admission-index")
+		return f.Status == doctor.OK, nil
+	})
+	if f.Status != doctor.OK || !strings.Contains(f.Message, "queues are in the queue index") {
+		t.Fatalf("with every queue indexed: %+v", f)
+	}
+
+	if err := indexer.stop(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := indexer.start(); err != nil {
+			t.Error(err)
+		}
+	})
+	if err := createQueueWithState(ctx, c, &schedulingv1beta1.Queue{ObjectMeta: metav1.ObjectMeta{Name: "dr-new"}}, ""); err != nil {
+		t.Fatal(err)
+	}
+	f = doctorFinding(t, "admission-index")
+	if f.Status != doctor.Warn || !strings.Contains(f.Message, "are not in the queue index (dr-new)") {
+		t.Fatalf("with dr-new not indexed: %+v", f)
+	}
+	if err := setState(ctx, c, "dr-a", schedulingv1beta1.QueueStateClosed); err != nil {
+		t.Fatal(err)
+	}
+	f = doctorFinding(t, "admission-index")
+	if f.Status != doctor.Warn || !strings.Contains(f.Message, "states disagree with the queues") {
+		t.Fatalf("with dr-a closed and nobody indexing: %+v", f)
+	}
+
+	k := kube(t)
+	b, err := k.AdmissionregistrationV1().ValidatingAdmissionPolicyBindings().Get(ctx, "vc-workload-open-queue-unindexed", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.Spec.ParamRef.Selector = &metav1.LabelSelector{}
+	if _, err := k.AdmissionregistrationV1().ValidatingAdmissionPolicyBindings().Update(ctx, b, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if out, err := runInstall(t, &install.Options{}); err != nil {
+			t.Errorf("install: %v\n%s", err, out)
+		}
+	})
+	f = doctorFinding(t, "admission-index")
+	if f.Status != doctor.Warn || f.Fix != "kubectl vc install --policies" || !strings.Contains(f.Message, "go through every Queue for each request") {
+		t.Fatalf("with an old binding: %+v", f)
 	}
 }

@@ -95,6 +95,9 @@ func NewCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Command {
 			* admission: the ValidatingAdmissionPolicy API is served and the queue lifecycle
 			  policies and bindings of 'kubectl vc install --policies' are present, as this
 			  kubectl-vc installs them (not from another version, not edited).
+			* admission-index: admission costs the same at any number of queues: no binding
+			  goes through every Queue, the queue indexes exist and agree with the queues,
+			  and serve's queueindex controller has every queue in them.
 			* controllers: who acts on Commands, seen from leader-election Leases and
 			  Deployments in --controllers-namespace: serve (Lease kubectl-vc-serve,
 			  Deployment kubectl-vc-serve), Volcano's controllers (Lease
@@ -170,6 +173,7 @@ func (o *Options) Run(ctx context.Context) error {
 	o.found = nil
 	o.checkCRDs(ctx)
 	o.checkAdmission(ctx)
+	o.checkAdmissionIndex(ctx)
 	o.checkCommands(ctx)
 	o.checkQueues(ctx)
 	o.checkNodeSets(ctx)

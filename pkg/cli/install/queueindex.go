@@ -64,21 +64,24 @@ func skipUnserved(objs []*unstructured.Unstructured, mapper meta.RESTMapper, err
 	return out
 }
 
-// indexMissing tells whether the API server has no queue index (or no
-// kind for it yet): install then makes it anew, and resetIndexLabels must
+// indexMissing tells whether the API server lacks a queue index (or the
+// kind for them): install then makes it anew, and resetIndexLabels must
 // follow.
 func indexMissing(ctx context.Context, dyn dynamic.Interface, mapper meta.RESTMapper) (bool, error) {
 	if _, err := mapper.RESTMapping(queueGK); meta.IsNoMatchError(err) {
 		return false, nil
 	}
-	_, err := dyn.Resource(queueIndexGVR).Get(ctx, admissionv1alpha1.QueueIndexName, metav1.GetOptions{})
-	switch {
-	case err == nil:
-		return false, nil
-	case apierrors.IsNotFound(err) || meta.IsNoMatchError(err):
-		return true, nil
+	for _, name := range admissionv1alpha1.QueueIndexNames {
+		_, err := dyn.Resource(queueIndexGVR).Get(ctx, name, metav1.GetOptions{})
+		switch {
+		case err == nil:
+			continue
+		case apierrors.IsNotFound(err) || meta.IsNoMatchError(err):
+			return true, nil
+		}
+		return false, namedErr("read", "queueindex.admission.kubectl-vc.io/"+name, err)
 	}
-	return false, namedErr("read", "queueindex.admission.kubectl-vc.io/"+admissionv1alpha1.QueueIndexName, err)
+	return false, nil
 }
 
 // resetIndexLabels removes the label keys.AdmissionIndexed from every queue,

@@ -231,8 +231,8 @@ func (o *UninstallOptions) Run(ctx context.Context) error {
 // default, and the admission policies refuse to delete them.
 var builtIn = map[string]map[string]bool{
 	"queues.scheduling.volcano.sh": {keys.RootQueue: true, keys.DefaultQueue: true},
-	// The admission queue index is one object, install's and serve's.
-	"queueindexes.admission.kubectl-vc.io": {"queues": true},
+	// The admission queue indexes, install's and serve's.
+	"queueindexes.admission.kubectl-vc.io": {"states": true, "children": true, "hierarchy": true},
 }
 
 // firstObject returns "kind namespace/name" of one object the CRD holds

@@ -4,10 +4,25 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// QueueIndexName is the one QueueIndex there is: the admission policies
-// name it in their bindings' paramRef, install creates it empty, serve's
-// queue index controller fills it.
-const QueueIndexName = "queues"
+// The QueueIndexes there are, one per kind of request, so that each
+// request's policy reads the smallest object it can: the API server turns
+// the whole param into a CEL value for every evaluation, so a request pays
+// for the size of the index it reads (docs/admission.md). install creates
+// them empty; serve's queueindex controller fills them.
+const (
+	// QueueIndexStates holds the queues that are not Open: PodGroup and Job
+	// creation read it.
+	QueueIndexStates = "states"
+	// QueueIndexChildren holds the parents' child counts: Job creation (a
+	// leaf queue only) and queue deletion read it.
+	QueueIndexChildren = "children"
+	// QueueIndexHierarchy holds parents and resource lists: queue creation
+	// and changes of a parent or a resource list read it.
+	QueueIndexHierarchy = "hierarchy"
+)
+
+// QueueIndexNames are the QueueIndexes, in the order serve writes them.
+var QueueIndexNames = []string{QueueIndexStates, QueueIndexChildren, QueueIndexHierarchy}
 
 // QueueIndex is what the admission policies need to know of other queues,
 // in one object, so that a PodGroup, Job or queue deletion is checked with

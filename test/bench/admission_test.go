@@ -1,0 +1,308 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/kubectl-vc/kubectl-vc/internal/testenv/controlplane"
+	"github.com/kubectl-vc/kubectl-vc/internal/testenv/cptest"
+	batchv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/batch/v1alpha1"
+	"github.com/kubectl-vc/kubectl-vc/pkg/apis/keys"
+	"github.com/kubectl-vc/kubectl-vc/pkg/apis/scheduling/v1beta1"
+	"github.com/kubectl-vc/kubectl-vc/pkg/cli/install"
+	"github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned"
+	"github.com/kubectl-vc/kubectl-vc/pkg/controller"
+	"github.com/kubectl-vc/kubectl-vc/pkg/controller/framework"
+	"github.com/kubectl-vc/kubectl-vc/pkg/rules"
+
+	_ "github.com/kubectl-vc/kubectl-vc/plugins/queueindex"
+)
+
+// BenchmarkAdmission measures what the admission policies 'kubectl vc
+// install' ships cost each request, at several numbers of queues
+// (VC_BENCH_ADMISSION_QUEUES, "10,1000,10000" by default), each size on its
+// own API server: the same requests without the policies ("none") and with
+// them and serve's queue index controller keeping their index
+// ("installed"), alternating, VC_BENCH_ROUNDS rounds each:
+//
+//   - pg: 2 000 PodGroup creates, 32 at once, spread over the queues;
+//   - job: 500 Volcano Job creates, 32 at once;
+//   - queue-create: 200 queue creates under a parent with resources, 32 at once;
+//   - queue-delete: the deletes of those 200 (closed first, untimed).
+//
+// Each figure is the wall time of the batch; the ratio installed/none of
+// the medians is logged per size. "none" takes the bindings away (the
+// policies stay, unbound), "installed" runs install again and waits, as
+// install does, until they are in force.
+func BenchmarkAdmission(b *testing.B) {
+	sizes := []int{10, 1000, 10000}
+	if v := os.Getenv("VC_BENCH_ADMISSION_QUEUES"); v != "" {
+		sizes = nil
+		for _, f := range strings.Split(v, ",") {
+			n, err := strconv.Atoi(strings.TrimSpace(f))
+			if err != nil || n < 1 {
+				b.Fatalf("VC_BENCH_ADMISSION_QUEUES: %q is not a positive count", f)
+			}
+			sizes = append(sizes, n)
+		}
+	}
+	for _, n := range sizes {
+		b.Run(fmt.Sprintf("queues=%d", n), func(b *testing.B) { admissionAtSize(b, n) })
+	}
+}
+
+func admissionAtSize(b *testing.B, nq int) {
+	ctx := context.Background()
+	cp, err := cptest.StartWithCRDs(ctx, controlplane.APIServer)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = cp.Stop() })
+	cfg := cp.AdminConfig()
+	cfg.QPS, cfg.Burst = -1, 0
+	vc := versioned.NewForConfigOrDie(cfg)
+	kube := kubernetes.NewForConfigOrDie(cfg)
+	queueName := func(i int) string { return fmt.Sprintf("q-%05d", i) }
+	start := time.Now()
+	parallel(nq, func(i int) {
+		if _, err := vc.SchedulingV1beta1().Queues().Create(ctx, &v1beta1.Queue{
+			ObjectMeta: metav1.ObjectMeta{Name: queueName(i)}, Spec: v1beta1.QueueSpec{Weight: 1, Parent: "root"},
+		}, metav1.CreateOptions{}); err != nil {
+			b.Error(err)
+		}
+	})
+	// The parent of the created queues: bounds to check.
+	if _, err := vc.SchedulingV1beta1().Queues().Create(ctx, &v1beta1.Queue{
+		ObjectMeta: metav1.ObjectMeta{Name: "bench-parent"},
+		Spec:       v1beta1.QueueSpec{Weight: 1, Parent: "root", Capability: resourceList("cpu=1000,memory=4Ti")},
+	}, metav1.CreateOptions{}); err != nil {
+		b.Fatal(err)
+	}
+	if b.Failed() {
+		return
+	}
+	b.Logf("%d queues created in %v", nq, time.Since(start).Round(time.Millisecond))
+
+	// serve's queue index controller, as a user's serve runs it;
+	// VC_BENCH_ADMISSION_INDEXER=0 leaves it out: the policies then go
+	// through every queue one by one, as where no serve runs.
+	indexed := os.Getenv("VC_BENCH_ADMISSION_INDEXER") != "0"
+	if indexed {
+		idx, err := framework.Configure("queueindex")
+		if err != nil {
+			b.Fatal(err)
+		}
+		ictx, stop := context.WithCancel(ctx)
+		done := make(chan error, 1)
+		go func() {
+			done <- controller.Run(ictx, controller.Config{Kubeconfig: cp.AdminConfig(), Controllers: []framework.Controller{idx},
+				MaxRequeueNum: -1, FeatureGates: framework.NewFeatureGate(), WaitForStop: true})
+		}()
+		b.Cleanup(func() { stop(); <-done })
+	}
+
+	results := map[string]map[string][]float64{} // variant -> measure -> seconds
+	var seq atomic.Int64
+	for round := range benchRounds() {
+		for _, variant := range []string{"none", "installed"} {
+			switch variant {
+			case "none":
+				unbind(b, kube)
+			case "installed":
+				t0 := time.Now()
+				if _, err := cptest.Install(ctx, cptest.Factory(writeKubeconfig(b, cp)), &install.Options{}); err != nil {
+					b.Fatal(err)
+				}
+				if indexed {
+					waitAllIndexed(b, vc, nq+1)
+				}
+				b.Logf("round %d: install and index of %d queues took %v", round, nq, time.Since(t0).Round(time.Millisecond))
+			}
+			r := admissionRound(b, vc, nq, queueName, seq.Add(1), indexed && variant == "installed")
+			if results[variant] == nil {
+				results[variant] = map[string][]float64{}
+			}
+			for m, v := range r {
+				results[variant][m] = append(results[variant][m], v)
+			}
+			b.Logf("round %d %-9s pg %.2fs job %.2fs queue-create %.2fs queue-delete %.2fs", round, variant, r["pg"], r["job"], r["queue-create"], r["queue-delete"])
+		}
+	}
+	for _, m := range []string{"pg", "job", "queue-create", "queue-delete"} {
+		none, with := median(results["none"][m]), median(results["installed"][m])
+		b.ReportMetric(with, m+"-installed-s")
+		b.ReportMetric(none, m+"-none-s")
+		if none > 0 {
+			b.ReportMetric(with/none, m+"-ratio")
+			b.Logf("queues=%d %-12s none %.2fs installed %.2fs ratio %.2f", nq, m, none, with, with/none)
+		}
+	}
+}
+
+// admissionRound runs the four batches once and returns their wall times.
+func admissionRound(b *testing.B, vc versioned.Interface, nq int, queueName func(int) string, seq int64, indexed bool) map[string]float64 {
+	ctx := context.Background()
+	out := map[string]float64{}
+	timed := func(name string, f func()) {
+		// VC_BENCH_ADMISSION_PPROF=DIR keeps a CPU profile of the API
+		// server during each batch of the installed rounds, in DIR.
+		if dir := os.Getenv("VC_BENCH_ADMISSION_PPROF"); dir != "" && indexed {
+			done := make(chan struct{})
+			defer func() { <-done }()
+			go func() {
+				defer close(done)
+				raw, err := vc.Discovery().RESTClient().Get().AbsPath("/debug/pprof/profile").Param("seconds", "2").DoRaw(ctx)
+				if err == nil {
+					err = os.WriteFile(fmt.Sprintf("%s/%s-%d.pprof", dir, name, seq), raw, 0o644)
+				}
+				if err != nil {
+					b.Logf("profile of %s: %v", name, err)
+				}
+			}()
+		}
+		t0 := time.Now()
+		f()
+		out[name] = time.Since(t0).Seconds()
+	}
+	timed("pg", func() {
+		parallel(2000, func(i int) {
+			if _, err := vc.SchedulingV1beta1().PodGroups("default").Create(ctx, &v1beta1.PodGroup{
+				ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("pg-%d-%05d", seq, i)},
+				Spec:       v1beta1.PodGroupSpec{MinMember: 1, Queue: queueName(i % nq)},
+			}, metav1.CreateOptions{}); err != nil {
+				b.Error(err)
+			}
+		})
+	})
+	timed("job", func() {
+		parallel(500, func(i int) {
+			if _, err := vc.BatchV1alpha1().Jobs("default").Create(ctx, &batchv1alpha1.Job{
+				ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("job-%d-%05d", seq, i)},
+				Spec:       batchv1alpha1.JobSpec{Queue: queueName(i % nq), MinAvailable: 1},
+			}, metav1.CreateOptions{}); err != nil {
+				b.Error(err)
+			}
+		})
+	})
+	child := func(i int) string { return fmt.Sprintf("child-%d-%03d", seq, i) }
+	timed("queue-create", func() {
+		parallel(200, func(i int) {
+			if _, err := vc.SchedulingV1beta1().Queues().Create(ctx, &v1beta1.Queue{
+				ObjectMeta: metav1.ObjectMeta{Name: child(i)},
+				Spec:       v1beta1.QueueSpec{Weight: 1, Parent: "bench-parent", Capability: resourceList("cpu=4,memory=16Gi")},
+			}, metav1.CreateOptions{}); err != nil {
+				b.Error(err)
+			}
+		})
+	})
+	// Closed as the queue controller closes a queue: the label first. The
+	// deletes are timed once the index holds the closed queues (a delete
+	// right after a close goes through the queues not yet indexed).
+	parallel(200, func(i int) {
+		if err := closeQueue(ctx, vc, child(i)); err != nil {
+			b.Error(err)
+		}
+	})
+	if indexed {
+		waitAllIndexed(b, vc, nq+1+200)
+	}
+	timed("queue-delete", func() {
+		parallel(200, func(i int) {
+			if err := vc.SchedulingV1beta1().Queues().Delete(ctx, child(i), metav1.DeleteOptions{}); err != nil {
+				b.Error(err)
+			}
+		})
+	})
+	return out
+}
+
+// closeQueue writes Closed into a queue's status as the queue controller
+// does, taking the admission index label off first; the index controller
+// may put it back in between, and the pair is then tried again.
+func closeQueue(ctx context.Context, vc versioned.Interface, name string) error {
+	var err error
+	for range 10 {
+		var q *v1beta1.Queue
+		if q, err = vc.SchedulingV1beta1().Queues().Get(ctx, name, metav1.GetOptions{}); err != nil {
+			return err
+		}
+		if _, ok := q.Labels[keys.AdmissionIndexed]; ok {
+			patch := []byte(`{"metadata":{"labels":{"` + keys.AdmissionIndexed + `":null}}}`)
+			if q, err = vc.SchedulingV1beta1().Queues().Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+				return err
+			}
+		}
+		q.Status.State = v1beta1.QueueStateClosed
+		if _, err = vc.SchedulingV1beta1().Queues().UpdateStatus(ctx, q, metav1.UpdateOptions{}); err == nil {
+			return nil
+		}
+	}
+	return err
+}
+
+// unbind removes every binding install made, so that the policies stay but
+// check nothing, and waits a moment for the API server to drop them.
+func unbind(b *testing.B, kube kubernetes.Interface) {
+	ctx := context.Background()
+	sel := metav1.ListOptions{LabelSelector: "app.kubernetes.io/part-of=kubectl-vc"}
+	vb, err := kube.AdmissionregistrationV1().ValidatingAdmissionPolicyBindings().List(ctx, sel)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, x := range vb.Items {
+		if err := kube.AdmissionregistrationV1().ValidatingAdmissionPolicyBindings().Delete(ctx, x.Name, metav1.DeleteOptions{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	mb, err := kube.AdmissionregistrationV1().MutatingAdmissionPolicyBindings().List(ctx, sel)
+	if err == nil {
+		for _, x := range mb.Items {
+			_ = kube.AdmissionregistrationV1().MutatingAdmissionPolicyBindings().Delete(ctx, x.Name, metav1.DeleteOptions{})
+		}
+	}
+	// The policy plugin rebuilds its set about once a second.
+	time.Sleep(3 * time.Second)
+}
+
+// waitAllIndexed waits until n queues carry the admission index label.
+func waitAllIndexed(b *testing.B, vc versioned.Interface, n int) {
+	err := wait.PollUntilContextTimeout(context.Background(), 500*time.Millisecond, 20*time.Minute, true, func(ctx context.Context) (bool, error) {
+		l, err := vc.SchedulingV1beta1().Queues().List(ctx, metav1.ListOptions{LabelSelector: keys.AdmissionIndexed})
+		if err != nil {
+			return false, nil
+		}
+		return len(l.Items) >= n, nil
+	})
+	if err != nil {
+		b.Fatalf("the queue index controller did not label %d queues", n)
+	}
+}
+
+func writeKubeconfig(b *testing.B, cp *controlplane.ControlPlane) string {
+	p := b.TempDir() + "/kubeconfig"
+	if err := cp.WriteKubeconfig(p, controlplane.AdminUser); err != nil {
+		b.Fatal(err)
+	}
+	return p
+}
+
+// resourceList parses "cpu=4,memory=16Gi".
+func resourceList(s string) corev1.ResourceList {
+	l, err := rules.ParseResourceList("bench", s)
+	if err != nil {
+		panic(err)
+	}
+	return l
+}

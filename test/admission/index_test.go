@@ -206,7 +206,9 @@ func TestIndexLabelGuards(t *testing.T) {
 	tenant := queueEditor(t, "lg-tenant")
 	_, err = unlabel(ctx, tenant, "lg-b")
 	mustAdmit(t, err)
-	setLabel := []byte(`{"metadata":{"labels":{"` + keys.AdmissionIndexed + `":"true"}}}`)
+	// (The controller may have labelled it again already: a change of the
+	// value needs the same right as setting it.)
+	setLabel := []byte(`{"metadata":{"labels":{"` + keys.AdmissionIndexed + `":"forged"}}}`)
 	_, err = tenant.SchedulingV1beta1().Queues().Patch(ctx, "lg-b", types.MergePatchType, setLabel, metav1.PatchOptions{})
 	mustDeny(t, err, "the label "+keys.AdmissionIndexed+" of queue lg-b is serve's to set")
 	_, err = tenant.SchedulingV1beta1().Queues().Create(ctx, &schedulingv1beta1.Queue{

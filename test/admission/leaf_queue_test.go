@@ -99,18 +99,14 @@ func TestRootResourcesFixed(t *testing.T) {
 		"deserved":   func(q *schedulingv1beta1.Queue) { q.Spec.Deserved = withMemory(q.Spec.Deserved) },
 		"guarantee":  func(q *schedulingv1beta1.Queue) { q.Spec.Guarantee.Resource = withMemory(q.Spec.Guarantee.Resource) },
 	} {
-		q := mustGetQueue(t, "root")
-		change(q)
-		_, err := c.SchedulingV1beta1().Queues().Update(ctx, q, metav1.UpdateOptions{DryRun: []string{metav1.DryRunAll}})
+		err := updateQueue(ctx, c, "root", metav1.UpdateOptions{DryRun: []string{metav1.DryRunAll}}, change)
 		if err == nil {
 			t.Errorf("root %s change admitted", field)
 			continue
 		}
 		mustDeny(t, err, want)
 	}
-	q := mustGetQueue(t, "root")
-	q.Spec.Weight = q.Spec.Weight + 1
-	_, err := c.SchedulingV1beta1().Queues().Update(ctx, q, metav1.UpdateOptions{DryRun: []string{metav1.DryRunAll}})
+	err := updateQueue(ctx, c, "root", metav1.UpdateOptions{DryRun: []string{metav1.DryRunAll}}, func(q *schedulingv1beta1.Queue) { q.Spec.Weight++ })
 	mustAdmit(t, err)
 }
 
@@ -130,9 +126,8 @@ func withoutRootPolicy(t *testing.T, update func() error) {
 	}
 	c := vc(t)
 	mustDeny(t, eventually(t, true, func() error {
-		q := mustGetQueue(t, "root")
-		q.Spec.Capability = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2")}
-		_, err := c.SchedulingV1beta1().Queues().Update(ctx, q, metav1.UpdateOptions{DryRun: []string{metav1.DryRunAll}})
-		return err
+		return updateQueue(ctx, c, "root", metav1.UpdateOptions{DryRun: []string{metav1.DryRunAll}}, func(q *schedulingv1beta1.Queue) {
+			q.Spec.Capability = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2")}
+		})
 	}), "the root queue's capability, deserved and guarantee cannot be changed")
 }

@@ -380,3 +380,22 @@ func mustGetQueue(t *testing.T, name string) *schedulingv1beta1.Queue {
 	}
 	return q
 }
+
+// updateQueue changes a queue read just before, again on a conflict: serve's
+// queue index controller labels a queue a moment after it is made or
+// changed, which makes an earlier read stale (as a user's 'kubectl edit'
+// may meet). Any other outcome is returned.
+func updateQueue(ctx context.Context, c versioned.Interface, name string, opts metav1.UpdateOptions, change func(*schedulingv1beta1.Queue)) error {
+	var err error
+	for range 10 {
+		var q *schedulingv1beta1.Queue
+		if q, err = c.SchedulingV1beta1().Queues().Get(ctx, name, metav1.GetOptions{}); err != nil {
+			return err
+		}
+		change(q)
+		if _, err = c.SchedulingV1beta1().Queues().Update(ctx, q, opts); !apierrors.IsConflict(err) {
+			return err
+		}
+	}
+	return err
+}

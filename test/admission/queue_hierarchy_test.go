@@ -50,10 +50,9 @@ func TestQueueCapabilityAtLeastDeserved(t *testing.T) {
 	_, err = qs.Create(ctx, resourceQueue("capped", "", "cpu=1", "", "cpu=2"), metav1.CreateOptions{})
 	mustDeny(t, err, "queue capped: capability is below guarantee for cpu: raise spec.capability or lower spec.guarantee.resource")
 
-	q, err := qs.Create(ctx, resourceQueue("capped", "", "cpu=4000m,memory=8Gi", "cpu=4,nvidia.com/gpu=8", "cpu=4"), metav1.CreateOptions{})
+	_, err = qs.Create(ctx, resourceQueue("capped", "", "cpu=4000m,memory=8Gi", "cpu=4,nvidia.com/gpu=8", "cpu=4"), metav1.CreateOptions{})
 	mustAdmit(t, err)
-	q.Spec.Deserved = resources("cpu=5")
-	_, err = qs.Update(ctx, q, metav1.UpdateOptions{})
+	err = updateQueue(ctx, vc(t), "capped", metav1.UpdateOptions{}, func(q *schedulingv1beta1.Queue) { q.Spec.Deserved = resources("cpu=5") })
 	mustDeny(t, err, "capability is below deserved for cpu")
 }
 

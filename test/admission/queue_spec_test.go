@@ -22,12 +22,11 @@ func TestQueueParentNotSelf(t *testing.T) {
 	_, err := qs.Create(ctx, &schedulingv1beta1.Queue{ObjectMeta: metav1.ObjectMeta{Name: "selfish"}, Spec: schedulingv1beta1.QueueSpec{Parent: "selfish"}}, metav1.CreateOptions{})
 	mustDeny(t, err, "queue selfish cannot be its own parent: set spec.parent to another queue")
 
-	q, err := qs.Create(ctx, &schedulingv1beta1.Queue{ObjectMeta: metav1.ObjectMeta{Name: "selfish"}, Spec: schedulingv1beta1.QueueSpec{Parent: "root"}}, metav1.CreateOptions{})
+	_, err = qs.Create(ctx, &schedulingv1beta1.Queue{ObjectMeta: metav1.ObjectMeta{Name: "selfish"}, Spec: schedulingv1beta1.QueueSpec{Parent: "root"}}, metav1.CreateOptions{})
 	mustAdmit(t, err)
 
 	// The rule holds for updates too.
-	q.Spec.Parent = "selfish"
-	_, err = qs.Update(ctx, q, metav1.UpdateOptions{})
+	err = updateQueue(ctx, vc(t), "selfish", metav1.UpdateOptions{}, func(q *schedulingv1beta1.Queue) { q.Spec.Parent = "selfish" })
 	mustDeny(t, err, "queue selfish cannot be its own parent")
 }
 
@@ -56,8 +55,7 @@ func TestQueueDeservedAtLeastGuarantee(t *testing.T) {
 	q, err := qs.Create(ctx, good, metav1.CreateOptions{})
 	mustAdmit(t, err)
 
-	q.Spec.Guarantee.Resource = rl("2", "")
-	_, err = qs.Update(ctx, q, metav1.UpdateOptions{})
+	err = updateQueue(ctx, vc(t), q.Name, metav1.UpdateOptions{}, func(q *schedulingv1beta1.Queue) { q.Spec.Guarantee.Resource = rl("2", "") })
 	mustDeny(t, err, "deserved is below guarantee for cpu")
 
 	// Quantities sent as JSON integers (int-or-string) are compared too.

@@ -33,20 +33,23 @@ func startServers(ctx context.Context, o Config, reg *prometheus.Registry, ready
 			_ = s.Close()
 		}
 	}
-	listen := func(addr string, h http.Handler, what string, tlsConfig *tls.Config, perRequestWrite bool) error {
+	listen := func(addr string, h http.Handler, what string, tlsConfig *tls.Config, perRequestWrite bool, headerBytes int) error {
 		if disabled(addr) {
 			return nil
 		}
-		ln, err := net.Listen("tcp", addr)
+		raw, err := net.Listen("tcp", addr)
 		if err != nil {
 			return fmt.Errorf("%s: %w", what, err)
 		}
+		// Bounded before TLS: a handshake holds its connection too.
+		var ln net.Listener = newLimitListener(raw, maxConns, maxConnsPerAddr)
 		scheme := "http"
 		if tlsConfig != nil {
 			ln, scheme = tls.NewListener(ln, tlsConfig), "https"
 		}
 		logger.Info("serving", "endpoint", what, "address", ln.Addr().String(), "scheme", scheme)
-		s := newServer(h, perRequestWrite)
+		s := newServer(limitRequests(h), perRequestWrite)
+		s.MaxHeaderBytes = headerBytes
 		// Requests carry the manager's logger (the metrics filter logs
 		// through it), not its cancellation: Shutdown ends them.
 		s.BaseContext = func(net.Listener) context.Context { return klog.NewContext(context.Background(), logger) }
@@ -73,9 +76,9 @@ func startServers(ctx context.Context, o Config, reg *prometheus.Registry, ready
 	}
 	if metricsOn && o.MetricsAddr == o.HealthAddr {
 		health.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
-		return servers, listen(o.HealthAddr, health, "health probes and metrics", nil, false)
+		return servers, listen(o.HealthAddr, health, "health probes and metrics", nil, false, healthHeaderBytes)
 	}
-	if err := listen(o.HealthAddr, health, "health probes", nil, false); err != nil {
+	if err := listen(o.HealthAddr, health, "health probes", nil, false, healthHeaderBytes); err != nil {
 		return nil, err
 	}
 	var metricsHandler http.Handler = metricsMux
@@ -88,7 +91,7 @@ func startServers(ctx context.Context, o Config, reg *prometheus.Registry, ready
 		}
 		metricsHandler, tlsConfig = securemetrics.NewFilter(kube).Wrap(metricsMux), certs.TLSConfig()
 	}
-	if err := listen(o.MetricsAddr, metricsHandler, "metrics", tlsConfig, o.Profiling); err != nil {
+	if err := listen(o.MetricsAddr, metricsHandler, "metrics", tlsConfig, o.Profiling, metricsHeaderBytes); err != nil {
 		closeAll()
 		return nil, err
 	}

@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"net/http/pprof"
 	"os"
+	runtimepprof "runtime/pprof"
 	"sync/atomic"
 	"time"
 
@@ -89,7 +90,7 @@ func startServers(ctx context.Context, o Config, reg *prometheus.Registry, ready
 			closeAll()
 			return nil, err
 		}
-		metricsHandler, tlsConfig = securemetrics.NewFilter(kube).Wrap(metricsMux), certs.TLSConfig()
+		metricsHandler, tlsConfig = securemetrics.NewFilter(kube, servedPaths(o.Profiling)...).Wrap(metricsMux), certs.TLSConfig()
 	}
 	if err := listen(o.MetricsAddr, metricsHandler, "metrics", tlsConfig, o.Profiling, metricsHeaderBytes); err != nil {
 		closeAll()
@@ -145,6 +146,21 @@ func servingNamespace() string {
 		return ns
 	}
 	return keys.VolcanoNamespace
+}
+
+// servedPaths are the paths of the metrics address: /metrics and, with
+// profiling, pprof's index, its handlers and each of runtime/pprof's
+// profiles (the index serves /debug/pprof/<profile>). The HTTPS checks
+// review these only (securemetrics.NewFilter).
+func servedPaths(profiling bool) []string {
+	paths := []string{"/metrics"}
+	if profiling {
+		paths = append(paths, "/debug/pprof/", "/debug/pprof/cmdline", "/debug/pprof/profile", "/debug/pprof/symbol", "/debug/pprof/trace")
+		for _, p := range runtimepprof.Profiles() {
+			paths = append(paths, "/debug/pprof/"+p.Name())
+		}
+	}
+	return paths
 }
 
 // addProfiling serves net/http/pprof's handlers under /debug/pprof/ on mux

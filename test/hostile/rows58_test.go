@@ -12,18 +12,21 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os/exec"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	authenticationv1 "k8s.io/api/authentication/v1"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kubectl-vc/kubectl-vc/internal/testenv/cptest"
+	flowv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/flow/v1alpha1"
 )
 
 func init() { rows = append(rows, rows58...) }
@@ -200,7 +203,63 @@ var errors500 = answer{name: "HTTP 500 with 100 000 errors", status: http.Status
 // conditionLimit is the NodeSet CRD's bound on a condition's message.
 const conditionLimit = 32768
 
+// countingWriter counts what is written to it.
+type countingWriter struct{ n int64 }
+
+func (c *countingWriter) Write(b []byte) (int, error) { c.n += int64(len(b)); return len(b), nil }
+
+// chainSteps is the length of the chain 'jobflow describe' draws.
+const chainSteps = 10_000
+
 var rows58 = []row{
+	{
+		name: "jobflow describe of a 10 000-step chain",
+		apply: func(t *testing.T, w *world) {
+			if !flowCRDs(t) {
+				return
+			}
+			var flows []flowv1alpha1.Flow
+			for i := range chainSteps {
+				var dep *flowv1alpha1.DependsOn
+				if i > 0 {
+					dep = &flowv1alpha1.DependsOn{Targets: []string{fmt.Sprintf("s%05d", i-1)}}
+				}
+				flows = append(flows, flowv1alpha1.Flow{Name: fmt.Sprintf("s%05d", i), DependsOn: dep})
+			}
+			if _, err := env.vc.FlowV1alpha1().JobFlows(w.ns).Create(context.Background(), &flowv1alpha1.JobFlow{
+				ObjectMeta: metav1.ObjectMeta{Name: "long-chain"}, Spec: flowv1alpha1.JobFlowSpec{Flows: flows}}, metav1.CreateOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			w.put("long-chain", true)
+		},
+		// The CLI, not serve, draws it: the built binary's peak RSS and
+		// output, which grew with the square of the chain's length.
+		handled: func(t *testing.T, w *world) {
+			if w.get("long-chain") == nil {
+				return
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), waitFor)
+			defer cancel()
+			out := &countingWriter{}
+			var stderr strings.Builder
+			cmd := exec.CommandContext(ctx, env.binary, "--kubeconfig", env.kubeconfig, "-n", w.ns, "jobflow", "describe", "long-chain")
+			cmd.Stdout, cmd.Stderr = out, &stderr
+			start := time.Now()
+			if err := cmd.Run(); err != nil {
+				t.Fatalf("jobflow describe: %v\n%.2000s", err, stderr.String())
+			}
+			rss := cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss << 10
+			t.Logf("jobflow describe of a %d-step chain: %d KiB written in %v, peak RSS %d MiB", chainSteps, out.n>>10, time.Since(start).Round(time.Millisecond), rss>>20)
+			// Linear: a few hundred bytes a step (the drawing and the
+			// table), and the CLI's memory within serve's own bound.
+			if out.n > chainSteps*1024 {
+				t.Errorf("%d bytes written for %d steps: more than 1 KiB a step", out.n, chainSteps)
+			}
+			if rss > MaxGrowth {
+				t.Errorf("the CLI's peak RSS %d MiB is over %d MiB", rss>>20, MaxGrowth>>20)
+			}
+		},
+	},
 	{
 		name: "slow connections to the probe and metrics ports",
 		apply: func(t *testing.T, w *world) {

@@ -40,3 +40,12 @@ func TestMessagesBounded(t *testing.T) {
 		t.Errorf("a short message changed: %q", got)
 	}
 }
+
+// fakeEvents is the fake recorder a test controller's events go to,
+// behind the bounding one Initialize wraps it in.
+func fakeEvents(c *Controller) *record.FakeRecorder {
+	if b, ok := c.recorder.(boundedRecorder); ok {
+		return b.EventRecorder.(*record.FakeRecorder)
+	}
+	return c.recorder.(*record.FakeRecorder)
+}

@@ -1,9 +1,11 @@
 package controller
 
 import (
+	"crypto/tls"
 	"net"
 	"net/http"
 	"sync"
+	"time"
 )
 
 // What each of serve's HTTP servers takes from a client (issue 58). Go's
@@ -22,15 +24,21 @@ const (
 	healthHeaderBytes = 4 << 10
 	// metricsHeaderBytes bounds them on the metrics port.
 	metricsHeaderBytes = 16 << 10
-	// maxConns bounds a server's open connections: past it, a new
-	// connection waits in the kernel's accept queue until one ends (each
-	// ends within the read or idle timeout). kubelet probes with one
-	// connection at a time, a scraper scrapes with one.
-	maxConns = 64
+	// maxConns bounds a server's open connections: past it, the oldest
+	// idle kept-alive connection is closed to make room, or, with none
+	// idle, a new connection waits in the kernel's accept queue until one
+	// ends (each ends within the read or idle timeout). kubelet probes
+	// with one connection at a time, a scraper scrapes with one. Each
+	// costs at most its headers, its buffers and TLS's (some 64 KiB): the
+	// connections of a port cost 8 MiB at most.
+	maxConns = 128
 	// maxConnsPerAddr bounds the open connections from one client
-	// address: past it, a new one is closed at once, so that one client
-	// cannot take the slots kubelet's probes and the scrapers need.
-	maxConnsPerAddr = 8
+	// address: past it, that address's oldest idle connection is closed,
+	// or, with none idle, the new one is closed at once, so that one
+	// client cannot take the slots kubelet's probes and the scrapers
+	// need. (Clients that leave connections idle, one per request, as
+	// some scripts do, keep working: their idle ones make room.)
+	maxConnsPerAddr = 32
 )
 
 // limitRequests refuses a request that carries a body (413): no endpoint
@@ -59,19 +67,28 @@ type limitListener struct {
 
 	mu     sync.Mutex
 	byAddr map[string]int
+	// idle are the connections the server keeps alive between requests,
+	// with when they became idle (connState).
+	idle map[*limitedConn]time.Time
 }
 
 func newLimitListener(l net.Listener, total, perAddr int) *limitListener {
 	return &limitListener{Listener: l, slots: make(chan struct{}, total), perAddr: perAddr,
-		done: make(chan struct{}), byAddr: map[string]int{}}
+		done: make(chan struct{}), byAddr: map[string]int{}, idle: map[*limitedConn]time.Time{}}
 }
 
 func (l *limitListener) Accept() (net.Conn, error) {
 	for {
 		select {
 		case l.slots <- struct{}{}:
-		case <-l.done:
-			return nil, net.ErrClosed
+		default:
+			// Full: an idle connection makes room, else wait.
+			l.closeOldestIdle("")
+			select {
+			case l.slots <- struct{}{}:
+			case <-l.done:
+				return nil, net.ErrClosed
+			}
 		}
 		c, err := l.Listener.Accept()
 		if err != nil {
@@ -80,7 +97,13 @@ func (l *limitListener) Accept() (net.Conn, error) {
 		}
 		addr := clientAddr(c)
 		l.mu.Lock()
-		if l.byAddr[addr] >= l.perAddr {
+		full := l.byAddr[addr] >= l.perAddr
+		l.mu.Unlock()
+		if full && l.closeOldestIdle(addr) {
+			full = false
+		}
+		l.mu.Lock()
+		if full || l.byAddr[addr] >= l.perAddr {
 			l.mu.Unlock()
 			_ = c.Close()
 			<-l.slots
@@ -92,13 +115,55 @@ func (l *limitListener) Accept() (net.Conn, error) {
 	}
 }
 
+// closeOldestIdle closes the connection idle the longest, of addr or of
+// any address when addr is "", and tells whether there was one.
+func (l *limitListener) closeOldestIdle(addr string) bool {
+	l.mu.Lock()
+	var oldest *limitedConn
+	var since time.Time
+	for c, t := range l.idle {
+		if (addr == "" || c.addr == addr) && (oldest == nil || t.Before(since)) {
+			oldest, since = c, t
+		}
+	}
+	if oldest != nil {
+		delete(l.idle, oldest)
+	}
+	l.mu.Unlock()
+	if oldest == nil {
+		return false
+	}
+	_ = oldest.Close()
+	return true
+}
+
+// connState is the server's ConnState hook: it keeps track of the
+// connections idle between requests.
+func (l *limitListener) connState(c net.Conn, state http.ConnState) {
+	if tc, ok := c.(*tls.Conn); ok {
+		c = tc.NetConn()
+	}
+	lc, ok := c.(*limitedConn)
+	if !ok {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if state == http.StateIdle {
+		l.idle[lc] = time.Now()
+	} else {
+		delete(l.idle, lc)
+	}
+}
+
 func (l *limitListener) Close() error {
 	l.once.Do(func() { close(l.done) })
 	return l.Listener.Close()
 }
 
-func (l *limitListener) release(addr string) {
+func (l *limitListener) release(c *limitedConn, addr string) {
 	l.mu.Lock()
+	delete(l.idle, c)
 	if l.byAddr[addr]--; l.byAddr[addr] <= 0 {
 		delete(l.byAddr, addr)
 	}
@@ -128,6 +193,6 @@ type limitedConn struct {
 
 func (c *limitedConn) Close() error {
 	err := c.Conn.Close()
-	c.once.Do(func() { c.l.release(c.addr) })
+	c.once.Do(func() { c.l.release(c, c.addr) })
 	return err
 }

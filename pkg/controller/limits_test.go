@@ -126,3 +126,48 @@ func TestServerRequestLimits(t *testing.T) {
 		t.Errorf("a body: %d, want 413", got)
 	}
 }
+
+// TestIdleConnectionsMakeRoom: a client that leaves each connection idle
+// (a new http.Transport per request, as scripts and some tests do) keeps
+// being served past the per-address bound: its oldest idle connection is
+// closed to make room. Connections that are not idle are not.
+func TestIdleConnectionsMakeRoom(t *testing.T) {
+	raw, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := newLimitListener(raw, 4, 2)
+	s := newServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "ok") }), false)
+	s.ConnState = l.connState
+	go func() { _ = s.Serve(l) }()
+	defer s.Close()
+	url := "http://" + raw.Addr().String() + "/healthz"
+	for i := range 10 {
+		d := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP("127.0.0.2")}}
+		client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{DialContext: d.DialContext}}
+		resp, err := client.Get(url)
+		if err != nil {
+			t.Fatalf("request %d, its connection left idle: %v", i, err)
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	}
+	l.mu.Lock()
+	n := l.byAddr["127.0.0.2"]
+	l.mu.Unlock()
+	if n > 2 {
+		t.Errorf("%d connections open from one address, want at most 2", n)
+	}
+	// Two connections in the middle of a request (headers not ended) are
+	// not idle: a third from that address is closed.
+	a, b := dialFrom(t, "127.0.0.3", raw.Addr().String()), dialFrom(t, "127.0.0.3", raw.Addr().String())
+	_, _ = io.WriteString(a, "GET / HTTP/1.1\r\n")
+	_, _ = io.WriteString(b, "GET / HTTP/1.1\r\n")
+	time.Sleep(100 * time.Millisecond)
+	if c := dialFrom(t, "127.0.0.3", raw.Addr().String()); !closedByServer(c, 2*time.Second) {
+		t.Error("a third connection from an address whose two are busy was kept")
+	}
+	if closedByServer(a, 100*time.Millisecond) || closedByServer(b, 100*time.Millisecond) {
+		t.Error("a busy connection was closed")
+	}
+}

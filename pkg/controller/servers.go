@@ -43,14 +43,15 @@ func startServers(ctx context.Context, o Config, reg *prometheus.Registry, ready
 			return fmt.Errorf("%s: %w", what, err)
 		}
 		// Bounded before TLS: a handshake holds its connection too.
-		var ln net.Listener = newLimitListener(raw, maxConns, maxConnsPerAddr)
+		limited := newLimitListener(raw, maxConns, maxConnsPerAddr)
+		var ln net.Listener = limited
 		scheme := "http"
 		if tlsConfig != nil {
 			ln, scheme = tls.NewListener(ln, tlsConfig), "https"
 		}
 		logger.Info("serving", "endpoint", what, "address", ln.Addr().String(), "scheme", scheme)
 		s := newServer(limitRequests(h), perRequestWrite)
-		s.MaxHeaderBytes = headerBytes
+		s.MaxHeaderBytes, s.ConnState = headerBytes, limited.connState
 		// Requests carry the manager's logger (the metrics filter logs
 		// through it), not its cancellation: Shutdown ends them.
 		s.BaseContext = func(net.Listener) context.Context { return klog.NewContext(context.Background(), logger) }

@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"net/http/pprof"
 	"os"
+	runtimepprof "runtime/pprof"
 	"sync/atomic"
 	"time"
 
@@ -33,20 +34,24 @@ func startServers(ctx context.Context, o Config, reg *prometheus.Registry, ready
 			_ = s.Close()
 		}
 	}
-	listen := func(addr string, h http.Handler, what string, tlsConfig *tls.Config, perRequestWrite bool) error {
+	listen := func(addr string, h http.Handler, what string, tlsConfig *tls.Config, perRequestWrite bool, headerBytes int) error {
 		if disabled(addr) {
 			return nil
 		}
-		ln, err := net.Listen("tcp", addr)
+		raw, err := net.Listen("tcp", addr)
 		if err != nil {
 			return fmt.Errorf("%s: %w", what, err)
 		}
+		// Bounded before TLS: a handshake holds its connection too.
+		limited := newLimitListener(raw, maxConns, maxConnsPerAddr)
+		var ln net.Listener = limited
 		scheme := "http"
 		if tlsConfig != nil {
 			ln, scheme = tls.NewListener(ln, tlsConfig), "https"
 		}
 		logger.Info("serving", "endpoint", what, "address", ln.Addr().String(), "scheme", scheme)
-		s := newServer(h, perRequestWrite)
+		s := newServer(limitRequests(h), perRequestWrite)
+		s.MaxHeaderBytes, s.ConnState = headerBytes, limited.connState
 		// Requests carry the manager's logger (the metrics filter logs
 		// through it), not its cancellation: Shutdown ends them.
 		s.BaseContext = func(net.Listener) context.Context { return klog.NewContext(context.Background(), logger) }
@@ -73,9 +78,9 @@ func startServers(ctx context.Context, o Config, reg *prometheus.Registry, ready
 	}
 	if metricsOn && o.MetricsAddr == o.HealthAddr {
 		health.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
-		return servers, listen(o.HealthAddr, health, "health probes and metrics", nil, false)
+		return servers, listen(o.HealthAddr, health, "health probes and metrics", nil, false, healthHeaderBytes)
 	}
-	if err := listen(o.HealthAddr, health, "health probes", nil, false); err != nil {
+	if err := listen(o.HealthAddr, health, "health probes", nil, false, healthHeaderBytes); err != nil {
 		return nil, err
 	}
 	var metricsHandler http.Handler = metricsMux
@@ -86,9 +91,9 @@ func startServers(ctx context.Context, o Config, reg *prometheus.Registry, ready
 			closeAll()
 			return nil, err
 		}
-		metricsHandler, tlsConfig = securemetrics.NewFilter(kube).Wrap(metricsMux), certs.TLSConfig()
+		metricsHandler, tlsConfig = securemetrics.NewFilter(kube, servedPaths(o.Profiling)...).Wrap(metricsMux), certs.TLSConfig()
 	}
-	if err := listen(o.MetricsAddr, metricsHandler, "metrics", tlsConfig, o.Profiling); err != nil {
+	if err := listen(o.MetricsAddr, metricsHandler, "metrics", tlsConfig, o.Profiling, metricsHeaderBytes); err != nil {
 		closeAll()
 		return nil, err
 	}
@@ -142,6 +147,21 @@ func servingNamespace() string {
 		return ns
 	}
 	return keys.VolcanoNamespace
+}
+
+// servedPaths are the paths of the metrics address: /metrics and, with
+// profiling, pprof's index, its handlers and each of runtime/pprof's
+// profiles (the index serves /debug/pprof/<profile>). The HTTPS checks
+// review these only (securemetrics.NewFilter).
+func servedPaths(profiling bool) []string {
+	paths := []string{"/metrics"}
+	if profiling {
+		paths = append(paths, "/debug/pprof/", "/debug/pprof/cmdline", "/debug/pprof/profile", "/debug/pprof/symbol", "/debug/pprof/trace")
+		for _, p := range runtimepprof.Profiles() {
+			paths = append(paths, "/debug/pprof/"+p.Name())
+		}
+	}
+	return paths
 }
 
 // addProfiling serves net/http/pprof's handlers under /debug/pprof/ on mux

@@ -40,6 +40,8 @@ type APIError struct {
 	Request string
 	Status  int
 	errs    []restError
+	// errsLeftOut counts slurmrestd's errors past those kept (maxEntries).
+	errsLeftOut int
 	// other is the message of an answer that is not slurmrestd's: the
 	// Kubernetes API server's service proxy answers with a Status
 	// ("no endpoints available for service ..."), others with text.
@@ -56,14 +58,22 @@ func (e *APIError) Error() string {
 	default:
 		what = http.StatusText(e.Status)
 	}
-	msg := fmt.Sprintf("slurmrestd %s: HTTP %d: %s", e.Request, e.Status, what)
+	// At most maxEntries errors of at most a few times maxText each:
+	// the message is bounded whatever the answer listed, and built once.
+	var b strings.Builder
+	fmt.Fprintf(&b, "slurmrestd %s: HTTP %d: %s", e.Request, e.Status, what)
 	for _, re := range e.errs {
-		msg += "; " + re.String()
+		b.WriteString("; ")
+		b.WriteString(re.String())
+	}
+	if e.errsLeftOut > 0 {
+		fmt.Fprintf(&b, "; … and %d more errors", e.errsLeftOut)
 	}
 	if e.other != "" {
-		msg += "; " + e.other
+		b.WriteString("; ")
+		b.WriteString(e.other)
 	}
-	return msg
+	return b.String()
 }
 
 // Unwrap makes 401 and 511 match ErrUnauthorized.
@@ -319,7 +329,7 @@ func (r *REST) request(ctx context.Context, version, method, path string, query 
 		case env.Kind == "Status":
 			ae.other = env.Message
 		default:
-			ae.errs = env.Errors
+			ae.errs, ae.errsLeftOut = env.Errors, env.ErrorsLeftOut
 		}
 		decodeErr = ae
 	case out != nil:

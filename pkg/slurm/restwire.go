@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"unicode/utf8"
 )
 
 // The parts of slurmrestd's JSON (data parser v0.0.40 to v0.0.45) that the
@@ -33,10 +34,62 @@ func (e restError) String() string {
 	return msg
 }
 
+// Bounds on what the client keeps of an answer's texts (issue 58): a
+// slurmrestd answering HTTP 500 with 100 000 error entries cost serve
+// +189 MiB, and the NodeSet's condition built of them was refused by the
+// API server (past the CRD's 32 768 characters), so it never got one.
+const (
+	// maxEntries is how many entries of an answer's errors, and of its
+	// warnings, are kept; the others are counted (and said to be left
+	// out), decoded one at a time and dropped.
+	maxEntries = 8
+	// maxText bounds each text kept of an answer: an error's description,
+	// error and source, a node's reason, the message of a Status.
+	maxText = 512
+	// maxStates bounds the states and flags kept of a node or a job, and
+	// maxStateText each of them (Slurm's are short words: DRAIN).
+	maxStates    = 32
+	maxStateText = 64
+)
+
+// clip cuts s to at most n bytes, at a character's start, saying how many
+// bytes were left out; the result does not share the long string's
+// memory.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := n
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return strings.Clone(s[:cut]) + fmt.Sprintf("… (%d more bytes)", len(s)-cut)
+}
+
+// clipList keeps at most n strings of l, each clipped to size.
+func clipList(l []string, n, size int) []string {
+	if len(l) > n {
+		l = l[:n:n]
+	}
+	for i := range l {
+		l[i] = clip(l[i], size)
+	}
+	return l
+}
+
+// bounded is the entry as kept: each text clipped to maxText.
+func (e restError) bounded() restError {
+	e.Description, e.Error, e.Source = clip(e.Description, maxText), clip(e.Error, maxText), clip(e.Source, maxText)
+	return e
+}
+
 // restEnvelope is what every response carries besides its data.
 type restEnvelope struct {
 	Errors   []restError `json:"errors"`
 	Warnings []restError `json:"warnings"`
+	// ErrorsLeftOut and WarningsLeftOut count the entries past maxEntries.
+	ErrorsLeftOut   int `json:"-"`
+	WarningsLeftOut int `json:"-"`
 }
 
 // decodeEnvelopeField decodes errors and warnings, and skips any other key.
@@ -46,11 +99,29 @@ type restEnvelope struct {
 func decodeEnvelopeField(e *restEnvelope, dec *json.Decoder, key string) error {
 	switch {
 	case is(key, "errors"):
-		return decodeList(dec, &e.Errors)
+		return decodeEntries(dec, &e.Errors, &e.ErrorsLeftOut)
 	case is(key, "warnings"):
-		return decodeList(dec, &e.Warnings)
+		return decodeEntries(dec, &e.Warnings, &e.WarningsLeftOut)
 	}
 	return skipValue(dec, 1)
+}
+
+// decodeEntries decodes a list of errors or warnings an entry at a time,
+// keeping maxEntries of them, bounded, and counting the others in left.
+func decodeEntries(dec *json.Decoder, list *[]restError, left *int) error {
+	*list, *left = nil, 0
+	null, err := decodeEach(dec, func(v restError) error {
+		if len(*list) >= maxEntries {
+			*left++
+			return nil
+		}
+		*list = append(*list, v.bounded())
+		return nil
+	})
+	if !null && *list == nil {
+		*list = []restError{}
+	}
+	return err
 }
 
 // is says an answer's key names a field, as json.Unmarshal matches them:
@@ -244,6 +315,13 @@ type restNode struct {
 	Reason string     `json:"reason"`
 }
 
+// bounded is the node as kept: its reason clipped, its states bounded.
+func (n restNode) bounded() restNode {
+	n.Reason = clip(n.Reason, maxText)
+	n.State = clipList(n.State, maxStates, maxStateText)
+	return n
+}
+
 // toState turns ["ALLOCATED","DRAIN"] into base "allocated" and flag DRAIN,
 // as the command client reports them.
 func (n restNode) toState() NodeState {
@@ -301,7 +379,7 @@ func (r *restNodesResponse) decodeField(dec *json.Decoder, key string) error {
 			if count++; count > maxNodes {
 				return errTooManyNodes
 			}
-			return keep(n)
+			return keep(n.bounded())
 		})
 		if r.node == nil && !null && r.Nodes == nil {
 			r.Nodes = []restNode{} // [] is empty, not nil, as json.Unmarshal has it
@@ -359,7 +437,9 @@ func (f *restFailure) decodeField(dec *json.Decoder, key string) error {
 	case is(key, "kind"):
 		return dec.Decode(&f.Kind)
 	case is(key, "message"):
-		return dec.Decode(&f.Message)
+		err := dec.Decode(&f.Message)
+		f.Message = clip(f.Message, maxText)
+		return err
 	}
 	return decodeEnvelopeField(&f.restEnvelope, dec, key)
 }

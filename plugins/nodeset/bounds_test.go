@@ -4,8 +4,6 @@ import (
 	goruntime "runtime"
 	"strings"
 	"testing"
-
-	"k8s.io/client-go/tools/record"
 )
 
 // TestSyncRefusesHugeOrdinalPadding: ordinalPadding is an integer the
@@ -35,7 +33,7 @@ func TestSyncRefusesHugeOrdinalPadding(t *testing.T) {
 	var warned bool
 	for done := false; !done; {
 		select {
-		case e := <-f.c.recorder.(*record.FakeRecorder).Events:
+		case e := <-fakeEvents(f.c).Events:
 			warned = warned || strings.Contains(e, "UnsupportedSpec") && strings.Contains(e, "ordinalPadding 1000000")
 		default:
 			done = true

@@ -239,7 +239,7 @@ func retryLimiter(resync time.Duration) workqueue.TypedRateLimiter[string] {
 func (c *Controller) Initialize(ctx context.Context, opt *framework.ControllerOption) error {
 	c.kube = opt.KubeClient
 	c.vc = opt.VolcanoClient
-	c.recorder = opt.Recorder
+	c.recorder = boundedRecorder{opt.Recorder}
 	c.opt = opt
 	c.budget = slurm.NewNodeBudget(c.flags.nodeBudget)
 	fixed, err := c.fixedTarget()

@@ -419,6 +419,9 @@ func (s *nodeSetSync) retireDaemonPods() {
 	if len(leave) == 0 {
 		return
 	}
+	if len(leave) > burst { // at most burst per sync: the rest at the next
+		leave, s.wait = leave[:burst], true
+	}
 	w, err := parallel(leave, func(p *corev1.Pod) (bool, error) { return s.retire(p, reasonScaleIn) })
 	if err != nil {
 		s.errs = append(s.errs, err)

@@ -394,12 +394,18 @@ func (s *nodeSetSync) scheduledUpdate() (bool, error) {
 	}
 	wait := false
 	var errs []error
+	retired := 0 // at most burst per sync, as a rolling update
 	for _, p := range outdated {
 		node := slinkyv1beta1.SlurmNodeName(p)
 		st, known := s.slurm.Node(node)
 		inProgress := isCordoned(p) && known && st.Drain() && st.Reason == reasonUpdate
 		switch {
 		case !isReady(p) || open != nil && slices.Contains(open.Nodes, node):
+			if retired >= burst {
+				wait = true
+				continue
+			}
+			retired++
 			w, err := s.retire(p, reasonUpdate)
 			if err != nil {
 				errs = append(errs, err)

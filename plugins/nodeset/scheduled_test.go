@@ -10,7 +10,6 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/client-go/tools/record"
 
 	slinkyv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/slinky/v1beta1"
 	"github.com/kubectl-vc/kubectl-vc/pkg/slurm"
@@ -225,7 +224,7 @@ func TestSyncScheduledUpdateUnsupported(t *testing.T) {
 	}
 	// The recorder holds the UnsupportedSpec event, SpecSupported's message.
 	var msgs []string
-	for rec := f.c.recorder.(*record.FakeRecorder); len(rec.Events) > 0; {
+	for rec := fakeEvents(f.c); len(rec.Events) > 0; {
 		msgs = append(msgs, <-rec.Events)
 	}
 	found := slices.ContainsFunc(msgs, func(m string) bool {

@@ -15,6 +15,7 @@ import (
 // then the highest ordinals. A replaced pod goes through the same
 // cordon-drain-delete as a scale-in (retire, drain.go), so no job is killed
 // by an update. It runs only when the NodeSet neither scales out nor in.
+// At most burst pods are retired per sync.
 func (s *nodeSetSync) rollingUpdate() (bool, error) {
 	ns, now := s.set, s.now
 	if s.sshHold {
@@ -59,7 +60,21 @@ func (s *nodeSetSync) rollingUpdate() (bool, error) {
 	}
 	wait := false
 	var errs []error
+	// At most burst pods retired per sync (as a scale-in): each costs
+	// Slurm calls and API writes; the rest at the next sync.
+	retired := 0
+	capped := func() bool {
+		if retired >= burst {
+			wait = true
+			return true
+		}
+		retired++
+		return false
+	}
 	for _, p := range inProgress {
+		if capped() {
+			break
+		}
 		w, err := s.retire(p, reasonUpdate)
 		if err != nil {
 			errs = append(errs, err)
@@ -79,6 +94,9 @@ func (s *nodeSetSync) rollingUpdate() (bool, error) {
 				break
 			}
 			budget--
+		}
+		if capped() {
+			break
 		}
 		w, err := s.retire(p, reasonUpdate)
 		if err != nil {

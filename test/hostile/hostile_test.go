@@ -35,6 +35,7 @@ func TestEachRow(t *testing.T) {
 			}
 			w := newWorld(t, slurm)
 			s := startServe(t, flags...)
+			w.serve = s
 			q := victim(t)
 			r.apply(t, w)
 			latency, state := closeQueue(t, q)
@@ -72,6 +73,7 @@ func TestAllAtOnce(t *testing.T) {
 	}
 	w := newWorld(t, slurm)
 	s := startServe(t, slurm.flags(t)...)
+	w.serve = s
 	q := victim(t)
 	var wg sync.WaitGroup
 	for _, r := range tried {

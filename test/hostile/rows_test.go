@@ -35,6 +35,8 @@ type world struct {
 	t     *testing.T
 	ns    string
 	slurm *standIn
+	// serve is the serve the rows run against (its ports).
+	serve *serve
 	mu    sync.Mutex
 	state map[string]any
 }

@@ -60,7 +60,9 @@ func startServe(t *testing.T, args ...string) *serve {
 	if diagDir() != "" {
 		p = cptest.StartProfiledServe(t, env.binary, env.kubeconfig, env.kube, args...)
 	} else {
-		p = cptest.StartServe(t, env.binary, env.kubeconfig, args...)
+		// Metrics over HTTPS behind the reviews, as deployed (the
+		// metrics row floods them).
+		p = cptest.StartServe(t, env.binary, env.kubeconfig, append(args, "--metrics-secure=true")...)
 	}
 	s := &serve{Serve: p, pid: pidOf(t, p)}
 	// The queue controller syncs only once every cache it reads has

@@ -42,8 +42,10 @@ type standIn struct {
 
 // answer is one way to answer a list request.
 type answer struct {
-	name  string
-	write func(w *bufio.Writer, flush func() error, r *http.Request) error
+	name string
+	// status is the answer's HTTP status (0: 200).
+	status int
+	write  func(w *bufio.Writer, flush func() error, r *http.Request) error
 }
 
 func newStandIn(t *testing.T, nodes []answer, jobs *answer) *standIn {
@@ -107,6 +109,9 @@ func (s *standIn) serveHTTP(w http.ResponseWriter, r *http.Request) {
 
 func (s *standIn) write(w http.ResponseWriter, r *http.Request, a answer) {
 	start := time.Now()
+	if a.status != 0 {
+		w.WriteHeader(a.status)
+	}
 	bw := bufio.NewWriterSize(w, 1<<20)
 	flush := func() error {
 		if err := bw.Flush(); err != nil {

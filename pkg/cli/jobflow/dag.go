@@ -150,7 +150,7 @@ func why(in Input, steps []Step, index map[string]int, i int) string {
 		}
 	}
 	if len(blocking) > 0 {
-		return "waits for " + strings.Join(blocking, ", ")
+		return "waits for " + someOf(blocking, ", ")
 	}
 	if in.Templates != nil && !in.Templates[s.Name] {
 		return fmt.Sprintf("JobTemplate %q not found: the jobflow controller cannot make its job", s.Name)
@@ -204,11 +204,34 @@ func Count(steps []Step) Counts {
 	return c
 }
 
+// What describe draws of a step is bounded, so that its output grows
+// linearly with the flow (issue 58): a chain of N steps was drawn N levels
+// deep, each line indented three columns more than the last (a chain of
+// 40 000 steps, which one JobFlow holds, drew gigabytes), and one step's
+// long list of dependencies widened every line of its table.
+const (
+	// maxIndent is the deepest level drawn indented: a step below it is
+	// drawn at that indentation, marked with its level.
+	maxIndent = 32
+	// maxListed is how many names a list of steps names (its other
+	// dependencies, those it waits for); the others are counted.
+	maxListed = 5
+)
+
+// someOf joins the first maxListed names with sep, counting the others.
+func someOf(names []string, sep string) string {
+	if len(names) <= maxListed {
+		return strings.Join(names, sep)
+	}
+	return fmt.Sprintf("%s%s… and %d more", strings.Join(names[:maxListed], sep), sep, len(names)-maxListed)
+}
+
 // Draw draws the flow as a tree of tab-separated lines: each step under
 // the dependency that finishes last before it (its deepest target; ties go
 // to the first listed), with its other dependencies named ("also after
 // x"). Columns: the drawn step, its state, its job and phase or why it
-// waits.
+// waits. Levels past maxIndent are drawn at its indentation, marked
+// "[level N]".
 func Draw(steps []Step) []string {
 	byName := map[string]int{}
 	for i, s := range steps {
@@ -231,10 +254,13 @@ func Draw(steps []Step) []string {
 		}
 	}
 	var lines []string
-	var walk func(i int, prefix, branch string)
-	walk = func(i int, prefix, branch string) {
+	var walk func(i, level int, prefix, branch string)
+	walk = func(i, level int, prefix, branch string) {
 		s := steps[i]
 		label := prefix + branch + s.Name
+		if level > maxIndent {
+			label += fmt.Sprintf(" [level %d]", level)
+		}
 		var also []string
 		for _, t := range s.DependsOn {
 			if k, ok := byName[t]; !ok || k != parent[i] {
@@ -242,7 +268,7 @@ func Draw(steps []Step) []string {
 			}
 		}
 		if len(also) > 0 {
-			label += " (also after " + strings.Join(also, ", ") + ")"
+			label += " (also after " + someOf(also, ", ") + ")"
 		}
 		detail := s.Job + " " + string(s.Phase)
 		if s.State == Waiting {
@@ -254,10 +280,12 @@ func Draw(steps []Step) []string {
 		lines = append(lines, fmt.Sprintf("%s\t%s\t%s", label, s.State, detail))
 		kids := children[i]
 		next := prefix
-		switch branch {
-		case "├─ ":
+		switch {
+		case level >= maxIndent:
+			// As deep as drawn: the children are drawn here too.
+		case branch == "├─ ":
 			next += "│  "
-		case "└─ ":
+		case branch == "└─ ":
 			next += "   "
 		}
 		for n, k := range kids {
@@ -265,11 +293,11 @@ func Draw(steps []Step) []string {
 			if n == len(kids)-1 {
 				b = "└─ "
 			}
-			walk(k, next, b)
+			walk(k, level+1, next, b)
 		}
 	}
 	for _, r := range roots {
-		walk(r, "", "")
+		walk(r, 0, "", "")
 	}
 	return lines
 }

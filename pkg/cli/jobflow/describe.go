@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"sort"
-	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -79,7 +78,7 @@ func stepRows(steps []Step) []string {
 		if s.State == Waiting {
 			job, phase, waiting = "<none>", "<none>", s.Why
 		}
-		rows = append(rows, fmt.Sprintf("%s\t%s\t%s\t%s\t%s", s.Name, vcprinters.OrNone(strings.Join(s.DependsOn, ",")), job, phase, vcprinters.OrNone(waiting)))
+		rows = append(rows, fmt.Sprintf("%s\t%s\t%s\t%s\t%s", s.Name, vcprinters.OrNone(someOf(s.DependsOn, ",")), job, phase, vcprinters.OrNone(waiting)))
 	}
 	return rows
 }

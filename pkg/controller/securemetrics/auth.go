@@ -25,9 +25,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
+	"unicode/utf8"
 
 	"golang.org/x/time/rate"
 	authenticationv1 "k8s.io/api/authentication/v1"
@@ -73,32 +76,103 @@ const (
 	knownTokenTTL = 10 * time.Minute
 )
 
+// Fairness (issue 58): the limits above are shared by every caller, and
+// one caller alone could spend them: a token with no rights asking for ever
+// new paths kept a reader never seen before at 429 for as long as it went
+// on. Each caller now gets a share of its own first: a client address for
+// the TokenReviews of tokens serve does not know (the token says nothing
+// about its sender until it is reviewed), the reviewed user for the
+// SubjectAccessReviews. One caller then spends at most CallerRate of the
+// ReviewRate, and the rest is left to the others.
+const (
+	CallerRate  = 1 // per second and caller
+	CallerBurst = 4
+	// callers bounds the callers tracked at once (an LRU: a caller
+	// forgotten starts again with a full share, within the shared limit).
+	callers = 1024
+	// callerTTL is how long a caller's share is kept after its last use.
+	callerTTL = time.Minute
+)
+
+// What the authorization cache keeps is bounded in bytes: each entry is
+// the SHA-256 of its review (a caller's groups and extra, from the API
+// server, can be long) and its answer, whose reason is cut to
+// maxReasonBytes; authzEntries such entries at most.
+const (
+	authzEntries   = 1024
+	maxReasonBytes = 256
+)
+
 // Filter authenticates and authorizes the requests to an endpoint.
 type Filter struct {
-	authn authenticator.Request
-	authz *sarAuthorizer
+	authn  authenticator.Request
+	authz  *sarAuthorizer
+	tokens *tokenReviewer
+	// paths are the paths served: any other is answered 404 before any
+	// review, so that a caller cannot make a review, nor an entry in the
+	// authorization cache, per path it invents.
+	paths map[string]bool
+	// clients shares the TokenReviews of unknown tokens out per client
+	// address.
+	clients *callerLimiter
 }
 
 // NewFilter builds a Filter whose reviews are sent with kube (serve's own
-// identity, which needs create on tokenreviews and subjectaccessreviews).
-func NewFilter(kube kubernetes.Interface) *Filter {
-	return newFilter(kube.AuthenticationV1().TokenReviews(), kube.AuthorizationV1().SubjectAccessReviews())
+// identity, which needs create on tokenreviews and subjectaccessreviews),
+// for the given paths: the only ones reviewed and served.
+func NewFilter(kube kubernetes.Interface, paths ...string) *Filter {
+	return newFilter(kube.AuthenticationV1().TokenReviews(), kube.AuthorizationV1().SubjectAccessReviews(), paths...)
 }
 
-func newFilter(tr authenticationclient.TokenReviewInterface, sar authorizationclient.SubjectAccessReviewInterface) *Filter {
+func newFilter(tr authenticationclient.TokenReviewInterface, sar authorizationclient.SubjectAccessReviewInterface, paths ...string) *Filter {
 	// Errors (the API server unreachable) are not cached: the next scrape
 	// asks again.
 	// The limiter sits behind the token cache, which calls the reviewer
 	// only for a token it holds no answer for.
-	tokens := tokencache.New(&tokenReviewer{
+	reviewer := &tokenReviewer{
 		client:  tr,
 		limiter: rate.NewLimiter(ReviewRate, ReviewBurst),
 		known:   utilcache.NewLRUExpireCache(1024),
-	}, false, tokenCacheTTL, denyCacheTTL)
-	return &Filter{
-		authn: bearertoken.New(tokens),
-		authz: &sarAuthorizer{client: sar, cache: utilcache.NewLRUExpireCache(1024), limiter: rate.NewLimiter(ReviewRate, ReviewBurst)},
+		refused: utilcache.NewLRUExpireCache(1024),
 	}
+	tokens := tokencache.New(reviewer, false, tokenCacheTTL, denyCacheTTL)
+	set := map[string]bool{}
+	for _, p := range paths {
+		set[p] = true
+	}
+	return &Filter{
+		authn:   bearertoken.New(tokens),
+		tokens:  reviewer,
+		paths:   set,
+		clients: newCallerLimiter(),
+		authz: &sarAuthorizer{client: sar, cache: utilcache.NewLRUExpireCache(authzEntries),
+			limiter: rate.NewLimiter(ReviewRate, ReviewBurst), callers: newCallerLimiter()},
+	}
+}
+
+// callerLimiter gives each caller a share of its own (CallerRate, burst
+// CallerBurst), for the callers seen lately.
+type callerLimiter struct {
+	mu    sync.Mutex
+	share *utilcache.LRUExpireCache
+}
+
+func newCallerLimiter() *callerLimiter {
+	return &callerLimiter{share: utilcache.NewLRUExpireCache(callers)}
+}
+
+// allow takes one review from caller's share, if it has one left.
+func (c *callerLimiter) allow(caller string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var l *rate.Limiter
+	if v, ok := c.share.Get(caller); ok {
+		l = v.(*rate.Limiter)
+	} else {
+		l = rate.NewLimiter(CallerRate, CallerBurst)
+	}
+	c.share.Add(caller, l, callerTTL)
+	return l.Allow()
 }
 
 // tokenReviewer asks the API server who a token is (TokenReview), at most
@@ -109,6 +183,19 @@ type tokenReviewer struct {
 	// known holds the SHA-256 of tokens the API server accepted (not the
 	// tokens: a heap profile shows what the heap holds).
 	known *utilcache.LRUExpireCache
+	// refused holds the SHA-256 of tokens refused within denyCacheTTL,
+	// which the token cache answers without a review.
+	refused *utilcache.LRUExpireCache
+}
+
+// reviewed tells whether a token needs no new review against the limits:
+// accepted within knownTokenTTL, or refused within denyCacheTTL.
+func (t *tokenReviewer) reviewed(sum [sha256.Size]byte) bool {
+	if _, ok := t.known.Get(sum); ok {
+		return true
+	}
+	_, ok := t.refused.Get(sum)
+	return ok
 }
 
 func (t *tokenReviewer) AuthenticateToken(ctx context.Context, token string) (*authenticator.Response, bool, error) {
@@ -131,6 +218,7 @@ func (t *tokenReviewer) AuthenticateToken(ctx context.Context, token string) (*a
 		if r.Status.Error != "" {
 			logger.V(2).Info("metrics request: token not accepted", "reason", r.Status.Error)
 		}
+		t.refused.Add(sum, struct{}{}, denyCacheTTL)
 		return nil, false, nil
 	}
 	t.known.Add(sum, struct{}{}, knownTokenTTL)
@@ -151,9 +239,10 @@ func (t *tokenReviewer) AuthenticateToken(ctx context.Context, token string) (*a
 type sarAuthorizer struct {
 	client authorizationclient.SubjectAccessReviewInterface
 	cache  *utilcache.LRUExpireCache
-	// limiter bounds the reviews the cache does not answer: a user with
-	// a valid token asking for ever new paths costs one review each.
+	// limiter bounds the reviews the cache does not answer, callers each
+	// user's share of them.
 	limiter *rate.Limiter
+	callers *callerLimiter
 }
 
 func (a *sarAuthorizer) Authorize(ctx context.Context, attrs authorizer.Attributes) (authorizer.Decision, string, error) {
@@ -169,15 +258,18 @@ func (a *sarAuthorizer) Authorize(ctx context.Context, attrs authorizer.Attribut
 		User: u.GetName(), UID: u.GetUID(), Groups: u.GetGroups(), Extra: extra,
 		NonResourceAttributes: &authorizationv1.NonResourceAttributes{Path: attrs.GetPath(), Verb: attrs.GetVerb()},
 	}
-	key, err := json.Marshal(spec)
+	b, err := json.Marshal(spec)
 	if err != nil {
 		return authorizer.DecisionNoOpinion, "", err
 	}
-	if v, ok := a.cache.Get(string(key)); ok {
+	key := sha256.Sum256(b)
+	if v, ok := a.cache.Get(key); ok {
 		d := v.(decision)
 		return d.decision, d.reason, nil
 	}
-	if !a.limiter.Allow() {
+	// The user's share first: a user past it leaves the shared limit to
+	// the others.
+	if !a.callers.allow(u.GetName()+"\x00"+u.GetUID()) || !a.limiter.Allow() {
 		return authorizer.DecisionNoOpinion, "", errRateLimited
 	}
 	ctx, cancel := context.WithTimeout(ctx, reviewTimeout)
@@ -194,7 +286,8 @@ func (a *sarAuthorizer) Authorize(ctx context.Context, attrs authorizer.Attribut
 	if r.Status.EvaluationError != "" && d.decision != authorizer.DecisionAllow {
 		d.reason = strings.TrimSpace(d.reason + " " + r.Status.EvaluationError)
 	}
-	a.cache.Add(string(key), d, ttl)
+	d.reason = truncate(d.reason, maxReasonBytes)
+	a.cache.Add(key, d, ttl)
 	return d.decision, d.reason, nil
 }
 
@@ -221,6 +314,24 @@ type decision struct {
 func (f *Filter) Wrap(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		logger := klog.FromContext(r.Context())
+		// Only the paths served, and only GET, are reviewed: anything
+		// else is answered before any review, so that neither the
+		// reviews nor the cache's keys grow with what a caller invents.
+		if !f.paths[r.URL.Path] {
+			http.NotFound(w, r)
+			return
+		}
+		if r.Method != http.MethodGet {
+			w.Header().Set("Allow", http.MethodGet)
+			http.Error(w, "Method Not Allowed: only GET is served", http.StatusMethodNotAllowed)
+			return
+		}
+		// A token serve has not reviewed lately is reviewed within its
+		// sender's share first.
+		if tok, ok := bearer(r); ok && !f.tokens.reviewed(sha256.Sum256([]byte(tok))) && !f.clients.allow(clientHost(r)) {
+			tooMany(w, r)
+			return
+		}
 		res, ok, err := f.authn.AuthenticateRequest(r)
 		if errors.Is(err, errRateLimited) {
 			tooMany(w, r)
@@ -260,6 +371,38 @@ func (f *Filter) Wrap(next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// bearer is the request's bearer token, as bearertoken reads it.
+func bearer(r *http.Request) (string, bool) {
+	auth := strings.TrimSpace(r.Header.Get("Authorization"))
+	scheme, tok, ok := strings.Cut(auth, " ")
+	if !ok || !strings.EqualFold(scheme, "bearer") {
+		return "", false
+	}
+	tok = strings.TrimSpace(tok)
+	return tok, tok != ""
+}
+
+// clientHost is the request's client address without its port.
+func clientHost(r *http.Request) string {
+	if host, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {
+		return host
+	}
+	return r.RemoteAddr
+}
+
+// truncate cuts s to at most n bytes, at a character's start, saying how
+// many bytes were left out.
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := n
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return fmt.Sprintf("%s… (%d more bytes)", s[:cut], len(s)-cut)
 }
 
 // tooMany refuses a request whose review was rate-limited. Logged at -v=2

@@ -34,7 +34,7 @@ func TestUnknownTokensRateLimited(t *testing.T) {
 		sar.Status.Allowed = true
 		return true, sar, nil
 	})
-	f := NewFilter(kube)
+	f := NewFilter(kube, "/metrics")
 	h := f.Wrap(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {}))
 	get := func(token string) int {
 		r := httptest.NewRequest(http.MethodGet, "/metrics", nil)
@@ -74,7 +74,7 @@ func TestKnownTokenNotRateLimited(t *testing.T) {
 		return true, tr, nil
 	})
 	r := &tokenReviewer{client: kube.AuthenticationV1().TokenReviews(),
-		limiter: rate.NewLimiter(ReviewRate, ReviewBurst), known: utilcache.NewLRUExpireCache(16)}
+		limiter: rate.NewLimiter(ReviewRate, ReviewBurst), known: utilcache.NewLRUExpireCache(16), refused: utilcache.NewLRUExpireCache(16)}
 	ctx := t.Context()
 	if _, ok, err := r.AuthenticateToken(ctx, "good"); !ok || err != nil {
 		t.Fatalf("good: %v %v", ok, err)

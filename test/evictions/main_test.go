@@ -78,7 +78,9 @@ func (w *world) class(suffix string, value int32) string {
 		&schedulingv1.PriorityClass{ObjectMeta: metav1.ObjectMeta{Name: n}, Value: value}, metav1.CreateOptions{}); err != nil {
 		w.t.Fatal(err)
 	}
-	w.t.Cleanup(func() { _ = env.kube.SchedulingV1().PriorityClasses().Delete(context.Background(), n, metav1.DeleteOptions{}) })
+	w.t.Cleanup(func() {
+		_ = env.kube.SchedulingV1().PriorityClasses().Delete(context.Background(), n, metav1.DeleteOptions{})
+	})
 	return n
 }
 
@@ -95,7 +97,9 @@ func (w *world) queue(suffix string) string {
 	if _, err := env.vc.SchedulingV1beta1().Queues().UpdateStatus(context.Background(), q, metav1.UpdateOptions{}); err != nil {
 		w.t.Fatal(err)
 	}
-	w.t.Cleanup(func() { _ = env.vc.SchedulingV1beta1().Queues().Delete(context.Background(), n, metav1.DeleteOptions{}) })
+	w.t.Cleanup(func() {
+		_ = env.vc.SchedulingV1beta1().Queues().Delete(context.Background(), n, metav1.DeleteOptions{})
+	})
 	return n
 }
 

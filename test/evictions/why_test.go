@@ -85,6 +85,10 @@ func TestWhyJobEvictedAndRunningAgain(t *testing.T) {
 		t.Fatal("the recreated pod has the old UID")
 	}
 
+	l := list(t, "-n", ns, "-o", "wide")
+	if len(l.Items) != 1 || l.Items[0].Group != pgName {
+		t.Errorf("evictions: %+v", l.Items)
+	}
 	rep := why(t, "job", "train", "-n", ns)
 	e := reasonOf(t, rep, analysis.Evicted)
 	contains(t, "Evicted", e.Message, "pod "+ns+"/train-worker-0 was evicted by Volcano's scheduler (preempt)", "on node "+n1,

@@ -64,6 +64,10 @@ func (a *analyzer) ownEvictions() []infer.Eviction {
 	group := s.GroupName
 	if s.PodGroup != nil {
 		group = s.PodGroup.Name
+	} else if s.Kind == Job && s.Job != nil {
+		if pg := a.jobGroup(); pg != nil {
+			group = pg.Name
+		}
 	}
 	var out []infer.Eviction
 	for _, ev := range s.Evictions {

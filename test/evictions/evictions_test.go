@@ -46,6 +46,26 @@ func TestPreemptWithinQueue(t *testing.T) {
 		"pod "+ns+"/urgent-0 (group urgent, queue "+q+", priority 1000) [inferred]")
 	wide := env.cli.MustVC(t, "evictions", "-n", ns, "-o", "wide")
 	contains(t, "wide", wide.Stdout, "EVIDENCE", "same node "+node)
+
+	// The describe pages: the evictions a podgroup and a queue suffered
+	// and caused.
+	d := env.cli.MustVC(t, "podgroup", "describe", "batch", "-n", ns)
+	t.Logf("$ kubectl vc podgroup describe batch -n %s\n%s", ns, d.Stdout)
+	contains(t, "podgroup describe batch", d.Stdout, "Evictions Suffered:", "preempt", ns+"/batch-0", "urgent-0")
+	d = env.cli.MustVC(t, "podgroup", "describe", "urgent", "-n", ns)
+	contains(t, "podgroup describe urgent", after(d.Stdout, "Evictions Caused:"), ns+"/batch-0", "pod "+ns+"/urgent-0 [inferred]")
+	d = env.cli.MustVC(t, "queue", "describe", q)
+	t.Logf("$ kubectl vc queue describe %s\n%s", q, d.Stdout)
+	contains(t, "queue describe", after(d.Stdout, "Evictions Suffered:"), ns+"/batch-0")
+	contains(t, "queue describe", after(d.Stdout, "Evictions Caused:"), ns+"/batch-0")
+}
+
+// after is s from the first line that holds sub.
+func after(s, sub string) string {
+	if i := strings.Index(s, sub); i >= 0 {
+		return s[i:]
+	}
+	return ""
 }
 
 // reclaim (actions/reclaim): a queue below its deserved share takes back

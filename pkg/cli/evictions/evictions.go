@@ -16,6 +16,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/watch"
@@ -24,6 +25,7 @@ import (
 	"k8s.io/kubectl/pkg/util/templates"
 
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/chunk"
+	"github.com/kubectl-vc/kubectl-vc/pkg/cli/completion"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/evictions/infer"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/follow"
 	vcprinters "github.com/kubectl-vc/kubectl-vc/pkg/cli/printers"
@@ -115,6 +117,14 @@ func NewCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Command {
 	}
 	cmd.Flags().BoolVarP(&o.AllNamespaces, "all-namespaces", "A", false, "List the evictions of every namespace")
 	cmd.Flags().StringVar(&o.Queue, "queue", "", "Only evictions whose victim or preemptor is in this queue")
+	queues := completion.Kind{List: func(ctx context.Context, f util.Factory, _ string) (runtime.Object, error) {
+		c, err := f.VolcanoClient()
+		if err != nil {
+			return nil, err
+		}
+		return c.SchedulingV1beta1().Queues().List(ctx, metav1.ListOptions{})
+	}}
+	_ = cmd.RegisterFlagCompletionFunc("queue", queues.Name(f))
 	cmd.Flags().DurationVar(&o.Since, "since", 0, "Only evictions newer than this (e.g. 10m); events older than the API server's --event-ttl (1h by default) are gone anyway")
 	cmd.Flags().BoolVarP(&o.Watch, "watch", "w", false, "After listing, print new evictions as they happen")
 	cmd.Flags().BoolVar(&o.NoHeaders, "no-headers", false, "When using the default or wide output format, don't print headers")

@@ -79,6 +79,7 @@ func (r *Reader) Read(ctx context.Context, ns string) (infer.Input, string, erro
 		in.Unreadable = append(in.Unreadable, "podgroups"+where(ns)+": "+util.Message(err))
 	}
 	in.PodGroups = groups
+	in.Events = dedupe(in.Events)
 	if pcs, err := r.Kube.SchedulingV1().PriorityClasses().List(ctx, metav1.ListOptions{}); err == nil {
 		in.PriorityClasses = map[string]int32{}
 		for _, pc := range pcs.Items {
@@ -105,6 +106,22 @@ func wide[T any](ctx context.Context, ns string, in *infer.Input, what string, l
 	}
 	in.Unreadable = append(in.Unreadable, fmt.Sprintf("%s of namespaces other than %s: %s", what, ns, util.Message(err)))
 	return list(ns)
+}
+
+// dedupe keeps each event once (a server that ignores a field selector
+// returns an event to more than one of the lists).
+func dedupe(evs []corev1.Event) []corev1.Event {
+	seen := map[string]bool{}
+	out := evs[:0]
+	for _, e := range evs {
+		k := e.Namespace + "/" + e.Name
+		if seen[k] {
+			continue
+		}
+		seen[k] = true
+		out = append(out, e)
+	}
+	return out
 }
 
 func where(ns string) string {

@@ -251,6 +251,22 @@ func Evictions(in Input) []Eviction {
 	}
 	out = append(out, s.groupOnly(out)...)
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Time.Before(&out[j].Time) })
+	// A preemptor that is gone since (evicted in its turn) is described
+	// by what its own eviction told of it.
+	for i := range s.candidates {
+		c := &s.candidates[i]
+		if c.unknownDesc == "" {
+			continue
+		}
+		for _, ev := range out {
+			if ev.VictimUID != "" && ev.VictimUID == c.uid && ev.Group != "" {
+				c.group, c.queue, c.priority = ev.Group, ev.Queue, ev.Priority
+				c.unknownDesc = ""
+				c.record += fmt.Sprintf("; its podgroup, queue and priority from its own eviction (%s at %s)", ev.Action, ev.Time.UTC().Format(time.RFC3339))
+				break
+			}
+		}
+	}
 	for i := range out {
 		s.preemptor(&out[i])
 	}

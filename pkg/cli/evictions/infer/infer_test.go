@@ -234,3 +234,36 @@ func TestNodeOf(t *testing.T) {
 		t.Fatal("an allocated pod's message is no preemptor's")
 	}
 }
+
+// The preemptor of a first eviction is evicted in its turn (reclaim) and
+// gone: its group, queue and priority come from its own eviction.
+func TestPreemptorEvictedInItsTurn(t *testing.T) {
+	sched := podEvent("a", "urgent-0", "u-urgent", corev1.EventTypeNormal, "Scheduled", "Successfully assigned a/urgent-0 to n1", 2*time.Second)
+	in := Input{
+		Events: []corev1.Event{
+			podEvent("a", "batch-1", "u-batch", corev1.EventTypeNormal, "Scheduled", "Successfully assigned a/batch-1 to n1", -time.Hour/2),
+			evicted("a", "batch-1", "u-batch", Preempt, 0),
+			groupEvicted("a", "batch", Preempt, 0, 1),
+			released("a", "urgent-0", "u-urgent", "n1", 0),
+			sched,
+			evicted("a", "urgent-0", "u-urgent", Reclaim, time.Minute),
+			groupEvicted("a", "urgent", Reclaim, time.Minute, 1),
+			released("b", "share-0", "u-share", "n1", time.Minute),
+		},
+		Pods:            []corev1.Pod{pod("b", "share-0", "u-share", "share", "n1", 10)},
+		PodGroups:       []schedulingv1beta1.PodGroup{group("a", "batch", "qa"), group("a", "urgent", "qa"), group("b", "share", "qb")},
+		PriorityClasses: map[string]int32{},
+	}
+	out := Evictions(in)
+	if len(out) != 2 {
+		t.Fatalf("%+v", out)
+	}
+	first := out[0]
+	if first.Victim != "batch-1" || first.For == nil || first.For.Pod != "urgent-0" || first.For.Group != "urgent" || first.For.Queue != "qa" {
+		t.Fatalf("first: %+v for %+v", first, first.For)
+	}
+	has(t, "evidence", first.For.Evidence, "from its own eviction (reclaim")
+	if second := out[1]; second.Victim != "urgent-0" || second.Node != "n1" || second.For == nil || second.For.Pod != "share-0" {
+		t.Fatalf("second: %+v for %+v", second, second.For)
+	}
+}

@@ -554,7 +554,7 @@ func (s *state) preemptor(ev *Eviction) {
 		msg := fmt.Sprintf("for whom: no pod's \"%s\" record on node %s near %s", OnceReleased, ev.Node, ev.Time.UTC().Format(time.RFC3339))
 		msg += "; its records may have expired (events are kept one hour by default)"
 		if len(s.in.Unreadable) > 0 {
-			msg += ", or it is a pod in a namespace you cannot read (" + strings.Join(s.in.Unreadable, "; ") + ")"
+			msg += ", or it is a pod in a namespace you cannot read (what could not be read is noted on stderr, and under unreadable in -o json)"
 		}
 		ev.Unknown = append(ev.Unknown, msg)
 		return

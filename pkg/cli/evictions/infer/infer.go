@@ -327,10 +327,9 @@ func index(in Input) *state {
 		if cond := condition(p, corev1.PodScheduled); cond != nil && cond.Status == corev1.ConditionFalse {
 			if node, ok := NodeOf(cond.Message); ok {
 				c.node = node
+				// The condition's lastTransitionTime is when it turned
+				// False, not when the scheduler wrote this message: no time.
 				c.record = fmt.Sprintf("its PodScheduled condition: %q", cond.Message)
-				if !cond.LastTransitionTime.IsZero() {
-					c.from, c.to, c.timed = cond.LastTransitionTime.Time, cond.LastTransitionTime.Time, true
-				}
 			}
 		}
 		if c.node == "" && p.Status.NominatedNodeName != "" && p.Spec.NodeName == "" {

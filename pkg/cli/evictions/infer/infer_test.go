@@ -267,3 +267,20 @@ func TestPreemptorEvictedInItsTurn(t *testing.T) {
 		t.Fatalf("second: %+v for %+v", second, second.For)
 	}
 }
+
+// With the preemptor's event gone, its condition still names the node;
+// it carries no time of its own, so the link is by node alone, and says so.
+func TestPreemptorConditionWithoutEvent(t *testing.T) {
+	high := pod("a", "high-0", "u-high", "high", "", 1000)
+	high.Status.NominatedNodeName = "n1"
+	high.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: "Unschedulable",
+		Message: "Pod a/high-0 can possibly be assigned to n1, once resource is released and minAvailable is satisfied", LastTransitionTime: at(-time.Hour)}}
+	in := Input{Events: []corev1.Event{evicted("a", "low-0", "u-low", Preempt, 0)},
+		Pods: []corev1.Pod{pod("a", "low-0", "u-low", "low", "n1", 1), high}}
+	ev := one(t, in)
+	if ev.For == nil || ev.For.Pod != "high-0" {
+		t.Fatalf("%+v", ev)
+	}
+	has(t, "evidence", ev.For.Evidence, "linked by node alone")
+	has(t, "evidence", ev.For.Evidence, "its PodScheduled condition")
+}

@@ -21,6 +21,9 @@ const DescribeLast = 5
 // What cannot be read is said in place.
 func Describe(ctx context.Context, d *vcprinters.Describer, kube kubernetes.Interface, vc versioned.Interface, ns string,
 	suffered, caused func(*infer.Eviction) bool) {
+	// The sections above keep their own column widths (a member pod
+	// table is not widened to these labels).
+	d.Flush()
 	r := Reader{Kube: kube, VC: vc, ChunkSize: 500}
 	in, _, err := r.Read(ctx, ns)
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/command"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/doctor"
+	"github.com/kubectl-vc/kubectl-vc/pkg/cli/evictions"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/install"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/job"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/jobflow"
@@ -38,6 +39,7 @@ func Commands() []Subcommand {
 		{Cmd: serve.NewCmd},
 		{Cmd: doctor.NewCmd},
 		{Cmd: why.NewCmd},
+		{Cmd: evictions.NewCmd},
 	}
 }
 

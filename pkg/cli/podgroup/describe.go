@@ -10,6 +10,8 @@ import (
 
 	"github.com/kubectl-vc/kubectl-vc/pkg/apis/keys"
 	schedulingv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/scheduling/v1beta1"
+	"github.com/kubectl-vc/kubectl-vc/pkg/cli/evictions"
+	"github.com/kubectl-vc/kubectl-vc/pkg/cli/evictions/infer"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/kind"
 	vcprinters "github.com/kubectl-vc/kubectl-vc/pkg/cli/printers"
 )
@@ -20,7 +22,9 @@ var describeHelp = kind.Help{
 	Long: `
 			Show a podgroup's spec (minMember, queue, minResources, priority class,
 			network topology), status and conditions, owners, member pods (pods
-			annotated scheduling.k8s.io/group-name) with phase and node, and events.`,
+			annotated scheduling.k8s.io/group-name) with phase and node, the last
+			evictions Volcano's scheduler made of its pods and those it made room for
+			(inferred, see 'kubectl vc evictions'), and events.`,
 	Example: `
 			kubectl vc podgroup describe my-job -n batch`,
 }
@@ -81,4 +85,7 @@ func describePodGroup(ctx context.Context, o *vcprinters.DescribeOptions, d *vcp
 		sort.Strings(rows)
 		d.Table(0, "Pods", "Name\tPhase\tNode", rows)
 	}
+	evictions.Describe(ctx, d, o.Kube, o.Client, pg.Namespace,
+		func(ev *infer.Eviction) bool { return ev.Namespace == pg.Namespace && ev.Group == pg.Name },
+		func(ev *infer.Eviction) bool { return ev.For.Namespace == pg.Namespace && ev.For.Group == pg.Name })
 }

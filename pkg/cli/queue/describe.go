@@ -9,6 +9,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	schedulingv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/scheduling/v1beta1"
+	"github.com/kubectl-vc/kubectl-vc/pkg/cli/evictions"
+	"github.com/kubectl-vc/kubectl-vc/pkg/cli/evictions/infer"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/kind"
 	vcprinters "github.com/kubectl-vc/kubectl-vc/pkg/cli/printers"
 	"github.com/kubectl-vc/kubectl-vc/pkg/rules"
@@ -20,8 +22,9 @@ var describeHelp = kind.Help{
 	Long: `
 			Show a queue's spec and status, what the scheduler has allocated to it
 			against its deserved share and capability per resource, its child queues,
-			its podgroups by phase, Commands still waiting for the controller, and its
-			events.`,
+			its podgroups by phase, Commands still waiting for the controller, the last
+			evictions Volcano's scheduler made of its work and those its work caused
+			(inferred, see 'kubectl vc evictions'), and its events.`,
 	Example: `
 			kubectl vc queue describe team-a`,
 }
@@ -100,4 +103,7 @@ func describeQueue(ctx context.Context, o *vcprinters.DescribeOptions, d *vcprin
 		}
 		d.Table(0, "Pending Commands", "", rows)
 	}
+	evictions.Describe(ctx, d, o.Kube, c, metav1.NamespaceAll,
+		func(ev *infer.Eviction) bool { return ev.Queue == q.Name },
+		func(ev *infer.Eviction) bool { return ev.For.Queue == q.Name })
 }

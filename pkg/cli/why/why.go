@@ -24,6 +24,8 @@ import (
 	"github.com/kubectl-vc/kubectl-vc/pkg/apis/keys"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/chunk"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/completion"
+	"github.com/kubectl-vc/kubectl-vc/pkg/cli/evictions"
+	"github.com/kubectl-vc/kubectl-vc/pkg/cli/evictions/infer"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/job"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/podgroup"
 	vcprinters "github.com/kubectl-vc/kubectl-vc/pkg/cli/printers"
@@ -198,6 +200,9 @@ func (o *Options) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	if o.Kind != Queue {
+		o.readEvictions(ctx, snap)
+	}
 	rep := analysis.Analyze(snap)
 	if err := o.addPosition(ctx, snap, &rep); err != nil {
 		return err
@@ -214,6 +219,19 @@ func (o *Options) Run(ctx context.Context) error {
 		return fmt.Errorf("%s is blocked: %s", subject(rep), strings.Join(s, ", "))
 	}
 	return nil
+}
+
+// readEvictions adds the evictions of the namespace to the snapshot (the
+// analysis keeps the object's own); what cannot be read is said, not
+// guessed.
+func (o *Options) readEvictions(ctx context.Context, snap *analysis.Snapshot) {
+	r := evictions.Reader{Kube: o.kube, VC: o.vc, ChunkSize: o.ChunkSize}
+	in, _, err := r.Read(ctx, o.Namespace)
+	if err != nil {
+		snap.Unreadable = append(snap.Unreadable, analysis.Unreadable{What: "the scheduler's Evict events in namespace " + o.Namespace, Error: util.Message(err)})
+		return
+	}
+	snap.Evictions = infer.Evictions(in)
 }
 
 func (o *Options) reader() *verdict.Reader {

@@ -56,6 +56,9 @@ func Analyze(s *Snapshot) Report {
 		waiting = a.queueTarget()
 	} else {
 		waiting = a.workload()
+		if a.rep.Status != "" {
+			a.evictions()
+		}
 	}
 	if !waiting {
 		for i := range a.rep.Reasons {

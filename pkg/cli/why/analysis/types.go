@@ -14,6 +14,7 @@ import (
 	batchv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/batch/v1alpha1"
 	busv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/bus/v1alpha1"
 	schedulingv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/scheduling/v1beta1"
+	"github.com/kubectl-vc/kubectl-vc/pkg/cli/evictions/infer"
 )
 
 // Kind is what 'why' is asked about.
@@ -88,6 +89,13 @@ const (
 	// NotChecked: something could not be read (RBAC); what depends on it
 	// is not known.
 	NotChecked Code = "NotChecked"
+	// Evicted: (note) Volcano's scheduler evicted a pod of the object:
+	// the action, when, on which node, and for whom (inferred).
+	Evicted Code = "Evicted"
+	// EvictionPolicy: (note) for a Volcano Job, the lifecycle policy the
+	// eviction fired (PodEvicted -> action), the retry count against
+	// maxRetry, and what the job controller did.
+	EvictionPolicy Code = "EvictionPolicy"
 )
 
 // Reason is one finding that keeps (or, when Blocking is false, may keep)
@@ -103,8 +111,10 @@ type Reason struct {
 	// Resources are the numbers of a capacity reason, per resource.
 	Resources []ResourceUse `json:"resources,omitempty"`
 	// Gang is the arithmetic of a gang the scheduler cannot place.
-	Gang *Gang  `json:"gang,omitempty"`
-	Fix  string `json:"fix,omitempty"`
+	Gang *Gang `json:"gang,omitempty"`
+	// Eviction is the eviction an Evicted reason tells.
+	Eviction *infer.Eviction `json:"eviction,omitempty"`
+	Fix      string          `json:"fix,omitempty"`
 }
 
 // ResourceUse is the arithmetic of one resource of a capacity reason:
@@ -205,6 +215,10 @@ type Snapshot struct {
 
 	// Unreadable lists what could not be read, with why.
 	Unreadable []Unreadable
+
+	// Evictions are the evictions Volcano's scheduler made in the
+	// namespace (package infer); the analysis keeps the object's own.
+	Evictions []infer.Eviction
 }
 
 // SchedulerSeen is the evidence that a scheduler of some name runs.

@@ -11,6 +11,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
@@ -297,15 +298,26 @@ func (o *Options) Run(ctx context.Context) error {
 		meta.MaybeResetRESTMapper(o.mapper)
 	}
 	objects := plan.Objects
-	freshIndex := false
 	if o.Policies {
 		objects = skipUnserved(objects, o.mapper, o.ErrOut)
-		if freshIndex, err = indexMissing(ctx, o.dyn, o.mapper); err != nil {
-			return err
+	}
+	// The per-queue halves of the rules are bound last, once the queue
+	// index holds the queues there are (indexQueues).
+	var first, last []*unstructured.Unstructured
+	for _, u := range objects {
+		if perQueueBinding(u) {
+			last = append(last, u)
+		} else {
+			first = append(first, u)
 		}
 	}
 	policies := false
-	for _, u := range objects {
+	for i, u := range append(first, last...) {
+		if i == len(first) && o.Policies && !o.dryServer {
+			if err := indexQueues(ctx, o.dyn, o.mapper, o.Timeout, o.Out); err != nil {
+				return err
+			}
+		}
 		if err := a.apply(ctx, u, o.Out); err != nil {
 			return err
 		}
@@ -321,11 +333,6 @@ func (o *Options) Run(ctx context.Context) error {
 		}
 	}
 	if o.Policies {
-		if freshIndex && !o.dryServer {
-			if err := resetIndexLabels(ctx, o.dyn, o.mapper, o.Timeout, o.Out); err != nil {
-				return err
-			}
-		}
 		if err := prunePolicies(ctx, o.dyn, objects, o.dryServer, o.Out); err != nil {
 			return err
 		}

@@ -2,15 +2,18 @@ package install
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
+	"sync"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -18,6 +21,8 @@ import (
 
 	admissionv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/admission/v1alpha1"
 	"github.com/kubectl-vc/kubectl-vc/pkg/apis/keys"
+	"github.com/kubectl-vc/kubectl-vc/pkg/apis/scheduling/v1beta1"
+	"github.com/kubectl-vc/kubectl-vc/pkg/rules"
 )
 
 // The admission queue index (docs/admission.md) as install handles it.
@@ -64,61 +69,121 @@ func skipUnserved(objs []*unstructured.Unstructured, mapper meta.RESTMapper, err
 	return out
 }
 
-// indexMissing tells whether the API server lacks a queue index (or the
-// kind for them): install then makes it anew, and resetIndexLabels must
-// follow.
-func indexMissing(ctx context.Context, dyn dynamic.Interface, mapper meta.RESTMapper) (bool, error) {
-	if _, err := mapper.RESTMapping(queueGK); meta.IsNoMatchError(err) {
-		return false, nil
+// perQueueBinding tells whether u is a binding whose params are selected
+// Queues: the halves of the rules that go through the queues not in the
+// index one by one (vc-*-unindexed).
+func perQueueBinding(u *unstructured.Unstructured) bool {
+	if u.GetKind() != "ValidatingAdmissionPolicyBinding" {
+		return false
 	}
-	for _, name := range admissionv1alpha1.QueueIndexNames {
-		_, err := dyn.Resource(queueIndexGVR).Get(ctx, name, metav1.GetOptions{})
-		switch {
-		case err == nil:
-			continue
-		case apierrors.IsNotFound(err) || meta.IsNoMatchError(err):
-			return true, nil
-		}
-		return false, namedErr("read", "queueindex.admission.kubectl-vc.io/"+name, err)
-	}
-	return false, nil
+	_, found, _ := unstructured.NestedMap(u.Object, "spec", "paramRef", "selector")
+	return found
 }
 
-// resetIndexLabels removes the label keys.AdmissionIndexed from every queue,
-// once install has made the index anew. A label says "the index holds this
-// queue"; an index made anew holds nothing, so a label left from before
-// (the index deleted, or an uninstall that left the queues) would let a
-// Closed queue pass for Open until serve wrote the index again. Without
-// serve the queues are then checked one by one, as before any index. The
-// removals are queue writes the policies check against the index, which
-// the API server needs a moment to see: each is retried until timeout.
-func resetIndexLabels(ctx context.Context, dyn dynamic.Interface, mapper meta.RESTMapper, timeout time.Duration, out io.Writer) error {
+// indexQueues does what serve's queueindex controller does, once: it writes
+// the QueueIndexes from the queues as they are, then labels each queue they
+// now hold (docs/admission.md). install does it before it binds the
+// per-queue halves of the rules, so that a cluster that already has many
+// queues is not labelled through them: each label write would be checked
+// against every queue not labelled yet. Where serve runs, it keeps the
+// indexes from then on; a queue that changes meanwhile (a conflict) is left
+// to it, and is checked one by one until then. The writes are retried until
+// timeout: the API server needs a moment to see the indexes just made.
+func indexQueues(ctx context.Context, dyn dynamic.Interface, mapper meta.RESTMapper, timeout time.Duration, out io.Writer) error {
 	qm, err := mapper.RESTMapping(queueGK)
+	if meta.IsNoMatchError(err) {
+		return nil
+	}
 	if err != nil {
 		return err
 	}
 	queues := dyn.Resource(qm.Resource)
-	list, err := queues.List(ctx, metav1.ListOptions{LabelSelector: keys.AdmissionIndexed})
+	list, err := queues.List(ctx, metav1.ListOptions{})
 	if err != nil {
-		return namedErr("list", "the queues labelled "+keys.AdmissionIndexed, err)
+		return namedErr("list", "queues", err)
 	}
-	patch := []byte(`{"metadata":{"labels":{"` + keys.AdmissionIndexed + `":null}}}`)
-	for _, q := range list.Items {
+	typed := make([]*v1beta1.Queue, 0, len(list.Items))
+	for i := range list.Items {
+		q := &v1beta1.Queue{}
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(list.Items[i].Object, q); err != nil {
+			return fmt.Errorf("queue %s: %w", list.Items[i].GetName(), err)
+		}
+		typed = append(typed, q)
+	}
+	want := rules.QueueIndexes(typed)
+	indexes := dyn.Resource(queueIndexGVR)
+	for _, name := range admissionv1alpha1.QueueIndexNames {
+		spec, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&admissionv1alpha1.QueueIndexSpec{Queues: want[name]})
+		if err != nil {
+			return err
+		}
 		var last error
-		err := wait.PollUntilContextTimeout(ctx, probeInterval, timeout, true, func(ctx context.Context) (bool, error) {
-			_, last = queues.Patch(ctx, q.GetName(), types.MergePatchType, patch, metav1.PatchOptions{FieldManager: keys.CLIManager})
-			return last == nil || apierrors.IsNotFound(last), nil
+		err = wait.PollUntilContextTimeout(ctx, probeInterval, timeout, true, func(ctx context.Context) (bool, error) {
+			cur, err := indexes.Get(ctx, name, metav1.GetOptions{})
+			if err != nil {
+				last = err
+				return false, nil
+			}
+			cur.Object["spec"] = spec
+			_, last = indexes.Update(ctx, cur, metav1.UpdateOptions{FieldManager: keys.CLIManager})
+			return last == nil, nil
 		})
 		if err != nil {
 			if last == nil {
 				last = err
 			}
-			return namedErr("unlabel", "queue "+q.GetName(), last)
+			return namedErr("write", "queueindex.admission.kubectl-vc.io/"+name, last)
 		}
 	}
-	if len(list.Items) > 0 {
-		fmt.Fprintf(out, "%d queues unlabelled (%s): the queue index was made anew; serve labels them again once it holds them\n", len(list.Items), keys.AdmissionIndexed)
+	var unlabelled []*unstructured.Unstructured
+	for i := range list.Items {
+		if _, ok := list.Items[i].GetLabels()[keys.AdmissionIndexed]; !ok {
+			unlabelled = append(unlabelled, &list.Items[i])
+		}
 	}
+	var (
+		mu    sync.Mutex
+		first error
+		wg    sync.WaitGroup
+		next  = make(chan *unstructured.Unstructured)
+	)
+	for range min(8, len(unlabelled)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for q := range next {
+				patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{
+					"resourceVersion": q.GetResourceVersion(),
+					"labels":          map[string]string{keys.AdmissionIndexed: "true"},
+				}})
+				var last error
+				err := wait.PollUntilContextTimeout(ctx, probeInterval, timeout, true, func(ctx context.Context) (bool, error) {
+					_, last = queues.Patch(ctx, q.GetName(), types.MergePatchType, patch, metav1.PatchOptions{FieldManager: keys.CLIManager})
+					// A queue changed or gone since the list is serve's.
+					return last == nil || apierrors.IsConflict(last) || apierrors.IsNotFound(last), nil
+				})
+				if err != nil {
+					mu.Lock()
+					if first == nil {
+						if last == nil {
+							last = err
+						}
+						first = namedErr("label", "queue "+q.GetName(), last)
+					}
+					mu.Unlock()
+				}
+			}
+		}()
+	}
+	for _, q := range unlabelled {
+		next <- q
+	}
+	close(next)
+	wg.Wait()
+	if first != nil {
+		return first
+	}
+	fmt.Fprintf(out, "queue index written: %d queues, %d newly labelled %s\n", len(list.Items), len(unlabelled), keys.AdmissionIndexed)
 	return nil
 }
 

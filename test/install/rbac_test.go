@@ -38,6 +38,7 @@ import (
 	"github.com/kubectl-vc/kubectl-vc/internal/testenv/queues"
 	"github.com/kubectl-vc/kubectl-vc/internal/testenv/slurmtest"
 	busv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/bus/v1alpha1"
+	admissionv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/admission/v1alpha1"
 	"github.com/kubectl-vc/kubectl-vc/pkg/apis/keys"
 	"github.com/kubectl-vc/kubectl-vc/pkg/apis/scheduling/v1beta1"
 	slinkyv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/slinky/v1beta1"
@@ -97,7 +98,12 @@ func TestRBACServiceAccount(t *testing.T) {
 	// Without --profiling: pprof is served only behind the HTTPS checks
 	// (issue 42), and this serve's metrics are plain HTTP, so
 	// explainNodeSet shows no goroutine stacks.
-	p := cptest.StartServe(t, binary, path, "--controllers=queue,podgroup,nodeset",
+	// The queue index controller keeps the indexes install makes: one is
+	// enough for it to write them all and label the queues (issue 55).
+	if _, err := vc.AdmissionV1alpha1().QueueIndexes().Create(ctx, &admissionv1alpha1.QueueIndex{ObjectMeta: metav1.ObjectMeta{Name: admissionv1alpha1.QueueIndexStates}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	p := cptest.StartServe(t, binary, path, "--controllers=queue,podgroup,nodeset,queueindex",
 		"--slurm-conf="+cluster.Conf, "--leader-elect", "--leader-elect-resource-namespace=volcano-system")
 	eventually(t, "serve holds the Lease in volcano-system", func() (bool, error) {
 		l, err := kube.CoordinationV1().Leases("volcano-system").Get(ctx, "kubectl-vc-serve", metav1.GetOptions{})
@@ -106,6 +112,16 @@ func TestRBACServiceAccount(t *testing.T) {
 	t.Logf("cluster, Slurm and serve up after %v", time.Since(start).Round(time.Millisecond))
 
 	t.Run("queues", func(t *testing.T) { rbacQueues(t, kube, vc, ns["queue"]) })
+	t.Run("queue index", func(t *testing.T) {
+		eventually(t, "serve writes the queue indexes and labels root", func() (bool, error) {
+			root, err := vc.SchedulingV1beta1().Queues().Get(ctx, keys.RootQueue, metav1.GetOptions{})
+			if err != nil {
+				return false, err
+			}
+			_, err = vc.AdmissionV1alpha1().QueueIndexes().Get(ctx, admissionv1alpha1.QueueIndexHierarchy, metav1.GetOptions{})
+			return err == nil && root.Labels[keys.AdmissionIndexed] == "true", nil
+		})
+	})
 	t.Run("Deployment", func(t *testing.T) { rbacDeployment(t, kube, vc, ns["deploy"]) })
 	t.Run("StatefulSet", func(t *testing.T) { rbacStatefulSet(t, kube, vc, ns["sts"]) })
 	t.Run("NodeSet", func(t *testing.T) {

@@ -132,7 +132,7 @@ func TestServeImageDefaultsToOwnVersion(t *testing.T) {
 	for _, a := range c["args"].([]any) {
 		args = append(args, a.(string))
 	}
-	if len(args) == 0 || args[0] != "serve" || !slices.Contains(args, "--controllers=queue,podgroup,nodeset") {
+	if len(args) == 0 || args[0] != "serve" || !slices.Contains(args, "--controllers=queue,podgroup,nodeset,queueindex") {
 		t.Errorf("args %q", args)
 	}
 	// Tests build without ldflags: a dev version, so install says so.

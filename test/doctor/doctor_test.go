@@ -117,7 +117,7 @@ func TestDoctorReport(t *testing.T) {
 		t.Fatalf("doctor:\n%s", r)
 	}
 	crds := rep.findings("crds")
-	if len(crds) != 5 {
+	if len(crds) != 6 {
 		t.Errorf("crds: %+v", crds)
 	}
 	for _, c := range crds {

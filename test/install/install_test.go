@@ -117,7 +117,8 @@ func TestInstallPrintNeedsNoCluster(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if kinds["CustomResourceDefinition"] != len(plan.CRDs) || kinds["CustomResourceDefinition"] < 3 || kinds["ValidatingAdmissionPolicy"] != 5 || kinds["ValidatingAdmissionPolicyBinding"] != 5 {
+	if kinds["CustomResourceDefinition"] != len(plan.CRDs) || kinds["CustomResourceDefinition"] < 3 || kinds["ValidatingAdmissionPolicy"] != 12 || kinds["ValidatingAdmissionPolicyBinding"] != 12 ||
+		kinds["QueueIndex"] != 3 || kinds["MutatingAdmissionPolicy"] != 1 || kinds["MutatingAdmissionPolicyBinding"] != 1 {
 		t.Fatalf("printed kinds %v", kinds)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -112,6 +113,7 @@ func indexQueues(ctx context.Context, dyn dynamic.Interface, mapper meta.RESTMap
 	}
 	want := rules.QueueIndexes(typed)
 	indexes := dyn.Resource(queueIndexGVR)
+	written := 0
 	for _, name := range admissionv1alpha1.QueueIndexNames {
 		spec, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&admissionv1alpha1.QueueIndexSpec{Queues: want[name]})
 		if err != nil {
@@ -124,8 +126,14 @@ func indexQueues(ctx context.Context, dyn dynamic.Interface, mapper meta.RESTMap
 				last = err
 				return false, nil
 			}
+			if equality.Semantic.DeepEqual(cur.Object["spec"], spec) || (cur.Object["spec"] == nil && len(want[name]) == 0) {
+				return true, nil
+			}
 			cur.Object["spec"] = spec
 			_, last = indexes.Update(ctx, cur, metav1.UpdateOptions{FieldManager: keys.CLIManager})
+			if last == nil {
+				written++
+			}
 			return last == nil, nil
 		})
 		if err != nil {
@@ -183,7 +191,10 @@ func indexQueues(ctx context.Context, dyn dynamic.Interface, mapper meta.RESTMap
 	if first != nil {
 		return first
 	}
-	fmt.Fprintf(out, "queue index written: %d queues, %d newly labelled %s\n", len(list.Items), len(unlabelled), keys.AdmissionIndexed)
+	// Said only when something changed: a second install changes nothing.
+	if written > 0 || len(unlabelled) > 0 {
+		fmt.Fprintf(out, "queue index written: %d queues, %d newly labelled %s\n", len(list.Items), len(unlabelled), keys.AdmissionIndexed)
+	}
 	return nil
 }
 

@@ -2,7 +2,6 @@ package admission
 
 import (
 	"context"
-	"encoding/json"
 	"reflect"
 	"strings"
 	"testing"
@@ -18,21 +17,7 @@ import (
 func admissionFinding(t *testing.T) doctor.Finding {
 	t.Helper()
 	// doctor exits non-zero for other checks here (nobody acts on Commands).
-	_, stdout, stderr := runCLI("doctor", "-o", "json")
-	var rep doctor.Report
-	if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
-		t.Fatalf("doctor -o json: %v\nstdout %q\nstderr %q", err, stdout, stderr)
-	}
-	var found []doctor.Finding
-	for _, f := range rep.Checks {
-		if f.Check == "admission" {
-			found = append(found, f)
-		}
-	}
-	if len(found) != 1 {
-		t.Fatalf("admission findings: %+v", found)
-	}
-	return found[0]
+	return doctorFinding(t, "admission")
 }
 
 // An edit of an installed policy or binding that server-side apply would

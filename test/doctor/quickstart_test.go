@@ -74,6 +74,12 @@ func removePoliciesAfter(t *testing.T, probe string) {
 				err = adm.ValidatingAdmissionPolicyBindings().Delete(ctx, o.GetName(), metav1.DeleteOptions{})
 			case "ValidatingAdmissionPolicy":
 				err = adm.ValidatingAdmissionPolicies().Delete(ctx, o.GetName(), metav1.DeleteOptions{})
+			case "MutatingAdmissionPolicyBinding":
+				err = adm.MutatingAdmissionPolicyBindings().Delete(ctx, o.GetName(), metav1.DeleteOptions{})
+			case "MutatingAdmissionPolicy":
+				err = adm.MutatingAdmissionPolicies().Delete(ctx, o.GetName(), metav1.DeleteOptions{})
+			case "QueueIndex":
+				err = env.vc.AdmissionV1alpha1().QueueIndexes().Delete(ctx, o.GetName(), metav1.DeleteOptions{})
 			default:
 				err = fmt.Errorf("%s %s: a kind this cleanup does not know", o.GetKind(), o.GetName())
 			}

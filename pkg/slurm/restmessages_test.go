@@ -79,7 +79,7 @@ func TestClip(t *testing.T) {
 		t.Errorf("clip = %q", got)
 	}
 	n := restNode{Reason: strings.Repeat("r", 1<<20), State: stringList(strings.Split(strings.Repeat("DRAIN,", 1000), ","))}.bounded()
-	if len(n.Reason) > maxText+32 || len(n.State) != maxStates {
+	if len(n.Reason) > maxReason+32 || len(n.State) != maxStates {
 		t.Errorf("a node bounded: reason %d bytes, %d states", len(n.Reason), len(n.State))
 	}
 }

@@ -46,6 +46,11 @@ const (
 	// maxText bounds each text kept of an answer: an error's description,
 	// error and source, a node's reason, the message of a Status.
 	maxText = 512
+	// maxReason bounds a node's reason: above the longest the NodeSet
+	// controller writes (its prefix and 256 characters, up to 4 bytes
+	// each), which it reads back to compare, so that its own reason is
+	// never cut and rewritten forever.
+	maxReason = 4096
 	// maxStates bounds the states and flags kept of a node or a job, and
 	// maxStateText each of them (Slurm's are short words: DRAIN).
 	maxStates    = 32
@@ -317,7 +322,7 @@ type restNode struct {
 
 // bounded is the node as kept: its reason clipped, its states bounded.
 func (n restNode) bounded() restNode {
-	n.Reason = clip(n.Reason, maxText)
+	n.Reason = clip(n.Reason, maxReason)
 	n.State = clipList(n.State, maxStates, maxStateText)
 	return n
 }

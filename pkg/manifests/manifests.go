@@ -97,3 +97,24 @@ func Objects(set Set) ([]*unstructured.Unstructured, error) {
 		out = append(out, &unstructured.Unstructured{Object: obj})
 	}
 }
+
+// PolicyObjects returns the policy set of one admission mode
+// (keys.AdmissionModeIndex or keys.AdmissionModePerQueue): the objects
+// labelled with that mode and those that belong to every mode. Both modes
+// name their policies alike, so a switch is an apply of the other set.
+func PolicyObjects(mode string) ([]*unstructured.Unstructured, error) {
+	if mode != keys.AdmissionModeIndex && mode != keys.AdmissionModePerQueue {
+		return nil, fmt.Errorf("unknown admission mode %q: use %s or %s", mode, keys.AdmissionModeIndex, keys.AdmissionModePerQueue)
+	}
+	all, err := Objects(Policies)
+	if err != nil {
+		return nil, err
+	}
+	var out []*unstructured.Unstructured
+	for _, u := range all {
+		if m, ok := u.GetLabels()[keys.AdmissionMode]; !ok || m == mode {
+			out = append(out, u)
+		}
+	}
+	return out, nil
+}

@@ -166,23 +166,11 @@ func (c *Controller) sync(ctx context.Context, name string) error {
 			annotations[rules.HierarchyProblemAnnotation] = d.problem
 		}
 	}
-	// A queue the admission index holds (labelled) may not leave Open while
-	// it carries the label (docs/admission.md): the label goes first, in
-	// the same patch as the annotations, and the queue index controller
-	// records the new state before labelling the queue again.
-	metadata := map[string]any{}
-	if _, indexed := q.Labels[keys.AdmissionIndexed]; indexed &&
-		rules.StateOrOpen(q.Status.State) == v1beta1.QueueStateOpen && rules.StateOrOpen(state) != v1beta1.QueueStateOpen {
-		metadata["labels"] = map[string]any{keys.AdmissionIndexed: nil}
-	}
 	if len(annotations) > 0 {
-		metadata["annotations"] = annotations
-	}
-	if len(metadata) > 0 {
-		patch, _ := json.Marshal(map[string]any{"metadata": metadata})
+		patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": annotations}})
 		out, err := c.patch(ctx, q.Name, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: controllerName})
 		if err != nil {
-			return fmt.Errorf("annotate queue %s (closed-by-parent=%t, hierarchy problem %q, unlabel %t): %w", q.Name, mark, d.problem, metadata["labels"] != nil, err)
+			return fmt.Errorf("annotate queue %s (closed-by-parent=%t, hierarchy problem %q): %w", q.Name, mark, d.problem, err)
 		}
 		c.remember(out)
 	}

@@ -1,20 +1,19 @@
 // Package queueindex is the controller of 'kubectl vc serve' that keeps the
-// admission policies' QueueIndex: one object holding, for the queues that
-// need it, their state and their number of children, so that the API server
-// checks a PodGroup, a Job or a queue deletion with one lookup rather than
-// one evaluation per Queue (docs/admission.md). It labels each queue the
-// index holds with keys.AdmissionIndexed; the policies go through the queues
-// without that label one by one, so a queue the index does not hold yet is
-// still checked, only at the old cost.
+// admission policies' QueueIndexes: small objects holding, for the queues
+// that need it, their state, children and resource lists, so that the API
+// server checks a PodGroup, a Job or a queue write with one lookup rather
+// than one evaluation per Queue (docs/admission.md, index mode). It also
+// stamps each index refreshed at least every --queueindex-refresh: the
+// policies refuse creates once an index is older than
+// admissionv1alpha1.QueueIndexMaxAge, so that an index nobody keeps any
+// more is never trusted for long.
 package queueindex
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"reflect"
 	"slices"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -24,7 +23,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/workqueue"
@@ -49,14 +47,15 @@ const Name = "queueindex"
 // folds a burst of changes into one.
 const key = "indexes"
 
-// DefaultWorkers is how many label patches are in flight at once: a start
-// over 10 000 unlabelled queues patches each once.
-const DefaultWorkers = 8
-
 // DefaultBatchDelay is the least time between two syncs: at the creation of
 // 10 000 queues, a few index writes rather than 10 000, while a queue made
 // alone is indexed at once.
 const DefaultBatchDelay = 50 * time.Millisecond
+
+// DefaultRefresh is how often an index that did not change is stamped
+// refreshed anyway: a quarter of QueueIndexMaxAge, so that a few failed
+// writes in a row do not make the policies refuse creates.
+const DefaultRefresh = admissionv1alpha1.QueueIndexMaxAge / 4
 
 func init() {
 	if err := framework.RegisterController(Name, func() framework.Controller { return New() }); err != nil {
@@ -64,7 +63,7 @@ func init() {
 	}
 }
 
-// Controller keeps the QueueIndex and the queues' labels.
+// Controller keeps the QueueIndexes.
 type Controller struct {
 	vc         versioned.Interface
 	queues     schedulinglisters.QueueLister
@@ -74,8 +73,8 @@ type Controller struct {
 	synced     []cache.InformerSynced
 	maxRequeue int
 
-	workers int
 	delay   time.Duration
+	refresh time.Duration
 	// idle: the API server does not serve the QueueIndex kind.
 	idle bool
 	// lastSync is when the last sync ended (UnixNano).
@@ -83,21 +82,21 @@ type Controller struct {
 }
 
 // New returns a queue index controller with its default settings.
-func New() *Controller { return &Controller{workers: DefaultWorkers, delay: DefaultBatchDelay} }
+func New() *Controller { return &Controller{delay: DefaultBatchDelay, refresh: DefaultRefresh} }
 
 // Name implements framework.Controller.
 func (c *Controller) Name() string { return Name }
 
 // AddFlags implements framework.Controller.
 func (c *Controller) AddFlags(fs *pflag.FlagSet) {
-	framework.WorkersFlag(fs, &c.workers, Name)
 	fs.DurationVar(&c.delay, "queueindex-batch-delay", c.delay, "The least time between two writes of the admission QueueIndex (a change after a quiet spell is written at once)")
+	fs.DurationVar(&c.refresh, "queueindex-refresh", c.refresh, fmt.Sprintf("How often an unchanged admission QueueIndex is stamped refreshed; the policies refuse creates once an index is %s old", admissionv1alpha1.QueueIndexMaxAge))
 }
 
 // Validate implements framework.Controller.
 func (c *Controller) Validate() error {
-	if err := framework.ValidateWorkers(c.workers, Name); err != nil {
-		return err
+	if c.refresh <= 0 || c.refresh > admissionv1alpha1.QueueIndexMaxAge/2 {
+		return fmt.Errorf("--queueindex-refresh must be positive and at most %s (half the age at which the policies stop trusting an index), got %s", admissionv1alpha1.QueueIndexMaxAge/2, c.refresh)
 	}
 	if c.delay < 0 || c.delay > time.Minute {
 		return fmt.Errorf("--queueindex-batch-delay must be between 0 and 1m, got %s", c.delay)
@@ -105,8 +104,8 @@ func (c *Controller) Validate() error {
 	return nil
 }
 
-// CacheReads implements framework.Controller: of a queue, its labels (kept
-// with the metadata), parent, resource lists and state; the index whole.
+// CacheReads implements framework.Controller: of a queue, its parent,
+// resource lists and state; the index whole.
 func (c *Controller) CacheReads() []framework.CacheRead {
 	return []framework.CacheRead{
 		framework.ReadsOnly(func(dst, src *v1beta1.Queue) {
@@ -176,10 +175,9 @@ func (c *Controller) Initialize(_ context.Context, opt *framework.ControllerOpti
 	return nil
 }
 
-// updateQueue asks for a sync when what the index or the label depends on
-// changed: the label, the parent, a resource list, or whether the state is
-// Open. The
-// controller's podgroup counts, most queue updates, change none of them.
+// updateQueue asks for a sync when what the index depends on changed: the
+// parent, a resource list, or whether the state is Open. The controller's
+// podgroup counts, most queue updates, change none of them.
 func (c *Controller) updateQueue(oldObj, newObj any) {
 	o, ok1 := oldObj.(*v1beta1.Queue)
 	n, ok2 := newObj.(*v1beta1.Queue)
@@ -187,9 +185,7 @@ func (c *Controller) updateQueue(oldObj, newObj any) {
 		c.enqueue()
 		return
 	}
-	_, had := o.Labels[keys.AdmissionIndexed]
-	_, has := n.Labels[keys.AdmissionIndexed]
-	if had != has || rules.EffectiveParent(o) != rules.EffectiveParent(n) ||
+	if rules.EffectiveParent(o) != rules.EffectiveParent(n) ||
 		rules.StateOrOpen(o.Status.State) != rules.StateOrOpen(n.Status.State) ||
 		!apiequality.Semantic.DeepEqual(o.Spec.Capability, n.Spec.Capability) ||
 		!apiequality.Semantic.DeepEqual(o.Spec.Deserved, n.Spec.Deserved) ||
@@ -198,9 +194,9 @@ func (c *Controller) updateQueue(oldObj, newObj any) {
 	}
 }
 
-// enqueue asks for a sync: at once when none ran in the last delay (a
-// queue just made is checked one by one until it is labelled, so the
-// sooner the better), else once delay has passed since the last, so that
+// enqueue asks for a sync: at once when none ran in the last delay (the
+// policies see a queue just made only once it is indexed, so the sooner
+// the better), else once delay has passed since the last, so that
 // a burst of changes is written in a few syncs rather than one each.
 func (c *Controller) enqueue() {
 	last := time.Unix(0, c.lastSync.Load())
@@ -228,6 +224,9 @@ func (c *Controller) Run(ctx context.Context) {
 		Queue: c.wq, Workers: 1, MaxRequeue: c.maxRequeue,
 		Sync: func(ctx context.Context, _ string) error {
 			defer func() { c.lastSync.Store(time.Now().UnixNano()) }()
+			// The next refresh, whatever happens meanwhile: a sync given
+			// up on is tried again then.
+			c.wq.AddAfter(key, c.refresh)
 			return c.sync(ctx)
 		},
 		Retrying: func(_ string, err error) {
@@ -239,20 +238,17 @@ func (c *Controller) Run(ctx context.Context) {
 	}.Run(ctx.Done())
 }
 
-// sync writes the indexes from the queues in the cache, then labels the
-// queues they hold. The order is what makes the label trustworthy: a queue
-// is labelled only after indexes computed from the very version of it that
-// is labelled (the patch carries that resourceVersion, so a queue that
-// changed meanwhile is not labelled and the next sync sees the change).
+// sync writes the indexes from the queues in the cache, each when its
+// entries changed or its last refresh is older than the refresh interval.
 func (c *Controller) sync(ctx context.Context) error {
 	queues, err := c.queues.List(labels.Everything())
 	if err != nil {
 		return err
 	}
 	// The indexes are install's to create, with the policies that read
-	// them: where none exists nothing reads an index, and serve writes
-	// nothing (a cluster without the policies, or Volcano's own admission).
-	// One that exists makes serve keep them all.
+	// them: where none exists nothing reads an index (no policies, or the
+	// per-queue mode), and serve writes nothing. One that exists makes
+	// serve keep them all.
 	installed := false
 	for _, name := range admissionv1alpha1.QueueIndexNames {
 		if _, err := c.indexes.Get(name); err == nil {
@@ -264,30 +260,31 @@ func (c *Controller) sync(ctx context.Context) error {
 	}
 	want := rules.QueueIndexes(queues)
 	for _, name := range admissionv1alpha1.QueueIndexNames {
-		if err := c.writeIndex(ctx, name, want[name]); err != nil {
+		err := c.writeIndex(ctx, name, want[name])
+		// The cache is behind an index just written (by this controller's
+		// last sync, or by install): its event is on the way and asks for
+		// the next sync, so there is nothing to retry or log.
+		if apierrors.IsConflict(err) || apierrors.IsAlreadyExists(err) {
+			return nil
+		}
+		if err != nil {
 			return err
 		}
 	}
-	var unlabelled []*v1beta1.Queue
-	for _, q := range queues {
-		if _, ok := q.Labels[keys.AdmissionIndexed]; !ok && q.DeletionTimestamp == nil {
-			unlabelled = append(unlabelled, q)
-		}
-	}
-	return c.label(ctx, unlabelled)
+	return nil
 }
 
-// writeIndex makes the index name hold want, creating it when missing (one
-// deleted while the others stay).
+// writeIndex makes the index name hold want, stamped refreshed now,
+// creating it when missing (one deleted while the others stay).
 func (c *Controller) writeIndex(ctx context.Context, name string, want map[string]admissionv1alpha1.QueueIndexEntry) error {
+	now := metav1.Now()
 	cur, err := c.indexes.Get(name)
 	if apierrors.IsNotFound(err) {
 		idx := &admissionv1alpha1.QueueIndex{
 			ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"app.kubernetes.io/managed-by": keys.ServeName}},
-			Spec:       admissionv1alpha1.QueueIndexSpec{Queues: want},
+			Spec:       admissionv1alpha1.QueueIndexSpec{Queues: want, RefreshedAt: &now},
 		}
-		_, err := c.vc.AdmissionV1alpha1().QueueIndexes().Create(ctx, idx, metav1.CreateOptions{FieldManager: keys.ServeName})
-		if err != nil {
+		if _, err := c.vc.AdmissionV1alpha1().QueueIndexes().Create(ctx, idx, metav1.CreateOptions{FieldManager: keys.ServeName}); err != nil {
 			return fmt.Errorf("create the queue index %s: %w", name, err)
 		}
 		return nil
@@ -295,11 +292,11 @@ func (c *Controller) writeIndex(ctx context.Context, name string, want map[strin
 	if err != nil {
 		return err
 	}
-	if equalEntries(cur.Spec.Queues, want) {
+	if equalEntries(cur.Spec.Queues, want) && cur.Spec.RefreshedAt != nil && now.Sub(cur.Spec.RefreshedAt.Time) < c.refresh {
 		return nil
 	}
 	next := cur.DeepCopy()
-	next.Spec.Queues = want
+	next.Spec.Queues, next.Spec.RefreshedAt = want, &now
 	if _, err := c.vc.AdmissionV1alpha1().QueueIndexes().Update(ctx, next, metav1.UpdateOptions{FieldManager: keys.ServeName}); err != nil {
 		if !apierrors.IsConflict(err) {
 			c.recorder.Eventf(cur, corev1.EventTypeWarning, "IndexNotWritten", "the queue index %s could not be written (%d entries): %v", name, len(want), err)
@@ -315,62 +312,6 @@ func equalEntries(a, b map[string]admissionv1alpha1.QueueIndexEntry) bool {
 		return true
 	}
 	return reflect.DeepEqual(a, b)
-}
-
-// label patches the label onto each queue, workers at a time. A queue that
-// changed since the cache showed it (a conflict) or is gone is skipped: the
-// change itself asks for the next sync.
-func (c *Controller) label(ctx context.Context, queues []*v1beta1.Queue) error {
-	var (
-		wg    sync.WaitGroup
-		mu    sync.Mutex
-		first error
-		next  = make(chan *v1beta1.Queue)
-	)
-	for range min(c.workers, len(queues)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for q := range next {
-				err := c.labelOne(ctx, q)
-				if err == nil || apierrors.IsConflict(err) || apierrors.IsNotFound(err) {
-					continue
-				}
-				mu.Lock()
-				if first == nil {
-					first = fmt.Errorf("label queue %s: %w", q.Name, err)
-				}
-				mu.Unlock()
-			}
-		}()
-	}
-	for _, q := range queues {
-		if ctx.Err() != nil {
-			break
-		}
-		next <- q
-	}
-	close(next)
-	wg.Wait()
-	return first
-}
-
-// labelOne sets the label on the version of q the index was computed from.
-func (c *Controller) labelOne(ctx context.Context, q *v1beta1.Queue) error {
-	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{
-		"resourceVersion": q.ResourceVersion,
-		"labels":          map[string]string{keys.AdmissionIndexed: "true"},
-	}})
-	if err != nil {
-		return err
-	}
-	opts := metav1.PatchOptions{FieldManager: keys.ServeName}
-	if rc, ok := quantityguard.REST(c.vc); ok {
-		_, err = quantityguard.Patch[v1beta1.Queue](ctx, rc, "queues", "", q.Name, types.MergePatchType, patch, opts)
-		return err
-	}
-	_, err = c.vc.SchedulingV1beta1().Queues().Patch(ctx, q.Name, types.MergePatchType, patch, opts)
-	return err
 }
 
 // indexServed asks discovery whether the API server serves queueindexes.

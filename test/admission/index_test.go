@@ -3,16 +3,16 @@ package admission
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
 
-	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
-	"k8s.io/client-go/rest"
 
 	admissionv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/admission/v1alpha1"
 	batchv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/batch/v1alpha1"
@@ -20,31 +20,44 @@ import (
 	schedulingv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/scheduling/v1beta1"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/doctor"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/install"
-	"github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned"
+	"github.com/kubectl-vc/kubectl-vc/pkg/rules"
 )
 
-// The admission queue index (docs/admission.md): the fast policies read one
-// QueueIndex that serve's queueindex controller (running in-process for the
-// package, see indexer) keeps, and trust it for the labelled queues only.
+// The admission queue index (docs/admission.md, index mode): the policies
+// read QueueIndexes that serve's queueindex controller (running in-process
+// for the package, see indexer) keeps and stamps refreshed.
 
-// waitIndexed waits until the index controller has labelled the queues.
-func waitIndexed(t *testing.T, names ...string) {
+// waitIndexCurrent waits until every index holds what the queues there are
+// make of it, as serve computes it.
+func waitIndexCurrent(t *testing.T) {
 	t.Helper()
 	ctx := context.Background()
+	var diff string
 	err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
-		for _, n := range names {
-			q, err := vc(t).SchedulingV1beta1().Queues().Get(ctx, n, metav1.GetOptions{})
+		list, err := vc(t).SchedulingV1beta1().Queues().List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return false, nil
+		}
+		ptrs := make([]*schedulingv1beta1.Queue, len(list.Items))
+		for i := range list.Items {
+			ptrs[i] = &list.Items[i]
+		}
+		want := rules.QueueIndexes(ptrs)
+		for _, name := range admissionv1alpha1.QueueIndexNames {
+			idx, err := vc(t).AdmissionV1alpha1().QueueIndexes().Get(ctx, name, metav1.GetOptions{})
 			if err != nil {
+				diff = err.Error()
 				return false, nil
 			}
-			if _, ok := q.Labels[keys.AdmissionIndexed]; !ok {
+			if (len(idx.Spec.Queues) > 0 || len(want[name]) > 0) && !reflect.DeepEqual(idx.Spec.Queues, want[name]) {
+				diff = fmt.Sprintf("index %s holds %d entries, want %d", name, len(idx.Spec.Queues), len(want[name]))
 				return false, nil
 			}
 		}
 		return true, nil
 	})
 	if err != nil {
-		t.Fatalf("queues %v not labelled %s by the queue index controller", names, keys.AdmissionIndexed)
+		t.Fatalf("the queue index controller did not catch up with the queues: %s", diff)
 	}
 }
 
@@ -57,8 +70,7 @@ func index(t *testing.T, name string) *admissionv1alpha1.QueueIndex {
 	return idx
 }
 
-// mustDenyBy asserts a denial with want by the named binding: which half of
-// a rule refused tells whether the index or the queue-by-queue policy did.
+// mustDenyBy asserts a denial with want by the named binding.
 func mustDenyBy(t *testing.T, err error, binding, want string) {
 	t.Helper()
 	mustDeny(t, err, want)
@@ -68,8 +80,8 @@ func mustDenyBy(t *testing.T, err error, binding, want string) {
 }
 
 // TestIndexHoldsStateAndChildren: the controller records the queues that
-// are not Open and the parents' child counts, labels every queue, and the
-// rules then refuse through the index: a PodGroup in a Closed queue, a Job
+// are not Open and the parents' child counts, and the rules refuse through
+// the index: a PodGroup in a Closed queue, a Job
 // in a queue with children, the deletion of a Closed queue with children.
 func TestIndexHoldsStateAndChildren(t *testing.T) {
 	setup(t)
@@ -91,7 +103,7 @@ func TestIndexHoldsStateAndChildren(t *testing.T) {
 	if err := setState(ctx, c, "ix-parent", schedulingv1beta1.QueueStateClosed); err != nil {
 		t.Fatal(err)
 	}
-	waitIndexed(t, "ix-parent", "ix-child-a", "ix-child-b", "ix-closed")
+	waitIndexCurrent(t)
 	states, children, hierarchy := index(t, "states").Spec.Queues, index(t, "children").Spec.Queues, index(t, "hierarchy").Spec.Queues
 	if e := children["ix-parent"]; e.Children != 2 || e.Child != "ix-child-a" || states["ix-parent"].State != "Closed" {
 		t.Fatalf("ix-parent: children entry %+v, state %q; want 2 children, ix-child-a first, and Closed", e, states["ix-parent"].State)
@@ -109,9 +121,14 @@ func TestIndexHoldsStateAndChildren(t *testing.T) {
 		t.Fatalf("ix-closed (under root, no resources) has a hierarchy entry: %+v", hierarchy["ix-closed"])
 	}
 
-	_, err := c.SchedulingV1beta1().PodGroups("default").Create(ctx, &schedulingv1beta1.PodGroup{
-		ObjectMeta: metav1.ObjectMeta{GenerateName: "ix-"}, Spec: schedulingv1beta1.PodGroupSpec{MinMember: 1, Queue: "ix-closed"}},
-		metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+	// The API server's param informer sees the index a moment after serve
+	// wrote it.
+	err := eventually(t, true, func() error {
+		_, err := c.SchedulingV1beta1().PodGroups("default").Create(ctx, &schedulingv1beta1.PodGroup{
+			ObjectMeta: metav1.ObjectMeta{GenerateName: "ix-"}, Spec: schedulingv1beta1.PodGroupSpec{MinMember: 1, Queue: "ix-closed"}},
+			metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+		return err
+	})
 	mustDenyBy(t, err, "vc-workload-open-queue", "queue ix-closed is Closed and accepts no new work")
 
 	if err := setState(ctx, c, "ix-parent", schedulingv1beta1.QueueStateOpen); err != nil {
@@ -131,14 +148,15 @@ func TestIndexHoldsStateAndChildren(t *testing.T) {
 	if err := setState(ctx, c, "ix-parent", schedulingv1beta1.QueueStateClosed); err != nil {
 		t.Fatal(err)
 	}
-	waitIndexed(t, "ix-parent")
-	err = c.SchedulingV1beta1().Queues().Delete(ctx, "ix-parent", metav1.DeleteOptions{DryRun: []string{metav1.DryRunAll}})
+	waitIndexCurrent(t)
+	err = eventually(t, true, func() error {
+		return c.SchedulingV1beta1().Queues().Delete(ctx, "ix-parent", metav1.DeleteOptions{DryRun: []string{metav1.DryRunAll}})
+	})
 	mustDenyBy(t, err, "vc-queue-delete-children", "queue ix-parent has child queue ix-child-a (and 1 more): delete it or move it to another parent first")
 }
 
-// TestIndexedHierarchyRules: with parent and child labelled, the resource
-// bounds and the cycle of two are refused through the index (the
-// queue-by-queue half sees neither of them).
+// TestIndexedHierarchyRules: with parent and child in the index, the
+// resource bounds and the cycle of two are refused through it.
 func TestIndexedHierarchyRules(t *testing.T) {
 	setup(t)
 	ctx := context.Background()
@@ -147,12 +165,15 @@ func TestIndexedHierarchyRules(t *testing.T) {
 	mustAdmit(t, err)
 	_, err = qs.Create(ctx, resourceQueue("ih-child", "ih-parent", "cpu=6", "", ""), metav1.CreateOptions{})
 	mustAdmit(t, err)
-	waitIndexed(t, "ih-parent", "ih-child")
+	waitIndexCurrent(t)
 	if e := index(t, "hierarchy").Spec.Queues["ih-parent"]; e.ChildCapability["cpu"] != (admissionv1alpha1.QueueIndexBound{Amount: "6", Child: "ih-child"}) || e.Capability["cpu"] != "8" {
 		t.Fatalf("index entry of ih-parent = %+v", e)
 	}
 	dry := metav1.PatchOptions{DryRun: []string{metav1.DryRunAll}}
-	_, err = qs.Patch(ctx, "ih-parent", types.MergePatchType, []byte(`{"spec":{"capability":{"cpu":"4"}}}`), dry)
+	err = eventually(t, true, func() error {
+		_, err := qs.Patch(ctx, "ih-parent", types.MergePatchType, []byte(`{"spec":{"capability":{"cpu":"4"}}}`), dry)
+		return err
+	})
 	mustDenyBy(t, err, "vc-queue-children", "queue ih-parent is below its child ih-child in capability cpu")
 	_, err = qs.Create(ctx, resourceQueue("ih-other", "ih-parent", "cpu=9", "", ""), metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
 	mustDenyBy(t, err, "vc-queue-children", "queue ih-other exceeds its parent ih-parent in capability cpu")
@@ -160,109 +181,96 @@ func TestIndexedHierarchyRules(t *testing.T) {
 	mustDenyBy(t, err, "vc-queue-children", "queue ih-parent cannot have parent ih-child: the parent of ih-child is ih-parent, which would make a cycle")
 }
 
-// TestIndexLabelGuards: the label is serve's to set, a labelled queue
-// cannot leave Open, and a change of parent takes the label off (the
-// mutating policy), so that the index is never trusted for a queue it
-// does not describe.
-func TestIndexLabelGuards(t *testing.T) {
-	setup(t)
+// ageIndexes stops the index controller and stamps every index refreshed
+// age ago, as an index looks once serve has been gone that long; the
+// controller starts again when the test ends.
+func ageIndexes(t *testing.T, age time.Duration) {
+	t.Helper()
 	ctx := context.Background()
-	c := vc(t)
-	for _, n := range []string{"lg-a", "lg-b"} {
-		if err := createQueueWithState(ctx, c, &schedulingv1beta1.Queue{ObjectMeta: metav1.ObjectMeta{Name: n}}, ""); err != nil {
+	if err := indexer.stop(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := indexer.start(); err != nil {
+			t.Error(err)
+		}
+		waitFresh(t)
+	})
+	then := metav1.NewTime(time.Now().Add(-age))
+	for _, name := range admissionv1alpha1.QueueIndexNames {
+		idx := index(t, name)
+		idx.Spec.RefreshedAt = &then
+		if _, err := vc(t).AdmissionV1alpha1().QueueIndexes().Update(ctx, idx, metav1.UpdateOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	waitIndexed(t, "lg-a", "lg-b")
+}
 
-	// A status write out of Open while labelled: refused, whoever writes.
-	q := mustGetQueue(t, "lg-a")
-	q.Status.State = schedulingv1beta1.QueueStateClosed
-	_, err := c.SchedulingV1beta1().Queues().UpdateStatus(ctx, q, metav1.UpdateOptions{})
-	mustDeny(t, err, "queue lg-a carries the label "+keys.AdmissionIndexed+": remove it before moving the queue out of Open")
+// waitFresh waits until a PodGroup create is admitted again (the API server
+// sees a refreshed index).
+func waitFresh(t *testing.T) {
+	t.Helper()
+	ctx := context.Background()
+	pg := &schedulingv1beta1.PodGroup{ObjectMeta: metav1.ObjectMeta{GenerateName: "fresh-"}, Spec: schedulingv1beta1.PodGroupSpec{MinMember: 1}}
+	err := eventually(t, false, func() error {
+		_, err := vc(t).SchedulingV1beta1().PodGroups("default").Create(ctx, pg, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+		return err
+	})
+	if err != nil {
+		t.Errorf("the index controller started again, and a PodGroup create is still refused: %v", err)
+	}
+}
 
-	// A parent change takes the label off in passing.
-	patch := []byte(`{"spec":{"parent":"lg-b"}}`)
-	var moved *schedulingv1beta1.Queue
-	err = eventually(t, false, func() (err error) {
-		moved, err = c.SchedulingV1beta1().Queues().Patch(ctx, "lg-a", types.MergePatchType, patch, metav1.PatchOptions{})
-		if err != nil {
-			t.Logf("move: %v", err)
-		}
+// TestStaleIndexRefusesCreates: an index serve stopped refreshing more than
+// a minute ago is not trusted: PodGroup, Job and queue creates are refused
+// with a message that says why, by each policy that reads an index; what
+// reads no index (a queue deletion's other rules, updates) goes on. Serve,
+// started again, refreshes the index and creates are admitted.
+func TestStaleIndexRefusesCreates(t *testing.T) {
+	setup(t)
+	ctx := context.Background()
+	c := vc(t)
+	if err := createQueueWithState(ctx, c, &schedulingv1beta1.Queue{ObjectMeta: metav1.ObjectMeta{Name: "st-leaf"}}, ""); err != nil {
+		t.Fatal(err)
+	}
+	waitIndexCurrent(t)
+	// 50 s is within the bound: still trusted.
+	ageIndexes(t, 50*time.Second)
+	dry := metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}}
+	pg := &schedulingv1beta1.PodGroup{ObjectMeta: metav1.ObjectMeta{GenerateName: "st-"}, Spec: schedulingv1beta1.PodGroupSpec{MinMember: 1, Queue: "st-leaf"}}
+	err := eventually(t, false, func() error {
+		_, err := c.SchedulingV1beta1().PodGroups("default").Create(ctx, pg, dry)
 		return err
 	})
 	mustAdmit(t, err)
-	if _, ok := moved.Labels[keys.AdmissionIndexed]; ok {
-		t.Fatalf("queue lg-a moved under lg-b kept the label: %v", moved.Labels)
-	}
-	// ... and the controller puts it back once the index counts lg-b's child.
-	waitIndexed(t, "lg-a")
-	if e := index(t, "children").Spec.Queues["lg-b"]; e.Children != 1 {
-		t.Fatalf("index entry of lg-b = %+v, want 1 child", e)
-	}
 
-	// A tenant who may update queues but not the index may remove the label,
-	// not set it.
-	tenant := queueEditor(t, "lg-tenant")
-	_, err = unlabel(ctx, tenant, "lg-b")
-	mustAdmit(t, err)
-	// (The controller may have labelled it again already: a change of the
-	// value needs the same right as setting it.)
-	setLabel := []byte(`{"metadata":{"labels":{"` + keys.AdmissionIndexed + `":"forged"}}}`)
-	_, err = tenant.SchedulingV1beta1().Queues().Patch(ctx, "lg-b", types.MergePatchType, setLabel, metav1.PatchOptions{})
-	mustDeny(t, err, "the label "+keys.AdmissionIndexed+" of queue lg-b is serve's to set")
-	_, err = tenant.SchedulingV1beta1().Queues().Create(ctx, &schedulingv1beta1.Queue{
-		ObjectMeta: metav1.ObjectMeta{Name: "lg-forged", Labels: map[string]string{keys.AdmissionIndexed: "true"}},
-		Spec:       schedulingv1beta1.QueueSpec{Weight: 1}}, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
-	mustDeny(t, err, "the label "+keys.AdmissionIndexed+" of queue lg-forged is serve's to set")
-}
-
-// queueEditor returns a client acting as a user who may create, read and
-// change queues (and their status) but not the queue index.
-func queueEditor(t *testing.T, user string) versioned.Interface {
-	t.Helper()
-	ctx := context.Background()
-	k := kube(t)
-	role := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: user}, Rules: []rbacv1.PolicyRule{{
-		APIGroups: []string{"scheduling.volcano.sh"}, Resources: []string{"queues", "queues/status"},
-		Verbs: []string{"get", "list", "create", "update", "patch"},
-	}}}
-	if _, err := k.RbacV1().ClusterRoles().Create(ctx, role, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-		t.Fatal(err)
-	}
-	binding := &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: user},
-		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: user},
-		Subjects: []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: "User", Name: user}}}
-	if _, err := k.RbacV1().ClusterRoleBindings().Create(ctx, binding, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-		t.Fatal(err)
-	}
-	cfg := rest.CopyConfig(cp.AdminConfig())
-	cfg.Impersonate = rest.ImpersonationConfig{UserName: user}
-	c := versioned.NewForConfigOrDie(cfg)
-	// The authorizer sees a new binding a moment later.
-	var last error
-	err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
-		_, last = c.SchedulingV1beta1().Queues().List(ctx, metav1.ListOptions{Limit: 1})
-		return last == nil, nil
+	ageIndexes(t, 2*time.Minute)
+	const stale = "over 60s before this request: serve's queueindex controller keeps it"
+	err = eventually(t, true, func() error {
+		_, err := c.SchedulingV1beta1().PodGroups("default").Create(ctx, pg, dry)
+		return err
 	})
-	if err != nil {
-		t.Fatalf("user %s never allowed to list queues: %v", user, last)
-	}
-	return c
+	mustDenyBy(t, err, "vc-workload-open-queue", "the admission index states was last refreshed at ")
+	mustDeny(t, err, stale)
+	_, err = c.BatchV1alpha1().Jobs("default").Create(ctx, &batchv1alpha1.Job{
+		ObjectMeta: metav1.ObjectMeta{GenerateName: "st-"}, Spec: batchv1alpha1.JobSpec{Queue: "st-leaf"}}, dry)
+	mustDeny(t, err, stale)
+	_, err = c.SchedulingV1beta1().Queues().Create(ctx, &schedulingv1beta1.Queue{ObjectMeta: metav1.ObjectMeta{Name: "st-new"}, Spec: schedulingv1beta1.QueueSpec{Weight: 1}}, dry)
+	mustDenyBy(t, err, "vc-queue-children", "the admission index hierarchy was last refreshed at ")
+	// An update reads the index as it is (it has no time of its own).
+	err = updateQueue(ctx, c, "st-leaf", metav1.UpdateOptions{DryRun: []string{metav1.DryRunAll}}, func(q *schedulingv1beta1.Queue) { q.Spec.Weight = 3 })
+	mustAdmit(t, err)
 }
 
-// TestIndexMissingOrStopped: without the index the fast policies refuse
-// rather than admit; install writes it anew from the queues, and with the
-// controller stopped a queue closed meanwhile (its label gone) is refused
-// by the queue-by-queue half.
-func TestIndexMissingOrStopped(t *testing.T) {
+// TestIndexMissing: without the index the policies refuse rather than
+// admit, and install writes it anew from the queues.
+func TestIndexMissing(t *testing.T) {
 	setup(t)
 	ctx := context.Background()
 	c := vc(t)
 	if err := createQueueWithState(ctx, c, &schedulingv1beta1.Queue{ObjectMeta: metav1.ObjectMeta{Name: "ms-open"}}, ""); err != nil {
 		t.Fatal(err)
 	}
-	waitIndexed(t, "ms-open")
 	if err := indexer.stop(); err != nil {
 		t.Fatal(err)
 	}
@@ -287,20 +295,98 @@ func TestIndexMissingOrStopped(t *testing.T) {
 	if err != nil {
 		t.Fatalf("install: %v\n%s", err, out)
 	}
-	_ = out
+	if !strings.Contains(out, "queue index written") {
+		t.Errorf("install did not say it wrote the index:\n%s", out)
+	}
 	if _, err := c.AdmissionV1alpha1().QueueIndexes().Get(ctx, admissionv1alpha1.QueueIndexStates, metav1.GetOptions{}); err != nil {
 		t.Fatalf("install did not make the index anew: %v", err)
 	}
 	_, err = c.SchedulingV1beta1().PodGroups("default").Create(ctx, pg, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
 	mustAdmit(t, err)
-	if err := setState(ctx, c, "ms-open", schedulingv1beta1.QueueStateClosed); err != nil {
+}
+
+// TestPerQueueMode: install --admission=per-queue swaps in the policies of
+// the same names that go through every Queue (nothing needs to run), drops
+// the indexes, and every rule that needs other queues still holds; doctor
+// says which mode is in force. The index mode is installed again after.
+func TestPerQueueMode(t *testing.T) {
+	setup(t)
+	ctx := context.Background()
+	c := vc(t)
+	k := kube(t)
+	out, err := runInstall(t, &install.Options{Selection: install.Selection{Policies: true, Admission: keys.AdmissionModePerQueue}})
+	if err != nil {
+		t.Fatalf("install --admission=per-queue: %v\n%s", err, out)
+	}
+	t.Cleanup(func() {
+		out, err := runInstall(t, &install.Options{Selection: install.Selection{Policies: true, Admission: keys.AdmissionModeIndex}})
+		if err != nil {
+			t.Errorf("install --admission=index: %v\n%s", err, out)
+		}
+		waitFresh(t)
+	})
+	for _, want := range []string{"vc-job-leaf-queue deleted (no longer shipped)", "queueindex.admission.kubectl-vc.io/states deleted (not read in per-queue mode)"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("install output lacks %q:\n%s", want, out)
+		}
+	}
+	b, err := k.AdmissionregistrationV1().ValidatingAdmissionPolicyBindings().Get(ctx, "vc-workload-open-queue", metav1.GetOptions{})
+	if err != nil || b.Spec.ParamRef == nil || b.Spec.ParamRef.Selector == nil || b.Labels[keys.AdmissionMode] != keys.AdmissionModePerQueue {
+		t.Fatalf("binding vc-workload-open-queue in per-queue mode: %+v (%v)", b, err)
+	}
+
+	for _, q := range []*schedulingv1beta1.Queue{
+		resourceQueue("pq-parent", "root", "cpu=4", "", ""),
+		resourceQueue("pq-child", "pq-parent", "cpu=2", "", ""),
+		{ObjectMeta: metav1.ObjectMeta{Name: "pq-closed"}, Spec: schedulingv1beta1.QueueSpec{Weight: 1}},
+	} {
+		if err := createQueueWithState(ctx, c, q, ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, n := range []string{"pq-closed", "pq-parent"} {
+		if err := setState(ctx, c, n, schedulingv1beta1.QueueStateClosed); err != nil {
+			t.Fatal(err)
+		}
+	}
+	dry := metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}}
+	err = eventually(t, true, func() error {
+		_, err := c.SchedulingV1beta1().PodGroups("default").Create(ctx, &schedulingv1beta1.PodGroup{
+			ObjectMeta: metav1.ObjectMeta{GenerateName: "pq-"}, Spec: schedulingv1beta1.PodGroupSpec{MinMember: 1, Queue: "pq-closed"}}, dry)
+		return err
+	})
+	mustDenyBy(t, err, "vc-workload-open-queue", "queue pq-closed is Closed and accepts no new work")
+	err = eventually(t, true, func() error {
+		return c.SchedulingV1beta1().Queues().Delete(ctx, "pq-parent", metav1.DeleteOptions{DryRun: []string{metav1.DryRunAll}})
+	})
+	mustDenyBy(t, err, "vc-queue-delete-children", "queue pq-parent has child queue pq-child: delete it or move it to another parent first")
+	_, err = c.SchedulingV1beta1().Queues().Create(ctx, resourceQueue("pq-big", "pq-parent", "cpu=8", "", ""), dry)
+	mustDenyBy(t, err, "vc-queue-children", "queue pq-big exceeds its parent pq-parent in capability cpu")
+	if err := setState(ctx, c, "pq-parent", schedulingv1beta1.QueueStateOpen); err != nil {
 		t.Fatal(err)
 	}
 	err = eventually(t, true, func() error {
-		_, err := c.SchedulingV1beta1().PodGroups("default").Create(ctx, pg, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+		_, err := c.BatchV1alpha1().Jobs("default").Create(ctx, &batchv1alpha1.Job{
+			ObjectMeta: metav1.ObjectMeta{GenerateName: "pq-"}, Spec: batchv1alpha1.JobSpec{Queue: "pq-parent"}}, dry)
+		if err != nil && strings.Contains(err.Error(), "accepts no new work") {
+			return nil // still seen Closed: wait for Open
+		}
 		return err
 	})
-	mustDenyBy(t, err, "vc-workload-open-queue-unindexed", "queue ms-open is Closed and accepts no new work")
+	mustDenyBy(t, err, "vc-workload-open-queue", "queue pq-parent has child queue pq-child: a job can only be submitted to a leaf queue")
+
+	f := doctorFinding(t, "admission-index")
+	if f.Status != doctor.OK || !strings.Contains(f.Message, "admission is in per-queue mode: each PodGroup, Job and queue request is checked against all") {
+		t.Fatalf("doctor in per-queue mode: %+v", f)
+	}
+	// A plain install keeps the mode installed.
+	if out, err := runInstall(t, &install.Options{}); err != nil {
+		t.Fatalf("a plain install after per-queue: %v\n%s", err, out)
+	}
+	b, err = k.AdmissionregistrationV1().ValidatingAdmissionPolicyBindings().Get(ctx, "vc-workload-open-queue", metav1.GetOptions{})
+	if err != nil || b.Labels[keys.AdmissionMode] != keys.AdmissionModePerQueue {
+		t.Fatalf("a plain install after per-queue changed the mode: %v %v", b.Labels, err)
+	}
 }
 
 // TestInstallUpgradesBindings: an installation from before the index (the
@@ -358,9 +444,9 @@ func doctorFinding(t *testing.T, check string) doctor.Finding {
 }
 
 // TestDoctorAdmissionIndex: doctor says when admission costs the same at
-// any number of queues, and when not: queues the index does not hold yet,
-// an index that disagrees with the queues, a binding of an earlier install
-// that goes through every Queue.
+// any number of queues, and when not: an index that disagrees with the
+// queues, one serve stopped refreshing (every create refused), the
+// bindings of an earlier install.
 func TestDoctorAdmissionIndex(t *testing.T) {
 	setup(t)
 	ctx := context.Background()
@@ -368,31 +454,13 @@ func TestDoctorAdmissionIndex(t *testing.T) {
 	if err := createQueueWithState(ctx, c, &schedulingv1beta1.Queue{ObjectMeta: metav1.ObjectMeta{Name: "dr-a"}}, ""); err != nil {
 		t.Fatal(err)
 	}
-	waitIndexed(t, "dr-a")
-	var f doctor.Finding
-	_ = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
-		f = doctorFinding(t, "admission-index")
-		return f.Status == doctor.OK, nil
-	})
-	if f.Status != doctor.OK || !strings.Contains(f.Message, "queues are in the queue index") {
-		t.Fatalf("with every queue indexed: %+v", f)
+	waitIndexCurrent(t)
+	f := doctorFinding(t, "admission-index")
+	if f.Status != doctor.OK || !strings.Contains(f.Message, "admission is in index mode and the queue index is current") {
+		t.Fatalf("with the index current: %+v", f)
 	}
 
-	if err := indexer.stop(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := indexer.start(); err != nil {
-			t.Error(err)
-		}
-	})
-	if err := createQueueWithState(ctx, c, &schedulingv1beta1.Queue{ObjectMeta: metav1.ObjectMeta{Name: "dr-new"}}, ""); err != nil {
-		t.Fatal(err)
-	}
-	f = doctorFinding(t, "admission-index")
-	if f.Status != doctor.Warn || !strings.Contains(f.Message, "are not in the queue index (dr-new)") {
-		t.Fatalf("with dr-new not indexed: %+v", f)
-	}
+	ageIndexes(t, 10*time.Second)
 	if err := setState(ctx, c, "dr-a", schedulingv1beta1.QueueStateClosed); err != nil {
 		t.Fatal(err)
 	}
@@ -400,23 +468,28 @@ func TestDoctorAdmissionIndex(t *testing.T) {
 	if f.Status != doctor.Warn || !strings.Contains(f.Message, "states disagree with the queues") {
 		t.Fatalf("with dr-a closed and nobody indexing: %+v", f)
 	}
+	ageIndexes(t, 5*time.Minute)
+	f = doctorFinding(t, "admission-index")
+	if f.Status != doctor.Fail || !strings.Contains(f.Message, "were not refreshed in the last 1m0s: serve's queueindex controller is not running") {
+		t.Fatalf("with the index 5 minutes old: %+v", f)
+	}
 
 	k := kube(t)
-	b, err := k.AdmissionregistrationV1().ValidatingAdmissionPolicyBindings().Get(ctx, "vc-workload-open-queue-unindexed", metav1.GetOptions{})
+	b, err := k.AdmissionregistrationV1().ValidatingAdmissionPolicyBindings().Get(ctx, "vc-workload-open-queue", metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	b.Spec.ParamRef.Selector = &metav1.LabelSelector{}
-	if _, err := k.AdmissionregistrationV1().ValidatingAdmissionPolicyBindings().Update(ctx, b, metav1.UpdateOptions{}); err != nil {
+	old := b.DeepCopy()
+	old.ObjectMeta = metav1.ObjectMeta{Name: "vc-workload-open-queue-unindexed", Labels: map[string]string{"app.kubernetes.io/part-of": "kubectl-vc"}}
+	if _, err := k.AdmissionregistrationV1().ValidatingAdmissionPolicyBindings().Create(ctx, old, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() {
-		if out, err := runInstall(t, &install.Options{}); err != nil {
-			t.Errorf("install: %v\n%s", err, out)
-		}
-	})
 	f = doctorFinding(t, "admission-index")
-	if f.Status != doctor.Warn || f.Fix != "kubectl vc install --policies" || !strings.Contains(f.Message, "go through every Queue for each request") {
+	if f.Status != doctor.Warn || f.Fix != "kubectl vc install --policies" || !strings.Contains(f.Message, "those of an earlier install (PolicyBinding vc-workload-open-queue-unindexed") {
 		t.Fatalf("with an old binding: %+v", f)
+	}
+	out, err := runInstall(t, &install.Options{})
+	if err != nil || !strings.Contains(out, "vc-workload-open-queue-unindexed deleted (no longer shipped)") {
+		t.Fatalf("install over an old binding: %v\n%s", err, out)
 	}
 }

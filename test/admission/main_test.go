@@ -12,7 +12,6 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
@@ -35,9 +34,9 @@ var (
 	cp         *controlplane.ControlPlane
 	kubeconfig string
 	// indexer is serve's queue index controller, running for the whole
-	// package once setup has installed the policies: every rule is proven
-	// on queues the index holds (labelled), and, for a moment after each
-	// queue is made or moved, on queues it does not hold yet.
+	// package once setup has installed the policies in index mode: every
+	// rule is proven as the index holds it (TestPerQueueMode proves the
+	// other mode's policies).
 	indexer = &indexRunner{}
 
 	setupOnce sync.Once
@@ -126,7 +125,7 @@ func runInstall(t *testing.T, o *install.Options) (string, error) {
 func setup(t *testing.T) {
 	t.Helper()
 	setupOnce.Do(func() {
-		if _, setupErr = runInstall(t, &install.Options{}); setupErr != nil {
+		if _, setupErr = runInstall(t, &install.Options{Selection: install.Selection{CRDs: true, Policies: true, Admission: keys.AdmissionModeIndex}}); setupErr != nil {
 			return
 		}
 		if setupErr = indexer.start(); setupErr != nil {
@@ -298,11 +297,7 @@ func createQueueWithState(ctx context.Context, c versioned.Interface, q *schedul
 	return setState(ctx, c, created.Name, state)
 }
 
-// setState writes a queue's state as the queue controller does: a queue the
-// admission index holds loses its label first when it leaves Open
-// (vc-queue-index-label refuses the write otherwise). The index controller
-// may label the queue again between the two writes, as it may the
-// controller's: the pair is then repeated (a few times at most).
+// setState writes a queue's state as the queue controller does.
 func setState(ctx context.Context, c versioned.Interface, name string, state schedulingv1beta1.QueueState) error {
 	var err error
 	for range 5 {
@@ -310,29 +305,12 @@ func setState(ctx context.Context, c versioned.Interface, name string, state sch
 		if q, err = c.SchedulingV1beta1().Queues().Get(ctx, name, metav1.GetOptions{}); err != nil {
 			return err
 		}
-		if _, ok := q.Labels[keys.AdmissionIndexed]; ok && open(q.Status.State) && !open(state) {
-			if q, err = unlabel(ctx, c, name); err != nil {
-				return err
-			}
-		}
 		q.Status.State = state
-		_, err = c.SchedulingV1beta1().Queues().UpdateStatus(ctx, q, metav1.UpdateOptions{})
-		if err == nil || !(apierrors.IsConflict(err) || strings.Contains(err.Error(), "remove it before moving the queue out of Open")) {
+		if _, err = c.SchedulingV1beta1().Queues().UpdateStatus(ctx, q, metav1.UpdateOptions{}); !apierrors.IsConflict(err) {
 			return err
 		}
 	}
 	return err
-}
-
-func open(s schedulingv1beta1.QueueState) bool {
-	return s == "" || s == schedulingv1beta1.QueueStateOpen
-}
-
-// unlabel removes the admission index label of a queue, as the queue
-// controller does before closing it.
-func unlabel(ctx context.Context, c versioned.Interface, name string) (*schedulingv1beta1.Queue, error) {
-	patch := []byte(`{"metadata":{"labels":{"` + keys.AdmissionIndexed + `":null}}}`)
-	return c.SchedulingV1beta1().Queues().Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{})
 }
 
 // mustDeny asserts that err is an admission denial carrying want, and that
@@ -381,10 +359,8 @@ func mustGetQueue(t *testing.T, name string) *schedulingv1beta1.Queue {
 	return q
 }
 
-// updateQueue changes a queue read just before, again on a conflict: serve's
-// queue index controller labels a queue a moment after it is made or
-// changed, which makes an earlier read stale (as a user's 'kubectl edit'
-// may meet). Any other outcome is returned.
+// updateQueue changes a queue read just before, again on a conflict (as a
+// user's 'kubectl edit' may meet). Any other outcome is returned.
 func updateQueue(ctx context.Context, c versioned.Interface, name string, opts metav1.UpdateOptions, change func(*schedulingv1beta1.Queue)) error {
 	var err error
 	for range 10 {

@@ -12,12 +12,13 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 
 	"github.com/kubectl-vc/kubectl-vc/internal/testenv/controlplane"
 	"github.com/kubectl-vc/kubectl-vc/internal/testenv/cptest"
+	admissionv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/admission/v1alpha1"
 	batchv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/batch/v1alpha1"
 	"github.com/kubectl-vc/kubectl-vc/pkg/apis/keys"
 	"github.com/kubectl-vc/kubectl-vc/pkg/apis/scheduling/v1beta1"
@@ -34,8 +35,9 @@ import (
 // install' ships cost each request, at several numbers of queues
 // (VC_BENCH_ADMISSION_QUEUES, "10,1000,10000" by default), each size on its
 // own API server: the same requests without the policies ("none") and with
-// them and serve's queue index controller keeping their index
-// ("installed"), alternating, VC_BENCH_ROUNDS rounds each:
+// them in index mode and serve's queue index controller keeping their index
+// ("installed"), alternating, VC_BENCH_ROUNDS rounds each (and in
+// per-queue mode, "per-queue", when VC_BENCH_ADMISSION_PER_QUEUE=1):
 //
 //   - pg: 2 000 PodGroup creates, 32 at once, spread over the queues;
 //   - job: 500 Volcano Job creates, 32 at once;
@@ -95,42 +97,34 @@ func admissionAtSize(b *testing.B, nq int) {
 	}
 	b.Logf("%d queues created in %v", nq, time.Since(start).Round(time.Millisecond))
 
-	// serve's queue index controller, as a user's serve runs it;
-	// VC_BENCH_ADMISSION_INDEXER=0 leaves it out: the policies then go
-	// through every queue one by one, as where no serve runs.
-	indexed := os.Getenv("VC_BENCH_ADMISSION_INDEXER") != "0"
-	if indexed {
-		idx, err := framework.Configure("queueindex")
-		if err != nil {
-			b.Fatal(err)
-		}
-		ictx, stop := context.WithCancel(ctx)
-		done := make(chan error, 1)
-		go func() {
-			done <- controller.Run(ictx, controller.Config{Kubeconfig: cp.AdminConfig(), Controllers: []framework.Controller{idx},
-				MaxRequeueNum: -1, FeatureGates: framework.NewFeatureGate(), WaitForStop: true})
-		}()
-		b.Cleanup(func() { stop(); <-done })
-	}
+	// serve's queue index controller, as a user's serve runs it (it idles
+	// while no index exists: in the none and per-queue rounds).
+	startIndexer(b, cp.AdminConfig())
 
+	variants := []string{"none", "installed"}
+	if os.Getenv("VC_BENCH_ADMISSION_PER_QUEUE") == "1" {
+		variants = append(variants, "per-queue")
+	}
+	kubeconfig := writeKubeconfig(b, cp)
 	results := map[string]map[string][]float64{} // variant -> measure -> seconds
 	var seq atomic.Int64
 	for round := range benchRounds() {
-		for _, variant := range []string{"none", "installed"} {
+		for _, variant := range variants {
 			switch variant {
 			case "none":
 				unbind(b, kube)
-			case "installed":
+			case "installed", "per-queue":
+				mode := keys.AdmissionModeIndex
+				if variant == "per-queue" {
+					mode = keys.AdmissionModePerQueue
+				}
 				t0 := time.Now()
-				if _, err := cptest.Install(ctx, cptest.Factory(writeKubeconfig(b, cp)), &install.Options{}); err != nil {
+				if _, err := cptest.Install(ctx, cptest.Factory(kubeconfig), &install.Options{Selection: install.Selection{CRDs: true, Policies: true, Admission: mode}}); err != nil {
 					b.Fatal(err)
 				}
-				if indexed {
-					waitAllIndexed(b, vc, nq+1)
-				}
-				b.Logf("round %d: install and index of %d queues took %v", round, nq, time.Since(t0).Round(time.Millisecond))
+				b.Logf("round %d: install (%s) over %d queues took %v", round, mode, nq, time.Since(t0).Round(time.Millisecond))
 			}
-			r := admissionRound(b, vc, nq, queueName, seq.Add(1), indexed && variant == "installed")
+			r := admissionRound(b, vc, nq, queueName, seq.Add(1), variant)
 			if results[variant] == nil {
 				results[variant] = map[string][]float64{}
 			}
@@ -141,24 +135,27 @@ func admissionAtSize(b *testing.B, nq int) {
 		}
 	}
 	for _, m := range []string{"pg", "job", "queue-create", "queue-delete"} {
-		none, with := median(results["none"][m]), median(results["installed"][m])
-		b.ReportMetric(with, m+"-installed-s")
+		none := median(results["none"][m])
 		b.ReportMetric(none, m+"-none-s")
-		if none > 0 {
-			b.ReportMetric(with/none, m+"-ratio")
-			b.Logf("queues=%d %-12s none %.2fs installed %.2fs ratio %.2f", nq, m, none, with, with/none)
+		for _, v := range variants[1:] {
+			with := median(results[v][m])
+			b.ReportMetric(with, m+"-"+v+"-s")
+			if none > 0 {
+				b.ReportMetric(with/none, m+"-"+v+"-ratio")
+				b.Logf("queues=%d %-12s none %.2fs %s %.2fs ratio %.2f", nq, m, none, v, with, with/none)
+			}
 		}
 	}
 }
 
 // admissionRound runs the four batches once and returns their wall times.
-func admissionRound(b *testing.B, vc versioned.Interface, nq int, queueName func(int) string, seq int64, indexed bool) map[string]float64 {
+func admissionRound(b *testing.B, vc versioned.Interface, nq int, queueName func(int) string, seq int64, variant string) map[string]float64 {
 	ctx := context.Background()
 	out := map[string]float64{}
 	timed := func(name string, f func()) {
 		// VC_BENCH_ADMISSION_PPROF=DIR keeps a CPU profile of the API
 		// server during each batch of the installed rounds, in DIR.
-		if dir := os.Getenv("VC_BENCH_ADMISSION_PPROF"); dir != "" && indexed {
+		if dir := os.Getenv("VC_BENCH_ADMISSION_PPROF"); dir != "" && variant == "installed" {
 			done := make(chan struct{})
 			defer func() { <-done }()
 			go func() {
@@ -207,16 +204,16 @@ func admissionRound(b *testing.B, vc versioned.Interface, nq int, queueName func
 			}
 		})
 	})
-	// Closed as the queue controller closes a queue: the label first. The
-	// deletes are timed once the index holds the closed queues (a delete
-	// right after a close goes through the queues not yet indexed).
+	// Closed as the queue controller closes a queue (untimed). The deletes
+	// are timed once serve has indexed the closes, so that its writes are
+	// not counted against the deletes.
 	parallel(200, func(i int) {
 		if err := closeQueue(ctx, vc, child(i)); err != nil {
 			b.Error(err)
 		}
 	})
-	if indexed {
-		waitAllIndexed(b, vc, nq+1+200)
+	if variant == "installed" {
+		waitStatesIndexed(b, vc, 200)
 	}
 	timed("queue-delete", func() {
 		parallel(200, func(i int) {
@@ -229,20 +226,13 @@ func admissionRound(b *testing.B, vc versioned.Interface, nq int, queueName func
 }
 
 // closeQueue writes Closed into a queue's status as the queue controller
-// does, taking the admission index label off first; the index controller
-// may put it back in between, and the pair is then tried again.
+// does.
 func closeQueue(ctx context.Context, vc versioned.Interface, name string) error {
 	var err error
 	for range 10 {
 		var q *v1beta1.Queue
 		if q, err = vc.SchedulingV1beta1().Queues().Get(ctx, name, metav1.GetOptions{}); err != nil {
 			return err
-		}
-		if _, ok := q.Labels[keys.AdmissionIndexed]; ok {
-			patch := []byte(`{"metadata":{"labels":{"` + keys.AdmissionIndexed + `":null}}}`)
-			if q, err = vc.SchedulingV1beta1().Queues().Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
-				return err
-			}
 		}
 		q.Status.State = v1beta1.QueueStateClosed
 		if _, err = vc.SchedulingV1beta1().Queues().UpdateStatus(ctx, q, metav1.UpdateOptions{}); err == nil {
@@ -276,17 +266,14 @@ func unbind(b *testing.B, kube kubernetes.Interface) {
 	time.Sleep(3 * time.Second)
 }
 
-// waitAllIndexed waits until n queues carry the admission index label.
-func waitAllIndexed(b *testing.B, vc versioned.Interface, n int) {
-	err := wait.PollUntilContextTimeout(context.Background(), 500*time.Millisecond, 20*time.Minute, true, func(ctx context.Context) (bool, error) {
-		l, err := vc.SchedulingV1beta1().Queues().List(ctx, metav1.ListOptions{LabelSelector: keys.AdmissionIndexed})
-		if err != nil {
-			return false, nil
-		}
-		return len(l.Items) >= n, nil
+// waitStatesIndexed waits until the states index holds at least n queues.
+func waitStatesIndexed(b *testing.B, vc versioned.Interface, n int) {
+	err := wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, 5*time.Minute, true, func(ctx context.Context) (bool, error) {
+		idx, err := vc.AdmissionV1alpha1().QueueIndexes().Get(ctx, admissionv1alpha1.QueueIndexStates, metav1.GetOptions{})
+		return err == nil && len(idx.Spec.Queues) >= n, nil
 	})
 	if err != nil {
-		b.Fatalf("the queue index controller did not label %d queues", n)
+		b.Fatalf("the queue index controller did not record %d closed queues", n)
 	}
 }
 
@@ -305,4 +292,30 @@ func resourceList(s string) corev1.ResourceList {
 		panic(err)
 	}
 	return l
+}
+
+// installAdmission installs the CRDs and the policies in index mode and runs
+// serve's queue index controller in-process until the benchmark ends.
+func installAdmission(b *testing.B, kubeconfig string, cfg *rest.Config) {
+	ctx := context.Background()
+	if _, err := cptest.Install(ctx, cptest.Factory(kubeconfig), &install.Options{Selection: install.Selection{CRDs: true, Policies: true, Admission: keys.AdmissionModeIndex}}); err != nil {
+		b.Fatal(err)
+	}
+	startIndexer(b, cfg)
+}
+
+// startIndexer runs serve's queue index controller in-process until the
+// benchmark ends.
+func startIndexer(b *testing.B, cfg *rest.Config) {
+	idx, err := framework.Configure("queueindex")
+	if err != nil {
+		b.Fatal(err)
+	}
+	ictx, stop := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- controller.Run(ictx, controller.Config{Kubeconfig: cfg, Controllers: []framework.Controller{idx},
+			MaxRequeueNum: -1, FeatureGates: framework.NewFeatureGate(), WaitForStop: true})
+	}()
+	b.Cleanup(func() { stop(); <-done })
 }

@@ -50,6 +50,11 @@ import (
 // VC_BENCH_SCALE_FLOOR=0 leaves it out): what this API server and
 // client-go cost at each size, which no controller can beat.
 //
+// VC_BENCH_SCALE_ADMISSION=1 runs every pass with the admission policies
+// 'kubectl vc install --serve' ships (index mode, the index kept by serve's
+// queue index controller): every podgroup serve makes for a pod then pays
+// their cost, as in a user's cluster.
+//
 // VC_BENCH_ROUNDS repeats each pass (the order of the processes
 // alternating), and the growth uses the medians. VC_BENCH_SCALE_PASSES limits the passes ("queues", "pods"; both by
 // default) or adds "reads" (readPasses: the ways to read every podgroup). VC_BENCH_SCALE_QUEUE_ONLY adds the queue controllers alone. VC_BENCH_BASE_BIN adds a pass of another kubectl-vc binary (an earlier
@@ -156,6 +161,14 @@ func scalePasses(b *testing.B, k float64, record func(string, float64, float64))
 	b.Logf("fixture: %d queues, %d podgroups in %d namespaces created in %v", nq, npg, scaleNamespaces, time.Since(setup).Round(time.Millisecond))
 	f.want = queueStatuses(nq, npg, queueName, phaseOf)
 	f.want[steadyQueue] = v1beta1.QueueStatus{State: v1beta1.QueueStateOpen}
+	if os.Getenv("VC_BENCH_SCALE_ADMISSION") == "1" {
+		// As a user's cluster has it: the policies install ships, in
+		// index mode, with serve's queue index controller keeping the index
+		// for the whole size (in-process, so that every pass and process
+		// meets the same admission); the floor's writes are status writes,
+		// which no index policy checks.
+		installAdmission(b, f.kubeconfig, cp.AdminConfig())
+	}
 
 	launchers := func(round int, floor string) []struct {
 		who string

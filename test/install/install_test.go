@@ -11,9 +11,11 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
 	fakediscovery "k8s.io/client-go/discovery/fake"
 	clienttesting "k8s.io/client-go/testing"
 
+	"github.com/kubectl-vc/kubectl-vc/pkg/apis/keys"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/install"
 )
 
@@ -117,10 +119,46 @@ func TestInstallPrintNeedsNoCluster(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if kinds["CustomResourceDefinition"] != len(plan.CRDs) || kinds["CustomResourceDefinition"] < 3 || kinds["ValidatingAdmissionPolicy"] != 12 || kinds["ValidatingAdmissionPolicyBinding"] != 12 ||
-		kinds["QueueIndex"] != 3 || kinds["MutatingAdmissionPolicy"] != 1 || kinds["MutatingAdmissionPolicyBinding"] != 1 {
+	// With --serve, the index mode (docs/admission.md): the three indexes,
+	// and a policy of its own for the leaf rule.
+	if kinds["CustomResourceDefinition"] != len(plan.CRDs) || kinds["CustomResourceDefinition"] < 3 || kinds["ValidatingAdmissionPolicy"] != 8 || kinds["ValidatingAdmissionPolicyBinding"] != 8 ||
+		kinds["QueueIndex"] != 3 || kinds["MutatingAdmissionPolicy"] != 0 {
 		t.Fatalf("printed kinds %v", kinds)
 	}
+}
+
+// Printed without --serve and without a cluster to ask: the per-queue mode,
+// which reads no index; --admission=index prints the index mode.
+func TestInstallPrintModes(t *testing.T) {
+	for _, mode := range []string{"", keys.AdmissionModePerQueue, keys.AdmissionModeIndex} {
+		out := printPolicies(t, mode)
+		indexed := mode == keys.AdmissionModeIndex
+		for want, in := range map[string]bool{
+			"kind: QueueIndex": indexed, "name: vc-job-leaf-queue": indexed, "admission.kubectl-vc.io/mode: index": indexed,
+			"admission.kubectl-vc.io/mode: per-queue": !indexed, "selector: {}": !indexed,
+		} {
+			if strings.Contains(out, want) != in {
+				t.Errorf("--admission=%q: printed %q: %v, want %v", mode, want, !in, in)
+			}
+		}
+	}
+}
+
+func printPolicies(t *testing.T, mode string) string {
+	t.Helper()
+	var out bytes.Buffer
+	o := &install.Options{Print: true, DryRun: "none", Timeout: 1, Selection: install.Selection{Policies: true, Admission: mode}}
+	o.IOStreams = genericiooptions.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: io.Discard}
+	if err := o.Complete(); err != nil {
+		t.Fatal(err)
+	}
+	if err := o.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	if err := o.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	return out.String()
 }
 
 func TestInstallRejectsBadFlags(t *testing.T) {

@@ -99,7 +99,7 @@ func TestRBACServiceAccount(t *testing.T) {
 	// (issue 42), and this serve's metrics are plain HTTP, so
 	// explainNodeSet shows no goroutine stacks.
 	// The queue index controller keeps the indexes install makes: one is
-	// enough for it to write them all and label the queues (issue 55).
+	// enough for it to write them all (issue 55).
 	if _, err := vc.AdmissionV1alpha1().QueueIndexes().Create(ctx, &admissionv1alpha1.QueueIndex{ObjectMeta: metav1.ObjectMeta{Name: admissionv1alpha1.QueueIndexStates}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -113,13 +113,14 @@ func TestRBACServiceAccount(t *testing.T) {
 
 	t.Run("queues", func(t *testing.T) { rbacQueues(t, kube, vc, ns["queue"]) })
 	t.Run("queue index", func(t *testing.T) {
-		eventually(t, "serve writes the queue indexes and labels root", func() (bool, error) {
-			root, err := vc.SchedulingV1beta1().Queues().Get(ctx, keys.RootQueue, metav1.GetOptions{})
-			if err != nil {
-				return false, err
+		eventually(t, "serve writes the queue indexes and stamps them refreshed", func() (bool, error) {
+			for _, name := range admissionv1alpha1.QueueIndexNames {
+				idx, err := vc.AdmissionV1alpha1().QueueIndexes().Get(ctx, name, metav1.GetOptions{})
+				if err != nil || idx.Spec.RefreshedAt == nil {
+					return false, err
+				}
 			}
-			_, err = vc.AdmissionV1alpha1().QueueIndexes().Get(ctx, admissionv1alpha1.QueueIndexHierarchy, metav1.GetOptions{})
-			return err == nil && root.Labels[keys.AdmissionIndexed] == "true", nil
+			return true, nil
 		})
 	})
 	t.Run("Deployment", func(t *testing.T) { rbacDeployment(t, kube, vc, ns["deploy"]) })

@@ -57,12 +57,21 @@ const (
 	CLIManager = "kubectl-vc"
 )
 
-// Admission's queue index (pkg/apis/admission/v1alpha1, docs/admission.md).
+// Admission's two ways of checking rules that need other queues
+// (docs/admission.md).
 const (
-	// AdmissionIndexed labels a queue whose state and parent the QueueIndex
-	// holds: the admission policies read such a queue from the index (one
-	// lookup) and every other queue one by one. Only serve's queue index
-	// controller sets it; anyone may remove it, and whatever changes a
-	// queue's parent, or moves it out of Open, removes it first.
-	AdmissionIndexed = "admission.kubectl-vc.io/indexed"
+	// AdmissionMode labels the admission policies and bindings that belong
+	// to one mode only; 'kubectl vc install' applies the objects of the
+	// mode it chose and those without the label.
+	AdmissionMode = "admission.kubectl-vc.io/mode"
+	// AdmissionModeIndex reads serve's QueueIndexes: one lookup per
+	// request, whatever the number of queues; needs serve's queueindex
+	// controller running.
+	AdmissionModeIndex = "index"
+	// AdmissionModePerQueue evaluates each rule once per Queue: needs
+	// nothing running, costs in proportion to the number of queues.
+	AdmissionModePerQueue = "per-queue"
+	// AdmissionIndexedLegacy is the label an earlier release put on
+	// indexed queues; nothing reads it any more (doctor names it).
+	AdmissionIndexedLegacy = "admission.kubectl-vc.io/indexed"
 )

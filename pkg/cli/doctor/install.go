@@ -146,7 +146,13 @@ func (o *Options) checkAdmission(ctx context.Context) {
 		o.cannot("admission", "ValidatingAdmissionPolicies", err)
 		return
 	}
-	objs, err := manifests.Objects(manifests.Policies)
+	// Compared with the mode installed (docs/admission.md); an install
+	// that recorded none is compared with the index mode's.
+	mode := keys.AdmissionModeIndex
+	if b, err := o.kube.AdmissionregistrationV1().ValidatingAdmissionPolicyBindings().Get(ctx, "vc-workload-open-queue", metav1.GetOptions{}); err == nil && b.Labels[keys.AdmissionMode] == keys.AdmissionModePerQueue {
+		mode = keys.AdmissionModePerQueue
+	}
+	objs, err := manifests.PolicyObjects(mode)
 	if err != nil {
 		o.add("admission", Fail, "this binary's policies cannot be read: "+err.Error(), "report a bug")
 		return

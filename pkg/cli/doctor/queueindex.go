@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"reflect"
 	"sort"
+	"strings"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -15,11 +17,11 @@ import (
 	"github.com/kubectl-vc/kubectl-vc/pkg/rules"
 )
 
-// checkAdmissionIndex says whether admission costs the same at any number
-// of queues (docs/admission.md): no binding of an older install goes
-// through every Queue, the QueueIndexes exist and agree with the queues,
-// and every queue is in them (labelled), so that no request goes through
-// queues one by one.
+// checkAdmissionIndex says how the rules that need other queues are
+// checked, and whether that holds up (docs/admission.md): in per-queue mode
+// what it costs at this many queues; in index mode that each QueueIndex
+// exists, was refreshed lately (or every create is refused) and agrees
+// with the queues; in either, bindings an earlier install left behind.
 func (o *Options) checkAdmissionIndex(ctx context.Context) {
 	const check = "admission-index"
 	bindings, err := o.kube.AdmissionregistrationV1().ValidatingAdmissionPolicyBindings().List(ctx,
@@ -31,20 +33,23 @@ func (o *Options) checkAdmissionIndex(ctx context.Context) {
 		o.cannot(check, "ValidatingAdmissionPolicyBindings", err)
 		return
 	}
-	if len(bindings.Items) == 0 {
-		return // no policies installed: checkAdmission says so
-	}
-	var every []string
+	mode, found := "", false
+	var old []string
 	for _, b := range bindings.Items {
-		p := b.Spec.ParamRef
-		if p != nil && p.Selector != nil && len(p.Selector.MatchLabels) == 0 && len(p.Selector.MatchExpressions) == 0 {
-			every = append(every, "PolicyBinding "+b.Name)
+		if b.Name == "vc-workload-open-queue" {
+			mode, found = b.Labels[keys.AdmissionMode], true
+		}
+		if strings.HasSuffix(b.Name, "-unindexed") || b.Name == "vc-queue-index-label" {
+			old = append(old, "PolicyBinding "+b.Name)
 		}
 	}
-	if len(every) > 0 {
-		sort.Strings(every)
-		o.add(check, Warn, fmt.Sprintf("%d binding(s) of an earlier install go through every Queue for each request they check (%s): admission slows down as queues are added",
-			len(every), some(every, 3)), "kubectl vc install --policies", every...)
+	if !found {
+		return // the rules are not installed: checkAdmission says so
+	}
+	if len(old) > 0 || (mode != keys.AdmissionModeIndex && mode != keys.AdmissionModePerQueue) {
+		sort.Strings(old)
+		o.add(check, Warn, fmt.Sprintf("the admission policies are those of an earlier install (%s): each request goes through queues one by one", some(append(old, "no admission mode recorded"), 3)),
+			"kubectl vc install --policies", old...)
 		return
 	}
 	queues, err := o.vc.SchedulingV1beta1().Queues().List(ctx, metav1.ListOptions{})
@@ -52,16 +57,22 @@ func (o *Options) checkAdmissionIndex(ctx context.Context) {
 		o.cannot(check, "queues", err)
 		return
 	}
+	if mode == keys.AdmissionModePerQueue {
+		n := len(queues.Items)
+		level := OK
+		if n > perQueueWarnAt {
+			level = Warn
+		}
+		o.add(check, level, fmt.Sprintf("admission is in per-queue mode: each PodGroup, Job and queue request is checked against all %d queues, at a cost that grows with their number", n),
+			"with serve running (kubectl vc install --serve), kubectl vc install --policies --admission=index")
+		return
+	}
 	ptrs := make([]*v1beta1.Queue, len(queues.Items))
-	var unlabelled []string
 	for i := range queues.Items {
 		ptrs[i] = &queues.Items[i]
-		if _, ok := queues.Items[i].Labels[keys.AdmissionIndexed]; !ok {
-			unlabelled = append(unlabelled, queues.Items[i].Name)
-		}
 	}
 	want := rules.QueueIndexes(ptrs)
-	var missing, stale []string
+	var missing, unrefreshed, disagree []string
 	for _, name := range admissionv1alpha1.QueueIndexNames {
 		idx, err := o.vc.AdmissionV1alpha1().QueueIndexes().Get(ctx, name, metav1.GetOptions{})
 		switch {
@@ -72,25 +83,35 @@ func (o *Options) checkAdmissionIndex(ctx context.Context) {
 			o.cannot(check, "queueindex "+name, err)
 			return
 		}
+		switch {
+		case idx.Spec.RefreshedAt == nil:
+			unrefreshed = append(unrefreshed, name+" (never)")
+		case time.Since(idx.Spec.RefreshedAt.Time) > admissionv1alpha1.QueueIndexMaxAge:
+			unrefreshed = append(unrefreshed, fmt.Sprintf("%s (%s ago)", name, time.Since(idx.Spec.RefreshedAt.Time).Round(time.Second)))
+		}
 		if !sameEntries(idx.Spec.Queues, want[name]) {
-			stale = append(stale, name)
+			disagree = append(disagree, name)
 		}
 	}
 	switch {
 	case len(missing) > 0:
 		o.add(check, Fail, fmt.Sprintf("the queue index(es) %s are missing: the API server refuses every PodGroup, Job and queue write that their policies check", some(missing, 3)),
 			"kubectl vc install --policies")
-	case len(stale) > 0:
-		o.add(check, Warn, fmt.Sprintf("the queue index(es) %s disagree with the queues: serve's queueindex controller is not running or not keeping up (admission then refuses more than it should, never less)", some(stale, 3)),
-			"run kubectl vc serve (its queueindex controller keeps the index), or see its log")
-	case len(unlabelled) > 0:
-		sort.Strings(unlabelled)
-		o.add(check, Warn, fmt.Sprintf("%d of %d queues are not in the queue index (%s): each PodGroup, Job and queue request goes through them one by one",
-			len(unlabelled), len(queues.Items), some(unlabelled, 3)), "run kubectl vc serve (its queueindex controller labels them once indexed)")
+	case len(unrefreshed) > 0:
+		o.add(check, Fail, fmt.Sprintf("the queue index(es) %s were not refreshed in the last %s: serve's queueindex controller is not running, and the API server refuses every new PodGroup, Job and queue", some(unrefreshed, 3), admissionv1alpha1.QueueIndexMaxAge),
+			"run kubectl vc serve (its queueindex controller keeps the index; see its log), or kubectl vc install --policies --admission=per-queue")
+	case len(disagree) > 0:
+		o.add(check, Warn, fmt.Sprintf("the queue index(es) %s disagree with the queues: serve's queueindex controller is not keeping up (see its log)", some(disagree, 3)),
+			"see the log of kubectl vc serve")
 	default:
-		o.add(check, OK, fmt.Sprintf("all %d queues are in the queue index: each admission request reads one index, whatever the number of queues", len(queues.Items)), "")
+		o.add(check, OK, fmt.Sprintf("admission is in index mode and the queue index is current: each admission request reads one index, whatever the number of queues (%d now)", len(queues.Items)), "")
 	}
 }
+
+// perQueueWarnAt is the number of queues above which doctor warns of the
+// per-queue mode's cost: at a few hundred queues a PodGroup create takes
+// several times as long (docs/admission.md, Measured).
+const perQueueWarnAt = 100
 
 // sameEntries treats a nil and an empty map as equal.
 func sameEntries(a, b map[string]admissionv1alpha1.QueueIndexEntry) bool {

@@ -11,7 +11,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
@@ -19,6 +18,7 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/kubectl/pkg/util/templates"
 
+	"github.com/kubectl-vc/kubectl-vc/pkg/apis/keys"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/util"
 	"github.com/kubectl-vc/kubectl-vc/pkg/crds"
 	"github.com/kubectl-vc/kubectl-vc/pkg/manifests"
@@ -82,6 +82,14 @@ func NewCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Command {
 			after applying the admission policies it waits until the API server enforces
 			them (dry-run requests only), so a queue created right after install is checked
 			and not refused while the server is still loading them.
+			The rules that need other queues (a PodGroup only in an Open queue, a Job only
+			in a leaf queue, a queue within its parent) come in two modes, --admission:
+			"index" reads the small queue index serve's queueindex controller keeps, at the
+			same cost whatever the number of queues, and refuses new PodGroups, Jobs and
+			queues once the index is a minute old (serve down); "per-queue" needs nothing
+			running and goes through every queue for each request. Without the flag install
+			keeps the mode installed, else picks index with --serve or where serve's
+			Deployment exists, else per-queue.
 			The admission policies need admissionregistration.k8s.io/v1
 			ValidatingAdmissionPolicy (Kubernetes 1.30 or newer); install refuses to start
 			when the server does not serve it.`),
@@ -89,8 +97,11 @@ func NewCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Command {
 			# Install the CRDs and the queue lifecycle policies
 			kubectl vc install
 
-			# Also run the controllers in the cluster
+			# Also run the controllers in the cluster (admission in index mode)
 			kubectl vc install --crds --policies --serve
+
+			# serve runs outside the cluster: have the policies read its queue index
+			kubectl vc install --admission=index
 
 			# A dev build: deploy the image 'make image' built and loaded into the nodes
 			kubectl vc install --serve --image ghcr.io/kubectl-vc/kubectl-vc:$(git describe --tags --always --dirty)
@@ -120,6 +131,7 @@ func NewCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Command {
 	}
 	cmd.Flags().BoolVar(&o.CRDs, "crds", false, "Install the CustomResourceDefinitions")
 	cmd.Flags().BoolVar(&o.Policies, "policies", false, "Install the queue lifecycle ValidatingAdmissionPolicies and their bindings")
+	cmd.Flags().StringVar(&o.Admission, "admission", "", `How the policies check rules that need other queues: "index" (one lookup per request whatever the number of queues; serve's queueindex controller must run, or creates are refused), "per-queue" (nothing to run; each request costs in proportion to the number of queues). Default: the mode installed already, else index with --serve or where serve's Deployment exists, else per-queue`)
 	cmd.Flags().BoolVar(&o.RBAC, "rbac", false, "Install the ServiceAccount and RBAC of 'serve'")
 	cmd.Flags().BoolVar(&o.Serve, "serve", false, "Install 'serve' (its Deployment, metrics Service and RBAC)")
 	cmd.Flags().BoolVar(&o.ServiceMonitor, "service-monitor", false, "With --serve: also a Prometheus Operator ServiceMonitor that scrapes serve's metrics over HTTPS with Prometheus's ServiceAccount token (the cluster must serve monitoring.coreos.com/v1 ServiceMonitor)")
@@ -195,6 +207,14 @@ func (o *Options) Validate() error {
 			return util.UsageErrorf("invalid --slurm-namespaces %q: %s", ns, strings.Join(errs, "; "))
 		}
 	}
+	switch o.Admission {
+	case "", keys.AdmissionModeIndex, keys.AdmissionModePerQueue:
+	default:
+		return util.UsageErrorf("invalid --admission %q: use %s or %s", o.Admission, keys.AdmissionModeIndex, keys.AdmissionModePerQueue)
+	}
+	if o.Admission != "" && !o.Policies {
+		return util.UsageErrorf("--admission is the mode of the admission policies: use it with --policies (or without selection flags)")
+	}
 	if o.ServiceMonitor && !o.Serve {
 		return util.UsageErrorf("--service-monitor scrapes serve's metrics: use it with --serve")
 	}
@@ -245,6 +265,14 @@ func (o *Options) Run(ctx context.Context) error {
 		case o.ServeNamespace != have && o.installed(ctx):
 			return fmt.Errorf("serve is installed in namespace %s: pass --serve-namespace=%s, or uninstall it first to move it to %s", have, have, o.ServeNamespace)
 		}
+	}
+	if o.Policies && !o.Print && o.Admission == "" {
+		mode, why, err := o.admissionMode(ctx)
+		if err != nil {
+			return err
+		}
+		o.Admission = mode
+		fmt.Fprintf(o.ErrOut, "note: admission mode %s: %s\n", mode, why)
 	}
 	plan, err := newPlan(o.Selection, o.image())
 	if err != nil {
@@ -298,25 +326,16 @@ func (o *Options) Run(ctx context.Context) error {
 		meta.MaybeResetRESTMapper(o.mapper)
 	}
 	objects := plan.Objects
-	if o.Policies {
-		objects = skipUnserved(objects, o.mapper, o.ErrOut)
-	}
-	// The per-queue halves of the rules are bound last, once the queue
-	// index holds the queues there are (indexQueues).
-	var first, last []*unstructured.Unstructured
+	// In index mode the indexes are written from the queues there are
+	// before any policy reads them (they are applied first, 05-*), so that
+	// the policies never see an empty or stale index.
+	policies, indexed := false, false
 	for _, u := range objects {
-		if perQueueBinding(u) {
-			last = append(last, u)
-		} else {
-			first = append(first, u)
-		}
-	}
-	policies := false
-	for i, u := range append(first, last...) {
-		if i == len(first) && o.Policies && !o.dryServer {
+		if !indexed && o.Admission == keys.AdmissionModeIndex && !o.dryServer && u.GroupVersionKind().Group == vapGV.Group {
 			if err := indexQueues(ctx, o.dyn, o.mapper, o.Timeout, o.Out); err != nil {
 				return err
 			}
+			indexed = true
 		}
 		if err := a.apply(ctx, u, o.Out); err != nil {
 			return err
@@ -335,6 +354,13 @@ func (o *Options) Run(ctx context.Context) error {
 	if o.Policies {
 		if err := prunePolicies(ctx, o.dyn, objects, o.dryServer, o.Out); err != nil {
 			return err
+		}
+		if o.Admission == keys.AdmissionModePerQueue {
+			// Nothing reads an index in per-queue mode: without one,
+			// serve's queueindex controller writes nothing either.
+			if err := pruneIndexes(ctx, o.dyn, o.dryServer, o.Out); err != nil {
+				return err
+			}
 		}
 	}
 	if policies && !o.dryServer {

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/kubectl-vc/kubectl-vc/pkg/apis/keys"
 	"github.com/kubectl-vc/kubectl-vc/pkg/crds"
 	"github.com/kubectl-vc/kubectl-vc/pkg/manifests"
 )
@@ -18,6 +19,10 @@ import (
 type Selection struct {
 	CRDs     bool
 	Policies bool
+	// Admission is the mode of the policies (keys.AdmissionModeIndex or
+	// keys.AdmissionModePerQueue); empty: index with Serve, else per-queue
+	// (install resolves it against the cluster before it plans).
+	Admission string
 	// RBAC is the Namespace, ServiceAccount and RBAC of 'serve'.
 	RBAC bool
 	// Serve is everything 'serve' needs in a cluster, its RBAC included.
@@ -98,7 +103,14 @@ func newPlan(sel Selection, image string) (*Plan, error) {
 		}
 	}
 	if sel.Policies {
-		objs, err := manifests.Objects(manifests.Policies)
+		mode := sel.Admission
+		if mode == "" {
+			mode = keys.AdmissionModePerQueue
+			if sel.Serve {
+				mode = keys.AdmissionModeIndex
+			}
+		}
+		objs, err := manifests.PolicyObjects(mode)
 		if err != nil {
 			return nil, err
 		}

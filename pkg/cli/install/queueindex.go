@@ -2,11 +2,9 @@ package install
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
-	"sync"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -16,13 +14,13 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
 
 	admissionv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/admission/v1alpha1"
 	"github.com/kubectl-vc/kubectl-vc/pkg/apis/keys"
 	"github.com/kubectl-vc/kubectl-vc/pkg/apis/scheduling/v1beta1"
+	"github.com/kubectl-vc/kubectl-vc/pkg/manifests"
 	"github.com/kubectl-vc/kubectl-vc/pkg/rules"
 )
 
@@ -40,56 +38,40 @@ var (
 	}
 )
 
-// mutatingPolicy tells whether u is a MutatingAdmissionPolicy or its
-// binding: served from Kubernetes 1.36 on (admissionregistration.k8s.io/v1).
-func mutatingPolicy(u *unstructured.Unstructured) bool {
-	k := u.GetKind()
-	return u.GroupVersionKind().Group == mapGV.Group && (k == "MutatingAdmissionPolicy" || k == "MutatingAdmissionPolicyBinding")
-}
-
-// skipUnserved drops the MutatingAdmissionPolicy and its binding where the
-// API server does not serve them, and says what that means: the validating
-// rules still hold, and a write that changes the parent of an indexed queue
-// must remove the label itself.
-func skipUnserved(objs []*unstructured.Unstructured, mapper meta.RESTMapper, errOut io.Writer) []*unstructured.Unstructured {
-	var out []*unstructured.Unstructured
-	said := false
-	for _, u := range objs {
-		if mutatingPolicy(u) {
-			gvk := u.GroupVersionKind()
-			if _, err := mapper.RESTMapping(gvk.GroupKind(), gvk.Version); meta.IsNoMatchError(err) {
-				if !said {
-					fmt.Fprintf(errOut, "note: the API server does not serve %s MutatingAdmissionPolicy (Kubernetes 1.36 and later): a write that changes the parent of a queue labelled %s must remove that label itself (docs/admission.md)\n", mapGV, keys.AdmissionIndexed)
-					said = true
-				}
-				continue
-			}
+// admissionMode chooses the mode of the policies when --admission is not
+// given, and says why: the mode installed already (a user who chose one
+// keeps it), else index where serve runs or is being installed (it keeps
+// the index), else per-queue (nothing would keep an index, and a stale one
+// refuses every create).
+func (o *Options) admissionMode(ctx context.Context) (mode, why string, err error) {
+	b, err := o.dyn.Resource(vapbGVR).Get(ctx, "vc-workload-open-queue", metav1.GetOptions{})
+	switch {
+	case err == nil:
+		if m := b.GetLabels()[keys.AdmissionMode]; m == keys.AdmissionModeIndex || m == keys.AdmissionModePerQueue {
+			return m, "as installed (--admission to change it)", nil
 		}
-		out = append(out, u)
+	case !apierrors.IsNotFound(err) && !meta.IsNoMatchError(err):
+		return "", "", namedErr("read", "validatingadmissionpolicybinding.admissionregistration.k8s.io/vc-workload-open-queue", err)
 	}
-	return out
+	if o.Serve {
+		return keys.AdmissionModeIndex, "serve's queueindex controller keeps the index, so a request costs the same at any number of queues", nil
+	}
+	if ns, err := installedServeNamespace(ctx, o.dyn); err == nil && ns != "" {
+		if _, err := o.dyn.Resource(deploymentGVR).Namespace(ns).Get(ctx, manifests.ServeDeployment, metav1.GetOptions{}); err == nil {
+			return keys.AdmissionModeIndex, "serve runs in namespace " + ns + " and keeps the index, so a request costs the same at any number of queues", nil
+		}
+	}
+	return keys.AdmissionModePerQueue, "no serve is installed to keep an index, so each PodGroup, Job and queue request is checked against every queue, at a cost that grows with their number; with serve running (install --serve, or kubectl vc serve with its queueindex controller) use --admission=index", nil
 }
 
-// perQueueBinding tells whether u is a binding whose params are selected
-// Queues: the halves of the rules that go through the queues not in the
-// index one by one (vc-*-unindexed).
-func perQueueBinding(u *unstructured.Unstructured) bool {
-	if u.GetKind() != "ValidatingAdmissionPolicyBinding" {
-		return false
-	}
-	_, found, _ := unstructured.NestedMap(u.Object, "spec", "paramRef", "selector")
-	return found
-}
+var deploymentGVR = schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}
 
-// indexQueues does what serve's queueindex controller does, once: it writes
-// the QueueIndexes from the queues as they are, then labels each queue they
-// now hold (docs/admission.md). install does it before it binds the
-// per-queue halves of the rules, so that a cluster that already has many
-// queues is not labelled through them: each label write would be checked
-// against every queue not labelled yet. Where serve runs, it keeps the
-// indexes from then on; a queue that changes meanwhile (a conflict) is left
-// to it, and is checked one by one until then. The writes are retried until
-// timeout: the API server needs a moment to see the indexes just made.
+// indexQueues does what serve's queueindex controller does, once: it
+// writes the QueueIndexes from the queues as they are and stamps them
+// refreshed now, so that the policies find them complete from the start
+// (a policy refuses a create whose index is stale or missing). Where serve
+// runs, it keeps them from then on. The writes are retried until timeout:
+// the API server needs a moment to serve the kind just defined.
 func indexQueues(ctx context.Context, dyn dynamic.Interface, mapper meta.RESTMapper, timeout time.Duration, out io.Writer) error {
 	qm, err := mapper.RESTMapping(queueGK)
 	if meta.IsNoMatchError(err) {
@@ -98,8 +80,7 @@ func indexQueues(ctx context.Context, dyn dynamic.Interface, mapper meta.RESTMap
 	if err != nil {
 		return err
 	}
-	queues := dyn.Resource(qm.Resource)
-	list, err := queues.List(ctx, metav1.ListOptions{})
+	list, err := dyn.Resource(qm.Resource).List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return namedErr("list", "queues", err)
 	}
@@ -115,10 +96,6 @@ func indexQueues(ctx context.Context, dyn dynamic.Interface, mapper meta.RESTMap
 	indexes := dyn.Resource(queueIndexGVR)
 	written := 0
 	for _, name := range admissionv1alpha1.QueueIndexNames {
-		spec, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&admissionv1alpha1.QueueIndexSpec{Queues: want[name]})
-		if err != nil {
-			return err
-		}
 		var last error
 		err = wait.PollUntilContextTimeout(ctx, probeInterval, timeout, true, func(ctx context.Context) (bool, error) {
 			cur, err := indexes.Get(ctx, name, metav1.GetOptions{})
@@ -126,12 +103,20 @@ func indexQueues(ctx context.Context, dyn dynamic.Interface, mapper meta.RESTMap
 				last = err
 				return false, nil
 			}
-			if equality.Semantic.DeepEqual(cur.Object["spec"], spec) || (cur.Object["spec"] == nil && len(want[name]) == 0) {
-				return true, nil
+			entries, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&admissionv1alpha1.QueueIndexSpec{Queues: want[name]})
+			if err != nil {
+				return false, err
+			}
+			old, _, _ := unstructured.NestedFieldNoCopy(cur.Object, "spec", "queues")
+			changed := !equality.Semantic.DeepEqual(old, entries["queues"]) && (old != nil || len(want[name]) > 0)
+			now := metav1.Now()
+			spec, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&admissionv1alpha1.QueueIndexSpec{Queues: want[name], RefreshedAt: &now})
+			if err != nil {
+				return false, err
 			}
 			cur.Object["spec"] = spec
 			_, last = indexes.Update(ctx, cur, metav1.UpdateOptions{FieldManager: keys.CLIManager})
-			if last == nil {
+			if last == nil && changed {
 				written++
 			}
 			return last == nil, nil
@@ -143,57 +128,32 @@ func indexQueues(ctx context.Context, dyn dynamic.Interface, mapper meta.RESTMap
 			return namedErr("write", "queueindex.admission.kubectl-vc.io/"+name, last)
 		}
 	}
-	var unlabelled []*unstructured.Unstructured
-	for i := range list.Items {
-		if _, ok := list.Items[i].GetLabels()[keys.AdmissionIndexed]; !ok {
-			unlabelled = append(unlabelled, &list.Items[i])
+	// Said only when an entry changed: a second install changes nothing
+	// but the refresh time.
+	if written > 0 {
+		fmt.Fprintf(out, "queue index written: %d queues\n", len(list.Items))
+	}
+	return nil
+}
+
+// pruneIndexes deletes the QueueIndexes where no policy reads them (the
+// per-queue mode), so that serve stops keeping them.
+func pruneIndexes(ctx context.Context, dyn dynamic.Interface, dryRun bool, out io.Writer) error {
+	opts := metav1.DeleteOptions{}
+	suffix := ""
+	if dryRun {
+		opts.DryRun = []string{metav1.DryRunAll}
+		suffix = " (server dry run)"
+	}
+	for _, name := range admissionv1alpha1.QueueIndexNames {
+		err := dyn.Resource(queueIndexGVR).Delete(ctx, name, opts)
+		switch {
+		case err == nil:
+			fmt.Fprintf(out, "queueindex.%s/%s deleted (not read in %s mode)%s\n", admissionv1alpha1.GroupName, name, keys.AdmissionModePerQueue, suffix)
+		case apierrors.IsNotFound(err) || meta.IsNoMatchError(err):
+		default:
+			return namedErr("delete", "queueindex.admission.kubectl-vc.io/"+name, err)
 		}
-	}
-	var (
-		mu    sync.Mutex
-		first error
-		wg    sync.WaitGroup
-		next  = make(chan *unstructured.Unstructured)
-	)
-	for range min(8, len(unlabelled)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for q := range next {
-				patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{
-					"resourceVersion": q.GetResourceVersion(),
-					"labels":          map[string]string{keys.AdmissionIndexed: "true"},
-				}})
-				var last error
-				err := wait.PollUntilContextTimeout(ctx, probeInterval, timeout, true, func(ctx context.Context) (bool, error) {
-					_, last = queues.Patch(ctx, q.GetName(), types.MergePatchType, patch, metav1.PatchOptions{FieldManager: keys.CLIManager})
-					// A queue changed or gone since the list is serve's.
-					return last == nil || apierrors.IsConflict(last) || apierrors.IsNotFound(last), nil
-				})
-				if err != nil {
-					mu.Lock()
-					if first == nil {
-						if last == nil {
-							last = err
-						}
-						first = namedErr("label", "queue "+q.GetName(), last)
-					}
-					mu.Unlock()
-				}
-			}
-		}()
-	}
-	for _, q := range unlabelled {
-		next <- q
-	}
-	close(next)
-	wg.Wait()
-	if first != nil {
-		return first
-	}
-	// Said only when something changed: a second install changes nothing.
-	if written > 0 || len(unlabelled) > 0 {
-		fmt.Fprintf(out, "queue index written: %d queues, %d newly labelled %s\n", len(list.Items), len(unlabelled), keys.AdmissionIndexed)
 	}
 	return nil
 }

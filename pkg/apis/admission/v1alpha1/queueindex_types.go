@@ -1,6 +1,8 @@
 package v1alpha1
 
 import (
+	"time"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -27,10 +29,11 @@ var QueueIndexNames = []string{QueueIndexStates, QueueIndexChildren, QueueIndexH
 // QueueIndex is what the admission policies need to know of other queues,
 // in one object, so that a PodGroup, Job or queue deletion is checked with
 // one map lookup instead of one evaluation per Queue. It is kept by serve
-// (the queueindex controller) and trusted only for the queues that carry
-// the label keys.AdmissionIndexed: a queue gets that label after the index
-// holds its state and parent, and loses it before either can change
-// (docs/admission.md says who removes it and why that is enough).
+// (the queueindex controller), which also stamps RefreshedAt at least every
+// --queueindex-refresh: a create is refused when the index it reads was
+// last refreshed more than QueueIndexMaxAge before the object's own
+// creationTimestamp, so that an index nobody keeps any more is never
+// trusted for long (docs/admission.md).
 //
 // +genclient
 // +genclient:nonNamespaced
@@ -55,7 +58,18 @@ type QueueIndexSpec struct {
 	// no children has no entry.
 	// +optional
 	Queues map[string]QueueIndexEntry `json:"queues,omitempty"`
+	// RefreshedAt is when the writer last confirmed that Queues matches
+	// every queue it knows of. The policies compare it with the API
+	// server's clock as a create's metadata.creationTimestamp shows it.
+	// +optional
+	RefreshedAt *metav1.Time `json:"refreshedAt,omitempty"`
 }
+
+// QueueIndexMaxAge is how long before a create's creationTimestamp the
+// index it reads must have been refreshed: the policies (package
+// manifests, policies/*-index.yaml) hold the same duration, and a test
+// keeps the two equal. Serve refreshes well within it.
+const QueueIndexMaxAge = 60 * time.Second
 
 // QueueIndexEntry is what admission knows of one queue name.
 type QueueIndexEntry struct {

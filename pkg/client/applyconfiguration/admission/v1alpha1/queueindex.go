@@ -16,10 +16,11 @@ import (
 // QueueIndex is what the admission policies need to know of other queues,
 // in one object, so that a PodGroup, Job or queue deletion is checked with
 // one map lookup instead of one evaluation per Queue. It is kept by serve
-// (the queueindex controller) and trusted only for the queues that carry
-// the label keys.AdmissionIndexed: a queue gets that label after the index
-// holds its state and parent, and loses it before either can change
-// (docs/admission.md says who removes it and why that is enough).
+// (the queueindex controller), which also stamps RefreshedAt at least every
+// --queueindex-refresh: a create is refused when the index it reads was
+// last refreshed more than QueueIndexMaxAge before the object's own
+// creationTimestamp, so that an index nobody keeps any more is never
+// trusted for long (docs/admission.md).
 type QueueIndexApplyConfiguration struct {
 	v1.TypeMetaApplyConfiguration    `json:""`
 	*v1.ObjectMetaApplyConfiguration `json:"metadata,omitempty"`

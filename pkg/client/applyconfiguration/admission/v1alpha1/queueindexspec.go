@@ -4,6 +4,10 @@
 
 package v1alpha1
 
+import (
+	v1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
 // QueueIndexSpecApplyConfiguration represents a declarative configuration of the QueueIndexSpec type for use
 // with apply.
 //
@@ -15,6 +19,10 @@ type QueueIndexSpecApplyConfiguration struct {
 	// exist yet). An Open queue under root that sets no resources and has
 	// no children has no entry.
 	Queues map[string]QueueIndexEntryApplyConfiguration `json:"queues,omitempty"`
+	// RefreshedAt is when the writer last confirmed that Queues matches
+	// every queue it knows of. The policies compare it with the API
+	// server's clock as a create's metadata.creationTimestamp shows it.
+	RefreshedAt *v1.Time `json:"refreshedAt,omitempty"`
 }
 
 // QueueIndexSpecApplyConfiguration constructs a declarative configuration of the QueueIndexSpec type for use with
@@ -34,5 +42,13 @@ func (b *QueueIndexSpecApplyConfiguration) WithQueues(entries map[string]QueueIn
 	for k, v := range entries {
 		b.Queues[k] = v
 	}
+	return b
+}
+
+// WithRefreshedAt sets the RefreshedAt field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the RefreshedAt field is set to the value of the last call.
+func (b *QueueIndexSpecApplyConfiguration) WithRefreshedAt(value v1.Time) *QueueIndexSpecApplyConfiguration {
+	b.RefreshedAt = &value
 	return b
 }

@@ -281,7 +281,7 @@ func (c *Controller) writeIndex(ctx context.Context, name string, want map[strin
 	cur, err := c.indexes.Get(name)
 	if apierrors.IsNotFound(err) {
 		idx := &admissionv1alpha1.QueueIndex{
-			ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"app.kubernetes.io/managed-by": keys.ServeName}},
+			ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"app.kubernetes.io/managed-by": keys.ServeName}, ManagedFields: noManagedFields},
 			Spec:       admissionv1alpha1.QueueIndexSpec{Queues: want, RefreshedAt: &now},
 		}
 		if _, err := c.vc.AdmissionV1alpha1().QueueIndexes().Create(ctx, idx, metav1.CreateOptions{FieldManager: keys.ServeName}); err != nil {
@@ -297,6 +297,7 @@ func (c *Controller) writeIndex(ctx context.Context, name string, want map[strin
 	}
 	next := cur.DeepCopy()
 	next.Spec.Queues, next.Spec.RefreshedAt = want, &now
+	next.ManagedFields = noManagedFields
 	if _, err := c.vc.AdmissionV1alpha1().QueueIndexes().Update(ctx, next, metav1.UpdateOptions{FieldManager: keys.ServeName}); err != nil {
 		if !apierrors.IsConflict(err) {
 			c.recorder.Eventf(cur, corev1.EventTypeWarning, "IndexNotWritten", "the queue index %s could not be written (%d entries): %v", name, len(want), err)
@@ -305,6 +306,14 @@ func (c *Controller) writeIndex(ctx context.Context, name string, want map[strin
 	}
 	return nil
 }
+
+// noManagedFields, sent with a write, clears the object's managedFields
+// (the API server's documented way to strip them). The policies read an
+// index whole, turned into a CEL value by a JSON round trip on every
+// evaluation, and managedFields would list every entry's keys a second time
+// (docs/admission.md): nothing but serve and install writes an index, and
+// install applies only its labels.
+var noManagedFields = []metav1.ManagedFieldsEntry{{}}
 
 // equalEntries treats a nil and an empty map as equal.
 func equalEntries(a, b map[string]admissionv1alpha1.QueueIndexEntry) bool {

@@ -120,6 +120,11 @@ func TestIndexHoldsStateAndChildren(t *testing.T) {
 	if _, ok := hierarchy["ix-closed"]; ok {
 		t.Fatalf("ix-closed (under root, no resources) has a hierarchy entry: %+v", hierarchy["ix-closed"])
 	}
+	// Each evaluation pays for the whole index: serve keeps it without
+	// managedFields, which would list every entry a second time.
+	if mf := index(t, "hierarchy").ManagedFields; len(mf) != 0 {
+		t.Fatalf("the hierarchy index carries managedFields: %+v", mf)
+	}
 
 	// The API server's param informer sees the index a moment after serve
 	// wrote it.

@@ -115,6 +115,9 @@ func indexQueues(ctx context.Context, dyn dynamic.Interface, mapper meta.RESTMap
 				return false, err
 			}
 			cur.Object["spec"] = spec
+			// Without managedFields, as serve writes it (plugins/queueindex):
+			// a policy pays for every byte of the index on each evaluation.
+			_ = unstructured.SetNestedSlice(cur.Object, []any{map[string]any{}}, "metadata", "managedFields")
 			_, last = indexes.Update(ctx, cur, metav1.UpdateOptions{FieldManager: keys.CLIManager})
 			if last == nil && changed {
 				written++

@@ -15,6 +15,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	appslisters "k8s.io/client-go/listers/apps/v1"
 	corelisters "k8s.io/client-go/listers/core/v1"
@@ -247,10 +248,10 @@ func (c *Controller) Initialize(ctx context.Context, opt *framework.ControllerOp
 		return err
 	}
 	c.source = &slurmSource{cfg: &c.cfg, flags: c.flags, fixed: fixed, budget: c.budget,
-		clients: map[string]*keptClient{}, keys: map[string]cachedKey{},
-		secrets: func(ctx context.Context, namespace, name string) (*corev1.Secret, error) {
+		clients: map[string]*keptClient{},
+		keys: newKeyCache(c.cfg.KeyTTL, func(ctx context.Context, namespace, name string) (*corev1.Secret, error) {
 			return c.kube.CoreV1().Secrets(namespace).Get(ctx, name, metav1.GetOptions{})
-		}}
+		})}
 	m, err := newMetrics(opt.MetricsRegistry)
 	if err != nil {
 		return err
@@ -377,6 +378,8 @@ func (c *Controller) Run(ctx context.Context) {
 	logger := klog.FromContext(ctx)
 	logger.Info("nodeset controller started", "workers", c.workers, "slurm", slurmVia)
 	c.logTrust(logger)
+	// The kept JWT keys no Controller names any more are dropped.
+	go wait.Until(c.source.pruneKeys, c.cfg.KeyTTL, stopCh)
 	// Errors are retried rate-limited without a limit: a NodeSet waits on
 	// Slurm, which may be away for a while.
 	framework.Loop[string]{

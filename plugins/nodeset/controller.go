@@ -102,8 +102,12 @@ type Controller struct {
 	podIndex  cache.Indexer
 	revisions appslisters.ControllerRevisionLister
 	nodes     corelisters.NodeLister
-	services  corelisters.ServiceLister
-	pdbs      policylisters.PodDisruptionBudgetLister
+	// services and pdbs are serve's own (labelled ownSelector).
+	services corelisters.ServiceLister
+	pdbs     policylisters.PodDisruptionBudgetLister
+	// restapiServices are the Services of the --slurm-namespaces, by
+	// namespace: where Slinky's RestApis are followed (owned.go).
+	restapiServices map[string]corelisters.ServiceLister
 	// configMaps holds, of each ConfigMap, its metadata and the digest of
 	// its sshd_config (keepSSHConfig).
 	configMaps corelisters.ConfigMapLister
@@ -335,9 +339,12 @@ func (c *Controller) watch(kinds map[string]bool) error {
 	}); err != nil {
 		return err
 	}
-	svcInf := opt.KubeInformerFactory.Core().V1().Services()
+	// serve's own Services, PDBs and ssh ConfigMaps only (owned.go): the
+	// API server sends no other, whatever any namespace holds.
+	own := opt.KubeInformerFactoryForLabels(ownSelector)
+	svcInf := own.Core().V1().Services()
 	c.services = svcInf.Lister()
-	pdbInf := opt.KubeInformerFactory.Policy().V1().PodDisruptionBudgets()
+	pdbInf := own.Policy().V1().PodDisruptionBudgets()
 	c.pdbs = pdbInf.Lister()
 	// A deleted Service or PDB is put back.
 	for _, inf := range []cache.SharedIndexInformer{svcInf.Informer(), pdbInf.Informer()} {
@@ -346,7 +353,7 @@ func (c *Controller) watch(kinds map[string]bool) error {
 		}
 	}
 	// The ssh-config ConfigMaps (ssh.go, handlers_configmap.go).
-	cmInf := opt.KubeInformerFactory.Core().V1().ConfigMaps()
+	cmInf := own.Core().V1().ConfigMaps()
 	c.configMaps = cmInf.Lister()
 	if _, err := cmInf.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    c.enqueueForConfigMap,
@@ -358,6 +365,7 @@ func (c *Controller) watch(kinds map[string]bool) error {
 	c.synced = append(c.synced, nsInf.Informer().HasSynced, podInf.Informer().HasSynced,
 		revInf.Informer().HasSynced, nodeInf.Informer().HasSynced, svcInf.Informer().HasSynced, pdbInf.Informer().HasSynced,
 		cmInf.Informer().HasSynced)
+	c.synced = append(c.synced, c.watchRestApiServices()...)
 	return nil
 }
 

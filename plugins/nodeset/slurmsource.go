@@ -299,7 +299,7 @@ func (l cachedLookup) RestApis(_ context.Context, ns string) ([]*slinkyv1beta1.R
 }
 
 func (l cachedLookup) Service(_ context.Context, ns, name string) (*corev1.Service, error) {
-	return l.c.services.Services(ns).Get(name)
+	return l.c.restapiService(ns, name)
 }
 
 func (l cachedLookup) SecretKey(ctx context.Context, ns, name, key string) (slinky.SecretKey, error) {

@@ -114,8 +114,18 @@ var rows58caches = []row{
 			if cm.Labels[keys.LabelManagedBy] != keys.ServeName {
 				t.Errorf("serve's ssh ConfigMap is not labelled %s=%s: %v", keys.LabelManagedBy, keys.ServeName, cm.Labels)
 			}
-			grewWithin(t, w, fmt.Sprintf("%d ConfigMaps, %d Services and %d PDBs of %d KiB annotations (%d MiB)", foreignConfigMaps,
-				foreignOthers, foreignOthers, foreignAnnotation>>10, (foreignConfigMaps+2*foreignOthers)*foreignAnnotation>>20))
+			what := fmt.Sprintf("%d ConfigMaps, %d Services and %d PDBs of %d KiB annotations (%d MiB)", foreignConfigMaps,
+				foreignOthers, foreignOthers, foreignAnnotation>>10, (foreignConfigMaps+2*foreignOthers)*foreignAnnotation>>20)
+			grewWithin(t, w, what)
+			// A serve started now (a restart, a second replica) lists
+			// them before it is ready: its idle RSS is what they cost at
+			// every start.
+			again := startServe(t, w.slurm.flags(t)...)
+			t.Logf("%s: a serve started beside them idles at %d MiB (the first, started before them: %d MiB)", what, again.idle>>20, w.serve.idle>>20)
+			if grew := again.idle - w.serve.idle; grew > rowGrowth {
+				t.Errorf("a serve started beside %s idles at %d MiB, %d MiB over one started before them: more than %d MiB",
+					what, again.idle>>20, grew>>20, rowGrowth>>20)
+			}
 		},
 	},
 	{

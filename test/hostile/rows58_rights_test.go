@@ -120,7 +120,8 @@ func installCommandRights(t *testing.T, w *world) bool {
 			continue
 		}
 		gvr := schema.GroupVersionResource{Group: "admissionregistration.k8s.io", Version: "v1",
-			Resource: strings.ToLower(o.GetKind()) + "s"}
+			Resource: map[string]string{"ValidatingAdmissionPolicy": "validatingadmissionpolicies",
+				"ValidatingAdmissionPolicyBinding": "validatingadmissionpolicybindings"}[o.GetKind()]}
 		if _, err := dyn.Resource(gvr).Create(ctx, o, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 			t.Fatal(err)
 		}

@@ -35,6 +35,7 @@ func TestEachRow(t *testing.T) {
 				flags = slurm.flags(t)
 			}
 			w := newWorld(t, slurm)
+			w.alone = true
 			if r.flags != nil {
 				flags = r.flags(t, w)
 			}

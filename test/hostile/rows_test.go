@@ -37,6 +37,9 @@ type world struct {
 	slurm *standIn
 	// serve is the serve the rows run against (its ports).
 	serve *serve
+	// alone: one row runs against this serve (TestEachRow), so a row
+	// may hold serve's memory to a bound of its own.
+	alone bool
 	mu    sync.Mutex
 	state map[string]any
 }

@@ -202,6 +202,13 @@ func (o *Options) Run(ctx context.Context) error {
 	}
 	if o.Kind != Queue {
 		o.readEvictions(ctx, snap)
+		// The configuration tells which plugins enforce what (the
+		// network-topology-aware plugin, overcommit's admission).
+		conf, err := o.Line.ReadConfig(ctx, o.kube)
+		if err != nil {
+			return err
+		}
+		snap.SchedulerConfig = &conf
 	}
 	rep := analysis.Analyze(snap)
 	if err := o.addPosition(ctx, snap, &rep); err != nil {

@@ -87,11 +87,15 @@ func Short(need, have corev1.ResourceList) []string {
 
 // Schedulable keeps the resources jobs ask of a topology: cpu, memory
 // and extended resources (a GPU), and drops zero amounts; pods,
-// ephemeral storage and huge pages would only widen the tables.
+// ephemeral storage, huge pages and the quota names a podgroup
+// controller writes into minResources (count/pods, requests.cpu) would
+// only widen the tables, and the scheduler places by the former.
 func Schedulable(l corev1.ResourceList) corev1.ResourceList {
 	out := corev1.ResourceList{}
 	for r, q := range l {
-		if r == corev1.ResourceCPU || r == corev1.ResourceMemory || strings.Contains(string(r), "/") {
+		name := string(r)
+		extended := strings.Contains(name, "/") && !strings.HasPrefix(name, "count/") && !strings.HasPrefix(name, "requests.")
+		if r == corev1.ResourceCPU || r == corev1.ResourceMemory || extended {
 			if !q.IsZero() || r == corev1.ResourceCPU {
 				out[r] = q
 			}

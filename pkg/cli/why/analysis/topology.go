@@ -194,7 +194,7 @@ func (a *analyzer) checkConstraint(tree *topology.Tree, usage *topology.Usage, n
 		a.note(NotChecked, obj, fmt.Sprintf("%s: the idle resources under the HyperNodes are not known (nodes or the pods of every namespace could not be read)", r.Words), "ask for read access to nodes and pods")
 		return
 	}
-	need := n.res
+	need := topology.Schedulable(n.res)
 	if len(need) == 0 {
 		a.ok("topology", "%s: %s requests nothing to check against the HyperNodes", r.Words, n.what)
 		return
@@ -314,8 +314,9 @@ func (a *analyzer) checkHeldByInqueue(pg *schedulingv1beta1.PodGroup, tree *topo
 	}
 	var over []ResourceUse
 	var parts []string
-	for _, r := range rules.SortedNames(*pg.Spec.MinResources) {
-		need := (*pg.Spec.MinResources)[r]
+	min := topology.Schedulable(*pg.Spec.MinResources)
+	for _, r := range rules.SortedNames(min) {
+		need := min[r]
 		al := alloc[r]
 		limit := al.AsApproximateFloat64()*factor - quantityFloat(used[r])
 		iq := inq[r]
@@ -357,7 +358,7 @@ func (a *analyzer) neverFits(tree *topology.Tree, usage *topology.Usage, g *sche
 	if all {
 		return ""
 	}
-	need := *g.Spec.MinResources
+	need := topology.Schedulable(*g.Spec.MinResources)
 	for _, h := range cands {
 		alloc, _ := usage.Of(h.Nodes)
 		if len(topology.Short(need, alloc)) == 0 {

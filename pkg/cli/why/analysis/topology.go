@@ -64,6 +64,11 @@ func (a *analyzer) checkTopology(pg *schedulingv1beta1.PodGroup, waiting bool) {
 	tree := topology.Build(a.s.HyperNodes, a.s.Nodes, a.s.NodesRead)
 	usage := topology.NewUsage(a.s.Nodes, a.s.AllPods, a.s.AllPodsRead)
 	if !waiting {
+		// A running group: what its constraint amounted to, and where it
+		// was placed.
+		for _, n := range needs {
+			a.resolveConstraint(tree, n)
+		}
 		a.placement(tree, needs)
 		return
 	}
@@ -169,26 +174,39 @@ func partitionNeed(t batchv1alpha1.TaskSpec) corev1.ResourceList {
 	return sum
 }
 
-// checkConstraint resolves one constraint and, when enforced, checks the
-// HyperNodes it may use.
-func (a *analyzer) checkConstraint(tree *topology.Tree, usage *topology.Usage, n need) {
+// resolveConstraint resolves one constraint as the scheduler does and
+// notes what makes it no constraint at all (soft, ignored, not
+// enforced); it returns the resolution and whether the constraint holds
+// the group to a tier.
+func (a *analyzer) resolveConstraint(tree *topology.Tree, n need) (topology.Resolution, bool) {
 	r := tree.Resolve(n.c)
 	obj := a.objectRef()
 	switch {
 	case r.Soft:
 		a.note(TopologySoft, obj, r.Words, "")
-		return
+		return r, false
 	case !r.Enforced:
 		a.note(TopologyIgnored, obj, "the network-topology constraint is ignored: "+r.Words,
 			"name a tier that exists (kubectl vc hypernode list shows TIER and TIERNAME), or drop the constraint")
-		return
+		return r, false
 	}
 	if conf := a.s.SchedulerConfig; conf != nil && conf.Plugin(topologyPlugin) == nil {
 		a.note(TopologyNotEnforced, obj,
 			fmt.Sprintf("the constraint (%s) is not enforced: the scheduler's configuration (%s) has no %s plugin, so hard mode places the group anywhere", r.Words, conf.Source, topologyPlugin),
 			"add the "+topologyPlugin+" plugin to a tier of the scheduler's configuration")
+		return r, false
+	}
+	return r, true
+}
+
+// checkConstraint resolves one constraint and, when enforced, checks the
+// HyperNodes it may use.
+func (a *analyzer) checkConstraint(tree *topology.Tree, usage *topology.Usage, n need) {
+	r, holds := a.resolveConstraint(tree, n)
+	if !holds {
 		return
 	}
+	obj := a.objectRef()
 	cands, all := tree.Candidates(r.Tier)
 	if !a.s.NodesRead || !a.s.AllPodsRead {
 		a.note(NotChecked, obj, fmt.Sprintf("%s: the idle resources under the HyperNodes are not known (nodes or the pods of every namespace could not be read)", r.Words), "ask for read access to nodes and pods")

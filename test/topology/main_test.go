@@ -130,7 +130,9 @@ func (w *world) queue() string {
 	if _, err := env.vc.SchedulingV1beta1().Queues().UpdateStatus(context.Background(), q, metav1.UpdateOptions{}); err != nil {
 		w.t.Fatal(err)
 	}
-	w.t.Cleanup(func() { _ = env.vc.SchedulingV1beta1().Queues().Delete(context.Background(), n, metav1.DeleteOptions{}) })
+	w.t.Cleanup(func() {
+		_ = env.vc.SchedulingV1beta1().Queues().Delete(context.Background(), n, metav1.DeleteOptions{})
+	})
 	return n
 }
 
@@ -298,4 +300,3 @@ func contains(t *testing.T, what, s string, subs ...string) {
 		}
 	}
 }
-

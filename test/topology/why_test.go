@@ -14,8 +14,8 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/kubectl-vc/kubectl-vc/internal/testenv/cptest"
-	"github.com/kubectl-vc/kubectl-vc/pkg/apis/keys"
 	batchv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/batch/v1alpha1"
+	"github.com/kubectl-vc/kubectl-vc/pkg/apis/keys"
 	schedulingv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/scheduling/v1beta1"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/why/analysis"
 )

@@ -224,7 +224,8 @@ func TestUserWhoMayReadOnlyTheirNamespace(t *testing.T) {
 		// pod is gone) is unknown, and said why (seen against the real
 		// scheduler, docs/why.md).
 		"note: could not read priority classes: forbidden", "the priority of a victim whose pod is gone is not known")
-	contains(t, "priority", strings.Fields(strings.Split(r.Stdout, "\n")[1])[7], "<unknown>")
+	// PRIORITY (FOR's unknown reads "<unknown: see -o wide>").
+	contains(t, "stdout", r.Stdout, "<unknown>")
 	if strings.Contains(r.Stdout, "owner-0") {
 		t.Errorf("named a pod alice cannot read:\n%s", r.Stdout)
 	}

@@ -266,7 +266,8 @@ func TestUserWhoMayNotListNodes(t *testing.T) {
 			topoNote = true
 		}
 	}
-	if !topoNote || reason(rep, analysis.TopologyNoFit) != nil {
+	// Nodes not read are not "no node Ready": nothing is guessed.
+	if !topoNote || reason(rep, analysis.TopologyNoFit) != nil || reason(rep, analysis.NoReadyNodes) != nil {
 		t.Errorf("want the idle resources said unknown, no TopologyNoFit: %+v", rep.Reasons)
 	}
 }

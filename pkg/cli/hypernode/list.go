@@ -79,7 +79,12 @@ func (o *ListOptions) Run(ctx context.Context) error {
 		}
 	}
 	err := list.Run(ctx, &o.List, Kind, list.Rows[topologyv1alpha1.HyperNode, *topologyv1alpha1.HyperNode]{
-		Table: func(items []topologyv1alpha1.HyperNode) runtime.Object { return hyperNodeTable(items, o.world) },
+		Table: func(items []topologyv1alpha1.HyperNode) runtime.Object {
+			// The list is read after the world: what changed between the
+			// two is taken as listed.
+			o.world.Merge(items)
+			return hyperNodeTable(items, o.world)
+		},
 		WatchTable: func(h *topologyv1alpha1.HyperNode) runtime.Object {
 			o.world.Replace(*h)
 			return hyperNodeTable([]topologyv1alpha1.HyperNode{*h}, o.world)

@@ -96,14 +96,22 @@ func NotServed(err error) bool {
 
 // Replace puts h in place of the HyperNode of its name (or adds it) and
 // builds the tree again: a watched change.
-func (w *World) Replace(h topologyv1alpha1.HyperNode) {
-	found := false
+func (w *World) Replace(h topologyv1alpha1.HyperNode) { w.Merge([]topologyv1alpha1.HyperNode{h}) }
+
+// Merge puts each of hns in place of the HyperNode of its name (or adds
+// it) and builds the tree once: objects read after the world (a list that
+// raced with a create) are resolved too, never shown as unknown.
+func (w *World) Merge(hns []topologyv1alpha1.HyperNode) {
+	at := make(map[string]int, len(w.HyperNodes))
 	for i := range w.HyperNodes {
-		if w.HyperNodes[i].Name == h.Name {
-			w.HyperNodes[i], found = h, true
-		}
+		at[w.HyperNodes[i].Name] = i
 	}
-	if !found {
+	for _, h := range hns {
+		if i, ok := at[h.Name]; ok {
+			w.HyperNodes[i] = h
+			continue
+		}
+		at[h.Name] = len(w.HyperNodes)
 		w.HyperNodes = append(w.HyperNodes, h)
 	}
 	w.Tree = rules.Build(w.HyperNodes, w.Nodes, w.Tree.NodesRead)

@@ -11,7 +11,7 @@ tools="$root/bin/tools"
 
 mod=github.com/kubectl-vc/kubectl-vc
 header=hack/boilerplate.go.txt
-groups=(scheduling/v1beta1 bus/v1alpha1 batch/v1alpha1 flow/v1alpha1 slinky/v1beta1 admission/v1alpha1)
+groups=(scheduling/v1beta1 bus/v1alpha1 batch/v1alpha1 flow/v1alpha1 slinky/v1beta1 admission/v1alpha1 topology/v1alpha1)
 # Only the groups that exist (a group is added by creating its package).
 inputs=()
 present=()

@@ -7,6 +7,7 @@ import (
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/command"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/doctor"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/evictions"
+	"github.com/kubectl-vc/kubectl-vc/pkg/cli/hypernode"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/install"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/job"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/jobflow"
@@ -36,6 +37,7 @@ func Commands() []Subcommand {
 		group(jobtemplate.Kind.Group, jobtemplate.Commands),
 		group(pod.Kind.Group, pod.Commands),
 		group(command.Kind.Group, command.Commands),
+		group(hypernode.Kind.Group, hypernode.Commands),
 		{Cmd: serve.NewCmd},
 		{Cmd: doctor.NewCmd},
 		{Cmd: why.NewCmd},

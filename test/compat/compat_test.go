@@ -24,6 +24,7 @@ import (
 	busv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/bus/v1alpha1"
 	flowv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/flow/v1alpha1"
 	schedv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/scheduling/v1beta1"
+	topologyv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/topology/v1alpha1"
 	"github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned"
 	"github.com/kubectl-vc/kubectl-vc/pkg/crds"
 	"github.com/kubectl-vc/kubectl-vc/pkg/crds/volcanoflow"
@@ -73,8 +74,8 @@ func TestGeneratedCRDsMatchUpstreamSchemas(t *testing.T) {
 			own++
 		}
 	}
-	if len(ours)-own != 7 || own != 1 {
-		t.Fatalf("expected 7 generated CRDs of Volcano's and Slinky's (4 Volcano, 1 Slinky NodeSet, 2 Volcano flow) and 1 of ours, got %d and %d", len(ours)-own, own)
+	if len(ours)-own != 8 || own != 1 {
+		t.Fatalf("expected 8 generated CRDs of Volcano's and Slinky's (5 Volcano with the HyperNode, 1 Slinky NodeSet, 2 Volcano flow) and 1 of ours, got %d and %d", len(ours)-own, own)
 	}
 	for _, c := range ours {
 		if c.Spec.Group == admissionv1alpha1.GroupName {
@@ -220,6 +221,7 @@ var roundTripCases = []struct {
 	{"job-upstream.yaml", func() any { return &batchv1alpha1.Job{} }},
 	{"jobtemplate-upstream.yaml", func() any { return &flowv1alpha1.JobTemplate{} }},
 	{"jobflow-upstream.yaml", func() any { return &flowv1alpha1.JobFlow{} }},
+	{"hypernode-upstream.yaml", func() any { return &topologyv1alpha1.HyperNode{} }},
 }
 
 // TestUpstreamYAMLRoundTrip decodes upstream-shaped YAML strictly (an
@@ -308,7 +310,7 @@ func checkAccepted(t *testing.T, cfg *rest.Config) {
 		}
 		gvk := u.GroupVersionKind()
 		plural := map[string]string{"Queue": "queues", "PodGroup": "podgroups", "Command": "commands", "Job": "jobs",
-			"JobFlow": "jobflows", "JobTemplate": "jobtemplates"}[gvk.Kind]
+			"JobFlow": "jobflows", "JobTemplate": "jobtemplates", "HyperNode": "hypernodes"}[gvk.Kind]
 		res := dyn.Resource(schema.GroupVersionResource{Group: gvk.Group, Version: gvk.Version, Resource: plural})
 		var ri dynamic.ResourceInterface = res
 		if ns := u.GetNamespace(); ns != "" {
@@ -345,6 +347,13 @@ func checkAccepted(t *testing.T, cfg *rest.Config) {
 			} else {
 				typed, err = vc.FlowV1alpha1().JobTemplates(created.GetNamespace()).Get(ctx, created.GetName(), metav1.GetOptions{})
 			}
+		case "HyperNode":
+			// Status goes through the status subresource, as upstream.
+			created.Object["status"] = u.Object["status"]
+			if _, err := ri.UpdateStatus(ctx, created, metav1.UpdateOptions{}); err != nil {
+				t.Fatalf("hypernode status: %v", err)
+			}
+			typed, err = vc.TopologyV1alpha1().HyperNodes().Get(ctx, created.GetName(), metav1.GetOptions{})
 		case "PodGroup":
 			typed, err = vc.SchedulingV1beta1().PodGroups(created.GetNamespace()).Get(ctx, created.GetName(), metav1.GetOptions{})
 		case "Command":

@@ -117,7 +117,7 @@ func TestDoctorReport(t *testing.T) {
 		t.Fatalf("doctor:\n%s", r)
 	}
 	crds := rep.findings("crds")
-	if len(crds) != 6 {
+	if len(crds) != 7 { // queues, podgroups, Commands, Jobs, NodeSets, queue indexes, HyperNodes
 		t.Errorf("crds: %+v", crds)
 	}
 	for _, c := range crds {

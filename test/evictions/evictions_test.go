@@ -219,7 +219,13 @@ func TestUserWhoMayReadOnlyTheirNamespace(t *testing.T) {
 		t.Fatalf("%s", r)
 	}
 	contains(t, "stdout", r.Stdout, "borrower-0", "reclaim", "a pod in a namespace you cannot read")
-	contains(t, "stderr", r.Stderr, "note: could not read", "namespaces other than "+nsA)
+	contains(t, "stderr", r.Stderr, "note: could not read", "namespaces other than "+nsA,
+		// Priority classes are cluster-scoped: the victim's priority (its
+		// pod is gone) is unknown, and said why (seen against the real
+		// scheduler, docs/why.md).
+		"note: could not read priority classes: forbidden", "the priority of a victim whose pod is gone is not known")
+	// PRIORITY (FOR's unknown reads "<unknown: see -o wide>").
+	contains(t, "stdout", r.Stdout, "<unknown>")
 	if strings.Contains(r.Stdout, "owner-0") {
 		t.Errorf("named a pod alice cannot read:\n%s", r.Stdout)
 	}

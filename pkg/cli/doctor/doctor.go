@@ -17,6 +17,7 @@ import (
 
 	"github.com/kubectl-vc/kubectl-vc/pkg/apis/keys"
 	vcprinters "github.com/kubectl-vc/kubectl-vc/pkg/cli/printers"
+	"github.com/kubectl-vc/kubectl-vc/pkg/cli/queueline"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/util"
 	"github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned"
 )
@@ -72,6 +73,8 @@ type Options struct {
 	// CommandNamespace is where queue open/close write their Commands
 	// (for the RBAC check).
 	CommandNamespace string
+	// Line names the scheduler configuration the topology check reads.
+	Line queueline.ConfigFlags
 
 	kube  kubernetes.Interface
 	vc    versioned.Interface
@@ -106,6 +109,11 @@ func NewCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Command {
 			* commands: a Command waiting longer than --stuck-after is one nobody acts on
 			  (FAIL).
 			* queues: queues in state Unknown, and Closing queues with what holds them.
+			* topology: where HyperNodes exist, the defects of their tree (two parents or
+			  a cycle: FAIL, Volcano's scheduler then schedules no job with a network-topology
+			  constraint; a member that matches nothing, a tier not above its member's: WARN)
+			  and that the scheduler's configuration (--scheduler-config) enables the
+			  network-topology-aware plugin, without which hard mode is not enforced (WARN).
 			* rbac: what you may do of what kubectl vc does (SelfSubjectAccessReview).
 			* metrics: where serve runs in --controllers-namespace, that a scraper can read its
 			  HTTPS metrics: serve may review tokens and access, the ClusterRole
@@ -127,6 +135,7 @@ func NewCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Command {
 	cmd.Flags().DurationVar(&o.StuckAfter, "stuck-after", time.Minute, "How long a Command may wait before it counts as stuck")
 	cmd.Flags().StringVar(&o.ControllersNamespace, "controllers-namespace", keys.VolcanoNamespace, "Namespace of the controllers' Leases and Deployments")
 	cmd.Flags().StringVar(&o.CommandNamespace, "command-namespace", "default", "Namespace queue open and close write Commands to (checked for RBAC)")
+	o.Line.AddFlags(cmd)
 	return cmd
 }
 
@@ -160,7 +169,7 @@ func (o *Options) Validate() error {
 	if o.ControllersNamespace == "" || o.CommandNamespace == "" {
 		return util.UsageErrorf("--controllers-namespace and --command-namespace must not be empty")
 	}
-	return nil
+	return o.Line.Validate()
 }
 
 // Run runs every check and prints the report. An unreachable cluster is
@@ -178,6 +187,7 @@ func (o *Options) Run(ctx context.Context) error {
 	o.checkQueues(ctx)
 	o.checkNodeSets(ctx)
 	o.checkFlowCRDs(ctx)
+	o.checkTopology(ctx)
 	o.checkRBAC(ctx)
 	o.checkMetrics(ctx)
 

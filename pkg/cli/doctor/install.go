@@ -20,8 +20,9 @@ import (
 // optionalCRDs are kinds some clusters do without: the CLI's other
 // commands work without them.
 var optionalCRDs = map[string]string{
-	"nodesets.slinky.slurm.net": "needed only for Slurm NodeSets ('kubectl vc nodeset')",
-	"jobs.batch.volcano.sh":     "needed only for Volcano Jobs ('kubectl vc job')",
+	"nodesets.slinky.slurm.net":      "needed only for Slurm NodeSets ('kubectl vc nodeset')",
+	"jobs.batch.volcano.sh":          "needed only for Volcano Jobs ('kubectl vc job')",
+	"hypernodes.topology.volcano.sh": "needed only for network topology ('kubectl vc hypernode')",
 }
 
 // checkCRDs compares each CRD in the cluster with ours: present,

@@ -233,7 +233,12 @@ func (o *Options) none() string {
 // notes says on stderr what could not be read, once.
 func (o *Options) notes(unreadable []string) {
 	for _, u := range unreadable {
-		fmt.Fprintf(o.ErrOut, "note: could not read %s; a preemptor there cannot be named\n", u)
+		// A record that says its own consequence (priority classes) is
+		// printed as it is; the others are where a preemptor may be.
+		if !strings.Contains(u, "; ") {
+			u += "; a preemptor there cannot be named"
+		}
+		fmt.Fprintf(o.ErrOut, "note: could not read %s\n", u)
 	}
 	if o.Since > EventTTL {
 		fmt.Fprintf(o.ErrOut, "note: --since %s is longer than the %s events are kept by default (kube-apiserver --event-ttl): older evictions may be gone\n", o.Since, EventTTL)

@@ -80,11 +80,18 @@ func (r *Reader) Read(ctx context.Context, ns string) (infer.Input, string, erro
 	}
 	in.PodGroups = groups
 	in.Events = dedupe(in.Events)
+	// A victim whose pod is gone has its priority from its PodGroup's
+	// priority class only: without them, say so rather than leave the
+	// priority unknown with no reason (a user who may read one namespace
+	// may not list these cluster-scoped objects, as seen against the
+	// real scheduler).
 	if pcs, err := r.Kube.SchedulingV1().PriorityClasses().List(ctx, metav1.ListOptions{}); err == nil {
 		in.PriorityClasses = map[string]int32{}
 		for _, pc := range pcs.Items {
 			in.PriorityClasses[pc.Name] = pc.Value
 		}
+	} else {
+		in.Unreadable = append(in.Unreadable, "priority classes: "+util.Message(err)+"; the priority of a victim whose pod is gone is not known, and preempt's priorities are not compared for it")
 	}
 	return in, rv, nil
 }

@@ -67,6 +67,10 @@ func (a *applier) apply(ctx context.Context, u *unstructured.Unstructured, out i
 		_, err = fmt.Fprintf(out, "%s unchanged (it exists: install changes no namespace it did not create)\n", ref(u))
 		return err
 	}
+	if foreign(before) {
+		_, err = fmt.Fprintf(out, "%s unchanged (installed by someone else, Volcano's own: install does not replace it)\n", ref(u))
+		return err
+	}
 	body, err := u.MarshalJSON()
 	if err != nil {
 		return objErr("encode", u, err)

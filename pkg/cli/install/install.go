@@ -64,7 +64,9 @@ func NewCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Command {
 			Deployment and the Service of its HTTPS metrics port too (and implies --rbac);
 			--service-monitor a Prometheus Operator ServiceMonitor for them. Volcano's Job CRD
 			is left to Volcano, whose job controller alone runs Jobs: install never applies
-			it and uninstall never deletes it.
+			it and uninstall never deletes it. Volcano's HyperNode CRD is applied only where
+			the cluster has none: one that Volcano (or anyone but kubectl-vc) installed is
+			left as it is, by install and by uninstall.
 
 			The Deployment runs the image of this binary's own version,
 			ghcr.io/kubectl-vc/kubectl-vc:<version> ('kubectl vc version' shows it), never

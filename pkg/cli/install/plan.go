@@ -175,6 +175,29 @@ func newPlan(sel Selection, image string) (*Plan, error) {
 // commands need Volcano; the tests install the embedded CRD themselves.
 var notInstalled = map[string]bool{"jobs.batch.volcano.sh": true}
 
+// foreignKept names the embedded CRDs that install applies only where the
+// cluster has none: hypernodes.topology.volcano.sh is Volcano's, and
+// Volcano's scheduler and HyperNode controller read it; where Volcano put
+// its own, ours (the same schema, other descriptions) would take over its
+// fields, and uninstall would delete every HyperNode with it. A CRD of
+// this set that exists and that kubectl-vc's field manager does not manage
+// is left alone by both.
+var foreignKept = map[string]bool{"hypernodes.topology.volcano.sh": true}
+
+// foreign tells whether u, as read from the cluster, is a CRD of the
+// foreignKept set that someone else installed.
+func foreign(u *unstructured.Unstructured) bool {
+	if u == nil || u.GetKind() != "CustomResourceDefinition" || !foreignKept[u.GetName()] {
+		return false
+	}
+	for _, m := range u.GetManagedFields() {
+		if m.Manager == keys.CLIManager {
+			return false
+		}
+	}
+	return true
+}
+
 // Installed reports whether install applies (and uninstall deletes) the
 // embedded CRD of that name.
 func Installed(crdName string) bool { return !notInstalled[crdName] }

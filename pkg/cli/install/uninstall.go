@@ -144,10 +144,14 @@ func (o *UninstallOptions) Run(ctx context.Context) error {
 			// A kind the server does not know has nothing to delete.
 			continue
 		}
-		if _, err := ri.Get(ctx, u.GetName(), metav1.GetOptions{}); apierrors.IsNotFound(err) {
+		cur, err := ri.Get(ctx, u.GetName(), metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
 			continue
 		} else if err != nil {
 			return objErr("read", u, err)
+		}
+		if foreign(cur) {
+			continue // Volcano's own HyperNode CRD: not ours to delete
 		}
 		present = append(present, target{obj: u, ri: ri})
 	}

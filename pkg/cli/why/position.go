@@ -34,11 +34,15 @@ func (o *Options) addPosition(ctx context.Context, snap *analysis.Snapshot, rep 
 	if pg == nil {
 		return nil
 	}
-	conf, err := o.Line.ReadConfig(ctx, o.kube)
-	if err != nil {
-		return err
+	conf := snap.SchedulerConfig
+	if conf == nil {
+		c, err := o.Line.ReadConfig(ctx, o.kube)
+		if err != nil {
+			return err
+		}
+		conf = &c
 	}
-	r := &queueline.Reader{VC: o.vc, Kube: o.kube, ChunkSize: o.ChunkSize, Config: conf}
+	r := &queueline.Reader{VC: o.vc, Kube: o.kube, ChunkSize: o.ChunkSize, Config: *conf}
 	res, err := r.Read(ctx, rules.QueueOf(pg.Spec.Queue))
 	if err != nil {
 		return nil // the queue's own reasons say why (QueueMissing, NotChecked)

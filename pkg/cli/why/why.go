@@ -105,6 +105,12 @@ func NewCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Command {
 			  a capability or than all Ready nodes offer, finished podgroups still counted;
 			* the scheduler's own words: the PodGroup's Unschedulable condition with the gang
 			  arithmetic, the pods' PodScheduled condition, the latest events, quoted.
+			* the network topology (HyperNodes), for a group with a network-topology
+			  constraint: the HyperNodes within its tier against what it needs, a broken tree
+			  (two parents, a cycle), a tier name no HyperNode has or a configuration without
+			  the network-topology-aware plugin (the constraint is ignored), soft mode, and
+			  where a running group was placed; and a group the overcommit plugin does not
+			  admit because Inqueue groups (one that can never run) hold the headroom;
 			* its place in line, for a group that waits (Pending or Inqueue): its position in
 			  its queue as 'queue pending' orders it from the scheduler's configuration
 			  (--scheduler-config), who is ahead and why, and what it waits for.
@@ -202,6 +208,13 @@ func (o *Options) Run(ctx context.Context) error {
 	}
 	if o.Kind != Queue {
 		o.readEvictions(ctx, snap)
+		// The configuration tells which plugins enforce what (the
+		// network-topology-aware plugin, overcommit's admission).
+		conf, err := o.Line.ReadConfig(ctx, o.kube)
+		if err != nil {
+			return err
+		}
+		snap.SchedulerConfig = &conf
 	}
 	rep := analysis.Analyze(snap)
 	if err := o.addPosition(ctx, snap, &rep); err != nil {

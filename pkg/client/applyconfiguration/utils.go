@@ -11,6 +11,7 @@ import (
 	flowv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/flow/v1alpha1"
 	v1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/scheduling/v1beta1"
 	slinkyv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/slinky/v1beta1"
+	topologyv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/topology/v1alpha1"
 	admissionv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/client/applyconfiguration/admission/v1alpha1"
 	applyconfigurationbatchv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/client/applyconfiguration/batch/v1alpha1"
 	applyconfigurationbusv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/client/applyconfiguration/bus/v1alpha1"
@@ -18,6 +19,7 @@ import (
 	internal "github.com/kubectl-vc/kubectl-vc/pkg/client/applyconfiguration/internal"
 	schedulingv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/client/applyconfiguration/scheduling/v1beta1"
 	applyconfigurationslinkyv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/client/applyconfiguration/slinky/v1beta1"
+	applyconfigurationtopologyv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/client/applyconfiguration/topology/v1alpha1"
 	runtime "k8s.io/apimachinery/pkg/runtime"
 	schema "k8s.io/apimachinery/pkg/runtime/schema"
 	managedfields "k8s.io/apimachinery/pkg/util/managedfields"
@@ -168,6 +170,22 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &applyconfigurationslinkyv1beta1.RollingUpdateNodeSetStrategyApplyConfiguration{}
 	case slinkyv1beta1.SchemeGroupVersion.WithKind("ScheduledUpdateNodeSetStrategy"):
 		return &applyconfigurationslinkyv1beta1.ScheduledUpdateNodeSetStrategyApplyConfiguration{}
+
+		// Group=topology.volcano.sh, Version=v1alpha1
+	case topologyv1alpha1.SchemeGroupVersion.WithKind("ExactMatch"):
+		return &applyconfigurationtopologyv1alpha1.ExactMatchApplyConfiguration{}
+	case topologyv1alpha1.SchemeGroupVersion.WithKind("HyperNode"):
+		return &applyconfigurationtopologyv1alpha1.HyperNodeApplyConfiguration{}
+	case topologyv1alpha1.SchemeGroupVersion.WithKind("HyperNodeSpec"):
+		return &applyconfigurationtopologyv1alpha1.HyperNodeSpecApplyConfiguration{}
+	case topologyv1alpha1.SchemeGroupVersion.WithKind("HyperNodeStatus"):
+		return &applyconfigurationtopologyv1alpha1.HyperNodeStatusApplyConfiguration{}
+	case topologyv1alpha1.SchemeGroupVersion.WithKind("MemberSelector"):
+		return &applyconfigurationtopologyv1alpha1.MemberSelectorApplyConfiguration{}
+	case topologyv1alpha1.SchemeGroupVersion.WithKind("MemberSpec"):
+		return &applyconfigurationtopologyv1alpha1.MemberSpecApplyConfiguration{}
+	case topologyv1alpha1.SchemeGroupVersion.WithKind("RegexMatch"):
+		return &applyconfigurationtopologyv1alpha1.RegexMatchApplyConfiguration{}
 
 	}
 	return nil

@@ -72,6 +72,9 @@ type Plugin struct {
 	// SLAWaitingTime is the sla plugin's sla-waiting-time argument, as
 	// written ("" when unset).
 	SLAWaitingTime string `json:"slaWaitingTime,omitempty"`
+	// OvercommitFactor is the overcommit plugin's overcommit-factor
+	// argument, as written ("" when unset).
+	OvercommitFactor string `json:"overcommitFactor,omitempty"`
 }
 
 // Tier is a list of plugins the scheduler asks in order.
@@ -135,6 +138,9 @@ func Parse(data, source string) (Config, error) {
 			if v, ok := p.Arguments[SLAWaitingTime]; ok {
 				pl.SLAWaitingTime = fmt.Sprint(v)
 			}
+			if v, ok := p.Arguments[OvercommitFactorArg]; ok {
+				pl.OvercommitFactor = fmt.Sprint(v)
+			}
 			tier.Plugins = append(tier.Plugins, pl)
 		}
 		c.Tiers = append(c.Tiers, tier)
@@ -165,6 +171,23 @@ func Default() Config {
 		Source:  "Volcano's default configuration",
 		Default: true,
 	}
+}
+
+// OvercommitFactorArg is the overcommit plugin's argument: how many times
+// the cluster's allocatable the Inqueue groups' minResources may reach.
+const OvercommitFactorArg = "overcommit-factor"
+
+// Plugin returns the first plugin of that name in any tier, nil when the
+// configuration does not enable it.
+func (c Config) Plugin(name string) *Plugin {
+	for _, t := range c.Tiers {
+		for i := range t.Plugins {
+			if t.Plugins[i].Name == name {
+				return &t.Plugins[i]
+			}
+		}
+	}
+	return nil
 }
 
 // HasAction tells whether the scheduler runs the named action.

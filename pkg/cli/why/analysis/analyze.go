@@ -10,6 +10,7 @@ import (
 	"github.com/kubectl-vc/kubectl-vc/pkg/apis/keys"
 	schedulingv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/scheduling/v1beta1"
 	"github.com/kubectl-vc/kubectl-vc/pkg/rules"
+	"github.com/kubectl-vc/kubectl-vc/pkg/rules/topology"
 )
 
 // analyzer holds the snapshot, indexes over it, and the report being built.
@@ -103,6 +104,10 @@ func (a *analyzer) workload() bool {
 		if q := a.checkQueue(a.queueName(group), group != nil || s.Kind == Job); q != nil && group != nil {
 			a.checkCapacity(group, q)
 		}
+	}
+	a.checkTopology(group, waiting)
+	if waiting {
+		a.checkHeldByInqueue(group, topology.Build(s.HyperNodes, s.Nodes, s.NodesRead))
 	}
 	a.checkSchedulerWords(group)
 	return waiting

@@ -263,6 +263,16 @@ func TestAnalyze(t *testing.T) {
 			}
 		}},
 		{name: "no ready node", change: func(s *Snapshot) { s.Nodes = nil }, want: []Code{NoReadyNodes}},
+		// Nodes that could not be read are not "no node": NotChecked
+		// says so, and nothing blocks on a guess.
+		{name: "nodes not readable", change: func(s *Snapshot) {
+			s.Nodes = nil
+			s.Unreadable = []Unreadable{{What: "nodes", Error: "forbidden"}}
+		}, check: func(t *testing.T, r Report) {
+			if x := find(r, NotChecked); x == nil || x.Blocking {
+				t.Errorf("NotChecked: %+v", x)
+			}
+		}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -15,6 +15,12 @@ import (
 // checkCluster: the group's minResources must fit what the Ready,
 // schedulable nodes offer together.
 func (a *analyzer) checkCluster(pg *schedulingv1beta1.PodGroup) {
+	for _, u := range a.s.Unreadable {
+		if u.What == "nodes" {
+			// Not read is not none: NotChecked says so, nothing is guessed.
+			return
+		}
+	}
 	total := corev1.ResourceList{}
 	ready := 0
 	for i := range a.s.Nodes {

@@ -14,7 +14,9 @@ import (
 	batchv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/batch/v1alpha1"
 	busv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/bus/v1alpha1"
 	schedulingv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/scheduling/v1beta1"
+	topologyv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/topology/v1alpha1"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/evictions/infer"
+	"github.com/kubectl-vc/kubectl-vc/pkg/rules/joborder"
 )
 
 // Kind is what 'why' is asked about.
@@ -193,8 +195,23 @@ type Snapshot struct {
 	PodGroups []schedulingv1beta1.PodGroup
 	// Queues are every queue.
 	Queues []schedulingv1beta1.Queue
-	// Nodes are every node.
-	Nodes []corev1.Node
+	// Nodes are every node; NodesRead is false when they could not be
+	// listed (Nodes is then empty and says nothing).
+	Nodes     []corev1.Node
+	NodesRead bool
+	// AllPods are the pods of every namespace (what the nodes' pods
+	// request: idle resources); AllPodsRead is false when they could not
+	// be listed.
+	AllPods     []corev1.Pod
+	AllPodsRead bool
+	// HyperNodes are Volcano's HyperNodes (the network topology);
+	// HyperNodesRead is false when the kind is not served or could not be
+	// listed.
+	HyperNodes     []topologyv1alpha1.HyperNode
+	HyperNodesRead bool
+	// SchedulerConfig is the scheduler's configuration (actions, plugins),
+	// nil when not read.
+	SchedulerConfig *joborder.Config
 	// Events are the events of the objects above (job, group, pods, queue).
 	Events []corev1.Event
 	// Commands are the Commands that target queues (pending: applied ones

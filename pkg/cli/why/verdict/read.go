@@ -17,6 +17,7 @@ import (
 	busv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/bus/v1alpha1"
 	"github.com/kubectl-vc/kubectl-vc/pkg/apis/keys"
 	schedulingv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/scheduling/v1beta1"
+	topologyv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/topology/v1alpha1"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/chunk"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/util"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/why/analysis"
@@ -63,6 +64,7 @@ func (r *Reader) Read(ctx context.Context, kind analysis.Kind, ns, name string) 
 	if kind != analysis.Queue {
 		r.readPods(ctx, s)
 		r.readNodes(ctx, s)
+		r.readTopology(ctx, s)
 		r.readEvents(ctx, s)
 	}
 	r.readQueueEvents(ctx, s)
@@ -208,7 +210,31 @@ func (r *Reader) readNodes(ctx context.Context, s *analysis.Snapshot) {
 		s.Nodes = nil
 		return
 	}
-	s.Nodes = items
+	s.Nodes, s.NodesRead = items, true
+}
+
+// readTopology reads the HyperNodes and, with the nodes, the pods of every
+// namespace: what runs on the nodes (idle resources under a HyperNode, and
+// the cluster's headroom the scheduler admits groups against).
+func (r *Reader) readTopology(ctx context.Context, s *analysis.Snapshot) {
+	hns, _, err := chunk.List[topologyv1alpha1.HyperNode](ctx, r.ChunkSize, metav1.ListOptions{}, r.VC.TopologyV1alpha1().HyperNodes().List)
+	switch {
+	case err == nil:
+		s.HyperNodes, s.HyperNodesRead = hns, true
+	case noResource(err):
+		// No HyperNode kind: no topology to read.
+	default:
+		r.cannot(s, "HyperNodes (the network topology)", err)
+	}
+	if !s.NodesRead {
+		return
+	}
+	pods, _, err := chunk.List[corev1.Pod](ctx, r.ChunkSize, metav1.ListOptions{}, r.Kube.CoreV1().Pods(metav1.NamespaceAll).List)
+	if err != nil {
+		r.cannot(s, "the pods of every namespace (what the nodes' pods request: idle resources)", err)
+		return
+	}
+	s.AllPods, s.AllPodsRead = pods, true
 }
 
 // readEvents reads the events of the namespace and keeps those of the

@@ -14,6 +14,7 @@ import (
 	flowv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned/typed/flow/v1alpha1"
 	schedulingv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned/typed/scheduling/v1beta1"
 	slinkyv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned/typed/slinky/v1beta1"
+	topologyv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned/typed/topology/v1alpha1"
 	discovery "k8s.io/client-go/discovery"
 	rest "k8s.io/client-go/rest"
 	flowcontrol "k8s.io/client-go/util/flowcontrol"
@@ -27,6 +28,7 @@ type Interface interface {
 	FlowV1alpha1() flowv1alpha1.FlowV1alpha1Interface
 	SchedulingV1beta1() schedulingv1beta1.SchedulingV1beta1Interface
 	SlinkyV1beta1() slinkyv1beta1.SlinkyV1beta1Interface
+	TopologyV1alpha1() topologyv1alpha1.TopologyV1alpha1Interface
 }
 
 // Clientset contains the clients for groups.
@@ -38,6 +40,7 @@ type Clientset struct {
 	flowV1alpha1      *flowv1alpha1.FlowV1alpha1Client
 	schedulingV1beta1 *schedulingv1beta1.SchedulingV1beta1Client
 	slinkyV1beta1     *slinkyv1beta1.SlinkyV1beta1Client
+	topologyV1alpha1  *topologyv1alpha1.TopologyV1alpha1Client
 }
 
 // AdmissionV1alpha1 retrieves the AdmissionV1alpha1Client
@@ -68,6 +71,11 @@ func (c *Clientset) SchedulingV1beta1() schedulingv1beta1.SchedulingV1beta1Inter
 // SlinkyV1beta1 retrieves the SlinkyV1beta1Client
 func (c *Clientset) SlinkyV1beta1() slinkyv1beta1.SlinkyV1beta1Interface {
 	return c.slinkyV1beta1
+}
+
+// TopologyV1alpha1 retrieves the TopologyV1alpha1Client
+func (c *Clientset) TopologyV1alpha1() topologyv1alpha1.TopologyV1alpha1Interface {
+	return c.topologyV1alpha1
 }
 
 // Discovery retrieves the DiscoveryClient
@@ -138,6 +146,10 @@ func NewForConfigAndClient(c *rest.Config, httpClient *http.Client) (*Clientset,
 	if err != nil {
 		return nil, err
 	}
+	cs.topologyV1alpha1, err = topologyv1alpha1.NewForConfigAndClient(&configShallowCopy, httpClient)
+	if err != nil {
+		return nil, err
+	}
 
 	cs.DiscoveryClient, err = discovery.NewDiscoveryClientForConfigAndClient(&configShallowCopy, httpClient)
 	if err != nil {
@@ -165,6 +177,7 @@ func New(c rest.Interface) *Clientset {
 	cs.flowV1alpha1 = flowv1alpha1.New(c)
 	cs.schedulingV1beta1 = schedulingv1beta1.New(c)
 	cs.slinkyV1beta1 = slinkyv1beta1.New(c)
+	cs.topologyV1alpha1 = topologyv1alpha1.New(c)
 
 	cs.DiscoveryClient = discovery.NewDiscoveryClient(c)
 	return &cs

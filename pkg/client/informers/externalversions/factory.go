@@ -18,6 +18,7 @@ import (
 	internalinterfaces "github.com/kubectl-vc/kubectl-vc/pkg/client/informers/externalversions/internalinterfaces"
 	scheduling "github.com/kubectl-vc/kubectl-vc/pkg/client/informers/externalversions/scheduling"
 	slinky "github.com/kubectl-vc/kubectl-vc/pkg/client/informers/externalversions/slinky"
+	topology "github.com/kubectl-vc/kubectl-vc/pkg/client/informers/externalversions/topology"
 	v1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	runtime "k8s.io/apimachinery/pkg/runtime"
 	schema "k8s.io/apimachinery/pkg/runtime/schema"
@@ -322,6 +323,7 @@ type SharedInformerFactory interface {
 	Flow() flow.Interface
 	Scheduling() scheduling.Interface
 	Slinky() slinky.Interface
+	Topology() topology.Interface
 }
 
 func (f *sharedInformerFactory) Admission() admission.Interface {
@@ -346,4 +348,8 @@ func (f *sharedInformerFactory) Scheduling() scheduling.Interface {
 
 func (f *sharedInformerFactory) Slinky() slinky.Interface {
 	return slinky.New(f, f.namespace, f.tweakListOptions)
+}
+
+func (f *sharedInformerFactory) Topology() topology.Interface {
+	return topology.New(f, f.namespace, f.tweakListOptions)
 }

@@ -13,6 +13,7 @@ import (
 	flowv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/flow/v1alpha1"
 	v1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/scheduling/v1beta1"
 	slinkyv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/slinky/v1beta1"
+	topologyv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/topology/v1alpha1"
 	schema "k8s.io/apimachinery/pkg/runtime/schema"
 	cache "k8s.io/client-go/tools/cache"
 )
@@ -74,6 +75,10 @@ func (f *sharedInformerFactory) ForResource(resource schema.GroupVersionResource
 		return &genericInformer{resource: resource.GroupResource(), informer: f.Slinky().V1beta1().NodeSets().Informer()}, nil
 	case slinkyv1beta1.SchemeGroupVersion.WithResource("restapis"):
 		return &genericInformer{resource: resource.GroupResource(), informer: f.Slinky().V1beta1().RestApis().Informer()}, nil
+
+		// Group=topology.volcano.sh, Version=v1alpha1
+	case topologyv1alpha1.SchemeGroupVersion.WithResource("hypernodes"):
+		return &genericInformer{resource: resource.GroupResource(), informer: f.Topology().V1alpha1().HyperNodes().Informer()}, nil
 
 	}
 

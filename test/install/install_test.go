@@ -90,21 +90,8 @@ func TestInstallTwiceChangesNothing(t *testing.T) {
 }
 
 func TestInstallPrintNeedsNoCluster(t *testing.T) {
-	var out bytes.Buffer
-	o := &install.Options{Print: true, DryRun: "none", Timeout: 1}
-	o.Selection = install.Selection{CRDs: true, Policies: true, Serve: true}
-	o.Out, o.ErrOut, o.In = &out, io.Discard, strings.NewReader("")
-	// No Factory at all: --print must not touch the cluster.
-	if err := o.Complete(); err != nil {
-		t.Fatal(err)
-	}
-	if err := o.Validate(); err != nil {
-		t.Fatal(err)
-	}
-	if err := o.Run(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	dec := utilyaml.NewYAMLOrJSONDecoder(&out, 4096)
+	out := printSelection(t, install.Selection{CRDs: true, Policies: true, Serve: true})
+	dec := utilyaml.NewYAMLOrJSONDecoder(strings.NewReader(out), 4096)
 	kinds := map[string]int{}
 	for {
 		var obj map[string]any
@@ -146,8 +133,15 @@ func TestInstallPrintModes(t *testing.T) {
 
 func printPolicies(t *testing.T, mode string) string {
 	t.Helper()
+	return printSelection(t, install.Selection{Policies: true, Admission: mode})
+}
+
+// printSelection runs install --print of sel with no Factory at all:
+// --print must not touch the cluster.
+func printSelection(t *testing.T, sel install.Selection) string {
+	t.Helper()
 	var out bytes.Buffer
-	o := &install.Options{Print: true, DryRun: "none", Timeout: 1, Selection: install.Selection{Policies: true, Admission: mode}}
+	o := &install.Options{Print: true, DryRun: "none", Timeout: 1, Selection: sel}
 	o.IOStreams = genericiooptions.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: io.Discard}
 	if err := o.Complete(); err != nil {
 		t.Fatal(err)

@@ -44,5 +44,22 @@ if [[ -n "$names" ]]; then
   echo "$names" >&2
   fail=1
 fi
+# A rule both the CLI and the controllers apply is written once, in
+# pkg/rules or pkg/apis/keys (issue 59); these are the copies found before,
+# refused if they come back in non-test code elsewhere: reading a pod's
+# queue annotations (rules.QueueAnnotation, PodQueue), "an empty state is
+# Open" (rules.StateOrOpen, QueueStatusKept), a queue's parent
+# (rules.EffectiveParent, NeedsDefaultParent), the root and default queues,
+# Volcano's scheduler name (keys.VolcanoScheduler; plugins/queue's metrics
+# subsystem is another "volcano", the prefix of Volcano's metric names), and
+# a field manager written as a literal where keys has it.
+rulecopies=$(git grep -nE 'keys\.(VolcanoQueueName|QueueName)\b|Status\.State [!=]= ""|Spec\.Parent [!=]= ""|"(root|default|volcano)"([^:]|$)|FieldManager: *"' \
+  -- 'pkg/*.go' 'plugins/*.go' 'cmd/*.go' ':!*_test.go' ':!pkg/rules/' ':!pkg/apis/' ':!pkg/client/' ':!plugins/queue/metrics.go' |
+  grep -vE '^[^:]+:[0-9]+:[[:space:]]*//' || true)
+if [[ -n "$rulecopies" ]]; then
+  echo "verify: a rule pkg/rules or pkg/apis/keys holds is written again here (use it from there):" >&2
+  echo "$rulecopies" >&2
+  fail=1
+fi
 if [[ -x hack/verify-docs.sh ]]; then hack/verify-docs.sh || fail=1; fi
 exit $fail

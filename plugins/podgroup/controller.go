@@ -19,6 +19,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/kubectl-vc/kubectl-vc/pkg/apis/keys"
 	"github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned"
 	schedulinglisters "github.com/kubectl-vc/kubectl-vc/pkg/client/listers/scheduling/v1beta1"
 	"github.com/kubectl-vc/kubectl-vc/pkg/controller/framework"
@@ -86,7 +87,7 @@ const DefaultResyncPeriod = time.Minute
 
 // New returns a podgroup controller with the defaults of its flags.
 func New() *Controller {
-	return &Controller{workers: DefaultWorkers, schedulers: []string{"volcano"}, inherit: true, resync: DefaultResyncPeriod}
+	return &Controller{workers: DefaultWorkers, schedulers: []string{keys.VolcanoScheduler}, inherit: true, resync: DefaultResyncPeriod}
 }
 
 // Name implements framework.Controller.

@@ -133,7 +133,7 @@ func (c *Controller) sync(ctx context.Context, name string) error {
 		return err
 	}
 
-	if q.Name != keys.RootQueue && q.Spec.Parent == "" {
+	if rules.NeedsDefaultParent(q) {
 		patch := []byte(`{"spec":{"parent":"` + keys.RootQueue + `"}}`)
 		out, err := c.patch(ctx, q.Name, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: controllerName})
 		if err != nil {

@@ -28,7 +28,7 @@ import (
 const DefaultTaskName = "default0"
 
 // DefaultScheduler is the scheduler of a job made from flags.
-const DefaultScheduler = "volcano"
+const DefaultScheduler = keys.VolcanoScheduler
 
 // specFlags are the flags that build a job, which -f cannot be combined with.
 var specFlags = []string{"image", "replicas", "min", "queue", "requests", "limits", "scheduler-name", "command"}

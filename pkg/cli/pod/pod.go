@@ -270,13 +270,7 @@ func (o *PodListOptions) podGroups(ctx context.Context) (map[string]*schedulingv
 // queueKey is the queue a pod names itself: the label Volcano's job
 // controller sets, or one of the queue annotations other workloads carry.
 func queueKey(p *corev1.Pod) string {
-	if q := p.Labels[batchv1alpha1.QueueNameLabel]; q != "" {
-		return q
-	}
-	if q := p.Annotations[keys.VolcanoQueueName]; q != "" {
-		return q
-	}
-	return p.Annotations[keys.QueueName]
+	return rules.PodQueue(p)
 }
 
 type podRow struct {

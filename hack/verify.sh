@@ -61,5 +61,18 @@ if [[ -n "$rulecopies" ]]; then
   echo "$rulecopies" >&2
   fail=1
 fi
+# A CLI kind imports no other kind (issue 59): what two kinds share lives in
+# a shared package (pkg/cli/completion, jobspec, flowkind, util, ...), so a
+# change to one kind reaches no other. The kinds are the packages under
+# pkg/cli that declare a kind.Kind in their kind.go.
+mod=$(go list -m)
+kinds=$(for f in pkg/cli/*/kind.go; do grep -q '^var Kind = &kind.Kind\[' "$f" && echo "$mod/$(dirname "$f")"; done)
+for k in $kinds; do
+  others=$(go list -deps "$k" | grep -Fxf <(echo "$kinds") | grep -Fxv "$k" || true)
+  if [[ -n "$others" ]]; then
+    echo "verify: kind $k imports other kinds (move what they share to a shared package):" $others >&2
+    fail=1
+  fi
+done
 if [[ -x hack/verify-docs.sh ]]; then hack/verify-docs.sh || fail=1; fi
 exit $fail

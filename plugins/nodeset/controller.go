@@ -388,10 +388,10 @@ func (c *Controller) Run(ctx context.Context) {
 			}
 			return err
 		},
-		Retrying: func(key string, err error) {
-			logger.Error(err, "syncing NodeSet", "nodeset", key)
+		Retrying: func(ctx context.Context, _ string, err error) {
+			klog.FromContext(ctx).Error(err, "syncing NodeSet")
 		},
-	}.Run(stopCh)
+	}.Run(ctx)
 }
 
 // Interface checks.

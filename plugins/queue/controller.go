@@ -265,13 +265,13 @@ func (c *Controller) Run(ctx context.Context) {
 	loop := func(q workqueue.TypedRateLimitingInterface[string]) framework.Loop[string] {
 		return framework.Loop[string]{
 			Queue: q, Workers: c.workers, MaxRequeue: c.maxRequeue, Sync: c.lockedSync,
-			Retrying: func(key string, err error) {
-				logger.V(2).Info("sync failed, requeued", "queue", key, "err", err)
+			Retrying: func(ctx context.Context, _ string, err error) {
+				klog.FromContext(ctx).V(2).Info("sync failed, requeued", "err", err)
 			},
 			// Dropped: the pending Commands stay, visible in 'command list', and
 			// a later event for this queue tries again.
-			Dropped: func(key string, err error) {
-				logger.Error(err, "dropping queue request after the requeue limit", "queue", key, "retries", c.maxRequeue)
+			Dropped: func(ctx context.Context, key string, err error) {
+				klog.FromContext(ctx).Error(err, "dropping queue request after the requeue limit", "retries", c.maxRequeue)
 				if q, gerr := c.queues.Get(key); gerr == nil {
 					c.recorder.Eventf(q, corev1.EventTypeWarning, "RequestDropped", "dropped after %d retries: %v", c.maxRequeue, err)
 				}
@@ -284,9 +284,9 @@ func (c *Controller) Run(ctx context.Context) {
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		loop(c.fast).Run(stopCh)
+		loop(c.fast).Run(ctx)
 	}()
-	loop(c.wq).Run(stopCh)
+	loop(c.wq).Run(ctx)
 	wg.Wait()
 }
 

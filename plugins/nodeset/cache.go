@@ -9,6 +9,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	slinkyv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/slinky/v1beta1"
 	"github.com/kubectl-vc/kubectl-vc/pkg/controller/framework"
@@ -20,11 +21,17 @@ import (
 // writes; of a Node whether it is cordoned and its taints; of the Service and PodDisruptionBudget (besides their owner)
 // the spec fields it sets, to put them right when they drifted. Pods are
 // changed with patches and Services/PDBs created or server-side applied
-// from scratch, so nothing dropped here is ever written back.
+// from scratch, so nothing dropped here is ever written back. Of the
+// metadata, the annotations of Services and PDBs, and the labels and
+// annotations of a ConfigMap that is no NodeSet's ssh config, are dropped:
+// nothing reads them (owned.go selects those kinds already; this bounds
+// what a tenant who copies serve's label onto its objects costs).
 func (c *Controller) CacheReads() []framework.CacheRead {
 	return []framework.CacheRead{
 		framework.ReadsAll[slinkyv1beta1.NodeSet](),
-		framework.ReadsAll[appsv1.ControllerRevision](),
+		// Revisions are cached cluster-wide (every StatefulSet's and
+		// DaemonSet's too): their data only where a NodeSet may read it.
+		framework.ReadsOnly(keepRevision),
 		// Slinky's Controller and RestApi: small, read to find slurmrestd.
 		framework.ReadsAll[slinkyv1beta1.Controller](),
 		framework.ReadsAll[slinkyv1beta1.RestApi](),
@@ -54,6 +61,7 @@ func (c *Controller) CacheReads() []framework.CacheRead {
 			keepHostnameOverride(dst, src)
 		}),
 		framework.ReadsOnly(func(dst, src *corev1.Service) {
+			dst.Annotations = nil // never read
 			dst.Spec.ClusterIP = src.Spec.ClusterIP
 			dst.Spec.Selector = src.Spec.Selector
 			dst.Spec.PublishNotReadyAddresses = src.Spec.PublishNotReadyAddresses
@@ -63,6 +71,7 @@ func (c *Controller) CacheReads() []framework.CacheRead {
 		// sshd_config, never its data (ssh.go).
 		framework.ReadsOnly(keepSSHConfig),
 		framework.ReadsOnly(func(dst, src *policyv1.PodDisruptionBudget) {
+			dst.Annotations = nil // never read
 			dst.Spec.Selector = src.Spec.Selector
 			dst.Spec.MinAvailable = src.Spec.MinAvailable
 			dst.Spec.MaxUnavailable = src.Spec.MaxUnavailable
@@ -132,4 +141,22 @@ func cutText(s string) string {
 	}
 	// The last rune may be cut; the reason drops what does not decode.
 	return s
+}
+
+// keepRevision keeps of a ControllerRevision its number, and its data
+// where a NodeSet may read it: controlled by a NodeSet, or an orphan with
+// the label of every NodeSet's selector (claimRevisions adopts those).
+// Others are another controller's (a StatefulSet's template, of any
+// size): their metadata is kept, for claimRevisions to pass them by.
+func keepRevision(dst, src *appsv1.ControllerRevision) {
+	dst.Revision = src.Revision
+	ref := metav1.GetControllerOfNoCopy(src)
+	switch {
+	case ref != nil && ref.Kind == slinkyv1beta1.NodeSetKind.Kind && strings.HasPrefix(ref.APIVersion, slinkyv1beta1.SchemeGroupVersion.Group+"/"):
+	case ref == nil && src.Labels[slinkyv1beta1.LabelAppName] == slinkyv1beta1.AppName:
+	default:
+		dst.Annotations = nil
+		return
+	}
+	dst.Data = src.Data
 }

@@ -15,6 +15,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	appslisters "k8s.io/client-go/listers/apps/v1"
 	corelisters "k8s.io/client-go/listers/core/v1"
@@ -101,8 +102,12 @@ type Controller struct {
 	podIndex  cache.Indexer
 	revisions appslisters.ControllerRevisionLister
 	nodes     corelisters.NodeLister
-	services  corelisters.ServiceLister
-	pdbs      policylisters.PodDisruptionBudgetLister
+	// services and pdbs are serve's own (labelled ownSelector).
+	services corelisters.ServiceLister
+	pdbs     policylisters.PodDisruptionBudgetLister
+	// restapiServices are the Services of the --slurm-namespaces, by
+	// namespace: where Slinky's RestApis are followed (owned.go).
+	restapiServices map[string]corelisters.ServiceLister
 	// configMaps holds, of each ConfigMap, its metadata and the digest of
 	// its sshd_config (keepSSHConfig).
 	configMaps corelisters.ConfigMapLister
@@ -247,10 +252,10 @@ func (c *Controller) Initialize(ctx context.Context, opt *framework.ControllerOp
 		return err
 	}
 	c.source = &slurmSource{cfg: &c.cfg, flags: c.flags, fixed: fixed, budget: c.budget,
-		clients: map[string]*keptClient{}, keys: map[string]cachedKey{},
-		secrets: func(ctx context.Context, namespace, name string) (*corev1.Secret, error) {
+		clients: map[string]*keptClient{},
+		keys: newKeyCache(c.cfg.KeyTTL, func(ctx context.Context, namespace, name string) (*corev1.Secret, error) {
 			return c.kube.CoreV1().Secrets(namespace).Get(ctx, name, metav1.GetOptions{})
-		}}
+		})}
 	m, err := newMetrics(opt.MetricsRegistry)
 	if err != nil {
 		return err
@@ -334,9 +339,12 @@ func (c *Controller) watch(kinds map[string]bool) error {
 	}); err != nil {
 		return err
 	}
-	svcInf := opt.KubeInformerFactory.Core().V1().Services()
+	// serve's own Services, PDBs and ssh ConfigMaps only (owned.go): the
+	// API server sends no other, whatever any namespace holds.
+	own := opt.KubeInformerFactoryForLabels(ownSelector)
+	svcInf := own.Core().V1().Services()
 	c.services = svcInf.Lister()
-	pdbInf := opt.KubeInformerFactory.Policy().V1().PodDisruptionBudgets()
+	pdbInf := own.Policy().V1().PodDisruptionBudgets()
 	c.pdbs = pdbInf.Lister()
 	// A deleted Service or PDB is put back.
 	for _, inf := range []cache.SharedIndexInformer{svcInf.Informer(), pdbInf.Informer()} {
@@ -345,7 +353,7 @@ func (c *Controller) watch(kinds map[string]bool) error {
 		}
 	}
 	// The ssh-config ConfigMaps (ssh.go, handlers_configmap.go).
-	cmInf := opt.KubeInformerFactory.Core().V1().ConfigMaps()
+	cmInf := own.Core().V1().ConfigMaps()
 	c.configMaps = cmInf.Lister()
 	if _, err := cmInf.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    c.enqueueForConfigMap,
@@ -357,6 +365,7 @@ func (c *Controller) watch(kinds map[string]bool) error {
 	c.synced = append(c.synced, nsInf.Informer().HasSynced, podInf.Informer().HasSynced,
 		revInf.Informer().HasSynced, nodeInf.Informer().HasSynced, svcInf.Informer().HasSynced, pdbInf.Informer().HasSynced,
 		cmInf.Informer().HasSynced)
+	c.synced = append(c.synced, c.watchRestApiServices()...)
 	return nil
 }
 
@@ -377,6 +386,8 @@ func (c *Controller) Run(ctx context.Context) {
 	logger := klog.FromContext(ctx)
 	logger.Info("nodeset controller started", "workers", c.workers, "slurm", slurmVia)
 	c.logTrust(logger)
+	// The kept JWT keys no Controller names any more are dropped.
+	go wait.Until(c.source.pruneKeys, c.cfg.KeyTTL, stopCh)
 	// Errors are retried rate-limited without a limit: a NodeSet waits on
 	// Slurm, which may be away for a while.
 	framework.Loop[string]{

@@ -83,7 +83,7 @@ func (c *Controller) laterSlinky(ctx context.Context) {
 		klog.FromContext(ctx).Error(err, "watching Slinky's Controllers and RestApis")
 		return
 	}
-	c.opt.VolcanoInformerFactory.Start(ctx.Done())
+	c.opt.StartInformers(ctx.Done())
 	cache.WaitForCacheSync(ctx.Done(), synced...)
 	klog.FromContext(ctx).Info("Slinky's Controller and RestApi kinds are served: NodeSets find their slurmrestd through them")
 }
@@ -113,8 +113,7 @@ func (c *Controller) waitForNodeSets(ctx context.Context) bool {
 			return false
 		}
 		// The factories start the informers requested since they started.
-		c.opt.KubeInformerFactory.Start(ctx.Done())
-		c.opt.VolcanoInformerFactory.Start(ctx.Done())
+		c.opt.StartInformers(ctx.Done())
 		logger.Info("NodeSets are served: the NodeSet controller starts")
 		return true
 	}

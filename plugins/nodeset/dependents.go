@@ -66,23 +66,26 @@ func (s *nodeSetSync) syncService() error {
 	ns, name := s.set, serviceName(s.set)
 	sel := selectorLabels(ns)
 	cur, err := s.c.services.Services(ns.Namespace).Get(name)
-	switch {
-	case apierrors.IsNotFound(err):
+	if apierrors.IsNotFound(err) {
 		svc := &corev1.Service{
-			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns.Namespace, Labels: sel,
+			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns.Namespace, Labels: owned(sel),
 				OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(ns, slinkyv1beta1.NodeSetKind)}},
 			Spec: corev1.ServiceSpec{ClusterIP: corev1.ClusterIPNone, Selector: sel, PublishNotReadyAddresses: true,
 				Ports: []corev1.ServicePort{{Name: "slurmd", Port: 6818, TargetPort: intstr.FromInt32(6818)}}},
 		}
 		// Create, not apply: a Service made since the cache was read fails
 		// it, rather than being taken over; the next sync sees whose it is.
-		_, err := s.c.kube.CoreV1().Services(ns.Namespace).Create(s.ctx, svc, metav1.CreateOptions{FieldManager: FieldManager})
+		_, err = s.c.kube.CoreV1().Services(ns.Namespace).Create(s.ctx, svc, metav1.CreateOptions{FieldManager: FieldManager})
 		if apierrors.IsAlreadyExists(err) {
+			// One the cache cannot show, without serve's label (owned.go):
+			// read once, and labelled below if it is ours.
+			cur, err = s.c.kube.CoreV1().Services(ns.Namespace).Get(s.ctx, name, metav1.GetOptions{})
+		} else if err == nil {
+			s.setCondition(conditionServiceReady, true, "Owned", "headless Service "+name+" selects the NodeSet's pods")
 			return nil
 		}
-		if err != nil {
-			return err
-		}
+	}
+	switch {
 	case err != nil:
 		return err
 	case !metav1.IsControlledBy(cur, ns):
@@ -90,7 +93,7 @@ func (s *nodeSetSync) syncService() error {
 		return nil
 	case !serviceAsWanted(cur, sel):
 		svc := corev1ac.Service(name, ns.Namespace).
-			WithLabels(sel).
+			WithLabels(owned(sel)).
 			WithOwnerReferences(ownerRefAC(ns)).
 			WithSpec(corev1ac.ServiceSpec().
 				WithClusterIP(corev1.ClusterIPNone).
@@ -108,7 +111,7 @@ func (s *nodeSetSync) syncService() error {
 }
 
 func serviceAsWanted(svc *corev1.Service, sel map[string]string) bool {
-	return svc.Spec.ClusterIP == corev1.ClusterIPNone && maps.Equal(svc.Spec.Selector, sel) &&
+	return labelledOwn(svc.Labels) && svc.Spec.ClusterIP == corev1.ClusterIPNone && maps.Equal(svc.Spec.Selector, sel) &&
 		svc.Spec.PublishNotReadyAddresses && len(svc.Spec.Ports) == 1 && svc.Spec.Ports[0].Port == 6818
 }
 
@@ -139,21 +142,27 @@ func (s *nodeSetSync) syncDisruptionBudget() error {
 		return nil
 	}
 	sel := protectedSelector(ns)
-	switch {
-	case apierrors.IsNotFound(err):
+	const ready = "PodDisruptionBudget %s refuses evicting pods whose Slurm node runs jobs"
+	if apierrors.IsNotFound(err) {
 		pdb := &policyv1.PodDisruptionBudget{
-			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns.Namespace, Labels: selectorLabels(ns),
+			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns.Namespace, Labels: owned(selectorLabels(ns)),
 				OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(ns, slinkyv1beta1.NodeSetKind)}},
 			Spec: policyv1.PodDisruptionBudgetSpec{Selector: &metav1.LabelSelector{MatchLabels: sel},
 				MaxUnavailable: ptr.To(intstr.FromInt32(0))},
 		}
-		_, err := s.c.kube.PolicyV1().PodDisruptionBudgets(ns.Namespace).Create(s.ctx, pdb, metav1.CreateOptions{FieldManager: FieldManager})
+		_, err = s.c.kube.PolicyV1().PodDisruptionBudgets(ns.Namespace).Create(s.ctx, pdb, metav1.CreateOptions{FieldManager: FieldManager})
 		if apierrors.IsAlreadyExists(err) {
+			// One the cache cannot show, without serve's label (owned.go):
+			// read once, and labelled below if it is ours.
+			cur, err = s.c.kube.PolicyV1().PodDisruptionBudgets(ns.Namespace).Get(s.ctx, name, metav1.GetOptions{})
+		} else if err == nil {
+			s.setCondition(conditionDisruptionBudgetReady, true, "Owned", fmt.Sprintf(ready, name))
 			return nil
 		}
-		if err != nil {
-			return err
-		}
+	}
+	switch {
+	case err != nil:
+		return err
 	case !metav1.IsControlledBy(cur, ns):
 		s.taken("PodDisruptionBudget", name, conditionDisruptionBudgetReady)
 		return nil
@@ -161,7 +170,7 @@ func (s *nodeSetSync) syncDisruptionBudget() error {
 		// A budget of an earlier version (all pods, the update's
 		// maxUnavailable) is replaced by this one.
 		pdb := policyv1ac.PodDisruptionBudget(name, ns.Namespace).
-			WithLabels(selectorLabels(ns)).
+			WithLabels(owned(selectorLabels(ns))).
 			WithOwnerReferences(ownerRefAC(ns)).
 			WithSpec(policyv1ac.PodDisruptionBudgetSpec().
 				WithSelector(metav1ac.LabelSelector().WithMatchLabels(sel)).
@@ -170,12 +179,11 @@ func (s *nodeSetSync) syncDisruptionBudget() error {
 			return err
 		}
 	}
-	s.setCondition(conditionDisruptionBudgetReady, true, "Owned",
-		"PodDisruptionBudget "+name+" refuses evicting pods whose Slurm node runs jobs")
+	s.setCondition(conditionDisruptionBudgetReady, true, "Owned", fmt.Sprintf(ready, name))
 	return nil
 }
 
 func pdbAsWanted(pdb *policyv1.PodDisruptionBudget, sel map[string]string) bool {
-	return pdb.Spec.Selector != nil && maps.Equal(pdb.Spec.Selector.MatchLabels, sel) && len(pdb.Spec.Selector.MatchExpressions) == 0 &&
+	return labelledOwn(pdb.Labels) && pdb.Spec.Selector != nil && maps.Equal(pdb.Spec.Selector.MatchLabels, sel) && len(pdb.Spec.Selector.MatchExpressions) == 0 &&
 		pdb.Spec.MinAvailable == nil && pdb.Spec.MaxUnavailable != nil && *pdb.Spec.MaxUnavailable == intstr.FromInt32(0)
 }

@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/validation"
 
+	"github.com/kubectl-vc/kubectl-vc/pkg/apis/keys"
 	slinkyv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/slinky/v1beta1"
 )
 
@@ -109,6 +110,8 @@ func renderPod(ns *slinkyv1beta1.NodeSet, base *podBase, revisionHash string, id
 	}
 	pod.Labels[slinkyv1beta1.LabelAppComponent] = slinkyv1beta1.AppComponent
 	pod.Labels[slinkyv1beta1.LabelCluster] = ns.Spec.ControllerRef.Name
+	// Made by serve (owned.go).
+	pod.Labels[keys.LabelManagedBy] = keys.ServeName
 	pod.Annotations[slinkyv1beta1.AnnotationDefaultContainer] = slurmdName(ns)
 	pod.Labels[slinkyv1beta1.LabelRevisionHash] = revisionHash
 	identity(pod)

@@ -41,6 +41,8 @@ var operatorPodDifferences = map[string]string{
 	// The preStop's DOWN reason carries serve's prefix, which serve
 	// resumes, as it prefixes every reason it sets.
 	"spec.containers[slurmd].lifecycle.preStop.exec.command": "reason prefixed kubectl-vc:",
+	// serve's label on what it makes, which its caches select (owned.go).
+	"metadata.labels.kubectl-vc.io/managed-by": "serve's own objects are labelled",
 	// The logfile script is ours (the FIFO mode 0666, not 0777).
 	"spec.initContainers[logfile].command": "our logfile script",
 }

@@ -148,14 +148,13 @@ type slurmSource struct {
 	slinkyChecked time.Time
 	// commands is case 5's client, made once (under mu).
 	commands *slurmTarget
-	// secrets reads one Secret by name: a GET, never a watch of them all.
-	secrets func(ctx context.Context, namespace, name string) (*corev1.Secret, error)
+	// keys are the JWT keys read from Secrets (keys.go).
+	keys *keyCache
 
 	budget *slurm.NodeBudget
 
 	mu      sync.Mutex
 	clients map[string]*keptClient
-	keys    map[string]cachedKey
 }
 
 // keptClient is a REST client and when a NodeSet last asked for it.
@@ -168,11 +167,6 @@ type keptClient struct {
 type slinkyReader struct {
 	controllers slinkylisters.ControllerLister
 	restapis    slinkylisters.RestApiLister
-}
-
-type cachedKey struct {
-	secret  *corev1.Secret
-	fetched time.Time
 }
 
 // commandsTarget is the Slurm client commands as the flags say.
@@ -290,9 +284,10 @@ func (c *Controller) slinkyTarget(ctx context.Context, set *slinkyv1beta1.NodeSe
 }
 
 // cachedLookup reads Slinky's objects and the Service from the informers'
-// caches and the key Secret with a GET, kept for Config.KeyTTL (a rotated
-// key is picked up within it; a refused token drops it at once): serve never
-// watches Secrets (it would cache every Secret of the cluster).
+// caches and the key Secret with a GET, of which the one key is kept for
+// Config.KeyTTL (keys.go; a rotated key is picked up within it, a refused
+// token drops it at once): serve never watches Secrets (it would cache
+// every Secret of the cluster).
 type cachedLookup struct{ c *Controller }
 
 func (l cachedLookup) Controller(_ context.Context, ns, name string) (*slinkyv1beta1.Controller, error) {
@@ -304,35 +299,20 @@ func (l cachedLookup) RestApis(_ context.Context, ns string) ([]*slinkyv1beta1.R
 }
 
 func (l cachedLookup) Service(_ context.Context, ns, name string) (*corev1.Service, error) {
-	return l.c.services.Services(ns).Get(name)
+	return l.c.restapiService(ns, name)
 }
 
-func (l cachedLookup) Secret(ctx context.Context, ns, name string) (*corev1.Secret, error) {
-	src := l.c.source
-	id := ns + "/" + name
-	src.mu.Lock()
-	k, ok := src.keys[id]
-	src.mu.Unlock()
-	if ok && time.Since(k.fetched) < l.c.cfg.KeyTTL {
-		return k.secret, nil
-	}
-	secret, err := src.secrets(ctx, ns, name)
-	if err != nil {
-		return nil, err
-	}
-	src.mu.Lock()
-	src.keys[id] = cachedKey{secret: secret, fetched: time.Now()}
-	src.mu.Unlock()
-	return secret, nil
+func (l cachedLookup) SecretKey(ctx context.Context, ns, name, key string) (slinky.SecretKey, error) {
+	return l.c.source.keys.read(ctx, keyID{namespace: ns, secret: name, key: key})
 }
 
-// forgetKeys drops the cached keys, so that the next sync reads the
-// Secrets again (after slurmrestd refused a token: the key may have been
-// rotated).
-func (s *slurmSource) forgetKeys() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	clear(s.keys)
+// pruneKeys drops the kept keys no Controller names now (keys.go).
+func (s *slurmSource) pruneKeys() {
+	var ctrls slinkylisters.ControllerLister
+	if r := s.slinky.Load(); r != nil {
+		ctrls = r.controllers
+	}
+	s.keys.prune(ctrls)
 }
 
 // client returns the kept REST client for url and key, making it once.

@@ -159,6 +159,12 @@ func addSSH(ns *slinkyv1beta1.NodeSet, pod *corev1.Pod) {
 // twice) finds the digest and keeps it.
 func keepSSHConfig(dst, src *corev1.ConfigMap) {
 	dst.Immutable = src.Immutable
+	if ref := metav1.GetControllerOfNoCopy(src); ref == nil || ref.Kind != slinkyv1beta1.NodeSetKind.Kind ||
+		src.Name != ref.Name+slinkyv1beta1.SSHConfigSuffix {
+		// No NodeSet's ssh config: only its name is read (to tell that
+		// it is no NodeSet's).
+		dst.Labels, dst.Annotations = nil, nil
+	}
 	if d := sshdConfigDigest(src); d != "" {
 		dst.Data = map[string]string{sshdConfigDigestKey: d}
 	}
@@ -177,7 +183,7 @@ func sshdConfigDigest(cm *corev1.ConfigMap) string {
 }
 
 // sshConfigLabels are the ConfigMap's labels, as the operator's: the
-// NodeSet's own, then the worker labels.
+// NodeSet's own, then the worker labels; and serve's (owned.go).
 func sshConfigLabels(ns *slinkyv1beta1.NodeSet) map[string]string {
 	l := maps.Clone(ns.Labels)
 	if l == nil {
@@ -186,7 +192,7 @@ func sshConfigLabels(ns *slinkyv1beta1.NodeSet) map[string]string {
 	maps.Copy(l, selectorLabels(ns))
 	l[slinkyv1beta1.LabelAppComponent] = slinkyv1beta1.AppComponent
 	l[slinkyv1beta1.LabelCluster] = ns.Spec.ControllerRef.Name
-	return l
+	return owned(l)
 }
 
 // sshConfigAnnotations are the NodeSet's annotations but kubectl's
@@ -227,8 +233,7 @@ func (s *nodeSetSync) syncSSHConfig() error {
 	name, want := sshConfigName(ns), sshdConfig(ns)
 	labels, annotations := sshConfigLabels(ns), sshConfigAnnotations(ns)
 	cur, err := s.c.configMaps.ConfigMaps(ns.Namespace).Get(name)
-	switch {
-	case apierrors.IsNotFound(err):
+	if apierrors.IsNotFound(err) {
 		cm := &corev1.ConfigMap{
 			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns.Namespace, Labels: labels, Annotations: annotations,
 				OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(ns, slinkyv1beta1.NodeSetKind)}},
@@ -236,13 +241,17 @@ func (s *nodeSetSync) syncSSHConfig() error {
 			Immutable: ptr.To(false),
 		}
 		// Create, not apply: a ConfigMap made since the cache was read
-		// fails it rather than being taken over. Either way the cache's
+		// fails it rather than being taken over. Created, the cache's
 		// event syncs the NodeSet again.
-		_, err := s.c.kube.CoreV1().ConfigMaps(ns.Namespace).Create(s.ctx, cm, metav1.CreateOptions{FieldManager: FieldManager})
-		if apierrors.IsAlreadyExists(err) {
-			return nil
+		_, err = s.c.kube.CoreV1().ConfigMaps(ns.Namespace).Create(s.ctx, cm, metav1.CreateOptions{FieldManager: FieldManager})
+		if !apierrors.IsAlreadyExists(err) {
+			return err
 		}
-		return err
+		// One the cache cannot show, without serve's label (owned.go):
+		// read once, decided on below (labelled if it is ours).
+		cur, err = s.c.kube.CoreV1().ConfigMaps(ns.Namespace).Get(s.ctx, name, metav1.GetOptions{})
+	}
+	switch {
 	case err != nil:
 		return err
 	case !metav1.IsControlledBy(cur, ns):

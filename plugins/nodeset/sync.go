@@ -125,7 +125,7 @@ func (c *Controller) sync(ctx context.Context, key string) (time.Duration, error
 		reason := unreachableReason(s.slurmErr)
 		if reason == "Unauthorized" {
 			// The key may have been rotated: read the Secret again.
-			c.source.forgetKeys()
+			c.source.keys.forget()
 		}
 		if reason == "RefreshFailed" || reason == "Unauthorized" {
 			s.slurmErr = fmt.Errorf("cannot read Slurm node states: %w", s.slurmErr)

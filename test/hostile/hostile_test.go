@@ -26,14 +26,18 @@ func TestEachRow(t *testing.T) {
 			}
 			var flags []string
 			var slurm *standIn
-			if r.name == rows[0].name {
+			switch {
+			case r.name == rows[0].name:
 				// NodeSet replicas: against a real Slurm (KVC_TEST_SLURM).
 				flags = realSlurm(t)
-			} else {
+			case r.flags == nil:
 				slurm = newStandIn(t, r.nodes, r.jobs)
 				flags = slurm.flags(t)
 			}
 			w := newWorld(t, slurm)
+			if r.flags != nil {
+				flags = r.flags(t, w)
+			}
 			s := startServe(t, flags...)
 			w.serve = s
 			q := victim(t)
@@ -55,6 +59,10 @@ func TestAllAtOnce(t *testing.T) {
 	for _, r := range rows {
 		if why, skip := r.skipped(); skip {
 			t.Log(why)
+			continue
+		}
+		if r.flags != nil {
+			t.Logf("%s: tried alone only (TestEachRow): serve reaches Slurm another way for it", r.name)
 			continue
 		}
 		tried = append(tried, r)

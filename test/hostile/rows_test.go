@@ -54,6 +54,10 @@ type row struct {
 	// shown that it dealt with them (so that the memory read afterwards
 	// includes what they cost).
 	apply, handled func(t *testing.T, w *world)
+	// flags, when set, are serve's flags for the row instead of the
+	// stand-in slurmrestd's: the row reaches Slurm its own way (through
+	// Slinky's objects). Such a row is tried alone (TestEachRow) only.
+	flags func(t *testing.T, w *world) []string
 	// broken, when set, says how the row breaks serve today, in code this
 	// suite's authors do not own: the row is skipped saying so (in both
 	// tests) unless $KVC_HOSTILE_BROKEN=1 runs it, to see it fail.

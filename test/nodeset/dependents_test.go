@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 
+	"github.com/kubectl-vc/kubectl-vc/pkg/apis/keys"
 	slinkyv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/slinky/v1beta1"
 )
 
@@ -66,4 +67,50 @@ func TestDependentsNotTakenOver(t *testing.T) {
 		return err == nil && metav1.IsControlledBy(s, ns) && s.Spec.Selector[slinkyv1beta1.LabelAppInstance] == "mine" &&
 			c != nil && c.Status == metav1.ConditionTrue, fmt.Sprint(err, c)
 	})
+}
+
+// TestDependentsOfAnOlderServe: the Service and PodDisruptionBudget an
+// older serve made carry no kubectl-vc.io/managed-by label, which serve's
+// caches of those kinds now select (docs/security.md): found by the
+// create of their name failing, they are labelled, kept (same uid), and
+// the NodeSet's conditions say they are its own.
+func TestDependentsOfAnOlderServe(t *testing.T) {
+	e := startWithoutController(t, "older", 1)
+	ns := e.NewNodeSet("older", 0)
+	ref := []metav1.OwnerReference{*metav1.NewControllerRef(ns, slinkyv1beta1.SchemeGroupVersion.WithKind("NodeSet"))}
+	sel := map[string]string{slinkyv1beta1.LabelAppName: slinkyv1beta1.AppName, slinkyv1beta1.LabelAppInstance: "older"}
+	svc, err := e.Kube.CoreV1().Services(e.NS).Create(e.Ctx, &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Name: "older", Labels: sel, OwnerReferences: ref},
+		Spec: corev1.ServiceSpec{ClusterIP: corev1.ClusterIPNone, Selector: sel, PublishNotReadyAddresses: true,
+			Ports: []corev1.ServicePort{{Name: "slurmd", Port: 6818, TargetPort: intstr.FromInt32(6818)}}},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	protect := map[string]string{slinkyv1beta1.LabelAppName: slinkyv1beta1.AppName, slinkyv1beta1.LabelAppInstance: "older",
+		slinkyv1beta1.LabelPodProtect: "true"}
+	pdb, err := e.Kube.PolicyV1().PodDisruptionBudgets(e.NS).Create(e.Ctx, &policyv1.PodDisruptionBudget{
+		ObjectMeta: metav1.ObjectMeta{Name: "older", Labels: sel, OwnerReferences: ref},
+		Spec: policyv1.PodDisruptionBudgetSpec{MaxUnavailable: ptr.To(intstr.FromInt32(0)),
+			Selector: &metav1.LabelSelector{MatchLabels: protect}},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.runControllerWith(controllerOptions{})
+	e.Eventually("both labelled and owned", func() (bool, string) {
+		s, err1 := e.Kube.CoreV1().Services(e.NS).Get(e.Ctx, "older", metav1.GetOptions{})
+		p, err2 := e.Kube.PolicyV1().PodDisruptionBudgets(e.NS).Get(e.Ctx, "older", metav1.GetOptions{})
+		sc, dc := e.condition("older", "ServiceReady"), e.condition("older", "DisruptionBudgetReady")
+		return err1 == nil && err2 == nil && s.Labels[keys.LabelManagedBy] == keys.ServeName && p.Labels[keys.LabelManagedBy] == keys.ServeName &&
+			sc != nil && sc.Status == metav1.ConditionTrue && dc != nil && dc.Status == metav1.ConditionTrue, fmt.Sprint(err1, err2, sc, dc)
+	})
+	s, err := e.Kube.CoreV1().Services(e.NS).Get(e.Ctx, "older", metav1.GetOptions{})
+	if err != nil || s.UID != svc.UID || !metav1.IsControlledBy(s, ns) {
+		t.Errorf("the older Service was not kept: %v %v", err, s.OwnerReferences)
+	}
+	p, err := e.Kube.PolicyV1().PodDisruptionBudgets(e.NS).Get(e.Ctx, "older", metav1.GetOptions{})
+	if err != nil || p.UID != pdb.UID || !metav1.IsControlledBy(p, ns) {
+		t.Errorf("the older PodDisruptionBudget was not kept: %v %v", err, p.OwnerReferences)
+	}
 }

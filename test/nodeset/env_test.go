@@ -86,6 +86,9 @@ func (e *env) runControllerWith(o controllerOptions) {
 	trim := framework.CacheTransform(e.Ctrl)
 	kf := kubeinformers.NewSharedInformerFactoryWithOptions(kube, 0, kubeinformers.WithTransform(trim))
 	vf := vcinformers.NewSharedInformerFactoryWithOptions(e.VC, 0, vcinformers.WithTransform(trim))
+	// And the same filtered informers (serve's own objects selected by
+	// label, the RestApi Services of the trusted namespaces).
+	fi := framework.NewFieldInformers(kube, kubeinformers.WithTransform(trim))
 	var recorder record.EventRecorder = &record.FakeRecorder{}
 	var broadcaster record.EventBroadcaster
 	if o.events {
@@ -102,7 +105,8 @@ func (e *env) runControllerWith(o controllerOptions) {
 		recorder = broadcaster.NewRecorder(sch, corev1.EventSource{Component: "nodeset-controller"})
 	}
 	opt := &framework.ControllerOption{KubeClient: kube, VolcanoClient: e.VC,
-		KubeInformerFactory: kf, VolcanoInformerFactory: vf, Recorder: recorder, MetricsRegistry: o.metrics}
+		KubeInformerFactory: kf, VolcanoInformerFactory: vf, FieldInformers: fi,
+		Recorder: recorder, MetricsRegistry: o.metrics}
 	if err := e.Ctrl.Initialize(context.Background(), opt); err != nil {
 		t.Fatal(err)
 	}
@@ -110,6 +114,7 @@ func (e *env) runControllerWith(o controllerOptions) {
 	stop := ctx.Done()
 	kf.Start(stop)
 	vf.Start(stop)
+	fi.Start(stop)
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() { defer wg.Done(); e.Ctrl.Run(ctx) }()
@@ -118,6 +123,7 @@ func (e *env) runControllerWith(o controllerOptions) {
 		wg.Wait()
 		kf.Shutdown()
 		vf.Shutdown()
+		fi.Shutdown()
 		if broadcaster != nil {
 			broadcaster.Shutdown()
 		}

@@ -95,8 +95,12 @@ func (e *Env) RunController(flags ...string) {
 	trim := framework.CacheTransform(e.Ctrl)
 	kf := kubeinformers.NewSharedInformerFactoryWithOptions(e.Kube, 0, kubeinformers.WithTransform(trim))
 	vf := vcinformers.NewSharedInformerFactoryWithOptions(e.VC, 0, vcinformers.WithTransform(trim))
+	// And the same filtered informers (serve's own objects selected by
+	// label, the RestApi Services of the trusted namespaces).
+	fi := framework.NewFieldInformers(e.Kube, kubeinformers.WithTransform(trim))
 	opt := &framework.ControllerOption{KubeClient: e.Kube, VolcanoClient: e.VC,
-		KubeInformerFactory: kf, VolcanoInformerFactory: vf, Recorder: &record.FakeRecorder{}}
+		KubeInformerFactory: kf, VolcanoInformerFactory: vf, FieldInformers: fi,
+		Recorder: &record.FakeRecorder{}}
 	if err := e.Ctrl.Initialize(context.Background(), opt); err != nil {
 		t.Fatal(err)
 	}
@@ -104,6 +108,7 @@ func (e *Env) RunController(flags ...string) {
 	stop := ctx.Done()
 	kf.Start(stop)
 	vf.Start(stop)
+	fi.Start(stop)
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() { defer wg.Done(); e.Ctrl.Run(ctx) }()
@@ -112,6 +117,7 @@ func (e *Env) RunController(flags ...string) {
 		wg.Wait()
 		kf.Shutdown()
 		vf.Shutdown()
+		fi.Shutdown()
 	})
 }
 

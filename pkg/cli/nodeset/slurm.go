@@ -118,6 +118,11 @@ func (l apiLookup) Service(ctx context.Context, ns, name string) (*corev1.Servic
 	return l.kc.CoreV1().Services(ns).Get(ctx, name, metav1.GetOptions{})
 }
 
-func (l apiLookup) Secret(ctx context.Context, ns, name string) (*corev1.Secret, error) {
-	return l.kc.CoreV1().Secrets(ns).Get(ctx, name, metav1.GetOptions{})
+func (l apiLookup) SecretKey(ctx context.Context, ns, name, key string) (slinky.SecretKey, error) {
+	s, err := l.kc.CoreV1().Secrets(ns).Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return slinky.SecretKey{}, err
+	}
+	// The user's own credentials read it: the value whatever its labels.
+	return slinky.ReadSecretKey(s, key, true), nil
 }

@@ -36,15 +36,30 @@ func NewFieldInformers(client kubernetes.Interface, opts ...kubeinformers.Shared
 // For returns the factory whose informers see only the objects
 // fieldSelector matches ("spec.schedulerName=volcano").
 func (f *FieldInformers) For(fieldSelector string) kubeinformers.SharedInformerFactory {
+	return f.factory("field:"+fieldSelector, kubeinformers.WithTweakListOptions(func(o *metav1.ListOptions) { o.FieldSelector = fieldSelector }))
+}
+
+// ForLabels returns the factory whose informers see only the objects
+// labelSelector matches (serve's own objects, for one):
+// the API server filters them, so the others never reach the process.
+func (f *FieldInformers) ForLabels(labelSelector string) kubeinformers.SharedInformerFactory {
+	return f.factory("label:"+labelSelector, kubeinformers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = labelSelector }))
+}
+
+// ForNamespace returns the factory whose informers see only namespace.
+func (f *FieldInformers) ForNamespace(namespace string) kubeinformers.SharedInformerFactory {
+	return f.factory("namespace:"+namespace, kubeinformers.WithNamespace(namespace))
+}
+
+func (f *FieldInformers) factory(key string, filter kubeinformers.SharedInformerOption) kubeinformers.SharedInformerFactory {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if fac, ok := f.factories[fieldSelector]; ok {
+	if fac, ok := f.factories[key]; ok {
 		return fac
 	}
-	opts := append(append([]kubeinformers.SharedInformerOption(nil), f.opts...),
-		kubeinformers.WithTweakListOptions(func(o *metav1.ListOptions) { o.FieldSelector = fieldSelector }))
+	opts := append(append([]kubeinformers.SharedInformerOption(nil), f.opts...), filter)
 	fac := kubeinformers.NewSharedInformerFactoryWithOptions(f.client, 0, opts...)
-	f.factories[fieldSelector] = fac
+	f.factories[key] = fac
 	return fac
 }
 
@@ -86,6 +101,36 @@ func (f *FieldInformers) all() []kubeinformers.SharedInformerFactory {
 		out = append(out, fac)
 	}
 	return out
+}
+
+// KubeInformerFactoryForLabels is the factory of the objects labelSelector
+// matches; without FieldInformers, the shared factory (see
+// KubeInformerFactoryFor).
+func (o *ControllerOption) KubeInformerFactoryForLabels(labelSelector string) kubeinformers.SharedInformerFactory {
+	if o.FieldInformers == nil {
+		return o.KubeInformerFactory
+	}
+	return o.FieldInformers.ForLabels(labelSelector)
+}
+
+// KubeInformerFactoryForNamespace is the factory of namespace's objects;
+// without FieldInformers, the shared factory (see KubeInformerFactoryFor).
+func (o *ControllerOption) KubeInformerFactoryForNamespace(namespace string) kubeinformers.SharedInformerFactory {
+	if o.FieldInformers == nil {
+		return o.KubeInformerFactory
+	}
+	return o.FieldInformers.ForNamespace(namespace)
+}
+
+// StartInformers starts the informers asked for since the manager started
+// the factories (a controller that sets up informers late, once a CRD is
+// served).
+func (o *ControllerOption) StartInformers(stop <-chan struct{}) {
+	o.KubeInformerFactory.Start(stop)
+	o.VolcanoInformerFactory.Start(stop)
+	if o.FieldInformers != nil {
+		o.FieldInformers.Start(stop)
+	}
 }
 
 // KubeInformerFactoryFor is the factory of the objects fieldSelector

@@ -27,7 +27,43 @@ type Lookup interface {
 	Controller(ctx context.Context, namespace, name string) (*slinkyv1beta1.Controller, error)
 	RestApis(ctx context.Context, namespace string) ([]*slinkyv1beta1.RestApi, error)
 	Service(ctx context.Context, namespace, name string) (*corev1.Service, error)
-	Secret(ctx context.Context, namespace, name string) (*corev1.Secret, error)
+	// SecretKey reads key of Secret namespace/name: a lookup that keeps
+	// what it reads keeps that one value, never the Secret.
+	SecretKey(ctx context.Context, namespace, name, key string) (SecretKey, error)
+}
+
+// SecretKey is what Find reads of the JWT key Secret.
+type SecretKey struct {
+	// Present: the Secret holds the key, and it is not blank.
+	Present bool
+	// Trusted: the Secret opted in to signing (KeyTrusted).
+	Trusted bool
+	// Value is the key's value; a lookup may leave it nil where the
+	// Secret is not Trusted (serve never signs with it), and may cut it
+	// to MaxKeyBytes+1 bytes (one past the bound says "too long").
+	Value []byte
+}
+
+// MaxKeyBytes bounds a JWT key Find hands out. An HS256 key longer than
+// SHA-256's block (64 bytes) is hashed down to 32 bytes before use, so a
+// longer one adds nothing; Slurm's documentation makes 32 random bytes,
+// the bound leaves room for keys written as text. serve keeps each key it
+// uses until no Controller names it (docs/security.md): a tenant's Secret
+// of 1 MiB under the key's name costs this, not the Secret.
+const MaxKeyBytes = 16 << 10
+
+// ReadSecretKey is SecretKey of a Secret read whole: the one value (nil
+// unless trusted, when keepUntrusted is false), cut to one byte past
+// MaxKeyBytes.
+func ReadSecretKey(secret *corev1.Secret, key string, keepUntrusted bool) SecretKey {
+	v := secret.Data[key]
+	k := SecretKey{Present: strings.TrimSpace(string(v)) != "", Trusted: KeyTrusted(secret, key)}
+	if k.Trusted || keepUntrusted {
+		// A copy: the Secret's own bytes would keep the whole answer
+		// they were decoded from.
+		k.Value = append([]byte(nil), v[:min(len(v), MaxKeyBytes+1)]...)
+	}
+	return k
 }
 
 // Endpoint is where a NodeSet's slurmrestd is and the key to sign its
@@ -111,7 +147,7 @@ func Find(ctx context.Context, l Lookup, set *slinkyv1beta1.NodeSet) (*Endpoint,
 		return nil, missing("NoJWTKey", "Slinky Controller %s/%s names no JWT key Secret (spec.jwtKeyRef)", ns, name)
 	}
 	ep.Secret, ep.SecretKey = sel.Name, sel.Key
-	secret, err := l.Secret(ctx, ns, sel.Name)
+	k, err := l.SecretKey(ctx, ns, sel.Name, sel.Key)
 	switch {
 	case apierrors.IsNotFound(err):
 		return nil, missing("SecretNotFound", "JWT key Secret %s/%s not found", ns, sel.Name)
@@ -120,10 +156,12 @@ func Find(ctx context.Context, l Lookup, set *slinkyv1beta1.NodeSet) (*Endpoint,
 	case err != nil:
 		return nil, err
 	}
-	ep.Key = secret.Data[sel.Key]
-	ep.KeyTrusted = KeyTrusted(secret, sel.Key)
-	if strings.TrimSpace(string(ep.Key)) == "" {
+	ep.Key, ep.KeyTrusted = k.Value, k.Trusted
+	switch {
+	case !k.Present:
 		return nil, missing("NoJWTKey", "JWT key Secret %s/%s has no key %q", ns, sel.Name, sel.Key)
+	case len(k.Value) > MaxKeyBytes:
+		return nil, missing("KeyTooLong", "JWT key %q of Secret %s/%s is longer than %d bytes: an HS256 key needs 32", sel.Key, ns, sel.Name, MaxKeyBytes)
 	}
 	return ep, nil
 }

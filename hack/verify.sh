@@ -52,8 +52,9 @@ fi
 # (rules.EffectiveParent, NeedsDefaultParent), the root and default queues,
 # Volcano's scheduler name (keys.VolcanoScheduler; plugins/queue's metrics
 # subsystem is another "volcano", the prefix of Volcano's metric names), and
-# a field manager written as a literal where keys has it.
-rulecopies=$(git grep -nE 'keys\.(VolcanoQueueName|QueueName)\b|Status\.State [!=]= ""|Spec\.Parent [!=]= ""|"(root|default|volcano)"([^:]|$)|FieldManager: *"' \
+# a field manager written as a literal where keys has it, and the NodeSet
+# condition types (pkg/rules/nodesetconditions' table).
+rulecopies=$(git grep -nE 'keys\.(VolcanoQueueName|QueueName)\b|Status\.State [!=]= ""|Spec\.Parent [!=]= ""|"(root|default|volcano)"([^:]|$)|FieldManager: *"|"(SpecSupported|SlurmReachable|ServiceReady|DisruptionBudgetReady|SSHConfigReady)"' \
   -- 'pkg/*.go' 'plugins/*.go' 'cmd/*.go' ':!*_test.go' ':!pkg/rules/' ':!pkg/apis/' ':!pkg/client/' ':!plugins/queue/metrics.go' |
   grep -vE '^[^:]+:[0-9]+:[[:space:]]*//' || true)
 if [[ -n "$rulecopies" ]]; then

@@ -15,6 +15,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	slinkyv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/slinky/v1beta1"
+	conditions "github.com/kubectl-vc/kubectl-vc/pkg/rules/nodesetconditions"
 )
 
 // The dependents of a NodeSet: its headless Service (pod DNS names for
@@ -22,14 +23,6 @@ import (
 // PodDisruptionBudget. Both are named after the NodeSet and controlled by
 // it. An object of that name someone else made is never taken over: the
 // NodeSet gets a Warning event and a False condition until it is gone.
-
-const (
-	// conditionServiceReady: the headless Service is the NodeSet's.
-	conditionServiceReady = "ServiceReady"
-	// conditionDisruptionBudgetReady: the PodDisruptionBudget protecting
-	// busy pods is the NodeSet's (or protection is off and there is none).
-	conditionDisruptionBudgetReady = "DisruptionBudgetReady"
-)
 
 func ownerRefAC(ns *slinkyv1beta1.NodeSet) *metav1ac.OwnerReferenceApplyConfiguration {
 	return metav1ac.OwnerReference().
@@ -81,7 +74,7 @@ func (s *nodeSetSync) syncService() error {
 			// read once, and labelled below if it is ours.
 			cur, err = s.c.kube.CoreV1().Services(ns.Namespace).Get(s.ctx, name, metav1.GetOptions{})
 		} else if err == nil {
-			s.setCondition(conditionServiceReady, true, "Owned", "headless Service "+name+" selects the NodeSet's pods")
+			s.setCondition(conditions.ServiceReady, true, "Owned", "headless Service "+name+" selects the NodeSet's pods")
 			return nil
 		}
 	}
@@ -89,7 +82,7 @@ func (s *nodeSetSync) syncService() error {
 	case err != nil:
 		return err
 	case !metav1.IsControlledBy(cur, ns):
-		s.taken("Service", name, conditionServiceReady)
+		s.taken("Service", name, conditions.ServiceReady)
 		return nil
 	case !serviceAsWanted(cur, sel):
 		svc := corev1ac.Service(name, ns.Namespace).
@@ -106,7 +99,7 @@ func (s *nodeSetSync) syncService() error {
 			return err
 		}
 	}
-	s.setCondition(conditionServiceReady, true, "Owned", "headless Service "+name+" selects the NodeSet's pods")
+	s.setCondition(conditions.ServiceReady, true, "Owned", "headless Service "+name+" selects the NodeSet's pods")
 	return nil
 }
 
@@ -138,7 +131,7 @@ func (s *nodeSetSync) syncDisruptionBudget() error {
 			s.c.recorder.Eventf(ns, corev1.EventTypeNormal, "DisruptionBudgetDeleted",
 				"workloadDisruptionProtection is off: PodDisruptionBudget %s deleted", name)
 		}
-		s.setCondition(conditionDisruptionBudgetReady, true, "ProtectionOff", "workloadDisruptionProtection is off: no PodDisruptionBudget")
+		s.setCondition(conditions.DisruptionBudgetReady, true, "ProtectionOff", "workloadDisruptionProtection is off: no PodDisruptionBudget")
 		return nil
 	}
 	sel := protectedSelector(ns)
@@ -156,7 +149,7 @@ func (s *nodeSetSync) syncDisruptionBudget() error {
 			// read once, and labelled below if it is ours.
 			cur, err = s.c.kube.PolicyV1().PodDisruptionBudgets(ns.Namespace).Get(s.ctx, name, metav1.GetOptions{})
 		} else if err == nil {
-			s.setCondition(conditionDisruptionBudgetReady, true, "Owned", fmt.Sprintf(ready, name))
+			s.setCondition(conditions.DisruptionBudgetReady, true, "Owned", fmt.Sprintf(ready, name))
 			return nil
 		}
 	}
@@ -164,7 +157,7 @@ func (s *nodeSetSync) syncDisruptionBudget() error {
 	case err != nil:
 		return err
 	case !metav1.IsControlledBy(cur, ns):
-		s.taken("PodDisruptionBudget", name, conditionDisruptionBudgetReady)
+		s.taken("PodDisruptionBudget", name, conditions.DisruptionBudgetReady)
 		return nil
 	case !pdbAsWanted(cur, sel):
 		// A budget of an earlier version (all pods, the update's
@@ -179,7 +172,7 @@ func (s *nodeSetSync) syncDisruptionBudget() error {
 			return err
 		}
 	}
-	s.setCondition(conditionDisruptionBudgetReady, true, "Owned", fmt.Sprintf(ready, name))
+	s.setCondition(conditions.DisruptionBudgetReady, true, "Owned", fmt.Sprintf(ready, name))
 	return nil
 }
 

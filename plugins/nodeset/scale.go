@@ -253,3 +253,30 @@ func parallel(pods []*corev1.Pod, fn func(*corev1.Pod) (bool, error)) (bool, err
 	}
 	return wait, errors.Join(errs...)
 }
+
+// retireDaemonPods is StatefulSet mode's counterpart: pods made in
+// DaemonSet mode (before scalingMode changed) leave s.active and retire,
+// as Slinky's operator deletes the pods of the other mode.
+func (s *nodeSetSync) retireDaemonPods() {
+	var keep, leave []*corev1.Pod
+	for _, p := range s.active {
+		if isDaemonPod(p) {
+			leave = append(leave, p)
+			s.condemned[p.Name] = true
+			continue
+		}
+		keep = append(keep, p)
+	}
+	s.active = keep
+	if len(leave) == 0 {
+		return
+	}
+	if len(leave) > burst { // at most burst per sync: the rest at the next
+		leave, s.wait = leave[:burst], true
+	}
+	w, err := parallel(leave, func(p *corev1.Pod) (bool, error) { return s.retire(p, reasonScaleIn) })
+	if err != nil {
+		s.errs = append(s.errs, err)
+	}
+	s.wait = s.wait || w
+}

@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	slinkyv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/slinky/v1beta1"
+	conditions "github.com/kubectl-vc/kubectl-vc/pkg/rules/nodesetconditions"
 	"github.com/kubectl-vc/kubectl-vc/pkg/slurm"
 	"github.com/kubectl-vc/kubectl-vc/pkg/slurm/slinky"
 )
@@ -232,7 +233,7 @@ func (s *nodeSetSync) scheduledUpdateNote() string {
 	if s.slurm == nil || s.slurmErr != nil {
 		// Slurm was not reached this sync: what was said of it last time
 		// stands (SpecSupported does not flap with Slurm's reachability).
-		if c := meta.FindStatusCondition(s.set.Status.Conditions, conditionSpecSupported); c != nil && c.Status == metav1.ConditionFalse {
+		if c := meta.FindStatusCondition(s.set.Status.Conditions, conditions.SpecSupported); c != nil && c.Status == metav1.ConditionFalse {
 			for n := range strings.SplitSeq(c.Message, "; ") {
 				if strings.HasPrefix(n, "updateStrategy ScheduledUpdate") {
 					return n
@@ -361,64 +362,4 @@ func (s *nodeSetSync) syncReservation(refuse bool) error {
 			name, strings.Join(want.Flags, ","), want.Start.UTC().Format(time.RFC3339), want.End.UTC().Format(time.RFC3339), strings.Join(want.Nodes, ","))
 	}
 	return nil
-}
-
-// scheduledUpdate is the update phase of a ScheduledUpdate NodeSet. Pods
-// not on the update revision are replaced, each drained first as in a
-// rolling update, while the NodeSet's reservation is active (as Slurm holds
-// it, so a recurring window is followed) and their Slurm node is in it; all
-// at once, since the window has taken those nodes out of service already.
-// As with Slinky's operator, an outdated pod that is not ready is replaced
-// whenever it is seen: it serves nothing. When the window closes on a pod
-// whose drain has not finished, it is put back in service (uncordoned, its
-// node resumed) and waits for the next window.
-func (s *nodeSetSync) scheduledUpdate() (bool, error) {
-	var outdated []*corev1.Pod
-	for _, p := range s.active {
-		if !s.upToDate(p) {
-			outdated = append(outdated, p)
-		}
-	}
-	if len(outdated) == 0 {
-		return false, nil
-	}
-	var open *slurm.Reservation
-	if rc, ok := s.slurm.(slurm.ReservationClient); ok && rc.ReservationsSupported(s.ctx) == nil {
-		r, exists, err := rc.Reservation(s.ctx, reservationName(s.set))
-		if err != nil {
-			return false, err
-		}
-		if exists && r.Active(s.now) {
-			open = &r
-		}
-	}
-	wait := false
-	var errs []error
-	retired := 0 // at most burst per sync, as a rolling update
-	for _, p := range outdated {
-		node := slinkyv1beta1.SlurmNodeName(p)
-		st, known := s.slurm.Node(node)
-		inProgress := isCordoned(p) && known && st.Drain() && st.Reason == reasonUpdate
-		switch {
-		case !isReady(p) || open != nil && slices.Contains(open.Nodes, node):
-			if retired >= burst {
-				wait = true
-				continue
-			}
-			retired++
-			w, err := s.retire(p, reasonUpdate)
-			if err != nil {
-				errs = append(errs, err)
-			}
-			wait = wait || w
-		case inProgress:
-			// The window closed before the node drained.
-			if err := s.setCordon(p, false); err != nil {
-				errs = append(errs, err)
-			} else if err := s.undrain(p); err != nil {
-				errs = append(errs, err)
-			}
-		}
-	}
-	return wait, errors.Join(errs...)
 }

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	slinkyv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/slinky/v1beta1"
+	conditions "github.com/kubectl-vc/kubectl-vc/pkg/rules/nodesetconditions"
 	"github.com/kubectl-vc/kubectl-vc/pkg/slurm"
 )
 
@@ -244,7 +245,7 @@ func TestScheduledUpdateNoteKeptWhileSlurmUnreachable(t *testing.T) {
 	scheduled(ns, time.Now(), "10m")
 	note := "updateStrategy ScheduledUpdate needs a Slurm reservation: reservations cannot be written: slurmrestd at http://x speaks REST v0.0.42" +
 		": no reservation is made and pods are replaced only when deleted, as with OnDelete"
-	ns.Status.Conditions = []metav1.Condition{{Type: conditionSpecSupported, Status: metav1.ConditionFalse, Reason: "Unsupported",
+	ns.Status.Conditions = []metav1.Condition{{Type: conditions.SpecSupported, Status: metav1.ConditionFalse, Reason: "Unsupported",
 		Message: "ssh is not implemented: pods run no sshd; " + note}}
 	s := &nodeSetSync{set: ns, slurmErr: errors.New("connection refused")}
 	if got := s.scheduledUpdateNote(); got != note {

@@ -7,12 +7,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	slinkyv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/slinky/v1beta1"
+	conditions "github.com/kubectl-vc/kubectl-vc/pkg/rules/nodesetconditions"
 )
-
-// conditionSpecSupported: everything the NodeSet asks for is done. False
-// lists, in its message, what this controller does not do and what it
-// does instead; never a field silently ignored.
-const conditionSpecSupported = "SpecSupported"
 
 // checkSpec finds what the NodeSet asks for that this controller does not
 // implement, records the SpecSupported condition and, when that changes,
@@ -36,11 +32,11 @@ func (s *nodeSetSync) checkSpec() (refuse bool) {
 		notes = append(notes, note)
 	}
 	if len(notes) == 0 {
-		s.setCondition(conditionSpecSupported, true, "Supported", "every field of the spec is acted on")
+		s.setCondition(conditions.SpecSupported, true, "Supported", "every field of the spec is acted on")
 		return false
 	}
 	msg := strings.Join(notes, "; ")
-	s.setFalseWithWarning(conditionSpecSupported, "Unsupported", "UnsupportedSpec", msg)
+	s.setFalseWithWarning(conditions.SpecSupported, "Unsupported", "UnsupportedSpec", msg)
 	return refuse
 }
 

@@ -14,6 +14,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	slinkyv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/slinky/v1beta1"
+	conditions "github.com/kubectl-vc/kubectl-vc/pkg/rules/nodesetconditions"
 )
 
 // spec.ssh, as Slinky's operator renders it: a ConfigMap
@@ -37,8 +38,6 @@ import (
 // writes its SHA-256 on every pod, which lets anyone who may read pods
 // test guesses of what sssd.conf holds, an LDAP bind password for one.)
 const (
-	conditionSSHConfigReady = "SSHConfigReady"
-
 	sshConfigVolume = "ssh-config"
 	sshdConfigKey   = "sshd_config"
 	sshdConfigPath  = "/etc/ssh/" + sshdConfigKey
@@ -220,14 +219,14 @@ func containsAll(m, want map[string]string) bool {
 func (s *nodeSetSync) syncSSHConfig() error {
 	ns := s.set
 	if !sshEnabled(ns) {
-		s.setCondition(conditionSSHConfigReady, true, "SSHOff", "ssh is not enabled: pods mount no sshd_config")
+		s.setCondition(conditions.SSHConfigReady, true, "SSHOff", "ssh is not enabled: pods mount no sshd_config")
 		return nil
 	}
 	// Until the cache shows the ConfigMap as wanted.
 	s.sshHold = true
 	const held = "no pod of this NodeSet is created or replaced until then"
 	if p := sshProblem(ns); p != "" {
-		s.setFalseWithWarning(conditionSSHConfigReady, "InvalidSSH", "InvalidSSH", p+": "+held)
+		s.setFalseWithWarning(conditions.SSHConfigReady, "InvalidSSH", "InvalidSSH", p+": "+held)
 		return nil
 	}
 	name, want := sshConfigName(ns), sshdConfig(ns)
@@ -255,7 +254,7 @@ func (s *nodeSetSync) syncSSHConfig() error {
 	case err != nil:
 		return err
 	case !metav1.IsControlledBy(cur, ns):
-		s.setFalseWithWarning(conditionSSHConfigReady, "NameTaken", "ConfigMapNameTaken", fmt.Sprintf(
+		s.setFalseWithWarning(conditions.SSHConfigReady, "NameTaken", "ConfigMapNameTaken", fmt.Sprintf(
 			"ConfigMap %s/%s exists and is not controlled by this NodeSet; it is left alone, and no pod of this NodeSet "+
 				"is created or replaced until it is gone: each would mount it as its sshd_config", ns.Namespace, name))
 		return nil
@@ -264,10 +263,10 @@ func (s *nodeSetSync) syncSSHConfig() error {
 		return nil
 	case sshdConfigDigest(cur) == sha256Hex(want) && containsAll(cur.Labels, labels) && containsAll(cur.Annotations, annotations):
 		s.sshHold = false
-		s.setCondition(conditionSSHConfigReady, true, "Owned", "ConfigMap "+name+" holds the workers' sshd_config")
+		s.setCondition(conditions.SSHConfigReady, true, "Owned", "ConfigMap "+name+" holds the workers' sshd_config")
 		return nil
 	case ptr.Deref(cur.Immutable, false):
-		s.setFalseWithWarning(conditionSSHConfigReady, "Immutable", "ConfigMapImmutable", fmt.Sprintf(
+		s.setFalseWithWarning(conditions.SSHConfigReady, "Immutable", "ConfigMapImmutable", fmt.Sprintf(
 			"ConfigMap %s/%s is immutable and does not hold what spec.ssh says: delete it to have it made anew; %s", ns.Namespace, name, held))
 		return nil
 	}

@@ -7,7 +7,9 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	metav1ac "k8s.io/client-go/applyconfigurations/meta/v1"
+	"k8s.io/klog/v2"
 
 	slinkyv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/slinky/v1beta1"
 	slinkyac "github.com/kubectl-vc/kubectl-vc/pkg/client/applyconfiguration/slinky/v1beta1"
@@ -143,4 +145,22 @@ func (s *nodeSetSync) syncStatus() error {
 		return nil
 	}
 	return err
+}
+
+// daemonDesired counts the nodes a DaemonSet-mode NodeSet should run a pod
+// on, for status.desired; -1 when the nodes cannot be listed.
+func (s *nodeSetSync) daemonDesired() int {
+	nodes, err := s.c.nodes.List(labels.Everything())
+	if err != nil {
+		return -1
+	}
+	template := templatePod(s.set, s.c.podBaseFor(s.ctx, s.set))
+	logger := klog.FromContext(s.ctx)
+	n := 0
+	for _, node := range nodes {
+		if run, _ := nodeWantsPod(logger, template, node); run {
+			n++
+		}
+	}
+	return n
 }

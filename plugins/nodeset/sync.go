@@ -13,6 +13,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	slinkyv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/slinky/v1beta1"
+	conditions "github.com/kubectl-vc/kubectl-vc/pkg/rules/nodesetconditions"
 	"github.com/kubectl-vc/kubectl-vc/pkg/slurm"
 )
 
@@ -130,9 +131,9 @@ func (c *Controller) sync(ctx context.Context, key string) (time.Duration, error
 		if reason == "RefreshFailed" || reason == "Unauthorized" {
 			s.slurmErr = fmt.Errorf("cannot read Slurm node states: %w", s.slurmErr)
 		}
-		s.setFalseWithWarning(conditionSlurmReachable, reason, "SlurmUnreachable", s.slurmErr.Error())
+		s.setFalseWithWarning(conditions.SlurmReachable, reason, "SlurmUnreachable", s.slurmErr.Error())
 	} else {
-		s.setCondition(conditionSlurmReachable, true, "Refreshed", s.target.describe(ctx))
+		s.setCondition(conditions.SlurmReachable, true, "Refreshed", s.target.describe(ctx))
 	}
 
 	// What the spec asks for and this controller does not do is said in

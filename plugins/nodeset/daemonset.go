@@ -1,6 +1,7 @@
 package nodeset
 
 import (
+	"context"
 	"sort"
 	"strings"
 
@@ -311,7 +312,7 @@ func planDaemonPods(logger klog.Logger, ns *slinkyv1beta1.NodeSet, base *podBase
 // drained; at most burst start a sync, the ones under way always carry
 // on), and the nodes without a pod get one (at most burst a sync). It
 // returns whether it created any.
-func (s *nodeSetSync) syncDaemonPods() bool {
+func (s *nodeSetSync) syncDaemonPods(ctx context.Context) bool {
 	nodes, err := s.c.nodes.List(labels.Everything())
 	if err != nil {
 		s.errs = append(s.errs, err)
@@ -323,8 +324,8 @@ func (s *nodeSetSync) syncDaemonPods() bool {
 			terminating = append(terminating, p)
 		}
 	}
-	base := s.c.podBaseFor(s.ctx, s.set) // slurmdpod.go
-	plan := planDaemonPods(klog.FromContext(s.ctx), s.set, base, nodes, s.active, terminating)
+	base := s.c.podBaseFor(ctx, s.set) // slurmdpod.go
+	plan := planDaemonPods(klog.FromContext(ctx), s.set, base, nodes, s.active, terminating)
 	s.replicas = plan.desired
 	s.wait = s.wait || plan.wait
 	for _, c := range plan.conflicts {
@@ -352,7 +353,7 @@ func (s *nodeSetSync) syncDaemonPods() bool {
 		if node := cordoned[p.Name]; node != nil {
 			reason = s.c.nodeCordonReason(node)
 		}
-		return s.retire(p, reason)
+		return s.retire(ctx, p, reason)
 	})
 	if err != nil {
 		s.errs = append(s.errs, err)
@@ -365,7 +366,7 @@ func (s *nodeSetSync) syncDaemonPods() bool {
 	}
 	ns := s.set
 	s.c.recorder.Eventf(ns, corev1.EventTypeNormal, "ScaleUp", "creating %d pod(s), one per matching Kubernetes node", len(create))
-	err = s.c.createFrom(s.ctx, s.key, ns, len(create), func(i int) *corev1.Pod { return newDaemonPod(ns, base, create[i], s.updateHash) })
+	err = s.c.createFrom(ctx, s.key, ns, len(create), func(i int) *corev1.Pod { return newDaemonPod(ns, base, create[i], s.updateHash) })
 	if err != nil {
 		s.errs = append(s.errs, err)
 	}

@@ -1,6 +1,7 @@
 package nodeset
 
 import (
+	"context"
 	"fmt"
 	"maps"
 
@@ -55,7 +56,7 @@ func (s *nodeSetSync) taken(kind, name, condition string) {
 }
 
 // syncService creates the headless Service, or puts it right if it drifted.
-func (s *nodeSetSync) syncService() error {
+func (s *nodeSetSync) syncService(ctx context.Context) error {
 	ns, name := s.set, serviceName(s.set)
 	sel := selectorLabels(ns)
 	cur, err := s.c.services.Services(ns.Namespace).Get(name)
@@ -68,11 +69,11 @@ func (s *nodeSetSync) syncService() error {
 		}
 		// Create, not apply: a Service made since the cache was read fails
 		// it, rather than being taken over; the next sync sees whose it is.
-		_, err = s.c.kube.CoreV1().Services(ns.Namespace).Create(s.ctx, svc, metav1.CreateOptions{FieldManager: FieldManager})
+		_, err = s.c.kube.CoreV1().Services(ns.Namespace).Create(ctx, svc, metav1.CreateOptions{FieldManager: FieldManager})
 		if apierrors.IsAlreadyExists(err) {
 			// One the cache cannot show, without serve's label (owned.go):
 			// read once, and labelled below if it is ours.
-			cur, err = s.c.kube.CoreV1().Services(ns.Namespace).Get(s.ctx, name, metav1.GetOptions{})
+			cur, err = s.c.kube.CoreV1().Services(ns.Namespace).Get(ctx, name, metav1.GetOptions{})
 		} else if err == nil {
 			s.setCondition(conditions.ServiceReady, true, "Owned", "headless Service "+name+" selects the NodeSet's pods")
 			return nil
@@ -95,7 +96,7 @@ func (s *nodeSetSync) syncService() error {
 				// it register.
 				WithPublishNotReadyAddresses(true).
 				WithPorts(corev1ac.ServicePort().WithName("slurmd").WithPort(6818).WithTargetPort(intstr.FromInt32(6818))))
-		if _, err := s.c.kube.CoreV1().Services(ns.Namespace).Apply(s.ctx, svc, metav1.ApplyOptions{FieldManager: FieldManager, Force: true}); err != nil {
+		if _, err := s.c.kube.CoreV1().Services(ns.Namespace).Apply(ctx, svc, metav1.ApplyOptions{FieldManager: FieldManager, Force: true}); err != nil {
 			return err
 		}
 	}
@@ -113,7 +114,7 @@ func serviceAsWanted(svc *corev1.Service, sel map[string]string) bool {
 // see protect.go; maxUnavailable 0), as Slinky's does; idle pods are not
 // selected, so a node drain evicts them freely. With protection off the
 // NodeSet's budget is deleted.
-func (s *nodeSetSync) syncDisruptionBudget() error {
+func (s *nodeSetSync) syncDisruptionBudget(ctx context.Context) error {
 	ns := s.set
 	name := ns.Name
 	cur, err := s.c.pdbs.PodDisruptionBudgets(ns.Namespace).Get(name)
@@ -123,7 +124,7 @@ func (s *nodeSetSync) syncDisruptionBudget() error {
 	if !protectionOn(ns) {
 		if err == nil && metav1.IsControlledBy(cur, ns) {
 			uid := cur.UID
-			err := s.c.kube.PolicyV1().PodDisruptionBudgets(ns.Namespace).Delete(s.ctx, name,
+			err := s.c.kube.PolicyV1().PodDisruptionBudgets(ns.Namespace).Delete(ctx, name,
 				metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
 			if err != nil && !apierrors.IsNotFound(err) {
 				return err
@@ -143,11 +144,11 @@ func (s *nodeSetSync) syncDisruptionBudget() error {
 			Spec: policyv1.PodDisruptionBudgetSpec{Selector: &metav1.LabelSelector{MatchLabels: sel},
 				MaxUnavailable: ptr.To(intstr.FromInt32(0))},
 		}
-		_, err = s.c.kube.PolicyV1().PodDisruptionBudgets(ns.Namespace).Create(s.ctx, pdb, metav1.CreateOptions{FieldManager: FieldManager})
+		_, err = s.c.kube.PolicyV1().PodDisruptionBudgets(ns.Namespace).Create(ctx, pdb, metav1.CreateOptions{FieldManager: FieldManager})
 		if apierrors.IsAlreadyExists(err) {
 			// One the cache cannot show, without serve's label (owned.go):
 			// read once, and labelled below if it is ours.
-			cur, err = s.c.kube.PolicyV1().PodDisruptionBudgets(ns.Namespace).Get(s.ctx, name, metav1.GetOptions{})
+			cur, err = s.c.kube.PolicyV1().PodDisruptionBudgets(ns.Namespace).Get(ctx, name, metav1.GetOptions{})
 		} else if err == nil {
 			s.setCondition(conditions.DisruptionBudgetReady, true, "Owned", fmt.Sprintf(ready, name))
 			return nil
@@ -168,7 +169,7 @@ func (s *nodeSetSync) syncDisruptionBudget() error {
 			WithSpec(policyv1ac.PodDisruptionBudgetSpec().
 				WithSelector(metav1ac.LabelSelector().WithMatchLabels(sel)).
 				WithMaxUnavailable(intstr.FromInt32(0)))
-		if _, err := s.c.kube.PolicyV1().PodDisruptionBudgets(ns.Namespace).Apply(s.ctx, pdb, metav1.ApplyOptions{FieldManager: FieldManager, Force: true}); err != nil {
+		if _, err := s.c.kube.PolicyV1().PodDisruptionBudgets(ns.Namespace).Apply(ctx, pdb, metav1.ApplyOptions{FieldManager: FieldManager, Force: true}); err != nil {
 			return err
 		}
 	}

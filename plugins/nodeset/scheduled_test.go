@@ -248,15 +248,16 @@ func TestScheduledUpdateNoteKeptWhileSlurmUnreachable(t *testing.T) {
 	ns.Status.Conditions = []metav1.Condition{{Type: conditions.SpecSupported, Status: metav1.ConditionFalse, Reason: "Unsupported",
 		Message: "ssh is not implemented: pods run no sshd; " + note}}
 	s := &nodeSetSync{set: ns, slurmErr: errors.New("connection refused")}
-	if got := s.scheduledUpdateNote(); got != note {
+	ctx := t.Context()
+	if got := s.scheduledUpdateNote(ctx); got != note {
 		t.Errorf("note %q, want %q", got, note)
 	}
 	ns.Status.Conditions = nil
-	if got := s.scheduledUpdateNote(); got != "" {
+	if got := s.scheduledUpdateNote(ctx); got != "" {
 		t.Errorf("nothing said before: note %q", got)
 	}
 	ns.Spec.UpdateStrategy.ScheduledUpdate.Duration = "soon"
-	if got := s.scheduledUpdateNote(); !strings.Contains(got, `"soon"`) || !strings.Contains(got, "as with OnDelete") {
+	if got := s.scheduledUpdateNote(ctx); !strings.Contains(got, `"soon"`) || !strings.Contains(got, "as with OnDelete") {
 		t.Errorf("bad duration: note %q", got)
 	}
 }

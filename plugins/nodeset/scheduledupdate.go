@@ -1,6 +1,7 @@
 package nodeset
 
 import (
+	"context"
 	"errors"
 	"slices"
 
@@ -19,7 +20,7 @@ import (
 // whenever it is seen: it serves nothing. When the window closes on a pod
 // whose drain has not finished, it is put back in service (uncordoned, its
 // node resumed) and waits for the next window.
-func (s *nodeSetSync) scheduledUpdate() (bool, error) {
+func (s *nodeSetSync) scheduledUpdate(ctx context.Context) (bool, error) {
 	var outdated []*corev1.Pod
 	for _, p := range s.active {
 		if !s.upToDate(p) {
@@ -30,8 +31,8 @@ func (s *nodeSetSync) scheduledUpdate() (bool, error) {
 		return false, nil
 	}
 	var open *slurm.Reservation
-	if rc, ok := s.slurm.(slurm.ReservationClient); ok && rc.ReservationsSupported(s.ctx) == nil {
-		r, exists, err := rc.Reservation(s.ctx, reservationName(s.set))
+	if rc, ok := s.slurm.(slurm.ReservationClient); ok && rc.ReservationsSupported(ctx) == nil {
+		r, exists, err := rc.Reservation(ctx, reservationName(s.set))
 		if err != nil {
 			return false, err
 		}
@@ -53,16 +54,16 @@ func (s *nodeSetSync) scheduledUpdate() (bool, error) {
 				continue
 			}
 			retired++
-			w, err := s.retire(p, reasonUpdate)
+			w, err := s.retire(ctx, p, reasonUpdate)
 			if err != nil {
 				errs = append(errs, err)
 			}
 			wait = wait || w
 		case inProgress:
 			// The window closed before the node drained.
-			if err := s.setCordon(p, false); err != nil {
+			if err := s.setCordon(ctx, p, false); err != nil {
 				errs = append(errs, err)
-			} else if err := s.undrain(p); err != nil {
+			} else if err := s.undrain(ctx, p); err != nil {
 				errs = append(errs, err)
 			}
 		}

@@ -1,6 +1,7 @@
 package nodeset
 
 import (
+	"context"
 	"fmt"
 	"strings"
 
@@ -14,7 +15,7 @@ import (
 // implement, records the SpecSupported condition and, when that changes,
 // a Warning event. It returns true when the NodeSet must be left alone
 // entirely.
-func (s *nodeSetSync) checkSpec() (refuse bool) {
+func (s *nodeSetSync) checkSpec(ctx context.Context) (refuse bool) {
 	spec := s.set.Spec
 	var notes []string
 	// A pod's name is its hostname, the Slurm node's name: a DNS label of
@@ -28,7 +29,7 @@ func (s *nodeSetSync) checkSpec() (refuse bool) {
 			"no pod of this NodeSet is created, deleted, drained or updated (at most %d with this name)",
 			spec.OrdinalPadding, validation.DNS1123LabelMaxLength, max(maxOrdinalPadding(s.set), 0)))
 	}
-	if note := s.scheduledUpdateNote(); note != "" { // scheduled.go
+	if note := s.scheduledUpdateNote(ctx); note != "" { // scheduled.go
 		notes = append(notes, note)
 	}
 	if len(notes) == 0 {

@@ -1,6 +1,7 @@
 package nodeset
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -216,7 +217,7 @@ func containsAll(m, want map[string]string) bool {
 // or brought up to date only when it differs, and decides sshHold. With
 // ssh off nothing is written: a ConfigMap made while it was on stays (as
 // the operator leaves it) until the NodeSet goes, and no pod mounts it.
-func (s *nodeSetSync) syncSSHConfig() error {
+func (s *nodeSetSync) syncSSHConfig(ctx context.Context) error {
 	ns := s.set
 	if !sshEnabled(ns) {
 		s.setCondition(conditions.SSHConfigReady, true, "SSHOff", "ssh is not enabled: pods mount no sshd_config")
@@ -242,13 +243,13 @@ func (s *nodeSetSync) syncSSHConfig() error {
 		// Create, not apply: a ConfigMap made since the cache was read
 		// fails it rather than being taken over. Created, the cache's
 		// event syncs the NodeSet again.
-		_, err = s.c.kube.CoreV1().ConfigMaps(ns.Namespace).Create(s.ctx, cm, metav1.CreateOptions{FieldManager: FieldManager})
+		_, err = s.c.kube.CoreV1().ConfigMaps(ns.Namespace).Create(ctx, cm, metav1.CreateOptions{FieldManager: FieldManager})
 		if !apierrors.IsAlreadyExists(err) {
 			return err
 		}
 		// One the cache cannot show, without serve's label (owned.go):
 		// read once, decided on below (labelled if it is ours).
-		cur, err = s.c.kube.CoreV1().ConfigMaps(ns.Namespace).Get(s.ctx, name, metav1.GetOptions{})
+		cur, err = s.c.kube.CoreV1().ConfigMaps(ns.Namespace).Get(ctx, name, metav1.GetOptions{})
 	}
 	switch {
 	case err != nil:
@@ -280,7 +281,7 @@ func (s *nodeSetSync) syncSSHConfig() error {
 		WithAnnotations(annotations).
 		WithOwnerReferences(ownerRefAC(ns)).
 		WithData(map[string]string{sshdConfigKey: want})
-	_, err = s.c.kube.CoreV1().ConfigMaps(ns.Namespace).Apply(s.ctx, ac, metav1.ApplyOptions{FieldManager: FieldManager, Force: true})
+	_, err = s.c.kube.CoreV1().ConfigMaps(ns.Namespace).Apply(ctx, ac, metav1.ApplyOptions{FieldManager: FieldManager, Force: true})
 	if apierrors.IsConflict(err) {
 		return nil // changed meanwhile: its event syncs again
 	}

@@ -1,6 +1,7 @@
 package nodeset
 
 import (
+	"context"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -16,7 +17,7 @@ import (
 )
 
 // computeStatus counts the NodeSet's pods and their Slurm node states.
-func (s *nodeSetSync) computeStatus() slinkyv1beta1.NodeSetStatus {
+func (s *nodeSetSync) computeStatus(ctx context.Context) slinkyv1beta1.NodeSetStatus {
 	ns, pods, collision := s.set, s.pods, s.collision
 	replicas := int32(1)
 	if ns.Spec.Replicas != nil {
@@ -32,7 +33,7 @@ func (s *nodeSetSync) computeStatus() slinkyv1beta1.NodeSetStatus {
 	}
 	if daemonSetMode(ns) {
 		// As Slinky's operator counts it: the nodes that should run a pod.
-		if n := s.daemonDesired(); n >= 0 {
+		if n := s.daemonDesired(ctx); n >= 0 {
 			st.Desired = int32(n)
 		} else {
 			st.Desired = ns.Status.Desired
@@ -73,7 +74,7 @@ func (s *nodeSetSync) computeStatus() slinkyv1beta1.NodeSetStatus {
 	}
 	// As Slinky's operator counts it: pods that exist and are not available.
 	st.UnavailableReplicas = max(st.Replicas-st.AvailableReplicas, 0)
-	st.OrdinalToNode = s.ordinalToNode()
+	st.OrdinalToNode = s.ordinalToNode(ctx)
 	if s.slurmErr != nil {
 		// Unknown: the counts stay as last read.
 		st.SlurmIdle, st.SlurmAllocated, st.SlurmDown, st.SlurmDrain =
@@ -110,9 +111,9 @@ func ownedOnly(conds []metav1.Condition) []metav1.Condition {
 // syncStatus is the last phase of a sync, run even when actions were
 // skipped or failed: it applies the status with server-side apply, as its
 // own field manager, and only when it changed.
-func (s *nodeSetSync) syncStatus() error {
-	ctx, ns, collision := s.ctx, s.set, s.collision
-	st := s.computeStatus()
+func (s *nodeSetSync) syncStatus(ctx context.Context) error {
+	ctx, ns, collision := ctx, s.set, s.collision
+	st := s.computeStatus(ctx)
 	s.c.metrics.set(ns.Namespace, ns.Name, st)
 	if sameStatus(st, ns.Status) {
 		return nil
@@ -149,13 +150,13 @@ func (s *nodeSetSync) syncStatus() error {
 
 // daemonDesired counts the nodes a DaemonSet-mode NodeSet should run a pod
 // on, for status.desired; -1 when the nodes cannot be listed.
-func (s *nodeSetSync) daemonDesired() int {
+func (s *nodeSetSync) daemonDesired(ctx context.Context) int {
 	nodes, err := s.c.nodes.List(labels.Everything())
 	if err != nil {
 		return -1
 	}
-	template := templatePod(s.set, s.c.podBaseFor(s.ctx, s.set))
-	logger := klog.FromContext(s.ctx)
+	template := templatePod(s.set, s.c.podBaseFor(ctx, s.set))
+	logger := klog.FromContext(ctx)
 	n := 0
 	for _, node := range nodes {
 		if run, _ := nodeWantsPod(logger, template, node); run {

@@ -186,14 +186,14 @@ func (o *claimOwnersSynced) forget(key string) {
 // retention policy, once per generation of the NodeSet (and once after
 // serve starts): a policy changed to Delete makes the NodeSet own its
 // claims, one changed back to Retain lets them go.
-func (s *nodeSetSync) syncClaimOwners() error {
+func (s *nodeSetSync) syncClaimOwners(ctx context.Context) error {
 	if len(s.set.Spec.VolumeClaimTemplates) == 0 || s.c.claimOwners.done(s.key, s.set.Generation) {
 		return nil
 	}
 	retain := !deleteWithNodeSet(s.set) && !deleteWhenScaled(s.set)
 	for _, p := range s.active {
 		for _, t := range s.set.Spec.VolumeClaimTemplates {
-			err := s.c.setClaimOwners(s.ctx, s.set, claimName(s.set, t.Name, p), nil)
+			err := s.c.setClaimOwners(ctx, s.set, claimName(s.set, t.Name, p), nil)
 			if retain && apierrors.IsForbidden(err) {
 				// A serve whose role may not read claims: with Retain
 				// there is nothing to do but take the NodeSet off claims
@@ -212,12 +212,12 @@ func (s *nodeSetSync) syncClaimOwners() error {
 
 // ownClaimsByPod makes a pod a scale-in retires the owner of its claims,
 // when whenScaled is Delete: they go with it.
-func (s *nodeSetSync) ownClaimsByPod(pod *corev1.Pod) error {
+func (s *nodeSetSync) ownClaimsByPod(ctx context.Context, pod *corev1.Pod) error {
 	if !deleteWhenScaled(s.set) {
 		return nil
 	}
 	for _, t := range s.set.Spec.VolumeClaimTemplates {
-		if err := s.c.setClaimOwners(s.ctx, s.set, claimName(s.set, t.Name, pod), pod); err != nil {
+		if err := s.c.setClaimOwners(ctx, s.set, claimName(s.set, t.Name, pod), pod); err != nil {
 			return fmt.Errorf("claim %s of pod %s: %w", claimName(s.set, t.Name, pod), pod.Name, err)
 		}
 	}

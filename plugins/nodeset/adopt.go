@@ -144,8 +144,8 @@ func (s *nodeSetSync) claimPods(ctx context.Context) error {
 			if ns.DeletionTimestamp != nil || p.DeletionTimestamp != nil {
 				continue
 			}
-			_, err := s.c.kube.CoreV1().Pods(p.Namespace).Patch(ctx, p.Name, types.StrategicMergePatchType,
-				ownerPatch(ns, p.UID, true, nil), metav1.PatchOptions{FieldManager: FieldManager})
+			_, err := s.c.podControl.PatchPod(ctx, p.Namespace, p.Name, types.StrategicMergePatchType,
+				ownerPatch(ns, p.UID, true, nil))
 			if err != nil && !apierrors.IsNotFound(err) {
 				return err
 			}
@@ -157,8 +157,8 @@ func (s *nodeSetSync) claimPods(ctx context.Context) error {
 		if err := s.mayAdopt(ctx); err != nil {
 			return fmt.Errorf("cannot adopt pods: %w", err)
 		}
-		adopted, err := s.c.kube.CoreV1().Pods(p.Namespace).Patch(ctx, p.Name, types.StrategicMergePatchType,
-			ownerPatch(ns, p.UID, false, nil), metav1.PatchOptions{FieldManager: FieldManager})
+		adopted, err := s.c.podControl.PatchPod(ctx, p.Namespace, p.Name, types.StrategicMergePatchType,
+			ownerPatch(ns, p.UID, false, nil))
 		if apierrors.IsNotFound(err) {
 			continue
 		}

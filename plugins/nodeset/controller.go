@@ -32,6 +32,7 @@ import (
 	slinkylisters "github.com/kubectl-vc/kubectl-vc/pkg/client/listers/slinky/v1beta1"
 	"github.com/kubectl-vc/kubectl-vc/pkg/controller/framework"
 	"github.com/kubectl-vc/kubectl-vc/pkg/slurm"
+	"github.com/kubectl-vc/kubectl-vc/plugins/nodeset/podcontrol"
 )
 
 // clientOrNil is the target's client, or nil for no target.
@@ -95,7 +96,9 @@ type Controller struct {
 	clusterDomain string
 
 	kube kubernetes.Interface
-	vc   versioned.Interface
+	// podControl makes every pod and claim write (podcontrol).
+	podControl podcontrol.Interface
+	vc         versioned.Interface
 
 	nodeSets  slinkylisters.NodeSetLister
 	pods      corelisters.PodLister
@@ -243,6 +246,7 @@ func retryLimiter(resync time.Duration) workqueue.TypedRateLimiter[string] {
 // Initialize implements framework.Controller.
 func (c *Controller) Initialize(ctx context.Context, opt *framework.ControllerOption) error {
 	c.kube = opt.KubeClient
+	c.podControl = podcontrol.New(opt.KubeClient, FieldManager)
 	c.vc = opt.VolcanoClient
 	c.recorder = boundedRecorder{opt.Recorder}
 	c.opt = opt

@@ -11,7 +11,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
 	slinkyv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/slinky/v1beta1"
@@ -177,7 +176,7 @@ func (s *nodeSetSync) syncNodeCordons(ctx context.Context) {
 
 // patchPod applies a JSON merge patch to the pod; a pod gone is no error.
 func (s *nodeSetSync) patchPod(ctx context.Context, pod *corev1.Pod, patch []byte) error {
-	_, err := s.c.kube.CoreV1().Pods(pod.Namespace).Patch(ctx, pod.Name, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: FieldManager})
+	_, err := s.c.podControl.PatchPod(ctx, pod.Namespace, pod.Name, types.MergePatchType, patch)
 	if apierrors.IsNotFound(err) {
 		return nil
 	}
@@ -326,7 +325,7 @@ func (s *nodeSetSync) setDeadline(ctx context.Context, pod *corev1.Pod) {
 		return
 	}
 	patch := fmt.Appendf(nil, `{"metadata":{"annotations":{%q:%q}}}`, slinkyv1beta1.AnnotationPodDeadline, v)
-	_, _ = s.c.kube.CoreV1().Pods(pod.Namespace).Patch(ctx, pod.Name, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: FieldManager})
+	_, _ = s.c.podControl.PatchPod(ctx, pod.Namespace, pod.Name, types.MergePatchType, patch)
 }
 
 func withoutCordon(a map[string]string) map[string]string {

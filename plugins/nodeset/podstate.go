@@ -90,8 +90,7 @@ func (s *nodeSetSync) syncPodStates(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		_, err = s.c.kube.CoreV1().Pods(p.Namespace).Patch(ctx, p.Name, types.StrategicMergePatchType, patch,
-			metav1.PatchOptions{FieldManager: FieldManager}, "status")
+		_, err = s.c.podControl.PatchPod(ctx, p.Namespace, p.Name, types.StrategicMergePatchType, patch, "status")
 		if err != nil && !apierrors.IsNotFound(err) {
 			errs = append(errs, err)
 		}

@@ -160,7 +160,7 @@ func (c *Controller) createFrom(ctx context.Context, key string, ns *slinkyv1bet
 				pod := build(i)
 				err := c.createClaims(ctx, ns, pod)
 				if err == nil {
-					_, err = c.kube.CoreV1().Pods(ns.Namespace).Create(ctx, pod, metav1.CreateOptions{FieldManager: FieldManager})
+					_, err = c.podControl.CreatePod(ctx, ns.Namespace, pod)
 				}
 				if err == nil {
 					c.metrics.created.Inc()
@@ -205,7 +205,7 @@ func (s *nodeSetSync) deletePodExpected(ctx context.Context, pod *corev1.Pod) er
 	c, key := s.c, s.key
 	uid := pod.UID
 	c.exp.expectDeletion(key, uid)
-	err := c.kube.CoreV1().Pods(pod.Namespace).Delete(ctx, pod.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
+	err := c.podControl.DeletePod(ctx, pod.Namespace, pod.Name, uid)
 	if err == nil {
 		c.metrics.deleted.Inc()
 	}

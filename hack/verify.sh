@@ -75,5 +75,19 @@ for k in $kinds; do
     fail=1
   fi
 done
+# plugins/ is laid out in files that do one thing (issue 59): none of its
+# non-test files is over 400 lines, and the NodeSet controller writes pods
+# and claims only through plugins/nodeset/podcontrol.
+long=$(git ls-files 'plugins/*.go' ':!*_test.go' | xargs wc -l | awk '$2 != "total" && $1 > 400 {print $2" ("$1" lines)"}')
+if [[ -n "$long" ]]; then
+  echo "verify: split these files of plugins/ (400 lines at most):" $long >&2
+  fail=1
+fi
+podwrites=$(git grep -nE 'CoreV1\(\)\.(Pods|PersistentVolumeClaims)\(' -- 'plugins/nodeset/*.go' ':!*_test.go' ':!plugins/nodeset/podcontrol/' || true)
+if [[ -n "$podwrites" ]]; then
+  echo "verify: the NodeSet controller writes pods and claims through podcontrol.Interface:" >&2
+  echo "$podwrites" >&2
+  fail=1
+fi
 if [[ -x hack/verify-docs.sh ]]; then hack/verify-docs.sh || fail=1; fi
 exit $fail

@@ -67,7 +67,7 @@ fi
 # change to one kind reaches no other. The kinds are the packages under
 # pkg/cli that declare a kind.Kind in their kind.go.
 mod=$(go list -m)
-kinds=$(for f in pkg/cli/*/kind.go; do grep -q '^var Kind = &kind.Kind\[' "$f" && echo "$mod/$(dirname "$f")"; done)
+kinds=$(for f in pkg/cli/*/kind.go; do if grep -q '^var Kind = &kind.Kind\[' "$f"; then echo "$mod/$(dirname "$f")"; fi; done)
 for k in $kinds; do
   others=$(go list -deps "$k" | grep -Fxf <(echo "$kinds") | grep -Fxv "$k" || true)
   if [[ -n "$others" ]]; then

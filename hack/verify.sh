@@ -44,5 +44,50 @@ if [[ -n "$names" ]]; then
   echo "$names" >&2
   fail=1
 fi
+# A rule both the CLI and the controllers apply is written once, in
+# pkg/rules or pkg/apis/keys (issue 59); these are the copies found before,
+# refused if they come back in non-test code elsewhere: reading a pod's
+# queue annotations (rules.QueueAnnotation, PodQueue), "an empty state is
+# Open" (rules.StateOrOpen, QueueStatusKept), a queue's parent
+# (rules.EffectiveParent, NeedsDefaultParent), the root and default queues,
+# Volcano's scheduler name (keys.VolcanoScheduler; plugins/queue's metrics
+# subsystem is another "volcano", the prefix of Volcano's metric names), and
+# a field manager written as a literal where keys has it, and the NodeSet
+# condition types (pkg/rules/nodesetconditions' table).
+rulecopies=$(git grep -nE 'keys\.(VolcanoQueueName|QueueName)\b|Status\.State [!=]= ""|Spec\.Parent [!=]= ""|"(root|default|volcano)"([^:]|$)|FieldManager: *"|"(SpecSupported|SlurmReachable|ServiceReady|DisruptionBudgetReady|SSHConfigReady)"' \
+  -- 'pkg/*.go' 'plugins/*.go' 'cmd/*.go' ':!*_test.go' ':!pkg/rules/' ':!pkg/apis/' ':!pkg/client/' ':!plugins/queue/metrics.go' |
+  grep -vE '^[^:]+:[0-9]+:[[:space:]]*//' || true)
+if [[ -n "$rulecopies" ]]; then
+  echo "verify: a rule pkg/rules or pkg/apis/keys holds is written again here (use it from there):" >&2
+  echo "$rulecopies" >&2
+  fail=1
+fi
+# A CLI kind imports no other kind (issue 59): what two kinds share lives in
+# a shared package (pkg/cli/completion, jobspec, flowkind, util, ...), so a
+# change to one kind reaches no other. The kinds are the packages under
+# pkg/cli that declare a kind.Kind in their kind.go.
+mod=$(go list -m)
+kinds=$(for f in pkg/cli/*/kind.go; do if grep -q '^var Kind = &kind.Kind\[' "$f"; then echo "$mod/$(dirname "$f")"; fi; done)
+for k in $kinds; do
+  others=$(go list -deps "$k" | grep -Fxf <(echo "$kinds") | grep -Fxv "$k" || true)
+  if [[ -n "$others" ]]; then
+    echo "verify: kind $k imports other kinds (move what they share to a shared package):" $others >&2
+    fail=1
+  fi
+done
+# plugins/ is laid out in files that do one thing (issue 59): none of its
+# non-test files is over 400 lines, and the NodeSet controller writes pods
+# and claims only through plugins/nodeset/podcontrol.
+long=$(git ls-files 'plugins/*.go' ':!*_test.go' | xargs wc -l | awk '$2 != "total" && $1 > 400 {print $2" ("$1" lines)"}')
+if [[ -n "$long" ]]; then
+  echo "verify: split these files of plugins/ (400 lines at most):" $long >&2
+  fail=1
+fi
+podwrites=$(git grep -nE 'CoreV1\(\)\.(Pods|PersistentVolumeClaims)\(' -- 'plugins/nodeset/*.go' ':!*_test.go' ':!plugins/nodeset/podcontrol/' || true)
+if [[ -n "$podwrites" ]]; then
+  echo "verify: the NodeSet controller writes pods and claims through podcontrol.Interface:" >&2
+  echo "$podwrites" >&2
+  fail=1
+fi
 if [[ -x hack/verify-docs.sh ]]; then hack/verify-docs.sh || fail=1; fi
 exit $fail

@@ -40,10 +40,9 @@ type health struct {
 	leader *leaderelection.HealthzAdaptor
 }
 
+// newHealth checks the caches against syncTimeout (Config.withDefaults
+// has given it its default).
 func newHealth(syncTimeout time.Duration) *health {
-	if syncTimeout <= 0 {
-		syncTimeout = DefaultCacheSyncTimeout
-	}
 	return &health{now: time.Now, syncTimeout: syncTimeout}
 }
 

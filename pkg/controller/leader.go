@@ -30,14 +30,14 @@ func runWithLeaderElection(ctx context.Context, kube kubernetes.Interface, o Con
 		id = host + "_" + uuid.NewString()
 	}
 	lock := &heldLock{Interface: &resourcelock.LeaseLock{
-		LeaseMeta:  metav1.ObjectMeta{Namespace: o.LeaseNamespace, Name: o.LeaseName},
+		LeaseMeta:  metav1.ObjectMeta{Namespace: o.LeaderElection.ResourceNamespace, Name: o.LeaderElection.ResourceName},
 		Client:     kube.CoordinationV1(),
 		LockConfig: resourcelock.ResourceLockConfig{Identity: id},
 	}}
 	// A standby replica is healthy and ready: it is doing its job, which is
 	// to wait for the lease.
 	ready.Store("ok: standby, waiting for the lease")
-	p.wait(fmt.Sprintf("the leader-election Lease %s/%s (a standby acts once it holds it)", o.LeaseNamespace, o.LeaseName))
+	p.wait(fmt.Sprintf("the leader-election Lease %s/%s (a standby acts once it holds it)", o.LeaderElection.ResourceNamespace, o.LeaderElection.ResourceName))
 	var (
 		mu     sync.Mutex // runErr is written by the elector's goroutine
 		runErr error
@@ -57,9 +57,9 @@ func runWithLeaderElection(ctx context.Context, kube kubernetes.Interface, o Con
 		Lock:          lock,
 		WatchDog:      watchdog,
 		Name:          keys.ServeName,
-		LeaseDuration: o.LeaseDuration,
-		RenewDeadline: o.RenewDeadline,
-		RetryPeriod:   o.RetryPeriod,
+		LeaseDuration: o.LeaderElection.LeaseDuration.Duration,
+		RenewDeadline: o.LeaderElection.RenewDeadline.Duration,
+		RetryPeriod:   o.LeaderElection.RetryPeriod.Duration,
 		// Not released by the elector when ctx ends: it would release while
 		// the controllers are still stopping, and a standby could act beside
 		// them. releaseLease does it once they have returned.
@@ -68,7 +68,7 @@ func runWithLeaderElection(ctx context.Context, kube kubernetes.Interface, o Con
 			OnStartedLeading: func(lctx context.Context) {
 				defer close(leading)
 				p.done()
-				klog.FromContext(ctx).Info("became leader", "identity", id, "lease", o.LeaseNamespace+"/"+o.LeaseName)
+				klog.FromContext(ctx).Info("became leader", "identity", id, "lease", o.LeaderElection.ResourceNamespace+"/"+o.LeaderElection.ResourceName)
 				ready.Store("")
 				err := run(lctx)
 				mu.Lock()
@@ -97,8 +97,8 @@ func runWithLeaderElection(ctx context.Context, kube kubernetes.Interface, o Con
 		<-leading
 	}
 	if lock.held.Load() && !lost.Load() {
-		if err := releaseLease(lock.Interface, id, o.RenewDeadline); err != nil {
-			klog.FromContext(ctx).Info("the leader-election Lease was not released; a standby takes it once it expires", "lease", o.LeaseNamespace+"/"+o.LeaseName, "err", err)
+		if err := releaseLease(lock.Interface, id, o.LeaderElection.RenewDeadline.Duration); err != nil {
+			klog.FromContext(ctx).Info("the leader-election Lease was not released; a standby takes it once it expires", "lease", o.LeaderElection.ResourceNamespace+"/"+o.LeaderElection.ResourceName, "err", err)
 		}
 	}
 	mu.Lock()

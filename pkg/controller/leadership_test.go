@@ -200,7 +200,7 @@ func (s *leaseServer) holder() string {
 func quickElection(id string, waitForStop bool) controller.Config {
 	o := electing(controller.Config{WaitForStop: waitForStop, MetricsAddr: "0", HealthAddr: "0"})
 	o.Identity = id
-	o.LeaseDuration, o.RenewDeadline, o.RetryPeriod = 2*time.Second, time.Second, 200*time.Millisecond
+	o.LeaderElection = election("ns", "lease", 2*time.Second, time.Second, 200*time.Millisecond)
 	return o
 }
 

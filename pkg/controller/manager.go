@@ -46,10 +46,8 @@ import (
 // operator at a terminal, are both better served by a prompt exit. With
 // o.WaitForStop it waits instead until all of that has returned.
 func Run(ctx context.Context, o Config) error {
+	o = o.withDefaults()
 	grace := o.ShutdownGrace
-	if grace <= 0 {
-		grace = DefaultShutdownGrace
-	}
 	logger := klog.FromContext(ctx)
 	p := &progress{logger: logger, server: hostOf(o.Kubeconfig), health: newHealth(o.CacheSyncTimeout)}
 	done := make(chan error, 1)
@@ -100,11 +98,7 @@ func run(ctx context.Context, o Config, p *progress) error {
 			}
 		}
 	}
-	if o.FeatureGates == nil {
-		o.FeatureGates = framework.NewFeatureGate()
-	}
-
-	if err := checkEndpoints(o.MetricsAddr, o.HealthAddr, o.SecureMetrics, o.Profiling); err != nil {
+	if err := o.Validate(); err != nil {
 		return err
 	}
 
@@ -143,7 +137,7 @@ func run(ctx context.Context, o Config, p *progress) error {
 		}
 	}()
 
-	p.logger.Info("starting", "apiServer", p.server, "controllers", names(ctrls), "leaderElect", o.LeaderElect)
+	p.logger.Info("starting", "apiServer", p.server, "controllers", names(ctrls), "leaderElect", o.LeaderElection.LeaderElect)
 	go p.report(ctx, ProgressPeriod)
 	if err := firstContact(ctx, kube, p, FirstContactTimeout); err != nil {
 		return nil // ctx ended: a clean stop
@@ -152,9 +146,9 @@ func run(ctx context.Context, o Config, p *progress) error {
 	run := func(ctx context.Context) error {
 		return runControllers(ctx, kube, vc, reg, ctrls, o, &ready, p)
 	}
-	if !o.LeaderElect {
-		if o.LeaseNamespace != "" && o.LeaseName != "" {
-			go warnOtherServe(ctx, kube, o.LeaseNamespace, o.LeaseName, time.Minute)
+	if le := o.LeaderElection; !le.LeaderElect {
+		if le.ResourceNamespace != "" && le.ResourceName != "" {
+			go warnOtherServe(ctx, kube, le.ResourceNamespace, le.ResourceName, time.Minute)
 		}
 		return run(ctx)
 	}

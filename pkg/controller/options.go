@@ -7,48 +7,43 @@ import (
 	"time"
 
 	"github.com/spf13/pflag"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/leaderelection/resourcelock"
+	componentbaseconfig "k8s.io/component-base/config"
 	"k8s.io/component-base/featuregate"
 
 	"github.com/kubectl-vc/kubectl-vc/pkg/apis/keys"
 	"github.com/kubectl-vc/kubectl-vc/pkg/controller/framework"
 )
 
-// Options are the flags of the manager, as 'kubectl vc serve' takes them:
-// declared by AddFlags, checked by Validate, and turned by Complete into the
-// Config that Run takes. They are here, beside the manager that reads them,
-// so that serve's command only wires them to cobra.
+// Options are serve's command line: the two steps from it to what each
+// controller receives are Complete (Options -> Config, the one run of the
+// manager) and the manager's framework.ControllerOption (Config -> each
+// controller, with the clients and informers it makes). The flags that
+// configure the run are bound straight to the Config's fields, so that each
+// setting has one name from the flag to the manager; Options itself holds
+// only what the command line says in other terms (controller names, the
+// client's rate limits, the log's verbosity) and every controller's own
+// flags. They are here, beside the manager that reads them, so that
+// serve's command only wires them to cobra.
 type Options struct {
-	Controllers            []string
-	MaxRequeueNum          int
-	KubeAPIQPS             float32
-	KubeAPIBurst           int
-	MetricsBindAddress     string
-	HealthProbeBindAddress string
-	// CacheSyncTimeout is how long the caches may take to fill before
-	// /healthz fails.
-	CacheSyncTimeout time.Duration
-	Profiling        bool
-	// MetricsSecure serves the metrics address over HTTPS behind the API
-	// server's TokenReview and SubjectAccessReview (docs/security.md).
-	MetricsSecure  bool
-	MetricsCertDir string
+	// Config is what the flags set of the run; Complete adds the
+	// Kubeconfig and the selected Controllers.
+	Config Config
+
+	Controllers  []string
+	KubeAPIQPS   float32
+	KubeAPIBurst int
 	// Verbosity is klog's -v: 0 says what serve waits for and each
 	// controller's start; 2 adds retried syncs; 4 and more client-go's
-	// own detail (requests, leader election attempts). The process that
-	// owns the log applies it (serve's command).
+	// own detail (requests, leader election attempts), each line of a sync
+	// naming its controller and object. The process that owns the log
+	// applies it (serve's command).
 	Verbosity int32
 
-	LeaderElect         bool
-	LeaseNamespace      string
-	LeaseName           string
-	LeaderElectIdentity string
-	LeaseDuration       time.Duration
-	RenewDeadline       time.Duration
-	RetryPeriod         time.Duration
-	FeatureGates        featuregate.MutableFeatureGate
-
+	gates featuregate.MutableFeatureGate
 	// all holds one instance of every registered controller; each declares
 	// its own flags (framework.Controller.AddFlags), so the manager knows
 	// none of them.
@@ -58,19 +53,26 @@ type Options struct {
 // NewOptions returns the options at their defaults, with a fresh instance of
 // every controller registered so far (the plugins register from init).
 func NewOptions() *Options {
+	gates := framework.NewFeatureGate()
 	o := &Options{
-		MaxRequeueNum:          15,
-		KubeAPIQPS:             -1,
-		MetricsBindAddress:     ":8443",
-		MetricsSecure:          true,
-		HealthProbeBindAddress: ":8081",
-		CacheSyncTimeout:       DefaultCacheSyncTimeout,
-		LeaseNamespace:         keys.VolcanoNamespace,
-		LeaseName:              keys.ServeName,
-		LeaseDuration:          15 * time.Second,
-		RenewDeadline:          10 * time.Second,
-		RetryPeriod:            2 * time.Second,
-		FeatureGates:           framework.NewFeatureGate(),
+		KubeAPIQPS: -1,
+		gates:      gates,
+		Config: Config{
+			MaxRequeueNum:    15,
+			MetricsAddr:      ":8443",
+			SecureMetrics:    true,
+			HealthAddr:       ":8081",
+			CacheSyncTimeout: DefaultCacheSyncTimeout,
+			FeatureGates:     gates,
+			LeaderElection: componentbaseconfig.LeaderElectionConfiguration{
+				ResourceLock:      resourcelock.LeasesResourceLock,
+				ResourceNamespace: keys.VolcanoNamespace,
+				ResourceName:      keys.ServeName,
+				LeaseDuration:     metav1.Duration{Duration: 15 * time.Second},
+				RenewDeadline:     metav1.Duration{Duration: 10 * time.Second},
+				RetryPeriod:       metav1.Duration{Duration: 2 * time.Second},
+			},
+		},
 	}
 	for _, n := range framework.Names() {
 		c, err := framework.New(n)
@@ -84,32 +86,37 @@ func NewOptions() *Options {
 
 // AddFlags declares the manager's flags and every controller's own on fs.
 func (o *Options) AddFlags(fl *pflag.FlagSet) {
+	c, le := &o.Config, &o.Config.LeaderElection
 	fl.StringSliceVar(&o.Controllers, "controllers", o.Controllers, fmt.Sprintf("Controllers to run (default: all of %s)", strings.Join(framework.Names(), ",")))
-	fl.IntVar(&o.MaxRequeueNum, "max-requeue-num", o.MaxRequeueNum, "Retries of a failing request before it is dropped with a Warning event (-1: forever)")
+	fl.IntVar(&c.MaxRequeueNum, "max-requeue-num", c.MaxRequeueNum, "Retries of a failing request before it is dropped with a Warning event (-1: forever)")
 	fl.Float32Var(&o.KubeAPIQPS, "kube-api-qps", o.KubeAPIQPS, "Client-side QPS limit towards the API server; negative disables it and leaves flow control to the server's API Priority and Fairness")
 	fl.IntVar(&o.KubeAPIBurst, "kube-api-burst", o.KubeAPIBurst, "Client-side burst; used only with a positive --kube-api-qps")
-	fl.StringVar(&o.MetricsBindAddress, "metrics-bind-address", o.MetricsBindAddress, "Address of the Prometheus /metrics endpoint (0 disables it)")
-	fl.BoolVar(&o.MetricsSecure, "metrics-secure", o.MetricsSecure, "Serve the metrics address over HTTPS, each request's bearer token checked with a TokenReview and its right to GET the path with a SubjectAccessReview; false: plain HTTP for anyone who can reach the address (local use)")
-	fl.StringVar(&o.MetricsCertDir, "metrics-cert-dir", o.MetricsCertDir, "Directory with tls.crt and tls.key of the metrics endpoint (e.g. a cert-manager Secret), read again when they change; default: a self-signed certificate made at start")
-	fl.StringVar(&o.HealthProbeBindAddress, "health-probe-bind-address", o.HealthProbeBindAddress, "Address of /healthz and /readyz, always plain HTTP (0 disables them)")
-	fl.DurationVar(&o.CacheSyncTimeout, "cache-sync-timeout", o.CacheSyncTimeout, "How long the informer caches may take to fill (RBAC refusing a list never lets them) before /healthz fails, so that kubelet restarts serve")
-	fl.BoolVar(&o.Profiling, "profiling", o.Profiling, "Serve Go's pprof profiles under /debug/pprof/ on the metrics address, behind the same checks as /metrics")
+	fl.StringVar(&c.MetricsAddr, "metrics-bind-address", c.MetricsAddr, "Address of the Prometheus /metrics endpoint (0 disables it)")
+	fl.BoolVar(&c.SecureMetrics, "metrics-secure", c.SecureMetrics, "Serve the metrics address over HTTPS, each request's bearer token checked with a TokenReview and its right to GET the path with a SubjectAccessReview; false: plain HTTP for anyone who can reach the address (local use)")
+	fl.StringVar(&c.MetricsCertDir, "metrics-cert-dir", c.MetricsCertDir, "Directory with tls.crt and tls.key of the metrics endpoint (e.g. a cert-manager Secret), read again when they change; default: a self-signed certificate made at start")
+	fl.StringVar(&c.HealthAddr, "health-probe-bind-address", c.HealthAddr, "Address of /healthz and /readyz, always plain HTTP (0 disables them)")
+	fl.DurationVar(&c.CacheSyncTimeout, "cache-sync-timeout", c.CacheSyncTimeout, "How long the informer caches may take to fill (RBAC refusing a list never lets them) before /healthz fails, so that kubelet restarts serve")
+	fl.BoolVar(&c.Profiling, "profiling", c.Profiling, "Serve Go's pprof profiles under /debug/pprof/ on the metrics address, behind the same checks as /metrics")
 	fl.Int32VarP(&o.Verbosity, "v", "v", o.Verbosity, "Log verbosity: 2 adds retried syncs, 4 and more client-go's requests and leader-election attempts")
-	fl.BoolVar(&o.LeaderElect, "leader-elect", o.LeaderElect, "Act only while holding a Lease, so that several replicas never act at once")
-	fl.StringVar(&o.LeaseNamespace, "leader-elect-resource-namespace", o.LeaseNamespace, "Namespace of the leader-election Lease")
-	fl.StringVar(&o.LeaseName, "leader-elect-resource-name", o.LeaseName, "Name of the leader-election Lease")
-	fl.StringVar(&o.LeaderElectIdentity, "leader-elect-identity", o.LeaderElectIdentity, "Holder identity in the Lease (default: hostname and a random suffix)")
-	fl.DurationVar(&o.LeaseDuration, "leader-elect-lease-duration", o.LeaseDuration, "How long a standby waits after the last renewal before taking the lease")
-	fl.DurationVar(&o.RenewDeadline, "leader-elect-renew-deadline", o.RenewDeadline, "How long the leader retries renewing before it gives up leadership")
-	fl.DurationVar(&o.RetryPeriod, "leader-elect-retry-period", o.RetryPeriod, "Interval between attempts to acquire or renew the lease")
-	o.FeatureGates.AddFlag(fl)
-	for _, c := range o.all {
-		c.AddFlags(fl)
+	// The leader-election flags are component-base's names for the
+	// fields of its LeaderElectionConfiguration (the lock is always a Lease).
+	fl.BoolVar(&le.LeaderElect, "leader-elect", le.LeaderElect, "Act only while holding a Lease, so that several replicas never act at once")
+	fl.StringVar(&le.ResourceNamespace, "leader-elect-resource-namespace", le.ResourceNamespace, "Namespace of the leader-election Lease")
+	fl.StringVar(&le.ResourceName, "leader-elect-resource-name", le.ResourceName, "Name of the leader-election Lease")
+	fl.StringVar(&c.Identity, "leader-elect-identity", c.Identity, "Holder identity in the Lease (default: hostname and a random suffix)")
+	fl.DurationVar(&le.LeaseDuration.Duration, "leader-elect-lease-duration", le.LeaseDuration.Duration, "How long a standby waits after the last renewal before taking the lease")
+	fl.DurationVar(&le.RenewDeadline.Duration, "leader-elect-renew-deadline", le.RenewDeadline.Duration, "How long the leader retries renewing before it gives up leadership")
+	fl.DurationVar(&le.RetryPeriod.Duration, "leader-elect-retry-period", le.RetryPeriod.Duration, "Interval between attempts to acquire or renew the lease")
+	o.gates.AddFlag(fl)
+	for _, ctrl := range o.all {
+		ctrl.AddFlags(fl)
 	}
 }
 
-// Validate checks the flags before anything starts. Each error is one line
-// for the user, naming the flag.
+// Validate checks the flags before anything starts: those of the command
+// line only here, the run's through Config.Validate, which Run applies to
+// a Config written directly too. Each error is one line for the user,
+// naming the flag.
 func (o *Options) Validate() error {
 	known := sets.New(framework.Names()...)
 	for _, c := range o.Controllers {
@@ -124,70 +131,33 @@ func (o *Options) Validate() error {
 			return err
 		}
 	}
-	if o.MaxRequeueNum < -1 {
-		return fmt.Errorf("--max-requeue-num must be -1 (forever) or at least 0, got %d", o.MaxRequeueNum)
-	}
-	if o.CacheSyncTimeout <= 0 {
-		return fmt.Errorf("--cache-sync-timeout must be positive, got %v", o.CacheSyncTimeout)
-	}
 	if o.Verbosity < 0 {
 		return fmt.Errorf("-v must be 0 or more, got %d", o.Verbosity)
 	}
 	if o.KubeAPIQPS > 0 && o.KubeAPIBurst < 1 {
 		return fmt.Errorf("--kube-api-burst must be at least 1 with --kube-api-qps=%g", o.KubeAPIQPS)
 	}
-	if err := checkEndpoints(o.MetricsBindAddress, o.HealthProbeBindAddress, o.MetricsSecure, o.Profiling); err != nil {
-		return err
-	}
-	if o.MetricsCertDir != "" && !o.MetricsSecure {
-		return errors.New("--metrics-cert-dir is the certificate of HTTPS metrics: it cannot be used with --metrics-secure=false")
-	}
-	if o.LeaderElect {
-		if o.LeaseNamespace == "" || o.LeaseName == "" {
-			return errors.New("--leader-elect needs --leader-elect-resource-namespace and --leader-elect-resource-name")
-		}
-		if !(o.LeaseDuration > o.RenewDeadline && o.RenewDeadline > o.RetryPeriod && o.RetryPeriod > 0) {
-			return errors.New("leader election needs lease-duration > renew-deadline > retry-period > 0")
-		}
-	}
-	return nil
+	return o.Config.Validate()
 }
 
-// Complete returns the Config of one run: the controllers --controllers
-// names (every registered one when it names none), and the client
-// configuration base with the rate limits of --kube-api-qps and
-// --kube-api-burst and serve's user agent.
+// Complete returns the Config of one run: the flags' Config with the
+// controllers --controllers names (every registered one when it names
+// none), and the client configuration base with the rate limits of
+// --kube-api-qps and --kube-api-burst and serve's user agent.
 func (o *Options) Complete(base *rest.Config) Config {
 	want := sets.New(o.Controllers...)
-	var selected []framework.Controller
-	for _, c := range o.all {
-		if len(want) == 0 || want.Has(c.Name()) {
-			selected = append(selected, c)
+	c := o.Config
+	c.Controllers = nil
+	for _, ctrl := range o.all {
+		if len(want) == 0 || want.Has(ctrl.Name()) {
+			c.Controllers = append(c.Controllers, ctrl)
 		}
 	}
-	kubeconfig := rest.CopyConfig(base)
-	kubeconfig.QPS = o.KubeAPIQPS
-	kubeconfig.Burst = o.KubeAPIBurst
-	kubeconfig.UserAgent = keys.ServeName
-	return Config{
-		Kubeconfig:       kubeconfig,
-		Controllers:      selected,
-		MaxRequeueNum:    o.MaxRequeueNum,
-		FeatureGates:     o.FeatureGates,
-		MetricsAddr:      o.MetricsBindAddress,
-		HealthAddr:       o.HealthProbeBindAddress,
-		CacheSyncTimeout: o.CacheSyncTimeout,
-		Profiling:        o.Profiling,
-		SecureMetrics:    o.MetricsSecure,
-		MetricsCertDir:   o.MetricsCertDir,
-		LeaderElect:      o.LeaderElect,
-		LeaseNamespace:   o.LeaseNamespace,
-		LeaseName:        o.LeaseName,
-		Identity:         o.LeaderElectIdentity,
-		LeaseDuration:    o.LeaseDuration,
-		RenewDeadline:    o.RenewDeadline,
-		RetryPeriod:      o.RetryPeriod,
-	}
+	c.Kubeconfig = rest.CopyConfig(base)
+	c.Kubeconfig.QPS = o.KubeAPIQPS
+	c.Kubeconfig.Burst = o.KubeAPIBurst
+	c.Kubeconfig.UserAgent = keys.ServeName
+	return c
 }
 
 // Config is one run of the manager: what Options.Complete makes for serve,
@@ -223,13 +193,13 @@ type Config struct {
 	MetricsCertDir    string
 	MetricsCertReload time.Duration
 
-	LeaderElect    bool
-	LeaseNamespace string
-	LeaseName      string
-	Identity       string
-	LeaseDuration  time.Duration
-	RenewDeadline  time.Duration
-	RetryPeriod    time.Duration
+	// LeaderElection is component-base's configuration of it, under its
+	// names: ResourceNamespace and ResourceName name the Lease (the lock
+	// is always a Lease, whatever ResourceLock says).
+	LeaderElection componentbaseconfig.LeaderElectionConfiguration
+	// Identity is the holder identity in the Lease ("": the hostname and a
+	// random suffix); component-base's configuration has no field for it.
+	Identity string
 
 	// CacheSyncTimeout is how long the informer caches may take to fill
 	// before /healthz fails (0: DefaultCacheSyncTimeout).
@@ -248,18 +218,51 @@ type Config struct {
 	WaitForStop bool
 }
 
-// checkEndpoints holds the rules of the metrics and health addresses, for
-// the flags (Validate) and for a Config written directly (Run) alike.
-func checkEndpoints(metricsAddr, healthAddr string, secure, profiling bool) error {
-	metricsOff := disabled(metricsAddr)
-	if profiling && metricsOff {
+// withDefaults is c with its zero values that mean a default filled in:
+// the one place those defaults are applied (Run).
+func (c Config) withDefaults() Config {
+	if c.CacheSyncTimeout == 0 {
+		c.CacheSyncTimeout = DefaultCacheSyncTimeout
+	}
+	if c.ShutdownGrace <= 0 {
+		c.ShutdownGrace = DefaultShutdownGrace
+	}
+	if c.FeatureGates == nil {
+		c.FeatureGates = framework.NewFeatureGate()
+	}
+	return c
+}
+
+// Validate holds the rules of a run, for the flags (Options.Validate) and
+// for a Config written directly (Run refuses it before it listens or asks
+// the API server anything) alike; the errors name the flags.
+func (c Config) Validate() error {
+	if c.MaxRequeueNum < -1 {
+		return fmt.Errorf("--max-requeue-num must be -1 (forever) or at least 0, got %d", c.MaxRequeueNum)
+	}
+	if c.CacheSyncTimeout <= 0 {
+		return fmt.Errorf("--cache-sync-timeout must be positive, got %v", c.CacheSyncTimeout)
+	}
+	metricsOff := disabled(c.MetricsAddr)
+	if c.Profiling && metricsOff {
 		return errors.New("--profiling serves on the metrics address: give --metrics-bind-address too")
 	}
-	if profiling && !secure {
+	if c.Profiling && !c.SecureMetrics {
 		return errors.New(ErrProfilingNeedsSecureMetrics)
 	}
-	if secure && !metricsOff && metricsAddr == healthAddr {
-		return fmt.Errorf("--metrics-bind-address and --health-probe-bind-address are both %s: the metrics are served over HTTPS and the probes over plain HTTP, so give them two addresses (or --metrics-secure=false)", metricsAddr)
+	if c.SecureMetrics && !metricsOff && c.MetricsAddr == c.HealthAddr {
+		return fmt.Errorf("--metrics-bind-address and --health-probe-bind-address are both %s: the metrics are served over HTTPS and the probes over plain HTTP, so give them two addresses (or --metrics-secure=false)", c.MetricsAddr)
+	}
+	if c.MetricsCertDir != "" && !c.SecureMetrics {
+		return errors.New("--metrics-cert-dir is the certificate of HTTPS metrics: it cannot be used with --metrics-secure=false")
+	}
+	if le := c.LeaderElection; le.LeaderElect {
+		if le.ResourceNamespace == "" || le.ResourceName == "" {
+			return errors.New("--leader-elect needs --leader-elect-resource-namespace and --leader-elect-resource-name")
+		}
+		if !(le.LeaseDuration.Duration > le.RenewDeadline.Duration && le.RenewDeadline.Duration > le.RetryPeriod.Duration && le.RetryPeriod.Duration > 0) {
+			return errors.New("leader election needs lease-duration > renew-deadline > retry-period > 0")
+		}
 	}
 	return nil
 }

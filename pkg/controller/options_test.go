@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/spf13/pflag"
 	"k8s.io/client-go/rest"
@@ -94,5 +95,36 @@ func TestEndpointRules(t *testing.T) {
 	}
 	if err := parsed(t, "--metrics-bind-address=:9000", "--health-probe-bind-address=:9000", "--metrics-secure=false").Validate(); err != nil {
 		t.Errorf("plain HTTP metrics on the probes' address: %v", err)
+	}
+}
+
+// TestLeaderElectionFlags: the leader-election flags set component-base's
+// LeaderElectionConfiguration, under its names, with serve's defaults; the
+// Config's one Validate refuses inconsistent timings for the flags and for
+// a Config written directly.
+func TestLeaderElectionFlags(t *testing.T) {
+	le := parsed(t).Config.LeaderElection
+	if le.LeaderElect || le.ResourceNamespace != keys.VolcanoNamespace || le.ResourceName != keys.ServeName ||
+		le.LeaseDuration.Duration != 15*time.Second || le.RenewDeadline.Duration != 10*time.Second || le.RetryPeriod.Duration != 2*time.Second {
+		t.Errorf("defaults: %+v", le)
+	}
+	o := parsed(t, "--leader-elect", "--leader-elect-resource-namespace=ns", "--leader-elect-resource-name=l",
+		"--leader-elect-lease-duration=30s", "--leader-elect-renew-deadline=20s", "--leader-elect-retry-period=5s", "--leader-elect-identity=me")
+	if err := o.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	c := o.Complete(&rest.Config{Host: "http://127.0.0.1:1"})
+	le = c.LeaderElection
+	if !le.LeaderElect || le.ResourceNamespace != "ns" || le.ResourceName != "l" || c.Identity != "me" ||
+		le.LeaseDuration.Duration != 30*time.Second || le.RenewDeadline.Duration != 20*time.Second || le.RetryPeriod.Duration != 5*time.Second {
+		t.Errorf("parsed: %+v identity %q", le, c.Identity)
+	}
+	const want = "leader election needs lease-duration > renew-deadline > retry-period > 0"
+	if err := parsed(t, "--leader-elect", "--leader-elect-renew-deadline=20s").Validate(); err == nil || err.Error() != want {
+		t.Errorf("renew deadline past the lease: %v", err)
+	}
+	c.LeaderElection.RetryPeriod.Duration = 0
+	if err := c.Validate(); err == nil || err.Error() != want {
+		t.Errorf("a Config without retry period: %v", err)
 	}
 }

@@ -34,8 +34,8 @@ func TestNodeSetRefusesToStartWithoutSlurm(t *testing.T) {
 		ctrls = append(ctrls, c)
 	}
 	err := controller.Run(ctx, controller.Config{Kubeconfig: &rest.Config{Host: "http://127.0.0.1:1"},
-		Controllers: ctrls, MetricsAddr: "0", HealthAddr: "0", LeaderElect: true,
-		LeaseNamespace: "x", LeaseName: "x", LeaseDuration: 3 * time.Second, RenewDeadline: 2 * time.Second, RetryPeriod: time.Second,
+		Controllers: ctrls, MetricsAddr: "0", HealthAddr: "0",
+		LeaderElection: election("x", "x", 3*time.Second, 2*time.Second, time.Second),
 	})
 	if err == nil || !strings.HasPrefix(err.Error(), "controller nodeset cannot start: the NodeSet controller needs the Slurm client commands and a munge key") {
 		t.Fatalf("got %v", err)

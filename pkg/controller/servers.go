@@ -71,7 +71,7 @@ func startServers(ctx context.Context, o Config, reg *prometheus.Registry, ready
 	metricsMux := http.NewServeMux()
 	metricsMux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 	metricsOn := !disabled(o.MetricsAddr)
-	// checkEndpoints has refused profiling over plain HTTP and HTTPS
+	// Config.Validate has refused profiling over plain HTTP and HTTPS
 	// metrics on the probes' address.
 	if o.Profiling {
 		addProfiling(metricsMux)

@@ -12,8 +12,10 @@ import (
 
 	"github.com/spf13/pflag"
 	coordinationv1 "k8s.io/api/coordination/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
+	componentbaseconfig "k8s.io/component-base/config"
 	"k8s.io/utils/ptr"
 
 	"github.com/kubectl-vc/kubectl-vc/pkg/controller"
@@ -179,9 +181,15 @@ func TestLeaseReleasedAfterTheControllers(t *testing.T) {
 // electing adds leader election on the fake API server's one Lease, with
 // serve's default timings.
 func electing(o controller.Config) controller.Config {
-	o.LeaderElect, o.LeaseNamespace, o.LeaseName, o.Identity = true, "ns", "lease", "me"
-	o.LeaseDuration, o.RenewDeadline, o.RetryPeriod = 15*time.Second, 10*time.Second, 2*time.Second
+	o.LeaderElection = election("ns", "lease", 15*time.Second, 10*time.Second, 2*time.Second)
+	o.Identity = "me"
 	return o
+}
+
+// election is component-base's leader-election configuration of a Lease.
+func election(ns, name string, lease, renew, retry time.Duration) componentbaseconfig.LeaderElectionConfiguration {
+	return componentbaseconfig.LeaderElectionConfiguration{LeaderElect: true, ResourceNamespace: ns, ResourceName: name,
+		LeaseDuration: metav1.Duration{Duration: lease}, RenewDeadline: metav1.Duration{Duration: renew}, RetryPeriod: metav1.Duration{Duration: retry}}
 }
 
 // stopWhileStopping runs c under Run with o, stops Run once c runs, lets c

@@ -100,7 +100,7 @@ func (lw *ListWatch) ListWithContext(ctx context.Context, opts metav1.ListOption
 	}
 	objects := false
 	if errors.Is(err, ErrNoColumns) || errors.Is(err, errNotTable) {
-		klog.V(2).InfoS("podgroups cannot be counted from Tables; reading the objects", "reason", err)
+		klog.FromContext(ctx).V(2).Info("podgroups cannot be counted from Tables; reading the objects", "reason", err)
 		list, err = lw.listObjects(ctx, opts)
 		objects, source = true, "objects"
 	}
@@ -118,7 +118,7 @@ func (lw *ListWatch) ListWithContext(ctx context.Context, opts metav1.ListOption
 		if acc, err := meta.ListAccessor(list); err == nil {
 			rv = acc.GetResourceVersion()
 		}
-		klog.InfoS("podgroups read for counting", "from", source, "podgroups", n, "resourceVersion", rv)
+		klog.FromContext(ctx).Info("podgroups read for counting", "from", source, "podgroups", n, "resourceVersion", rv)
 	}
 	return list, nil
 }

@@ -49,6 +49,12 @@ func EffectiveParent(q *v1beta1.Queue) string {
 	return q.Spec.Parent
 }
 
+// NeedsDefaultParent says whether the queue controller writes root as q's
+// parent: q is not root and names no parent (EffectiveParent is then root).
+func NeedsDefaultParent(q *v1beta1.Queue) bool {
+	return q.Name != keys.RootQueue && q.Spec.Parent == ""
+}
+
 // Lookup finds a queue by name. It returns nil, and no error, when there is
 // no such queue.
 type Lookup func(name string) (*v1beta1.Queue, error)

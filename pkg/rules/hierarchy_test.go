@@ -7,6 +7,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/kubectl-vc/kubectl-vc/pkg/apis/keys"
 	"github.com/kubectl-vc/kubectl-vc/pkg/apis/scheduling/v1beta1"
 )
 
@@ -76,6 +77,25 @@ func TestChildrenOf(t *testing.T) {
 	for name, want := range map[string]string{"root": "default,team-a", "team-a": "dev,prod", "dev": "", "missing": ""} {
 		if got := strings.Join(ChildrenOf(name, qs), ","); got != want {
 			t.Errorf("ChildrenOf(%s) = %q, want %q", name, got, want)
+		}
+	}
+}
+
+func TestNeedsDefaultParent(t *testing.T) {
+	for _, c := range []struct {
+		name, parent string
+		want         bool
+	}{
+		{keys.RootQueue, "", false},
+		{keys.RootQueue, "x", false},
+		{"a", "", true},
+		{"a", keys.RootQueue, false},
+		{"a", "b", false},
+	} {
+		q := &v1beta1.Queue{}
+		q.Name, q.Spec.Parent = c.name, c.parent
+		if got := NeedsDefaultParent(q); got != c.want {
+			t.Errorf("NeedsDefaultParent(%s, parent %q) = %v, want %v", c.name, c.parent, got, c.want)
 		}
 	}
 }

@@ -1,6 +1,7 @@
 package nodeset
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -18,9 +19,9 @@ import (
 // canAdopt re-reads the NodeSet from the API server: the cache may still
 // hold a NodeSet that was deleted and re-created under the same name, and
 // adopting for the old one would hand its objects to a stranger.
-func (s *nodeSetSync) canAdopt() error {
+func (s *nodeSetSync) canAdopt(ctx context.Context) error {
 	ns := s.set
-	fresh, err := s.c.vc.SlinkyV1beta1().NodeSets(ns.Namespace).Get(s.ctx, ns.Name, metav1.GetOptions{})
+	fresh, err := s.c.vc.SlinkyV1beta1().NodeSets(ns.Namespace).Get(ctx, ns.Name, metav1.GetOptions{})
 	if err != nil {
 		return err
 	}
@@ -35,9 +36,9 @@ func (s *nodeSetSync) canAdopt() error {
 
 // mayAdopt is canAdopt, asked at most once a sync (for revisions and pods
 // alike): it costs a read from the API server.
-func (s *nodeSetSync) mayAdopt() error {
+func (s *nodeSetSync) mayAdopt(ctx context.Context) error {
 	if !s.adoptChecked {
-		s.adoptErr, s.adoptChecked = s.canAdopt(), true
+		s.adoptErr, s.adoptChecked = s.canAdopt(ctx), true
 	}
 	return s.adoptErr
 }
@@ -67,7 +68,7 @@ func ownerPatch(ns *slinkyv1beta1.NodeSet, uid types.UID, remove bool, extraLabe
 // the orphans that carry its selector's labels, which it adopts (the start
 // of phase 2). One list, so that a revision orphaned while the sync runs
 // is seen either owned or orphaned, never neither. Oldest first.
-func (s *nodeSetSync) claimRevisions() ([]*appsv1.ControllerRevision, error) {
+func (s *nodeSetSync) claimRevisions(ctx context.Context) ([]*appsv1.ControllerRevision, error) {
 	ns := s.set
 	all, err := s.c.revisions.ControllerRevisions(ns.Namespace).List(labels.Everything())
 	if err != nil {
@@ -80,7 +81,7 @@ func (s *nodeSetSync) claimRevisions() ([]*appsv1.ControllerRevision, error) {
 		case ref != nil && ref.UID == ns.UID:
 			owned = append(owned, r)
 		case ns.DeletionTimestamp == nil && isOrphanOf(r, selector):
-			adopted, err := s.adoptRevision(r)
+			adopted, err := s.adoptRevision(ctx, r)
 			if apierrors.IsNotFound(err) {
 				continue
 			}
@@ -103,9 +104,9 @@ func isOrphanOf(r *appsv1.ControllerRevision, selector labels.Selector) bool {
 
 // adoptRevision makes the NodeSet the controller of an orphan revision and
 // returns it as the API server now has it.
-func (s *nodeSetSync) adoptRevision(r *appsv1.ControllerRevision) (*appsv1.ControllerRevision, error) {
+func (s *nodeSetSync) adoptRevision(ctx context.Context, r *appsv1.ControllerRevision) (*appsv1.ControllerRevision, error) {
 	ns := s.set
-	if err := s.mayAdopt(); err != nil {
+	if err := s.mayAdopt(ctx); err != nil {
 		return nil, fmt.Errorf("cannot adopt ControllerRevisions: %w", err)
 	}
 	var extra map[string]string
@@ -114,15 +115,15 @@ func (s *nodeSetSync) adoptRevision(r *appsv1.ControllerRevision) (*appsv1.Contr
 		// its name ends in the hash it was created with.
 		extra = map[string]string{revisionHashLabel: strings.TrimPrefix(r.Name, ns.Name+"-")}
 	}
-	return s.c.kube.AppsV1().ControllerRevisions(r.Namespace).Patch(s.ctx, r.Name, types.StrategicMergePatchType,
+	return s.c.kube.AppsV1().ControllerRevisions(r.Namespace).Patch(ctx, r.Name, types.StrategicMergePatchType,
 		ownerPatch(ns, r.UID, false, extra), metav1.PatchOptions{FieldManager: FieldManager})
 }
 
 // claimPods is phase 3 of a sync: it sets s.pods to the NodeSet's pods:
 // those it controls that still match, plus orphans it adopts (matching
 // selector and name). Controlled pods that no longer match are released.
-func (s *nodeSetSync) claimPods() error {
-	ctx, ns := s.ctx, s.set
+func (s *nodeSetSync) claimPods(ctx context.Context) error {
+	ctx, ns := ctx, s.set
 	all, err := s.c.pods.Pods(ns.Namespace).List(labels.Everything())
 	if err != nil {
 		return err
@@ -143,8 +144,8 @@ func (s *nodeSetSync) claimPods() error {
 			if ns.DeletionTimestamp != nil || p.DeletionTimestamp != nil {
 				continue
 			}
-			_, err := s.c.kube.CoreV1().Pods(p.Namespace).Patch(ctx, p.Name, types.StrategicMergePatchType,
-				ownerPatch(ns, p.UID, true, nil), metav1.PatchOptions{FieldManager: FieldManager})
+			_, err := s.c.podControl.PatchPod(ctx, p.Namespace, p.Name, types.StrategicMergePatchType,
+				ownerPatch(ns, p.UID, true, nil))
 			if err != nil && !apierrors.IsNotFound(err) {
 				return err
 			}
@@ -153,11 +154,11 @@ func (s *nodeSetSync) claimPods() error {
 		if !matches || p.DeletionTimestamp != nil || ns.DeletionTimestamp != nil {
 			continue
 		}
-		if err := s.mayAdopt(); err != nil {
+		if err := s.mayAdopt(ctx); err != nil {
 			return fmt.Errorf("cannot adopt pods: %w", err)
 		}
-		adopted, err := s.c.kube.CoreV1().Pods(p.Namespace).Patch(ctx, p.Name, types.StrategicMergePatchType,
-			ownerPatch(ns, p.UID, false, nil), metav1.PatchOptions{FieldManager: FieldManager})
+		adopted, err := s.c.podControl.PatchPod(ctx, p.Namespace, p.Name, types.StrategicMergePatchType,
+			ownerPatch(ns, p.UID, false, nil))
 		if apierrors.IsNotFound(err) {
 			continue
 		}

@@ -160,3 +160,31 @@ func keepRevision(dst, src *appsv1.ControllerRevision) {
 	}
 	dst.Data = src.Data
 }
+
+// keepDaemonTarget is for the pod cache (cache.go): of a pod's affinity it
+// keeps only the node name daemonTarget reads, so that a pod not yet
+// scheduled is known to be its node's.
+func keepDaemonTarget(dst, src *corev1.Pod) {
+	if src.Spec.NodeName != "" || dst.Spec.Affinity != nil {
+		return
+	}
+	if name := daemonTarget(src); name != "" {
+		requireNode(&dst.Spec, name)
+	}
+}
+
+// keepHostnameOverride is for the node cache (cache.go): the
+// hostname-override annotation names the node's Slurm node, whatever other
+// annotations the cache drops.
+func keepHostnameOverride(dst, src *corev1.Node) {
+	v, ok := src.Annotations[slinkyv1beta1.AnnotationNodeHostnameOverride]
+	if !ok || dst.Annotations[slinkyv1beta1.AnnotationNodeHostnameOverride] == v {
+		return
+	}
+	// The map may be shared with other cached objects (the interner).
+	dst.Annotations = maps.Clone(dst.Annotations)
+	if dst.Annotations == nil {
+		dst.Annotations = map[string]string{}
+	}
+	dst.Annotations[slinkyv1beta1.AnnotationNodeHostnameOverride] = v
+}

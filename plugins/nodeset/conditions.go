@@ -9,21 +9,15 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/tools/record"
+
+	conditions "github.com/kubectl-vc/kubectl-vc/pkg/rules/nodesetconditions"
 )
 
-// The NodeSet status conditions this controller owns. Each is True when
-// all is well; False says what stands in the way, and why, in its reason
-// and message. Conditions of other types (Slinky's ReservationCreated)
-// are left alone.
-const (
-	// conditionSlurmReachable: the last sync could read Slurm's node
-	// states. False stops every action on the NodeSet until it can.
-	conditionSlurmReachable = "SlurmReachable"
-)
-
-// ownedConditions lists the condition types this controller writes.
-var ownedConditions = []string{conditionSpecSupported, conditionSlurmReachable, conditionServiceReady, conditionDisruptionBudgetReady,
-	conditionSSHConfigReady}
+// ownedConditions lists the condition types this controller writes: the
+// table's (pkg/rules/nodesetconditions), where each is declared once with
+// its reasons and owner. Conditions of other types (Slinky's
+// ReservationCreated) are left alone.
+var ownedConditions = conditions.Types()
 
 // maxMessage bounds a condition's and an event's message, in bytes
 // (issue 58): a message is made of what Slurm, slurmrestd or an object

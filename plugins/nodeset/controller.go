@@ -32,6 +32,7 @@ import (
 	slinkylisters "github.com/kubectl-vc/kubectl-vc/pkg/client/listers/slinky/v1beta1"
 	"github.com/kubectl-vc/kubectl-vc/pkg/controller/framework"
 	"github.com/kubectl-vc/kubectl-vc/pkg/slurm"
+	"github.com/kubectl-vc/kubectl-vc/plugins/nodeset/podcontrol"
 )
 
 // clientOrNil is the target's client, or nil for no target.
@@ -95,7 +96,9 @@ type Controller struct {
 	clusterDomain string
 
 	kube kubernetes.Interface
-	vc   versioned.Interface
+	// podControl makes every pod and claim write (podcontrol).
+	podControl podcontrol.Interface
+	vc         versioned.Interface
 
 	nodeSets  slinkylisters.NodeSetLister
 	pods      corelisters.PodLister
@@ -243,6 +246,7 @@ func retryLimiter(resync time.Duration) workqueue.TypedRateLimiter[string] {
 // Initialize implements framework.Controller.
 func (c *Controller) Initialize(ctx context.Context, opt *framework.ControllerOption) error {
 	c.kube = opt.KubeClient
+	c.podControl = podcontrol.New(opt.KubeClient, FieldManager)
 	c.vc = opt.VolcanoClient
 	c.recorder = boundedRecorder{opt.Recorder}
 	c.opt = opt
@@ -277,98 +281,6 @@ func (c *Controller) Initialize(ctx context.Context, opt *framework.ControllerOp
 	return c.watch(kinds)
 }
 
-// watch sets up the informers and their handlers. It runs once the API
-// server serves NodeSets, at Initialize or later in Run.
-func (c *Controller) watch(kinds map[string]bool) error {
-	opt := c.opt
-	// Watched whatever reaches Slurm: besides finding slurmrestd, a
-	// NodeSet's Controller shapes its pods (slurmdpod.go).
-	if kinds[resControllers] && kinds[resRestApis] {
-		synced, err := c.watchSlinky()
-		if err != nil {
-			return err
-		}
-		c.synced = append(c.synced, synced...)
-	}
-	nsInf := opt.VolcanoInformerFactory.Slinky().V1beta1().NodeSets()
-	c.nodeSets = nsInf.Lister()
-	if _, err := nsInf.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    c.enqueueNodeSet,
-		UpdateFunc: func(_, obj any) { c.enqueueNodeSet(obj) },
-		DeleteFunc: c.enqueueNodeSet,
-	}); err != nil {
-		return err
-	}
-
-	podInf := opt.KubeInformerFactory.Core().V1().Pods()
-	if err := podInf.Informer().AddIndexers(cache.Indexers{podsByNodeIndex: func(obj any) ([]string, error) {
-		if p, ok := obj.(*corev1.Pod); ok && p.Spec.NodeName != "" {
-			return []string{p.Spec.NodeName}, nil
-		}
-		return nil, nil
-	}}); err != nil {
-		return err
-	}
-	c.pods = podInf.Lister()
-	c.podIndex = podInf.Informer().GetIndexer()
-	if _, err := podInf.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    c.addPod,
-		UpdateFunc: c.updatePod,
-		DeleteFunc: c.deletePod,
-	}); err != nil {
-		return err
-	}
-
-	revInf := opt.KubeInformerFactory.Apps().V1().ControllerRevisions()
-	c.revisions = revInf.Lister()
-	if _, err := revInf.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    c.enqueueOwner,
-		UpdateFunc: func(_, obj any) { c.enqueueOwner(obj) },
-		DeleteFunc: c.enqueueOwner,
-	}); err != nil {
-		return err
-	}
-
-	nodeInf := opt.KubeInformerFactory.Core().V1().Nodes()
-	c.nodes = nodeInf.Lister()
-	if _, err := nodeInf.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
-		// DaemonSet mode: nodes coming, going or changing (daemonset.go).
-		AddFunc:    c.addNode,
-		UpdateFunc: func(old, cur any) { c.updateNode(old, cur); c.updateNodeForDaemons(old, cur) },
-		DeleteFunc: c.deleteNode,
-	}); err != nil {
-		return err
-	}
-	// serve's own Services, PDBs and ssh ConfigMaps only (owned.go): the
-	// API server sends no other, whatever any namespace holds.
-	own := opt.KubeInformerFactoryForLabels(ownSelector)
-	svcInf := own.Core().V1().Services()
-	c.services = svcInf.Lister()
-	pdbInf := own.Policy().V1().PodDisruptionBudgets()
-	c.pdbs = pdbInf.Lister()
-	// A deleted Service or PDB is put back.
-	for _, inf := range []cache.SharedIndexInformer{svcInf.Informer(), pdbInf.Informer()} {
-		if _, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{DeleteFunc: c.enqueueOwner}); err != nil {
-			return err
-		}
-	}
-	// The ssh-config ConfigMaps (ssh.go, handlers_configmap.go).
-	cmInf := own.Core().V1().ConfigMaps()
-	c.configMaps = cmInf.Lister()
-	if _, err := cmInf.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    c.enqueueForConfigMap,
-		UpdateFunc: c.updateConfigMap,
-		DeleteFunc: c.enqueueForConfigMap,
-	}); err != nil {
-		return err
-	}
-	c.synced = append(c.synced, nsInf.Informer().HasSynced, podInf.Informer().HasSynced,
-		revInf.Informer().HasSynced, nodeInf.Informer().HasSynced, svcInf.Informer().HasSynced, pdbInf.Informer().HasSynced,
-		cmInf.Informer().HasSynced)
-	c.synced = append(c.synced, c.watchRestApiServices()...)
-	return nil
-}
-
 // Run implements framework.Controller.
 func (c *Controller) Run(ctx context.Context) {
 	stopCh := ctx.Done()
@@ -399,10 +311,10 @@ func (c *Controller) Run(ctx context.Context) {
 			}
 			return err
 		},
-		Retrying: func(key string, err error) {
-			logger.Error(err, "syncing NodeSet", "nodeset", key)
+		Retrying: func(ctx context.Context, _ string, err error) {
+			klog.FromContext(ctx).Error(err, "syncing NodeSet")
 		},
-	}.Run(stopCh)
+	}.Run(ctx)
 }
 
 // Interface checks.

@@ -1,12 +1,11 @@
 package nodeset
 
 import (
-	"maps"
+	"context"
 	"sort"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	utilrand "k8s.io/apimachinery/pkg/util/rand"
@@ -119,34 +118,6 @@ func daemonTarget(p *corev1.Pod) string {
 		}
 	}
 	return ""
-}
-
-// keepDaemonTarget is for the pod cache (cache.go): of a pod's affinity it
-// keeps only the node name daemonTarget reads, so that a pod not yet
-// scheduled is known to be its node's.
-func keepDaemonTarget(dst, src *corev1.Pod) {
-	if src.Spec.NodeName != "" || dst.Spec.Affinity != nil {
-		return
-	}
-	if name := daemonTarget(src); name != "" {
-		requireNode(&dst.Spec, name)
-	}
-}
-
-// keepHostnameOverride is for the node cache (cache.go): the
-// hostname-override annotation names the node's Slurm node, whatever other
-// annotations the cache drops.
-func keepHostnameOverride(dst, src *corev1.Node) {
-	v, ok := src.Annotations[slinkyv1beta1.AnnotationNodeHostnameOverride]
-	if !ok || dst.Annotations[slinkyv1beta1.AnnotationNodeHostnameOverride] == v {
-		return
-	}
-	// The map may be shared with other cached objects (the interner).
-	dst.Annotations = maps.Clone(dst.Annotations)
-	if dst.Annotations == nil {
-		dst.Annotations = map[string]string{}
-	}
-	dst.Annotations[slinkyv1beta1.AnnotationNodeHostnameOverride] = v
 }
 
 // nodeWantsPod answers, for a DaemonSet-mode NodeSet's template and a
@@ -341,7 +312,7 @@ func planDaemonPods(logger klog.Logger, ns *slinkyv1beta1.NodeSet, base *podBase
 // drained; at most burst start a sync, the ones under way always carry
 // on), and the nodes without a pod get one (at most burst a sync). It
 // returns whether it created any.
-func (s *nodeSetSync) syncDaemonPods() bool {
+func (s *nodeSetSync) syncDaemonPods(ctx context.Context) bool {
 	nodes, err := s.c.nodes.List(labels.Everything())
 	if err != nil {
 		s.errs = append(s.errs, err)
@@ -353,8 +324,8 @@ func (s *nodeSetSync) syncDaemonPods() bool {
 			terminating = append(terminating, p)
 		}
 	}
-	base := s.c.podBaseFor(s.ctx, s.set) // slurmdpod.go
-	plan := planDaemonPods(klog.FromContext(s.ctx), s.set, base, nodes, s.active, terminating)
+	base := s.c.podBaseFor(ctx, s.set) // slurmdpod.go
+	plan := planDaemonPods(klog.FromContext(ctx), s.set, base, nodes, s.active, terminating)
 	s.replicas = plan.desired
 	s.wait = s.wait || plan.wait
 	for _, c := range plan.conflicts {
@@ -382,7 +353,7 @@ func (s *nodeSetSync) syncDaemonPods() bool {
 		if node := cordoned[p.Name]; node != nil {
 			reason = s.c.nodeCordonReason(node)
 		}
-		return s.retire(p, reason)
+		return s.retire(ctx, p, reason)
 	})
 	if err != nil {
 		s.errs = append(s.errs, err)
@@ -395,87 +366,9 @@ func (s *nodeSetSync) syncDaemonPods() bool {
 	}
 	ns := s.set
 	s.c.recorder.Eventf(ns, corev1.EventTypeNormal, "ScaleUp", "creating %d pod(s), one per matching Kubernetes node", len(create))
-	err = s.c.createFrom(s.ctx, s.key, ns, len(create), func(i int) *corev1.Pod { return newDaemonPod(ns, base, create[i], s.updateHash) })
+	err = s.c.createFrom(ctx, s.key, ns, len(create), func(i int) *corev1.Pod { return newDaemonPod(ns, base, create[i], s.updateHash) })
 	if err != nil {
 		s.errs = append(s.errs, err)
 	}
 	return true
-}
-
-// retireDaemonPods is StatefulSet mode's counterpart: pods made in
-// DaemonSet mode (before scalingMode changed) leave s.active and retire,
-// as Slinky's operator deletes the pods of the other mode.
-func (s *nodeSetSync) retireDaemonPods() {
-	var keep, leave []*corev1.Pod
-	for _, p := range s.active {
-		if isDaemonPod(p) {
-			leave = append(leave, p)
-			s.condemned[p.Name] = true
-			continue
-		}
-		keep = append(keep, p)
-	}
-	s.active = keep
-	if len(leave) == 0 {
-		return
-	}
-	if len(leave) > burst { // at most burst per sync: the rest at the next
-		leave, s.wait = leave[:burst], true
-	}
-	w, err := parallel(leave, func(p *corev1.Pod) (bool, error) { return s.retire(p, reasonScaleIn) })
-	if err != nil {
-		s.errs = append(s.errs, err)
-	}
-	s.wait = s.wait || w
-}
-
-// daemonDesired counts the nodes a DaemonSet-mode NodeSet should run a pod
-// on, for status.desired; -1 when the nodes cannot be listed.
-func (s *nodeSetSync) daemonDesired() int {
-	nodes, err := s.c.nodes.List(labels.Everything())
-	if err != nil {
-		return -1
-	}
-	template := templatePod(s.set, s.c.podBaseFor(s.ctx, s.set))
-	logger := klog.FromContext(s.ctx)
-	n := 0
-	for _, node := range nodes {
-		if run, _ := nodeWantsPod(logger, template, node); run {
-			n++
-		}
-	}
-	return n
-}
-
-// enqueueDaemonNodeSets syncs every DaemonSet-mode NodeSet: a node that
-// comes, goes, or changes what a template matches may gain or lose a pod.
-func (c *Controller) enqueueDaemonNodeSets() {
-	if c.nodeSets == nil {
-		return
-	}
-	sets, err := c.nodeSets.List(labels.Everything())
-	if err != nil {
-		return
-	}
-	for _, ns := range sets {
-		if daemonSetMode(ns) {
-			c.enqueueNodeSet(ns)
-		}
-	}
-}
-
-func (c *Controller) addNode(any)    { c.enqueueDaemonNodeSets() }
-func (c *Controller) deleteNode(any) { c.enqueueDaemonNodeSets() }
-
-// updateNodeForDaemons: what nodeWantsPod and daemonHostname read changed.
-// A node's status is written every few seconds; that alone changes none
-// of it.
-func (c *Controller) updateNodeForDaemons(old, cur any) {
-	o, n := old.(*corev1.Node), cur.(*corev1.Node)
-	if o.Spec.Unschedulable == n.Spec.Unschedulable && equality.Semantic.DeepEqual(o.Labels, n.Labels) &&
-		equality.Semantic.DeepEqual(o.Spec.Taints, n.Spec.Taints) &&
-		o.Annotations[slinkyv1beta1.AnnotationNodeHostnameOverride] == n.Annotations[slinkyv1beta1.AnnotationNodeHostnameOverride] {
-		return
-	}
-	c.enqueueDaemonNodeSets()
 }

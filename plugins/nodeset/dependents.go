@@ -1,6 +1,7 @@
 package nodeset
 
 import (
+	"context"
 	"fmt"
 	"maps"
 
@@ -15,6 +16,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	slinkyv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/slinky/v1beta1"
+	conditions "github.com/kubectl-vc/kubectl-vc/pkg/rules/nodesetconditions"
 )
 
 // The dependents of a NodeSet: its headless Service (pod DNS names for
@@ -22,14 +24,6 @@ import (
 // PodDisruptionBudget. Both are named after the NodeSet and controlled by
 // it. An object of that name someone else made is never taken over: the
 // NodeSet gets a Warning event and a False condition until it is gone.
-
-const (
-	// conditionServiceReady: the headless Service is the NodeSet's.
-	conditionServiceReady = "ServiceReady"
-	// conditionDisruptionBudgetReady: the PodDisruptionBudget protecting
-	// busy pods is the NodeSet's (or protection is off and there is none).
-	conditionDisruptionBudgetReady = "DisruptionBudgetReady"
-)
 
 func ownerRefAC(ns *slinkyv1beta1.NodeSet) *metav1ac.OwnerReferenceApplyConfiguration {
 	return metav1ac.OwnerReference().
@@ -62,7 +56,7 @@ func (s *nodeSetSync) taken(kind, name, condition string) {
 }
 
 // syncService creates the headless Service, or puts it right if it drifted.
-func (s *nodeSetSync) syncService() error {
+func (s *nodeSetSync) syncService(ctx context.Context) error {
 	ns, name := s.set, serviceName(s.set)
 	sel := selectorLabels(ns)
 	cur, err := s.c.services.Services(ns.Namespace).Get(name)
@@ -75,13 +69,13 @@ func (s *nodeSetSync) syncService() error {
 		}
 		// Create, not apply: a Service made since the cache was read fails
 		// it, rather than being taken over; the next sync sees whose it is.
-		_, err = s.c.kube.CoreV1().Services(ns.Namespace).Create(s.ctx, svc, metav1.CreateOptions{FieldManager: FieldManager})
+		_, err = s.c.kube.CoreV1().Services(ns.Namespace).Create(ctx, svc, metav1.CreateOptions{FieldManager: FieldManager})
 		if apierrors.IsAlreadyExists(err) {
 			// One the cache cannot show, without serve's label (owned.go):
 			// read once, and labelled below if it is ours.
-			cur, err = s.c.kube.CoreV1().Services(ns.Namespace).Get(s.ctx, name, metav1.GetOptions{})
+			cur, err = s.c.kube.CoreV1().Services(ns.Namespace).Get(ctx, name, metav1.GetOptions{})
 		} else if err == nil {
-			s.setCondition(conditionServiceReady, true, "Owned", "headless Service "+name+" selects the NodeSet's pods")
+			s.setCondition(conditions.ServiceReady, true, "Owned", "headless Service "+name+" selects the NodeSet's pods")
 			return nil
 		}
 	}
@@ -89,7 +83,7 @@ func (s *nodeSetSync) syncService() error {
 	case err != nil:
 		return err
 	case !metav1.IsControlledBy(cur, ns):
-		s.taken("Service", name, conditionServiceReady)
+		s.taken("Service", name, conditions.ServiceReady)
 		return nil
 	case !serviceAsWanted(cur, sel):
 		svc := corev1ac.Service(name, ns.Namespace).
@@ -102,11 +96,11 @@ func (s *nodeSetSync) syncService() error {
 				// it register.
 				WithPublishNotReadyAddresses(true).
 				WithPorts(corev1ac.ServicePort().WithName("slurmd").WithPort(6818).WithTargetPort(intstr.FromInt32(6818))))
-		if _, err := s.c.kube.CoreV1().Services(ns.Namespace).Apply(s.ctx, svc, metav1.ApplyOptions{FieldManager: FieldManager, Force: true}); err != nil {
+		if _, err := s.c.kube.CoreV1().Services(ns.Namespace).Apply(ctx, svc, metav1.ApplyOptions{FieldManager: FieldManager, Force: true}); err != nil {
 			return err
 		}
 	}
-	s.setCondition(conditionServiceReady, true, "Owned", "headless Service "+name+" selects the NodeSet's pods")
+	s.setCondition(conditions.ServiceReady, true, "Owned", "headless Service "+name+" selects the NodeSet's pods")
 	return nil
 }
 
@@ -120,7 +114,7 @@ func serviceAsWanted(svc *corev1.Service, sel map[string]string) bool {
 // see protect.go; maxUnavailable 0), as Slinky's does; idle pods are not
 // selected, so a node drain evicts them freely. With protection off the
 // NodeSet's budget is deleted.
-func (s *nodeSetSync) syncDisruptionBudget() error {
+func (s *nodeSetSync) syncDisruptionBudget(ctx context.Context) error {
 	ns := s.set
 	name := ns.Name
 	cur, err := s.c.pdbs.PodDisruptionBudgets(ns.Namespace).Get(name)
@@ -130,7 +124,7 @@ func (s *nodeSetSync) syncDisruptionBudget() error {
 	if !protectionOn(ns) {
 		if err == nil && metav1.IsControlledBy(cur, ns) {
 			uid := cur.UID
-			err := s.c.kube.PolicyV1().PodDisruptionBudgets(ns.Namespace).Delete(s.ctx, name,
+			err := s.c.kube.PolicyV1().PodDisruptionBudgets(ns.Namespace).Delete(ctx, name,
 				metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
 			if err != nil && !apierrors.IsNotFound(err) {
 				return err
@@ -138,7 +132,7 @@ func (s *nodeSetSync) syncDisruptionBudget() error {
 			s.c.recorder.Eventf(ns, corev1.EventTypeNormal, "DisruptionBudgetDeleted",
 				"workloadDisruptionProtection is off: PodDisruptionBudget %s deleted", name)
 		}
-		s.setCondition(conditionDisruptionBudgetReady, true, "ProtectionOff", "workloadDisruptionProtection is off: no PodDisruptionBudget")
+		s.setCondition(conditions.DisruptionBudgetReady, true, "ProtectionOff", "workloadDisruptionProtection is off: no PodDisruptionBudget")
 		return nil
 	}
 	sel := protectedSelector(ns)
@@ -150,13 +144,13 @@ func (s *nodeSetSync) syncDisruptionBudget() error {
 			Spec: policyv1.PodDisruptionBudgetSpec{Selector: &metav1.LabelSelector{MatchLabels: sel},
 				MaxUnavailable: ptr.To(intstr.FromInt32(0))},
 		}
-		_, err = s.c.kube.PolicyV1().PodDisruptionBudgets(ns.Namespace).Create(s.ctx, pdb, metav1.CreateOptions{FieldManager: FieldManager})
+		_, err = s.c.kube.PolicyV1().PodDisruptionBudgets(ns.Namespace).Create(ctx, pdb, metav1.CreateOptions{FieldManager: FieldManager})
 		if apierrors.IsAlreadyExists(err) {
 			// One the cache cannot show, without serve's label (owned.go):
 			// read once, and labelled below if it is ours.
-			cur, err = s.c.kube.PolicyV1().PodDisruptionBudgets(ns.Namespace).Get(s.ctx, name, metav1.GetOptions{})
+			cur, err = s.c.kube.PolicyV1().PodDisruptionBudgets(ns.Namespace).Get(ctx, name, metav1.GetOptions{})
 		} else if err == nil {
-			s.setCondition(conditionDisruptionBudgetReady, true, "Owned", fmt.Sprintf(ready, name))
+			s.setCondition(conditions.DisruptionBudgetReady, true, "Owned", fmt.Sprintf(ready, name))
 			return nil
 		}
 	}
@@ -164,7 +158,7 @@ func (s *nodeSetSync) syncDisruptionBudget() error {
 	case err != nil:
 		return err
 	case !metav1.IsControlledBy(cur, ns):
-		s.taken("PodDisruptionBudget", name, conditionDisruptionBudgetReady)
+		s.taken("PodDisruptionBudget", name, conditions.DisruptionBudgetReady)
 		return nil
 	case !pdbAsWanted(cur, sel):
 		// A budget of an earlier version (all pods, the update's
@@ -175,11 +169,11 @@ func (s *nodeSetSync) syncDisruptionBudget() error {
 			WithSpec(policyv1ac.PodDisruptionBudgetSpec().
 				WithSelector(metav1ac.LabelSelector().WithMatchLabels(sel)).
 				WithMaxUnavailable(intstr.FromInt32(0)))
-		if _, err := s.c.kube.PolicyV1().PodDisruptionBudgets(ns.Namespace).Apply(s.ctx, pdb, metav1.ApplyOptions{FieldManager: FieldManager, Force: true}); err != nil {
+		if _, err := s.c.kube.PolicyV1().PodDisruptionBudgets(ns.Namespace).Apply(ctx, pdb, metav1.ApplyOptions{FieldManager: FieldManager, Force: true}); err != nil {
 			return err
 		}
 	}
-	s.setCondition(conditionDisruptionBudgetReady, true, "Owned", fmt.Sprintf(ready, name))
+	s.setCondition(conditions.DisruptionBudgetReady, true, "Owned", fmt.Sprintf(ready, name))
 	return nil
 }
 

@@ -1,6 +1,7 @@
 package nodeset
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -10,7 +11,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
 	slinkyv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/slinky/v1beta1"
@@ -122,7 +122,7 @@ func ourReason(reason string) bool {
 //     cordon; a drain an administrator set, before or since, stays until
 //     they resume it, and nothing drains the node again after that;
 //   - otherwise the pod's own cordon rules (syncCordonsAndDrain).
-func (s *nodeSetSync) syncNodeCordons() {
+func (s *nodeSetSync) syncNodeCordons(ctx context.Context) {
 	c := s.c
 	s.nodeCordoned = map[string]bool{}
 	for i, p := range s.active {
@@ -143,7 +143,7 @@ func (s *nodeSetSync) syncNodeCordons() {
 			if !isCordoned(p) || p.Annotations[annotationNodeCordon] != node.Name {
 				patch := fmt.Appendf(nil, `{"metadata":{"annotations":{%q:"true",%q:%q}}}`,
 					slinkyv1beta1.AnnotationPodCordon, annotationNodeCordon, node.Name)
-				if err := s.patchPod(p, patch); err != nil {
+				if err := s.patchPod(ctx, p, patch); err != nil {
 					s.errs = append(s.errs, err)
 					continue
 				}
@@ -151,18 +151,18 @@ func (s *nodeSetSync) syncNodeCordons() {
 					c.recorder.Eventf(p, corev1.EventTypeNormal, "Cordoned", "Kubernetes node %s is cordoned", node.Name)
 				}
 			}
-			if err := s.drain(p, c.nodeCordonReason(node)); err != nil {
+			if err := s.drain(ctx, p, c.nodeCordonReason(node)); err != nil {
 				s.errs = append(s.errs, err)
 			}
 		case forNode:
 			patch := fmt.Appendf(nil, `{"metadata":{"annotations":{%q:null,%q:null,%q:null}}}`,
 				slinkyv1beta1.AnnotationPodCordon, slinkyv1beta1.AnnotationPodDeadline, annotationNodeCordon)
-			if err := s.patchPod(p, patch); err != nil {
+			if err := s.patchPod(ctx, p, patch); err != nil {
 				s.errs = append(s.errs, err)
 				continue
 			}
 			if known && st.Drain() && nodeCordonDrain(st.Reason) {
-				if err := s.undrain(p); err != nil {
+				if err := s.undrain(ctx, p); err != nil {
 					s.errs = append(s.errs, err)
 				}
 			}
@@ -175,8 +175,8 @@ func (s *nodeSetSync) syncNodeCordons() {
 }
 
 // patchPod applies a JSON merge patch to the pod; a pod gone is no error.
-func (s *nodeSetSync) patchPod(pod *corev1.Pod, patch []byte) error {
-	_, err := s.c.kube.CoreV1().Pods(pod.Namespace).Patch(s.ctx, pod.Name, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: FieldManager})
+func (s *nodeSetSync) patchPod(ctx context.Context, pod *corev1.Pod, patch []byte) error {
+	_, err := s.c.podControl.PatchPod(ctx, pod.Namespace, pod.Name, types.MergePatchType, patch)
 	if apierrors.IsNotFound(err) {
 		return nil
 	}
@@ -187,13 +187,13 @@ func (s *nodeSetSync) patchPod(pod *corev1.Pod, patch []byte) error {
 // of s.active[i] with a merge patch, and puts the patched copy in its
 // place so that later phases of the sync see it; the cached pod is not
 // touched.
-func (s *nodeSetSync) annotateActive(i int, key string, value *string) error {
+func (s *nodeSetSync) annotateActive(ctx context.Context, i int, key string, value *string) error {
 	p := s.active[i]
 	v := "null"
 	if value != nil {
 		v = fmt.Sprintf("%q", *value)
 	}
-	if err := s.patchPod(p, fmt.Appendf(nil, `{"metadata":{"annotations":{%q:%s}}}`, key, v)); err != nil {
+	if err := s.patchPod(ctx, p, fmt.Appendf(nil, `{"metadata":{"annotations":{%q:%s}}}`, key, v)); err != nil {
 		return err
 	}
 	q := p.DeepCopy()
@@ -212,7 +212,7 @@ func (s *nodeSetSync) annotateActive(i int, key string, value *string) error {
 // syncCordonsAndDrain runs after the scale-in: cordon annotations set by
 // hand (nodeset cordon) drain the node; a removed annotation resumes a node
 // we drained (also after a scale-in was called off by scaling back up).
-func (s *nodeSetSync) syncCordonsAndDrain() {
+func (s *nodeSetSync) syncCordonsAndDrain(ctx context.Context) {
 	for _, p := range s.active {
 		if s.condemned[p.Name] || s.nodeCordoned[p.Name] {
 			continue
@@ -223,23 +223,23 @@ func (s *nodeSetSync) syncCordonsAndDrain() {
 			st.Reason == reasonUpdate && s.upToDate(p)):
 			// Scale-in called off, or an update reverted before this pod
 			// was replaced: it is wanted as it is.
-			if err := s.setCordon(p, false); err != nil {
+			if err := s.setCordon(ctx, p, false); err != nil {
 				s.errs = append(s.errs, err)
-			} else if err := s.undrain(p); err != nil {
+			} else if err := s.undrain(ctx, p); err != nil {
 				s.errs = append(s.errs, err)
 			}
 		case isCordoned(p):
 			if st.Reason == reasonUpdate {
 				continue // the update (update.go) carries on
 			}
-			if err := s.drain(p, reasonCordoned); err != nil {
+			if err := s.drain(ctx, p, reasonCordoned); err != nil {
 				s.errs = append(s.errs, err)
 			}
 			if known && st.Busy() {
-				s.setDeadline(p)
+				s.setDeadline(ctx, p)
 			}
 		case known && st.Drain():
-			if err := s.undrain(p); err != nil {
+			if err := s.undrain(ctx, p); err != nil {
 				s.errs = append(s.errs, err)
 			}
 		}
@@ -248,21 +248,21 @@ func (s *nodeSetSync) syncCordonsAndDrain() {
 
 // setCordon sets the pod's cordon annotation, or removes it together with
 // the drain deadline and the node-cordon mark.
-func (s *nodeSetSync) setCordon(pod *corev1.Pod, cordon bool) error {
+func (s *nodeSetSync) setCordon(ctx context.Context, pod *corev1.Pod, cordon bool) error {
 	if cordon {
-		return s.patchPod(pod, fmt.Appendf(nil, `{"metadata":{"annotations":{%q:"true"}}}`, slinkyv1beta1.AnnotationPodCordon))
+		return s.patchPod(ctx, pod, fmt.Appendf(nil, `{"metadata":{"annotations":{%q:"true"}}}`, slinkyv1beta1.AnnotationPodCordon))
 	}
-	return s.patchPod(pod, fmt.Appendf(nil, `{"metadata":{"annotations":{%q:null,%q:null,%q:null}}}`,
+	return s.patchPod(ctx, pod, fmt.Appendf(nil, `{"metadata":{"annotations":{%q:null,%q:null,%q:null}}}`,
 		slinkyv1beta1.AnnotationPodCordon, slinkyv1beta1.AnnotationPodDeadline, annotationNodeCordon))
 }
 
 // drain drains the pod's Slurm node unless it already is; a node Slurm does
 // not know (slurmd never registered) needs nothing.
-func (s *nodeSetSync) drain(pod *corev1.Pod, reason string) error {
+func (s *nodeSetSync) drain(ctx context.Context, pod *corev1.Pod, reason string) error {
 	if st, ok := s.slurm.Node(slinkyv1beta1.SlurmNodeName(pod)); ok && st.Drain() {
 		return nil
 	}
-	err := s.slurm.Drain(s.ctx, slinkyv1beta1.SlurmNodeName(pod), reason)
+	err := s.slurm.Drain(ctx, slinkyv1beta1.SlurmNodeName(pod), reason)
 	if errors.Is(err, slurm.ErrNodeNotFound) {
 		return nil
 	}
@@ -270,12 +270,12 @@ func (s *nodeSetSync) drain(pod *corev1.Pod, reason string) error {
 }
 
 // undrain resumes the pod's Slurm node if this controller drained it.
-func (s *nodeSetSync) undrain(pod *corev1.Pod) error {
+func (s *nodeSetSync) undrain(ctx context.Context, pod *corev1.Pod) error {
 	st, ok := s.slurm.Node(slinkyv1beta1.SlurmNodeName(pod))
 	if !ok || !st.Drain() || !ourReason(st.Reason) {
 		return nil
 	}
-	err := s.slurm.Undrain(s.ctx, slinkyv1beta1.SlurmNodeName(pod))
+	err := s.slurm.Undrain(ctx, slinkyv1beta1.SlurmNodeName(pod))
 	if errors.Is(err, slurm.ErrNodeNotFound) {
 		return nil
 	}
@@ -286,37 +286,37 @@ func (s *nodeSetSync) undrain(pod *corev1.Pod) error {
 // reports the node drained. It returns true while the pod must be waited for.
 // Scale-in runs it for several pods at once (see parallel): it only reads
 // the sync's shared fields, never writes them.
-func (s *nodeSetSync) retire(pod *corev1.Pod, reason string) (bool, error) {
+func (s *nodeSetSync) retire(ctx context.Context, pod *corev1.Pod, reason string) (bool, error) {
 	if !isCordoned(pod) {
-		if err := s.setCordon(pod, true); err != nil {
+		if err := s.setCordon(ctx, pod, true); err != nil {
 			return false, err
 		}
 	}
-	if err := s.drain(pod, reason); err != nil {
+	if err := s.drain(ctx, pod, reason); err != nil {
 		return false, err
 	}
-	drained, err := s.slurm.IsDrained(s.ctx, slinkyv1beta1.SlurmNodeName(pod))
+	drained, err := s.slurm.IsDrained(ctx, slinkyv1beta1.SlurmNodeName(pod))
 	if err != nil {
 		return false, err
 	}
 	if !drained {
-		s.setDeadline(pod)
+		s.setDeadline(ctx, pod)
 		return true, nil
 	}
 	if reason == reasonScaleIn {
 		// persistentVolumeClaimRetentionPolicy whenScaled Delete (storage.go).
-		if err := s.ownClaimsByPod(pod); err != nil {
+		if err := s.ownClaimsByPod(ctx, pod); err != nil {
 			return false, err
 		}
 	}
 	s.c.recorder.Eventf(pod, corev1.EventTypeNormal, "SlurmNodeDrained", "Slurm node %s drained (%s); deleting pod", slinkyv1beta1.SlurmNodeName(pod), reason)
-	return false, s.deletePodExpected(pod)
+	return false, s.deletePodExpected(ctx, pod)
 }
 
 // setDeadline records when the node's last job will end, so that users (and
 // describe) see how long a drain may take.
-func (s *nodeSetSync) setDeadline(pod *corev1.Pod) {
-	t, err := s.slurm.JobEndDeadline(s.ctx, slinkyv1beta1.SlurmNodeName(pod))
+func (s *nodeSetSync) setDeadline(ctx context.Context, pod *corev1.Pod) {
+	t, err := s.slurm.JobEndDeadline(ctx, slinkyv1beta1.SlurmNodeName(pod))
 	if err != nil || t.IsZero() {
 		return
 	}
@@ -325,7 +325,7 @@ func (s *nodeSetSync) setDeadline(pod *corev1.Pod) {
 		return
 	}
 	patch := fmt.Appendf(nil, `{"metadata":{"annotations":{%q:%q}}}`, slinkyv1beta1.AnnotationPodDeadline, v)
-	_, _ = s.c.kube.CoreV1().Pods(pod.Namespace).Patch(s.ctx, pod.Name, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: FieldManager})
+	_, _ = s.c.podControl.PatchPod(ctx, pod.Namespace, pod.Name, types.MergePatchType, patch)
 }
 
 func withoutCordon(a map[string]string) map[string]string {

@@ -1,6 +1,7 @@
 package nodeset
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -51,7 +52,7 @@ func wantedFeatures(v string) []string {
 // node's "k8s/" features; every other feature (slurm.conf's, extraConf's,
 // an administrator's) is kept. An annotation removed removes them. A pod
 // whose record (annotationSlurmFeatures) says the same is not asked about.
-func (s *nodeSetSync) syncFeatures() {
+func (s *nodeSetSync) syncFeatures(ctx context.Context) {
 	fc, ok := s.slurm.(slurm.FeatureClient)
 	if !ok {
 		return
@@ -74,7 +75,7 @@ func (s *nodeSetSync) syncFeatures() {
 			continue
 		}
 		name := slinkyv1beta1.SlurmNodeName(p)
-		have, err := fc.NodeFeatures(s.ctx, name)
+		have, err := fc.NodeFeatures(ctx, name)
 		if errors.Is(err, slurm.ErrNodeNotFound) {
 			continue // slurmd has not registered yet
 		}
@@ -85,7 +86,7 @@ func (s *nodeSetSync) syncFeatures() {
 		next := slices.DeleteFunc(slices.Clone(have), func(f string) bool { return strings.HasPrefix(f, slinkyv1beta1.NodeFeaturePrefix) })
 		next = append(next, want...)
 		if !slices.Equal(slices.Sorted(slices.Values(have)), slices.Sorted(slices.Values(next))) {
-			if err := fc.SetNodeFeatures(s.ctx, name, next); err != nil {
+			if err := fc.SetNodeFeatures(ctx, name, next); err != nil {
 				s.errs = append(s.errs, fmt.Errorf("features of Slurm node %s: %w", name, err))
 				continue
 			}
@@ -95,7 +96,7 @@ func (s *nodeSetSync) syncFeatures() {
 			v := strings.Join(want, ",")
 			rec = &v
 		}
-		if err := s.annotateActive(i, annotationSlurmFeatures, rec); err != nil {
+		if err := s.annotateActive(ctx, i, annotationSlurmFeatures, rec); err != nil {
 			s.errs = append(s.errs, err)
 		}
 	}

@@ -2,6 +2,7 @@ package nodeset
 
 import (
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/tools/cache"
@@ -123,4 +124,37 @@ func (c *Controller) enqueueNamespace(obj any) {
 	for _, s := range sets {
 		c.enqueueNodeSet(s)
 	}
+}
+
+// enqueueDaemonNodeSets syncs every DaemonSet-mode NodeSet: a node that
+// comes, goes, or changes what a template matches may gain or lose a pod.
+func (c *Controller) enqueueDaemonNodeSets() {
+	if c.nodeSets == nil {
+		return
+	}
+	sets, err := c.nodeSets.List(labels.Everything())
+	if err != nil {
+		return
+	}
+	for _, ns := range sets {
+		if daemonSetMode(ns) {
+			c.enqueueNodeSet(ns)
+		}
+	}
+}
+
+func (c *Controller) addNode(any)    { c.enqueueDaemonNodeSets() }
+func (c *Controller) deleteNode(any) { c.enqueueDaemonNodeSets() }
+
+// updateNodeForDaemons: what nodeWantsPod and daemonHostname read changed.
+// A node's status is written every few seconds; that alone changes none
+// of it.
+func (c *Controller) updateNodeForDaemons(old, cur any) {
+	o, n := old.(*corev1.Node), cur.(*corev1.Node)
+	if o.Spec.Unschedulable == n.Spec.Unschedulable && equality.Semantic.DeepEqual(o.Labels, n.Labels) &&
+		equality.Semantic.DeepEqual(o.Spec.Taints, n.Spec.Taints) &&
+		o.Annotations[slinkyv1beta1.AnnotationNodeHostnameOverride] == n.Annotations[slinkyv1beta1.AnnotationNodeHostnameOverride] {
+		return
+	}
+	c.enqueueDaemonNodeSets()
 }

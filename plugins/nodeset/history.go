@@ -1,6 +1,7 @@
 package nodeset
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"hash/fnv"
@@ -236,8 +237,8 @@ func revisionsToPrune(revs []*appsv1.ControllerRevision, live map[string]bool, l
 // adopting orphans (adopt.go), and finds or creates the update revision. It
 // records in s.current the hashes of every revision that says what the
 // NodeSet now says: a pod made from any of them is up to date.
-func (s *nodeSetSync) syncRevisions() error {
-	revs, err := s.claimRevisions()
+func (s *nodeSetSync) syncRevisions(ctx context.Context) error {
+	revs, err := s.claimRevisions(ctx)
 	if err != nil {
 		return err
 	}
@@ -246,7 +247,7 @@ func (s *nodeSetSync) syncRevisions() error {
 	if err != nil {
 		return err
 	}
-	update, collision, err := s.updateRevision(data)
+	update, collision, err := s.updateRevision(ctx, data)
 	if err != nil {
 		return err
 	}
@@ -269,8 +270,8 @@ func (s *nodeSetSync) upToDate(p *corev1.Pod) bool {
 
 // updateRevision finds or creates the revision of the current template and
 // returns it with the collision count to record in status.
-func (s *nodeSetSync) updateRevision(data []byte) (*appsv1.ControllerRevision, int32, error) {
-	ctx, ns, revs := s.ctx, s.set, s.revisions
+func (s *nodeSetSync) updateRevision(ctx context.Context, data []byte) (*appsv1.ControllerRevision, int32, error) {
+	ctx, ns, revs := ctx, s.set, s.revisions
 	var collision int32
 	if ns.Status.CollisionCount != nil {
 		collision = *ns.Status.CollisionCount
@@ -313,7 +314,7 @@ func (s *nodeSetSync) updateRevision(data []byte) (*appsv1.ControllerRevision, i
 				// Ours, orphaned since the cache last showed it: adopted,
 				// not mistaken for a collision (which would leave two
 				// revisions of one template).
-				adopted, err := s.adoptRevision(existing)
+				adopted, err := s.adoptRevision(ctx, existing)
 				return adopted, collision, err
 			}
 		}
@@ -326,7 +327,7 @@ func (s *nodeSetSync) updateRevision(data []byte) (*appsv1.ControllerRevision, i
 
 // truncateHistory deletes the oldest revisions beyond revisionHistoryLimit,
 // never the update revision nor one that a pod still runs.
-func (s *nodeSetSync) truncateHistory() error {
+func (s *nodeSetSync) truncateHistory(ctx context.Context) error {
 	ns := s.set
 	live := map[string]bool{s.update.Name: true}
 	running := map[string]bool{}
@@ -343,7 +344,7 @@ func (s *nodeSetSync) truncateHistory() error {
 		limit = *ns.Spec.RevisionHistoryLimit
 	}
 	for _, r := range revisionsToPrune(s.revisions, live, limit) {
-		err := s.c.kube.AppsV1().ControllerRevisions(r.Namespace).Delete(s.ctx, r.Name, metav1.DeleteOptions{})
+		err := s.c.kube.AppsV1().ControllerRevisions(r.Namespace).Delete(ctx, r.Name, metav1.DeleteOptions{})
 		if err != nil && !apierrors.IsNotFound(err) {
 			return err
 		}

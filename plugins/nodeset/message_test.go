@@ -9,6 +9,7 @@ import (
 	"k8s.io/client-go/tools/record"
 
 	slinkyv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/slinky/v1beta1"
+	conditions "github.com/kubectl-vc/kubectl-vc/pkg/rules/nodesetconditions"
 )
 
 // TestMessagesBounded (issue 58): a condition's and an event's message
@@ -20,8 +21,8 @@ func TestMessagesBounded(t *testing.T) {
 	set := &slinkyv1beta1.NodeSet{}
 	s := &nodeSetSync{c: &Controller{recorder: boundedRecorder{rec}}, set: set}
 	long := strings.Repeat("é", 100_000) // 200 000 bytes
-	s.setFalseWithWarning(conditionSlurmReachable, "RequestFailed", "SlurmUnreachable", long)
-	c := meta.FindStatusCondition(s.mergedConditions(), conditionSlurmReachable)
+	s.setFalseWithWarning(conditions.SlurmReachable, "RequestFailed", "SlurmUnreachable", long)
+	c := meta.FindStatusCondition(s.mergedConditions(), conditions.SlurmReachable)
 	if c == nil {
 		t.Fatal("no condition")
 	}

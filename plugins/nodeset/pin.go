@@ -20,7 +20,7 @@ import (
 // that no longer holds is dropped; with pinToNode off the map is empty.
 
 // ordinalToNode computes status.ordinalToNode.
-func (s *nodeSetSync) ordinalToNode() map[string]string {
+func (s *nodeSetSync) ordinalToNode(ctx context.Context) map[string]string {
 	ns := s.set
 	// In DaemonSet mode every pod is tied to its node already (daemonset.go),
 	// and the operator keeps no map either.
@@ -28,13 +28,13 @@ func (s *nodeSetSync) ordinalToNode() map[string]string {
 		return nil
 	}
 	out := map[string]string{}
-	base := s.c.podBaseFor(s.ctx, ns)
+	base := s.c.podBaseFor(ctx, ns)
 	keep := func(ordinal, nodeName string) {
 		node, err := s.c.nodes.Get(nodeName)
 		if err != nil {
 			return
 		}
-		if o, err := strconv.Atoi(ordinal); err != nil || !suits(klog.FromContext(s.ctx), newPod(ns, base, o, ""), node) {
+		if o, err := strconv.Atoi(ordinal); err != nil || !suits(klog.FromContext(ctx), newPod(ns, base, o, ""), node) {
 			return
 		}
 		out[ordinal] = nodeName

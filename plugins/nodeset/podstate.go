@@ -1,6 +1,7 @@
 package nodeset
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"slices"
@@ -56,7 +57,7 @@ func slurmConditions(st slurm.NodeState, known bool) map[corev1.PodConditionType
 // subresource, strategic merge patch of the conditions that changed: the
 // kubelet's own are untouched). It needs Slurm's states of this sync: the
 // caller runs it only after a successful refresh.
-func (s *nodeSetSync) syncPodStates() error {
+func (s *nodeSetSync) syncPodStates(ctx context.Context) error {
 	var errs []error
 	now := metav1.Now()
 	for _, p := range s.pods {
@@ -89,8 +90,7 @@ func (s *nodeSetSync) syncPodStates() error {
 		if err != nil {
 			return err
 		}
-		_, err = s.c.kube.CoreV1().Pods(p.Namespace).Patch(s.ctx, p.Name, types.StrategicMergePatchType, patch,
-			metav1.PatchOptions{FieldManager: FieldManager}, "status")
+		_, err = s.c.podControl.PatchPod(ctx, p.Namespace, p.Name, types.StrategicMergePatchType, patch, "status")
 		if err != nil && !apierrors.IsNotFound(err) {
 			errs = append(errs, err)
 		}

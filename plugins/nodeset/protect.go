@@ -1,6 +1,7 @@
 package nodeset
 
 import (
+	"context"
 	"errors"
 	"fmt"
 
@@ -15,7 +16,7 @@ import (
 // node drain (the Eviction API) cannot take a busy slurmd pod and kill its
 // jobs, while idle ones stay evictable. It needs Slurm's states of this
 // sync: the caller runs it only after a successful refresh.
-func (s *nodeSetSync) syncProtection() error {
+func (s *nodeSetSync) syncProtection(ctx context.Context) error {
 	on := protectionOn(s.set)
 	var errs []error
 	for _, p := range s.pods {
@@ -31,7 +32,7 @@ func (s *nodeSetSync) syncProtection() error {
 			value = `"true"`
 		}
 		patch := fmt.Appendf(nil, `{"metadata":{"labels":{%q:%s}}}`, slinkyv1beta1.LabelPodProtect, value)
-		if err := s.patchPod(p, patch); err != nil {
+		if err := s.patchPod(ctx, p, patch); err != nil {
 			errs = append(errs, err)
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"k8s.io/client-go/tools/record"
 
 	slinkyv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/slinky/v1beta1"
+	conditions "github.com/kubectl-vc/kubectl-vc/pkg/rules/nodesetconditions"
 )
 
 // A NodeSet failing many syncs in a row (a missing Secret, slurmrestd down)
@@ -57,25 +58,25 @@ func TestWarningOnlyWhenTheConditionChanges(t *testing.T) {
 		}
 	}
 
-	s.setFalseWithWarning(conditionSlurmReachable, "SecretNotFound", "SlurmUnreachable", "no Secret")
+	s.setFalseWithWarning(conditions.SlurmReachable, "SecretNotFound", "SlurmUnreachable", "no Secret")
 	if got := warnings(); len(got) != 1 || got[0] != "Warning SlurmUnreachable no Secret" {
 		t.Fatalf("first failure: %q", got)
 	}
 	set.Status.Conditions = s.mergedConditions()
-	s.setFalseWithWarning(conditionSlurmReachable, "SecretNotFound", "SlurmUnreachable", "no Secret")
+	s.setFalseWithWarning(conditions.SlurmReachable, "SecretNotFound", "SlurmUnreachable", "no Secret")
 	if got := warnings(); len(got) != 0 {
 		t.Fatalf("the same failure again: %q", got)
 	}
 	// Another message, another reason, or False after True: each is said.
-	s.setFalseWithWarning(conditionSlurmReachable, "SecretNotFound", "SlurmUnreachable", "no Secret, still")
-	s.setFalseWithWarning(conditionSlurmReachable, "Unauthorized", "SlurmUnreachable", "no Secret")
-	set.Status.Conditions = []metav1.Condition{{Type: conditionSlurmReachable, Status: metav1.ConditionTrue, Reason: "Unauthorized", Message: "no Secret"}}
-	s.setFalseWithWarning(conditionSlurmReachable, "Unauthorized", "SlurmUnreachable", "no Secret")
+	s.setFalseWithWarning(conditions.SlurmReachable, "SecretNotFound", "SlurmUnreachable", "no Secret, still")
+	s.setFalseWithWarning(conditions.SlurmReachable, "Unauthorized", "SlurmUnreachable", "no Secret")
+	set.Status.Conditions = []metav1.Condition{{Type: conditions.SlurmReachable, Status: metav1.ConditionTrue, Reason: "Unauthorized", Message: "no Secret"}}
+	s.setFalseWithWarning(conditions.SlurmReachable, "Unauthorized", "SlurmUnreachable", "no Secret")
 	if got := warnings(); len(got) != 3 {
 		t.Fatalf("three new failures, %d warnings: %q", len(got), got)
 	}
 	// Conditions are apart: another type's False is its own news.
-	s.setFalseWithWarning(conditionServiceReady, "NameTaken", "ServiceNameTaken", "no Secret")
+	s.setFalseWithWarning(conditions.ServiceReady, "NameTaken", "ServiceNameTaken", "no Secret")
 	if got := warnings(); len(got) != 1 {
 		t.Fatalf("another condition: %q", got)
 	}

@@ -17,7 +17,7 @@ import (
 
 // sortPods splits the claimed pods into s.active and s.terminating; a
 // finished pod is deleted on the way.
-func (s *nodeSetSync) sortPods() {
+func (s *nodeSetSync) sortPods(ctx context.Context) {
 	s.terminating = map[string]bool{}
 	for _, p := range s.pods {
 		switch {
@@ -26,7 +26,7 @@ func (s *nodeSetSync) sortPods() {
 		case isFinished(p):
 			// A finished slurmd pod is a dead node: replace it.
 			s.terminating[p.Name] = true
-			if err := s.deletePodExpected(p); err != nil {
+			if err := s.deletePodExpected(ctx, p); err != nil {
 				s.errs = append(s.errs, err)
 			}
 		default:
@@ -54,7 +54,7 @@ func deletionCost(p *corev1.Pod) int64 {
 // those already cordoned (a drain in progress is never abandoned for
 // another pod), those not ready, those of lower pod-deletion-cost, those
 // whose Slurm node runs nothing, then the highest ordinals.
-func (s *nodeSetSync) scaleIn() {
+func (s *nodeSetSync) scaleIn(ctx context.Context) {
 	ns := s.set
 	if excess := min(len(s.active)-s.replicas, burst); excess > 0 {
 		cand := append([]*corev1.Pod(nil), s.active...)
@@ -80,7 +80,7 @@ func (s *nodeSetSync) scaleIn() {
 		}
 		// Each retirement costs a few Slurm commands; run them side by side
 		// so that a large scale-in is not paced by one command at a time.
-		w, err := parallel(cand[:excess], func(p *corev1.Pod) (bool, error) { return s.retire(p, reasonScaleIn) })
+		w, err := parallel(cand[:excess], func(p *corev1.Pod) (bool, error) { return s.retire(ctx, p, reasonScaleIn) })
 		if err != nil {
 			s.errs = append(s.errs, err)
 		}
@@ -91,7 +91,7 @@ func (s *nodeSetSync) scaleIn() {
 // scaleOut creates the missing pods (at most burst per sync): lowest free
 // ordinals, in slow-start batches (1, 2, 4, ...) so that a failing template
 // costs one error, not hundreds.
-func (s *nodeSetSync) scaleOut(missing int) {
+func (s *nodeSetSync) scaleOut(ctx context.Context, missing int) {
 	ns := s.set
 	// An ordinal whose old pod is still terminating is waited for, not
 	// skipped: the node keeps its name (and Slurm node) across restarts.
@@ -126,7 +126,7 @@ func (s *nodeSetSync) scaleOut(missing int) {
 	if len(ordinals) > 0 {
 		s.c.recorder.Eventf(ns, corev1.EventTypeNormal, "ScaleUp", "creating %d pod(s) towards %d replicas", len(ordinals), s.replicas)
 	}
-	if err := s.c.createPods(s.ctx, s.key, ns, ordinals, s.updateHash); err != nil {
+	if err := s.c.createPods(ctx, s.key, ns, ordinals, s.updateHash); err != nil {
 		s.errs = append(s.errs, err)
 	}
 }
@@ -160,7 +160,7 @@ func (c *Controller) createFrom(ctx context.Context, key string, ns *slinkyv1bet
 				pod := build(i)
 				err := c.createClaims(ctx, ns, pod)
 				if err == nil {
-					_, err = c.kube.CoreV1().Pods(ns.Namespace).Create(ctx, pod, metav1.CreateOptions{FieldManager: FieldManager})
+					_, err = c.podControl.CreatePod(ctx, ns.Namespace, pod)
 				}
 				if err == nil {
 					c.metrics.created.Inc()
@@ -201,11 +201,11 @@ func (c *Controller) createFrom(ctx context.Context, key string, ns *slinkyv1bet
 
 // deletePodExpected deletes the pod (UID precondition) and records the
 // deletion in the NodeSet's expectations.
-func (s *nodeSetSync) deletePodExpected(pod *corev1.Pod) error {
+func (s *nodeSetSync) deletePodExpected(ctx context.Context, pod *corev1.Pod) error {
 	c, key := s.c, s.key
 	uid := pod.UID
 	c.exp.expectDeletion(key, uid)
-	err := c.kube.CoreV1().Pods(pod.Namespace).Delete(s.ctx, pod.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
+	err := c.podControl.DeletePod(ctx, pod.Namespace, pod.Name, uid)
 	if err == nil {
 		c.metrics.deleted.Inc()
 	}
@@ -252,4 +252,31 @@ func parallel(pods []*corev1.Pod, fn func(*corev1.Pod) (bool, error)) (bool, err
 		}
 	}
 	return wait, errors.Join(errs...)
+}
+
+// retireDaemonPods is StatefulSet mode's counterpart: pods made in
+// DaemonSet mode (before scalingMode changed) leave s.active and retire,
+// as Slinky's operator deletes the pods of the other mode.
+func (s *nodeSetSync) retireDaemonPods(ctx context.Context) {
+	var keep, leave []*corev1.Pod
+	for _, p := range s.active {
+		if isDaemonPod(p) {
+			leave = append(leave, p)
+			s.condemned[p.Name] = true
+			continue
+		}
+		keep = append(keep, p)
+	}
+	s.active = keep
+	if len(leave) == 0 {
+		return
+	}
+	if len(leave) > burst { // at most burst per sync: the rest at the next
+		leave, s.wait = leave[:burst], true
+	}
+	w, err := parallel(leave, func(p *corev1.Pod) (bool, error) { return s.retire(ctx, p, reasonScaleIn) })
+	if err != nil {
+		s.errs = append(s.errs, err)
+	}
+	s.wait = s.wait || w
 }

@@ -1,6 +1,7 @@
 package nodeset
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -14,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	slinkyv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/slinky/v1beta1"
+	conditions "github.com/kubectl-vc/kubectl-vc/pkg/rules/nodesetconditions"
 	"github.com/kubectl-vc/kubectl-vc/pkg/slurm"
 	"github.com/kubectl-vc/kubectl-vc/pkg/slurm/slinky"
 )
@@ -193,7 +195,7 @@ func hasReservationFinalizer(ns *slinkyv1beta1.NodeSet) bool {
 // that carries the NodeSet's resourceVersion: the list is replaced whole,
 // so a finalizer someone else added meanwhile makes it fail (and the sync
 // retry) rather than be lost.
-func (s *nodeSetSync) setReservationFinalizer(on bool) error {
+func (s *nodeSetSync) setReservationFinalizer(ctx context.Context, on bool) error {
 	ns := s.set
 	if hasReservationFinalizer(ns) == on {
 		return nil
@@ -210,7 +212,7 @@ func (s *nodeSetSync) setReservationFinalizer(on bool) error {
 	if err != nil {
 		return err
 	}
-	got, err := s.c.vc.SlinkyV1beta1().NodeSets(ns.Namespace).Patch(s.ctx, ns.Name, types.MergePatchType, data, metav1.PatchOptions{FieldManager: FieldManager})
+	got, err := s.c.vc.SlinkyV1beta1().NodeSets(ns.Namespace).Patch(ctx, ns.Name, types.MergePatchType, data, metav1.PatchOptions{FieldManager: FieldManager})
 	if err != nil {
 		return fmt.Errorf("finalizer %s of NodeSet %s: %w", slinkyv1beta1.FinalizerNodeSetReservation, ns.Name, err)
 	}
@@ -221,7 +223,7 @@ func (s *nodeSetSync) setReservationFinalizer(on bool) error {
 
 // scheduledUpdateNote is what spec.go's SpecSupported says of a
 // ScheduledUpdate this controller cannot carry out, or "".
-func (s *nodeSetSync) scheduledUpdateNote() string {
+func (s *nodeSetSync) scheduledUpdateNote(ctx context.Context) string {
 	if s.set.Spec.UpdateStrategy.Type != slinkyv1beta1.ScheduledUpdateNodeSetStrategyType {
 		return ""
 	}
@@ -232,7 +234,7 @@ func (s *nodeSetSync) scheduledUpdateNote() string {
 	if s.slurm == nil || s.slurmErr != nil {
 		// Slurm was not reached this sync: what was said of it last time
 		// stands (SpecSupported does not flap with Slurm's reachability).
-		if c := meta.FindStatusCondition(s.set.Status.Conditions, conditionSpecSupported); c != nil && c.Status == metav1.ConditionFalse {
+		if c := meta.FindStatusCondition(s.set.Status.Conditions, conditions.SpecSupported); c != nil && c.Status == metav1.ConditionFalse {
 			for n := range strings.SplitSeq(c.Message, "; ") {
 				if strings.HasPrefix(n, "updateStrategy ScheduledUpdate") {
 					return n
@@ -245,7 +247,7 @@ func (s *nodeSetSync) scheduledUpdateNote() string {
 	if !ok {
 		return "updateStrategy ScheduledUpdate needs Slurm reservations, which this Slurm client does not make" + asOnDelete
 	}
-	if err := rc.ReservationsSupported(s.ctx); err != nil {
+	if err := rc.ReservationsSupported(ctx); err != nil {
 		if errors.Is(err, slurm.ErrReservationsUnsupported) {
 			return "updateStrategy ScheduledUpdate needs a Slurm reservation: " + err.Error() + asOnDelete
 		}
@@ -262,7 +264,7 @@ func (s *nodeSetSync) scheduledUpdateNote() string {
 // reservation at its end, the finalizer goes too. A NodeSet that never
 // asked for a ScheduledUpdate costs no Slurm request here. refuse: the
 // spec is refused (spec.go), and no reservation is made for it.
-func (s *nodeSetSync) syncReservation(refuse bool) error {
+func (s *nodeSetSync) syncReservation(ctx context.Context, refuse bool) error {
 	ns := s.set
 	replicas := int32(1)
 	if ns.Spec.Replicas != nil {
@@ -283,13 +285,13 @@ func (s *nodeSetSync) syncReservation(refuse bool) error {
 			// and the NodeSet must not be held for ever.
 			s.c.recorder.Eventf(ns, corev1.EventTypeWarning, "ReservationNotDeleted",
 				"Slurm cannot be reached (%v): reservation %s, if Slurm still holds it, is left; finalizer removed", s.slurmErr, name)
-			return s.setReservationFinalizer(false)
+			return s.setReservationFinalizer(ctx, false)
 		}
 		return nil // the sync already fails for it, and is retried
 	}
 	rc, ok := s.slurm.(slurm.ReservationClient)
 	if ok {
-		if err := rc.ReservationsSupported(s.ctx); err != nil {
+		if err := rc.ReservationsSupported(ctx); err != nil {
 			if !errors.Is(err, slurm.ErrReservationsUnsupported) {
 				return err
 			}
@@ -299,20 +301,20 @@ func (s *nodeSetSync) syncReservation(refuse bool) error {
 	if !ok {
 		// Nothing can have been made here (SpecSupported says why); a
 		// finalizer another controller left cannot be honoured.
-		return s.setReservationFinalizer(false)
+		return s.setReservationFinalizer(ctx, false)
 	}
-	cur, exists, err := rc.Reservation(s.ctx, name)
+	cur, exists, err := rc.Reservation(ctx, name)
 	if err != nil {
 		return err
 	}
 	if !scheduled {
 		if exists {
-			if err := rc.DeleteReservation(s.ctx, name); err != nil {
+			if err := rc.DeleteReservation(ctx, name); err != nil {
 				return err
 			}
 			s.c.recorder.Eventf(ns, corev1.EventTypeNormal, "ReservationDeleted", "Slurm reservation %s deleted", name)
 		}
-		return s.setReservationFinalizer(false)
+		return s.setReservationFinalizer(ctx, false)
 	}
 	w, err := windowOf(ns)
 	if err != nil {
@@ -326,26 +328,26 @@ func (s *nodeSetSync) syncReservation(refuse bool) error {
 	if (exists && step != resvDelete) || step == resvCreate {
 		// Before the reservation exists: the NodeSet must not go without
 		// it being deleted.
-		if err := s.setReservationFinalizer(true); err != nil {
+		if err := s.setReservationFinalizer(ctx, true); err != nil {
 			return err
 		}
 	}
 	switch step {
 	case resvCreate:
-		err = rc.CreateReservation(s.ctx, want)
+		err = rc.CreateReservation(ctx, want)
 	case resvNodes, resvUpdate:
-		err = rc.UpdateReservation(s.ctx, want)
+		err = rc.UpdateReservation(ctx, want)
 	case resvRecreate:
-		if err = rc.DeleteReservation(s.ctx, name); err == nil {
-			err = rc.CreateReservation(s.ctx, want)
+		if err = rc.DeleteReservation(ctx, name); err == nil {
+			err = rc.CreateReservation(ctx, want)
 		}
 	case resvDelete:
-		err = rc.DeleteReservation(s.ctx, name)
+		err = rc.DeleteReservation(ctx, name)
 	default:
 		if !exists {
 			// Slurm removed it at its end (or someone deleted it), and
 			// none is to be made: nothing holds the NodeSet any more.
-			return s.setReservationFinalizer(false)
+			return s.setReservationFinalizer(ctx, false)
 		}
 		return nil
 	}
@@ -354,71 +356,11 @@ func (s *nodeSetSync) syncReservation(refuse bool) error {
 		return fmt.Errorf("slurm reservation %s: %w", name, err)
 	}
 	if step == resvDelete {
-		return s.setReservationFinalizer(false)
+		return s.setReservationFinalizer(ctx, false)
 	}
 	if step == resvCreate || step == resvRecreate {
 		s.c.recorder.Eventf(ns, corev1.EventTypeNormal, "ReservationCreated", "Slurm reservation %s (flags %s) from %s to %s over %s",
 			name, strings.Join(want.Flags, ","), want.Start.UTC().Format(time.RFC3339), want.End.UTC().Format(time.RFC3339), strings.Join(want.Nodes, ","))
 	}
 	return nil
-}
-
-// scheduledUpdate is the update phase of a ScheduledUpdate NodeSet. Pods
-// not on the update revision are replaced, each drained first as in a
-// rolling update, while the NodeSet's reservation is active (as Slurm holds
-// it, so a recurring window is followed) and their Slurm node is in it; all
-// at once, since the window has taken those nodes out of service already.
-// As with Slinky's operator, an outdated pod that is not ready is replaced
-// whenever it is seen: it serves nothing. When the window closes on a pod
-// whose drain has not finished, it is put back in service (uncordoned, its
-// node resumed) and waits for the next window.
-func (s *nodeSetSync) scheduledUpdate() (bool, error) {
-	var outdated []*corev1.Pod
-	for _, p := range s.active {
-		if !s.upToDate(p) {
-			outdated = append(outdated, p)
-		}
-	}
-	if len(outdated) == 0 {
-		return false, nil
-	}
-	var open *slurm.Reservation
-	if rc, ok := s.slurm.(slurm.ReservationClient); ok && rc.ReservationsSupported(s.ctx) == nil {
-		r, exists, err := rc.Reservation(s.ctx, reservationName(s.set))
-		if err != nil {
-			return false, err
-		}
-		if exists && r.Active(s.now) {
-			open = &r
-		}
-	}
-	wait := false
-	var errs []error
-	retired := 0 // at most burst per sync, as a rolling update
-	for _, p := range outdated {
-		node := slinkyv1beta1.SlurmNodeName(p)
-		st, known := s.slurm.Node(node)
-		inProgress := isCordoned(p) && known && st.Drain() && st.Reason == reasonUpdate
-		switch {
-		case !isReady(p) || open != nil && slices.Contains(open.Nodes, node):
-			if retired >= burst {
-				wait = true
-				continue
-			}
-			retired++
-			w, err := s.retire(p, reasonUpdate)
-			if err != nil {
-				errs = append(errs, err)
-			}
-			wait = wait || w
-		case inProgress:
-			// The window closed before the node drained.
-			if err := s.setCordon(p, false); err != nil {
-				errs = append(errs, err)
-			} else if err := s.undrain(p); err != nil {
-				errs = append(errs, err)
-			}
-		}
-	}
-	return wait, errors.Join(errs...)
 }

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	slinkyv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/slinky/v1beta1"
+	conditions "github.com/kubectl-vc/kubectl-vc/pkg/rules/nodesetconditions"
 	"github.com/kubectl-vc/kubectl-vc/pkg/slurm"
 )
 
@@ -244,18 +245,19 @@ func TestScheduledUpdateNoteKeptWhileSlurmUnreachable(t *testing.T) {
 	scheduled(ns, time.Now(), "10m")
 	note := "updateStrategy ScheduledUpdate needs a Slurm reservation: reservations cannot be written: slurmrestd at http://x speaks REST v0.0.42" +
 		": no reservation is made and pods are replaced only when deleted, as with OnDelete"
-	ns.Status.Conditions = []metav1.Condition{{Type: conditionSpecSupported, Status: metav1.ConditionFalse, Reason: "Unsupported",
+	ns.Status.Conditions = []metav1.Condition{{Type: conditions.SpecSupported, Status: metav1.ConditionFalse, Reason: "Unsupported",
 		Message: "ssh is not implemented: pods run no sshd; " + note}}
 	s := &nodeSetSync{set: ns, slurmErr: errors.New("connection refused")}
-	if got := s.scheduledUpdateNote(); got != note {
+	ctx := t.Context()
+	if got := s.scheduledUpdateNote(ctx); got != note {
 		t.Errorf("note %q, want %q", got, note)
 	}
 	ns.Status.Conditions = nil
-	if got := s.scheduledUpdateNote(); got != "" {
+	if got := s.scheduledUpdateNote(ctx); got != "" {
 		t.Errorf("nothing said before: note %q", got)
 	}
 	ns.Spec.UpdateStrategy.ScheduledUpdate.Duration = "soon"
-	if got := s.scheduledUpdateNote(); !strings.Contains(got, `"soon"`) || !strings.Contains(got, "as with OnDelete") {
+	if got := s.scheduledUpdateNote(ctx); !strings.Contains(got, `"soon"`) || !strings.Contains(got, "as with OnDelete") {
 		t.Errorf("bad duration: note %q", got)
 	}
 }

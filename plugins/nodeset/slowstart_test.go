@@ -14,6 +14,7 @@ import (
 	"k8s.io/client-go/tools/record"
 
 	slinkyv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/slinky/v1beta1"
+	"github.com/kubectl-vc/kubectl-vc/plugins/nodeset/podcontrol"
 )
 
 // TestCreatePodsSlowStart is pure logic (a fake clientset counts calls):
@@ -45,7 +46,7 @@ func TestCreatePodsSlowStart(t *testing.T) {
 				return false, nil, nil
 			})
 			c := New(Config{})
-			c.kube, c.recorder = kube, &record.FakeRecorder{}
+			c.kube, c.podControl, c.recorder = kube, podcontrol.New(kube, FieldManager), &record.FakeRecorder{}
 			ns := &slinkyv1beta1.NodeSet{ObjectMeta: metav1.ObjectMeta{Name: "w", Namespace: "x", UID: "u"}}
 			ords := []int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}
 			err := c.createPods(context.Background(), "x/w", ns, ords, "w-1")

@@ -1,24 +1,21 @@
 package nodeset
 
 import (
+	"context"
 	"fmt"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	slinkyv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/slinky/v1beta1"
+	conditions "github.com/kubectl-vc/kubectl-vc/pkg/rules/nodesetconditions"
 )
-
-// conditionSpecSupported: everything the NodeSet asks for is done. False
-// lists, in its message, what this controller does not do and what it
-// does instead; never a field silently ignored.
-const conditionSpecSupported = "SpecSupported"
 
 // checkSpec finds what the NodeSet asks for that this controller does not
 // implement, records the SpecSupported condition and, when that changes,
 // a Warning event. It returns true when the NodeSet must be left alone
 // entirely.
-func (s *nodeSetSync) checkSpec() (refuse bool) {
+func (s *nodeSetSync) checkSpec(ctx context.Context) (refuse bool) {
 	spec := s.set.Spec
 	var notes []string
 	// A pod's name is its hostname, the Slurm node's name: a DNS label of
@@ -32,15 +29,15 @@ func (s *nodeSetSync) checkSpec() (refuse bool) {
 			"no pod of this NodeSet is created, deleted, drained or updated (at most %d with this name)",
 			spec.OrdinalPadding, validation.DNS1123LabelMaxLength, max(maxOrdinalPadding(s.set), 0)))
 	}
-	if note := s.scheduledUpdateNote(); note != "" { // scheduled.go
+	if note := s.scheduledUpdateNote(ctx); note != "" { // scheduled.go
 		notes = append(notes, note)
 	}
 	if len(notes) == 0 {
-		s.setCondition(conditionSpecSupported, true, "Supported", "every field of the spec is acted on")
+		s.setCondition(conditions.SpecSupported, true, "Supported", "every field of the spec is acted on")
 		return false
 	}
 	msg := strings.Join(notes, "; ")
-	s.setFalseWithWarning(conditionSpecSupported, "Unsupported", "UnsupportedSpec", msg)
+	s.setFalseWithWarning(conditions.SpecSupported, "Unsupported", "UnsupportedSpec", msg)
 	return refuse
 }
 

@@ -1,6 +1,7 @@
 package nodeset
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -14,6 +15,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	slinkyv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/slinky/v1beta1"
+	conditions "github.com/kubectl-vc/kubectl-vc/pkg/rules/nodesetconditions"
 )
 
 // spec.ssh, as Slinky's operator renders it: a ConfigMap
@@ -37,8 +39,6 @@ import (
 // writes its SHA-256 on every pod, which lets anyone who may read pods
 // test guesses of what sssd.conf holds, an LDAP bind password for one.)
 const (
-	conditionSSHConfigReady = "SSHConfigReady"
-
 	sshConfigVolume = "ssh-config"
 	sshdConfigKey   = "sshd_config"
 	sshdConfigPath  = "/etc/ssh/" + sshdConfigKey
@@ -217,17 +217,17 @@ func containsAll(m, want map[string]string) bool {
 // or brought up to date only when it differs, and decides sshHold. With
 // ssh off nothing is written: a ConfigMap made while it was on stays (as
 // the operator leaves it) until the NodeSet goes, and no pod mounts it.
-func (s *nodeSetSync) syncSSHConfig() error {
+func (s *nodeSetSync) syncSSHConfig(ctx context.Context) error {
 	ns := s.set
 	if !sshEnabled(ns) {
-		s.setCondition(conditionSSHConfigReady, true, "SSHOff", "ssh is not enabled: pods mount no sshd_config")
+		s.setCondition(conditions.SSHConfigReady, true, "SSHOff", "ssh is not enabled: pods mount no sshd_config")
 		return nil
 	}
 	// Until the cache shows the ConfigMap as wanted.
 	s.sshHold = true
 	const held = "no pod of this NodeSet is created or replaced until then"
 	if p := sshProblem(ns); p != "" {
-		s.setFalseWithWarning(conditionSSHConfigReady, "InvalidSSH", "InvalidSSH", p+": "+held)
+		s.setFalseWithWarning(conditions.SSHConfigReady, "InvalidSSH", "InvalidSSH", p+": "+held)
 		return nil
 	}
 	name, want := sshConfigName(ns), sshdConfig(ns)
@@ -243,19 +243,19 @@ func (s *nodeSetSync) syncSSHConfig() error {
 		// Create, not apply: a ConfigMap made since the cache was read
 		// fails it rather than being taken over. Created, the cache's
 		// event syncs the NodeSet again.
-		_, err = s.c.kube.CoreV1().ConfigMaps(ns.Namespace).Create(s.ctx, cm, metav1.CreateOptions{FieldManager: FieldManager})
+		_, err = s.c.kube.CoreV1().ConfigMaps(ns.Namespace).Create(ctx, cm, metav1.CreateOptions{FieldManager: FieldManager})
 		if !apierrors.IsAlreadyExists(err) {
 			return err
 		}
 		// One the cache cannot show, without serve's label (owned.go):
 		// read once, decided on below (labelled if it is ours).
-		cur, err = s.c.kube.CoreV1().ConfigMaps(ns.Namespace).Get(s.ctx, name, metav1.GetOptions{})
+		cur, err = s.c.kube.CoreV1().ConfigMaps(ns.Namespace).Get(ctx, name, metav1.GetOptions{})
 	}
 	switch {
 	case err != nil:
 		return err
 	case !metav1.IsControlledBy(cur, ns):
-		s.setFalseWithWarning(conditionSSHConfigReady, "NameTaken", "ConfigMapNameTaken", fmt.Sprintf(
+		s.setFalseWithWarning(conditions.SSHConfigReady, "NameTaken", "ConfigMapNameTaken", fmt.Sprintf(
 			"ConfigMap %s/%s exists and is not controlled by this NodeSet; it is left alone, and no pod of this NodeSet "+
 				"is created or replaced until it is gone: each would mount it as its sshd_config", ns.Namespace, name))
 		return nil
@@ -264,10 +264,10 @@ func (s *nodeSetSync) syncSSHConfig() error {
 		return nil
 	case sshdConfigDigest(cur) == sha256Hex(want) && containsAll(cur.Labels, labels) && containsAll(cur.Annotations, annotations):
 		s.sshHold = false
-		s.setCondition(conditionSSHConfigReady, true, "Owned", "ConfigMap "+name+" holds the workers' sshd_config")
+		s.setCondition(conditions.SSHConfigReady, true, "Owned", "ConfigMap "+name+" holds the workers' sshd_config")
 		return nil
 	case ptr.Deref(cur.Immutable, false):
-		s.setFalseWithWarning(conditionSSHConfigReady, "Immutable", "ConfigMapImmutable", fmt.Sprintf(
+		s.setFalseWithWarning(conditions.SSHConfigReady, "Immutable", "ConfigMapImmutable", fmt.Sprintf(
 			"ConfigMap %s/%s is immutable and does not hold what spec.ssh says: delete it to have it made anew; %s", ns.Namespace, name, held))
 		return nil
 	}
@@ -281,7 +281,7 @@ func (s *nodeSetSync) syncSSHConfig() error {
 		WithAnnotations(annotations).
 		WithOwnerReferences(ownerRefAC(ns)).
 		WithData(map[string]string{sshdConfigKey: want})
-	_, err = s.c.kube.CoreV1().ConfigMaps(ns.Namespace).Apply(s.ctx, ac, metav1.ApplyOptions{FieldManager: FieldManager, Force: true})
+	_, err = s.c.kube.CoreV1().ConfigMaps(ns.Namespace).Apply(ctx, ac, metav1.ApplyOptions{FieldManager: FieldManager, Force: true})
 	if apierrors.IsConflict(err) {
 		return nil // changed meanwhile: its event syncs again
 	}

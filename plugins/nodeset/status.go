@@ -1,20 +1,23 @@
 package nodeset
 
 import (
+	"context"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	metav1ac "k8s.io/client-go/applyconfigurations/meta/v1"
+	"k8s.io/klog/v2"
 
 	slinkyv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/slinky/v1beta1"
 	slinkyac "github.com/kubectl-vc/kubectl-vc/pkg/client/applyconfiguration/slinky/v1beta1"
 )
 
 // computeStatus counts the NodeSet's pods and their Slurm node states.
-func (s *nodeSetSync) computeStatus() slinkyv1beta1.NodeSetStatus {
+func (s *nodeSetSync) computeStatus(ctx context.Context) slinkyv1beta1.NodeSetStatus {
 	ns, pods, collision := s.set, s.pods, s.collision
 	replicas := int32(1)
 	if ns.Spec.Replicas != nil {
@@ -30,7 +33,7 @@ func (s *nodeSetSync) computeStatus() slinkyv1beta1.NodeSetStatus {
 	}
 	if daemonSetMode(ns) {
 		// As Slinky's operator counts it: the nodes that should run a pod.
-		if n := s.daemonDesired(); n >= 0 {
+		if n := s.daemonDesired(ctx); n >= 0 {
 			st.Desired = int32(n)
 		} else {
 			st.Desired = ns.Status.Desired
@@ -71,7 +74,7 @@ func (s *nodeSetSync) computeStatus() slinkyv1beta1.NodeSetStatus {
 	}
 	// As Slinky's operator counts it: pods that exist and are not available.
 	st.UnavailableReplicas = max(st.Replicas-st.AvailableReplicas, 0)
-	st.OrdinalToNode = s.ordinalToNode()
+	st.OrdinalToNode = s.ordinalToNode(ctx)
 	if s.slurmErr != nil {
 		// Unknown: the counts stay as last read.
 		st.SlurmIdle, st.SlurmAllocated, st.SlurmDown, st.SlurmDrain =
@@ -108,9 +111,9 @@ func ownedOnly(conds []metav1.Condition) []metav1.Condition {
 // syncStatus is the last phase of a sync, run even when actions were
 // skipped or failed: it applies the status with server-side apply, as its
 // own field manager, and only when it changed.
-func (s *nodeSetSync) syncStatus() error {
-	ctx, ns, collision := s.ctx, s.set, s.collision
-	st := s.computeStatus()
+func (s *nodeSetSync) syncStatus(ctx context.Context) error {
+	ctx, ns, collision := ctx, s.set, s.collision
+	st := s.computeStatus(ctx)
 	s.c.metrics.set(ns.Namespace, ns.Name, st)
 	if sameStatus(st, ns.Status) {
 		return nil
@@ -143,4 +146,22 @@ func (s *nodeSetSync) syncStatus() error {
 		return nil
 	}
 	return err
+}
+
+// daemonDesired counts the nodes a DaemonSet-mode NodeSet should run a pod
+// on, for status.desired; -1 when the nodes cannot be listed.
+func (s *nodeSetSync) daemonDesired(ctx context.Context) int {
+	nodes, err := s.c.nodes.List(labels.Everything())
+	if err != nil {
+		return -1
+	}
+	template := templatePod(s.set, s.c.podBaseFor(ctx, s.set))
+	logger := klog.FromContext(ctx)
+	n := 0
+	for _, node := range nodes {
+		if run, _ := nodeWantsPod(logger, template, node); run {
+			n++
+		}
+	}
+	return n
 }

@@ -46,7 +46,7 @@ func (c *Controller) createClaims(ctx context.Context, ns *slinkyv1beta1.NodeSet
 		if deleteWithNodeSet(ns) {
 			claim.OwnerReferences = []metav1.OwnerReference{nodeSetOwner(ns)}
 		}
-		_, err := c.kube.CoreV1().PersistentVolumeClaims(ns.Namespace).Create(ctx, claim, metav1.CreateOptions{FieldManager: FieldManager})
+		_, err := c.podControl.CreateClaim(ctx, ns.Namespace, claim)
 		if apierrors.IsAlreadyExists(err) {
 			if err = c.claimNotStale(ctx, ns, claim.Name); err == nil {
 				err = c.setClaimOwners(ctx, ns, claim.Name, nil)
@@ -67,7 +67,7 @@ func (c *Controller) createClaims(ctx context.Context, ns *slinkyv1beta1.NodeSet
 // claim to go and gets a new one. A pod that does not exist yet cannot be
 // the owner a claim names.
 func (c *Controller) claimNotStale(ctx context.Context, ns *slinkyv1beta1.NodeSet, name string) error {
-	claim, err := c.kube.CoreV1().PersistentVolumeClaims(ns.Namespace).Get(ctx, name, metav1.GetOptions{})
+	claim, err := c.podControl.GetClaim(ctx, ns.Namespace, name)
 	if err != nil {
 		// Gone meanwhile: the next sync creates it.
 		return err
@@ -106,8 +106,7 @@ func nodeSetOwner(ns *slinkyv1beta1.NodeSet) metav1.OwnerReference {
 // patch carries the claim's resourceVersion: a claim changed meanwhile is
 // read again at the next sync.
 func (c *Controller) setClaimOwners(ctx context.Context, ns *slinkyv1beta1.NodeSet, name string, pod *corev1.Pod) error {
-	claims := c.kube.CoreV1().PersistentVolumeClaims(ns.Namespace)
-	claim, err := claims.Get(ctx, name, metav1.GetOptions{})
+	claim, err := c.podControl.GetClaim(ctx, ns.Namespace, name)
 	if apierrors.IsNotFound(err) {
 		return nil
 	}
@@ -145,7 +144,7 @@ func (c *Controller) setClaimOwners(ctx context.Context, ns *slinkyv1beta1.NodeS
 	if err != nil {
 		return err
 	}
-	_, err = claims.Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: FieldManager})
+	_, err = c.podControl.PatchClaim(ctx, ns.Namespace, name, types.MergePatchType, patch)
 	if apierrors.IsNotFound(err) {
 		return nil
 	}
@@ -186,14 +185,14 @@ func (o *claimOwnersSynced) forget(key string) {
 // retention policy, once per generation of the NodeSet (and once after
 // serve starts): a policy changed to Delete makes the NodeSet own its
 // claims, one changed back to Retain lets them go.
-func (s *nodeSetSync) syncClaimOwners() error {
+func (s *nodeSetSync) syncClaimOwners(ctx context.Context) error {
 	if len(s.set.Spec.VolumeClaimTemplates) == 0 || s.c.claimOwners.done(s.key, s.set.Generation) {
 		return nil
 	}
 	retain := !deleteWithNodeSet(s.set) && !deleteWhenScaled(s.set)
 	for _, p := range s.active {
 		for _, t := range s.set.Spec.VolumeClaimTemplates {
-			err := s.c.setClaimOwners(s.ctx, s.set, claimName(s.set, t.Name, p), nil)
+			err := s.c.setClaimOwners(ctx, s.set, claimName(s.set, t.Name, p), nil)
 			if retain && apierrors.IsForbidden(err) {
 				// A serve whose role may not read claims: with Retain
 				// there is nothing to do but take the NodeSet off claims
@@ -212,12 +211,12 @@ func (s *nodeSetSync) syncClaimOwners() error {
 
 // ownClaimsByPod makes a pod a scale-in retires the owner of its claims,
 // when whenScaled is Delete: they go with it.
-func (s *nodeSetSync) ownClaimsByPod(pod *corev1.Pod) error {
+func (s *nodeSetSync) ownClaimsByPod(ctx context.Context, pod *corev1.Pod) error {
 	if !deleteWhenScaled(s.set) {
 		return nil
 	}
 	for _, t := range s.set.Spec.VolumeClaimTemplates {
-		if err := s.c.setClaimOwners(s.ctx, s.set, claimName(s.set, t.Name, pod), pod); err != nil {
+		if err := s.c.setClaimOwners(ctx, s.set, claimName(s.set, t.Name, pod), pod); err != nil {
 			return fmt.Errorf("claim %s of pod %s: %w", claimName(s.set, t.Name, pod), pod.Name, err)
 		}
 	}

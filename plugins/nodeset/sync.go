@@ -13,6 +13,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	slinkyv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/slinky/v1beta1"
+	conditions "github.com/kubectl-vc/kubectl-vc/pkg/rules/nodesetconditions"
 	"github.com/kubectl-vc/kubectl-vc/pkg/slurm"
 )
 
@@ -23,8 +24,7 @@ import (
 // (drain.go), scaling (scale.go), rolling update (update.go), status
 // (status.go).
 type nodeSetSync struct {
-	c   *Controller
-	ctx context.Context
+	c *Controller
 	// key is the NodeSet's queue key, also its expectations key.
 	key string
 	// set is a deep copy of the cached NodeSet: never the informer's copy.
@@ -100,19 +100,19 @@ func (c *Controller) sync(ctx context.Context, key string) (time.Duration, error
 		return 0, err
 	}
 	// Never modify the informer's copy.
-	s := &nodeSetSync{c: c, ctx: ctx, key: key, set: cached.DeepCopy()}
+	s := &nodeSetSync{c: c, key: key, set: cached.DeepCopy()}
 	// Phase 4 is decided now, before the pods are listed: the cache then
 	// holds every pod whose creation was expected. Decided after the list,
 	// an event arriving in between would make a stale list look complete.
 	satisfied := c.exp.satisfied(key)
 
 	// Phase 2: revisions (history.go).
-	if err := s.syncRevisions(); err != nil {
+	if err := s.syncRevisions(ctx); err != nil {
 		return 0, err
 	}
 
 	// Phase 3: the pods, adopting and releasing by selector (adopt.go).
-	if err := s.claimPods(); err != nil {
+	if err := s.claimPods(ctx); err != nil {
 		return 0, err
 	}
 
@@ -120,7 +120,7 @@ func (c *Controller) sync(ctx context.Context, key string) (time.Duration, error
 	// status. Without them the sync stops before any action (as Slinky's
 	// operator stops): a stale cache could say a busy node is idle. The
 	// error retries the NodeSet with the queue's backoff; status says why.
-	if s.slurmErr = s.connect(); s.slurmErr != nil {
+	if s.slurmErr = s.connect(ctx); s.slurmErr != nil {
 		c.metrics.slurmErrors.Inc()
 		reason := unreachableReason(s.slurmErr)
 		if reason == "Unauthorized" {
@@ -130,46 +130,46 @@ func (c *Controller) sync(ctx context.Context, key string) (time.Duration, error
 		if reason == "RefreshFailed" || reason == "Unauthorized" {
 			s.slurmErr = fmt.Errorf("cannot read Slurm node states: %w", s.slurmErr)
 		}
-		s.setFalseWithWarning(conditionSlurmReachable, reason, "SlurmUnreachable", s.slurmErr.Error())
+		s.setFalseWithWarning(conditions.SlurmReachable, reason, "SlurmUnreachable", s.slurmErr.Error())
 	} else {
-		s.setCondition(conditionSlurmReachable, true, "Refreshed", s.target.describe(ctx))
+		s.setCondition(conditions.SlurmReachable, true, "Refreshed", s.target.describe(ctx))
 	}
 
 	// What the spec asks for and this controller does not do is said in
 	// status and an event (spec.go); a NodeSet asking for what cannot be
 	// done safely is left alone.
-	refuse := s.checkSpec()
+	refuse := s.checkSpec(ctx)
 
 	requeue := c.cfg.Resync
 	errs := []error{s.slurmErr}
 	// The ScheduledUpdate reservation and its finalizer (scheduled.go),
 	// also for a NodeSet being deleted.
-	errs = append(errs, s.syncReservation(refuse))
+	errs = append(errs, s.syncReservation(ctx, refuse))
 	if s.set.DeletionTimestamp == nil && !refuse {
 		// Busy pods are protected from eviction whatever else happens
 		// (protect.go), and the Service and the PodDisruptionBudget are
 		// kept (dependents.go): neither depends on the pod count.
 		if s.slurmErr == nil {
-			errs = append(errs, s.syncProtection(), s.syncPodStates())
+			errs = append(errs, s.syncProtection(ctx), s.syncPodStates(ctx))
 		}
-		errs = append(errs, s.syncService(), s.syncDisruptionBudget(), s.syncSSHConfig())
+		errs = append(errs, s.syncService(ctx), s.syncDisruptionBudget(ctx), s.syncSSHConfig(ctx))
 	}
 	// Phase 4: expectations gate every action on pods: until the cache
 	// shows our last creations and deletions, its pod count is not to be
 	// trusted.
 	if s.slurmErr == nil && satisfied && s.set.DeletionTimestamp == nil && !refuse {
-		wait, err := s.syncPods()
+		wait, err := s.syncPods(ctx)
 		if wait {
 			requeue = c.cfg.DrainPoll
 		}
 		errs = append(errs, err)
 		if err == nil {
-			errs = append(errs, s.truncateHistory(), s.syncClaimOwners())
+			errs = append(errs, s.truncateHistory(ctx), s.syncClaimOwners(ctx))
 		}
 	}
 	syncErr := errors.Join(errs...)
 	// Phase 7: status, even when actions were skipped or failed (status.go).
-	if err := s.syncStatus(); err != nil {
+	if err := s.syncStatus(ctx); err != nil {
 		return 0, errors.Join(syncErr, err)
 	}
 	if syncErr != nil {
@@ -180,19 +180,19 @@ func (c *Controller) sync(ctx context.Context, key string) (time.Duration, error
 }
 
 // connect finds the NodeSet's Slurm and refreshes its node states.
-func (s *nodeSetSync) connect() error {
-	t, err := s.c.slurmFor(s.ctx, s.set)
+func (s *nodeSetSync) connect(ctx context.Context) error {
+	t, err := s.c.slurmFor(ctx, s.set)
 	if err != nil {
 		return err
 	}
 	s.target, s.slurm = t, t.client
-	return t.client.Refresh(s.ctx)
+	return t.client.Refresh(ctx)
 }
 
 // syncPods is phases 5 and 6: Kubernetes node cordons, scale in and out,
 // updates. It returns true when it waits for Slurm to drain a node. A
 // phase's errors do not stop the next one; all are returned together.
-func (s *nodeSetSync) syncPods() (bool, error) {
+func (s *nodeSetSync) syncPods(ctx context.Context) (bool, error) {
 	s.replicas = 1
 	if s.set.Spec.Replicas != nil {
 		s.replicas = int(*s.set.Spec.Replicas)
@@ -200,19 +200,19 @@ func (s *nodeSetSync) syncPods() (bool, error) {
 	s.now = time.Now()
 	s.condemned = map[string]bool{}
 
-	s.sortPods()          // scale.go: finished pods are deleted
-	s.syncNodeCordons()   // drain.go
-	s.syncTopology()      // topology.go
-	s.syncSlurmTopology() // topology.go
-	s.syncFeatures()      // features.go
+	s.sortPods(ctx)          // scale.go: finished pods are deleted
+	s.syncNodeCordons(ctx)   // drain.go
+	s.syncTopology(ctx)      // topology.go
+	s.syncSlurmTopology(ctx) // topology.go
+	s.syncFeatures(ctx)      // features.go
 	if daemonSetMode(s.set) {
 		// One pod per matching Kubernetes node (daemonset.go); the same
 		// cordon, drain and update rules as below once the pods are
 		// decided.
-		created := s.syncDaemonPods()
-		s.syncCordonsAndDrain() // drain.go
+		created := s.syncDaemonPods(ctx)
+		s.syncCordonsAndDrain(ctx) // drain.go
 		if !created && len(s.condemned) == 0 {
-			w, err := s.rollingUpdate() // update.go
+			w, err := s.rollingUpdate(ctx) // update.go
 			if err != nil {
 				s.errs = append(s.errs, err)
 			}
@@ -220,13 +220,13 @@ func (s *nodeSetSync) syncPods() (bool, error) {
 		}
 		return s.wait, errors.Join(s.errs...)
 	}
-	s.retireDaemonPods()    // daemonset.go: scalingMode changed
-	s.scaleIn()             // scale.go
-	s.syncCordonsAndDrain() // drain.go
+	s.retireDaemonPods(ctx)    // daemonset.go: scalingMode changed
+	s.scaleIn(ctx)             // scale.go
+	s.syncCordonsAndDrain(ctx) // drain.go
 	if missing := s.replicas - len(s.active); missing > 0 {
-		s.scaleOut(missing) // scale.go
+		s.scaleOut(ctx, missing) // scale.go
 	} else if len(s.condemned) == 0 {
-		w, err := s.rollingUpdate() // update.go
+		w, err := s.rollingUpdate(ctx) // update.go
 		if err != nil {
 			s.errs = append(s.errs, err)
 		}

@@ -1,6 +1,7 @@
 package nodeset
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -21,7 +22,7 @@ const maxTopologyBytes = 4096
 // (empty when the node has none), where slurmd's image reads it
 // (SLINKY_TOPOLOGY) to register its Slurm node in that topology. A value
 // past maxTopologyBytes is not copied: the pod keeps what it has.
-func (s *nodeSetSync) syncTopology() {
+func (s *nodeSetSync) syncTopology(ctx context.Context) {
 	for i, p := range s.active {
 		if p.Spec.NodeName == "" {
 			continue
@@ -37,7 +38,7 @@ func (s *nodeSetSync) syncTopology() {
 		if have, ok := p.Annotations[slinkyv1beta1.AnnotationNodeTopologySpec]; ok && have == want {
 			continue
 		}
-		if err := s.annotateActive(i, slinkyv1beta1.AnnotationNodeTopologySpec, &want); err != nil {
+		if err := s.annotateActive(ctx, i, slinkyv1beta1.AnnotationNodeTopologySpec, &want); err != nil {
 			s.errs = append(s.errs, err)
 		}
 	}
@@ -65,7 +66,7 @@ const annotationSlurmTopology = "kubectl-vc.io/slurm-topology"
 // Slurm that cannot (before 25.05, or slurmrestd's REST v0.0.42) is said
 // in one Warning event per sync; the pods still carry the value, which
 // slurmd's image reads at registration (SLINKY_TOPOLOGY).
-func (s *nodeSetSync) syncSlurmTopology() {
+func (s *nodeSetSync) syncSlurmTopology(ctx context.Context) {
 	tc, ok := s.slurm.(slurm.TopologyClient)
 	if !ok {
 		return
@@ -88,9 +89,9 @@ func (s *nodeSetSync) syncSlurmTopology() {
 			continue
 		}
 		name := slinkyv1beta1.SlurmNodeName(p)
-		have, err := tc.NodeTopology(s.ctx, name)
+		have, err := tc.NodeTopology(ctx, name)
 		if err == nil && have != want {
-			err = tc.SetNodeTopology(s.ctx, name, want)
+			err = tc.SetNodeTopology(ctx, name, want)
 		}
 		switch {
 		case errors.Is(err, slurm.ErrNodeNotFound):
@@ -106,7 +107,7 @@ func (s *nodeSetSync) syncSlurmTopology() {
 		if !annotated {
 			rec = nil
 		}
-		if err := s.annotateActive(i, annotationSlurmTopology, rec); err != nil {
+		if err := s.annotateActive(ctx, i, annotationSlurmTopology, rec); err != nil {
 			s.errs = append(s.errs, err)
 		}
 	}

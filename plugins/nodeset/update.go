@@ -1,6 +1,7 @@
 package nodeset
 
 import (
+	"context"
 	"errors"
 	"sort"
 
@@ -16,7 +17,7 @@ import (
 // cordon-drain-delete as a scale-in (retire, drain.go), so no job is killed
 // by an update. It runs only when the NodeSet neither scales out nor in.
 // At most burst pods are retired per sync.
-func (s *nodeSetSync) rollingUpdate() (bool, error) {
+func (s *nodeSetSync) rollingUpdate(ctx context.Context) (bool, error) {
 	ns, now := s.set, s.now
 	if s.sshHold {
 		// A replaced pod would not come back (ssh.go).
@@ -25,7 +26,7 @@ func (s *nodeSetSync) rollingUpdate() (bool, error) {
 	strategy := ns.Spec.UpdateStrategy.Type
 	if strategy == slinkyv1beta1.ScheduledUpdateNodeSetStrategyType {
 		// Inside the NodeSet's Slurm maintenance window only (scheduled.go).
-		return s.scheduledUpdate()
+		return s.scheduledUpdate(ctx)
 	}
 	if strategy != "" && strategy != slinkyv1beta1.RollingUpdateNodeSetStrategyType {
 		// OnDelete: only pods that someone deletes come back on the new
@@ -75,7 +76,7 @@ func (s *nodeSetSync) rollingUpdate() (bool, error) {
 		if capped() {
 			break
 		}
-		w, err := s.retire(p, reasonUpdate)
+		w, err := s.retire(ctx, p, reasonUpdate)
 		if err != nil {
 			errs = append(errs, err)
 		}
@@ -98,7 +99,7 @@ func (s *nodeSetSync) rollingUpdate() (bool, error) {
 		if capped() {
 			break
 		}
-		w, err := s.retire(p, reasonUpdate)
+		w, err := s.retire(ctx, p, reasonUpdate)
 		if err != nil {
 			errs = append(errs, err)
 		}

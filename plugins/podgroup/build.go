@@ -16,6 +16,7 @@ import (
 
 	"github.com/kubectl-vc/kubectl-vc/pkg/apis/keys"
 	"github.com/kubectl-vc/kubectl-vc/pkg/apis/scheduling/v1beta1"
+	"github.com/kubectl-vc/kubectl-vc/pkg/rules"
 )
 
 // GroupNamePrefix starts the name of every PodGroup this controller makes.
@@ -263,31 +264,20 @@ func Build(pod *corev1.Pod, upper map[string]string, inherit bool, now time.Time
 // queueAnnotation is the queue the annotations name: the owner's under
 // either spelling, beaten by the pod's; empty when none does.
 func queueAnnotation(pod *corev1.Pod, upper map[string]string, inherit bool) string {
-	var queue string
+	if q, ok := rules.QueueAnnotation(pod.Annotations); ok {
+		return q
+	}
 	if inherit {
-		if q, ok := upper[keys.VolcanoQueueName]; ok {
-			queue = q
-		}
-		if q, ok := upper[keys.QueueName]; ok {
-			queue = q
-		}
+		q, _ := rules.QueueAnnotation(upper)
+		return q
 	}
-	if q, ok := pod.Annotations[keys.VolcanoQueueName]; ok {
-		queue = q
-	}
-	if q, ok := pod.Annotations[keys.QueueName]; ok {
-		queue = q
-	}
-	return queue
+	return ""
 }
 
 // QueueOf is the queue of the group Build makes for pod: the queue its
 // annotations name, else the CRD default.
 func QueueOf(pod *corev1.Pod, upper map[string]string, inherit bool) string {
-	if q := queueAnnotation(pod, upper, inherit); q != "" {
-		return q
-	}
-	return keys.DefaultQueue
+	return rules.QueueOf(queueAnnotation(pod, upper, inherit))
 }
 
 // managedLabels are the pod labels a group takes over.

@@ -19,6 +19,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/kubectl-vc/kubectl-vc/pkg/apis/keys"
 	"github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned"
 	schedulinglisters "github.com/kubectl-vc/kubectl-vc/pkg/client/listers/scheduling/v1beta1"
 	"github.com/kubectl-vc/kubectl-vc/pkg/controller/framework"
@@ -86,7 +87,7 @@ const DefaultResyncPeriod = time.Minute
 
 // New returns a podgroup controller with the defaults of its flags.
 func New() *Controller {
-	return &Controller{workers: DefaultWorkers, schedulers: []string{"volcano"}, inherit: true, resync: DefaultResyncPeriod}
+	return &Controller{workers: DefaultWorkers, schedulers: []string{keys.VolcanoScheduler}, inherit: true, resync: DefaultResyncPeriod}
 }
 
 // Name implements framework.Controller.
@@ -207,16 +208,17 @@ func (c *Controller) Run(ctx context.Context) {
 	}
 	framework.Loop[request]{
 		Queue: c.wq, Workers: c.workers, MaxRequeue: c.maxRequeue, Sync: c.sync,
-		Retrying: func(req request, err error) {
-			logger.V(2).Info("podgroup sync failed; retrying", "kind", req.kind, "object", klog.KRef(req.namespace, req.name), "err", err)
+		KeyValues: func(req request) []any { return []any{"kind", req.kind, "object", klog.KRef(req.namespace, req.name)} },
+		Retrying: func(ctx context.Context, _ request, err error) {
+			klog.FromContext(ctx).V(2).Info("podgroup sync failed; retrying", "err", err)
 		},
-		Dropped: func(req request, err error) {
+		Dropped: func(ctx context.Context, req request, err error) {
 			c.metrics.dropped.WithLabelValues(req.kind.String()).Inc()
-			logger.Error(err, "podgroup sync failed too often; dropping the request", "kind", req.kind, "object", klog.KRef(req.namespace, req.name))
+			klog.FromContext(ctx).Error(err, "podgroup sync failed too often; dropping the request")
 			if obj := c.objectOf(req); obj != nil {
 				c.recorder.Eventf(obj, corev1.EventTypeWarning, "PodGroupSyncFailed",
 					"gave up after %d retries: %v", c.maxRequeue, err)
 			}
 		},
-	}.Run(stopCh)
+	}.Run(ctx)
 }

@@ -8,6 +8,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
 	"github.com/kubectl-vc/kubectl-vc/pkg/apis/scheduling/v1beta1"
+	"github.com/kubectl-vc/kubectl-vc/pkg/rules"
 )
 
 // Queue parking: a group refused because its queue is not Open waits for
@@ -62,7 +63,7 @@ func (c *Controller) queueState(name string) (open, known bool) {
 
 // isOpen says whether a queue accepts new groups; no state is Open.
 func isOpen(q *v1beta1.Queue) bool {
-	return q.Status.State == "" || q.Status.State == v1beta1.QueueStateOpen
+	return rules.StateOrOpen(q.Status.State) == v1beta1.QueueStateOpen
 }
 
 // waitForQueue parks a request whose group its queue refused. Retrying

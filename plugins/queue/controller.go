@@ -28,6 +28,7 @@ import (
 	businformers "github.com/kubectl-vc/kubectl-vc/pkg/client/informers/externalversions/bus/v1alpha1"
 	schedulinglisters "github.com/kubectl-vc/kubectl-vc/pkg/client/listers/scheduling/v1beta1"
 	"github.com/kubectl-vc/kubectl-vc/pkg/controller/framework"
+	"github.com/kubectl-vc/kubectl-vc/pkg/rules"
 	"github.com/kubectl-vc/kubectl-vc/plugins/internal/quantityguard"
 )
 
@@ -251,7 +252,7 @@ func (c *Controller) Run(ctx context.Context) {
 			if !root || !def {
 				// At -v=2, what the start waits for (a start that never
 				// logged "queue controller started" once left no trace).
-				logger.V(2).Info("waiting for the root and default queues in the cache", "root", root, "default", def)
+				logger.V(2).Info("waiting for the root and default queues in the cache", "rootQueue", root, "defaultQueue", def)
 			}
 			return root && def, nil
 		})
@@ -264,13 +265,13 @@ func (c *Controller) Run(ctx context.Context) {
 	loop := func(q workqueue.TypedRateLimitingInterface[string]) framework.Loop[string] {
 		return framework.Loop[string]{
 			Queue: q, Workers: c.workers, MaxRequeue: c.maxRequeue, Sync: c.lockedSync,
-			Retrying: func(key string, err error) {
-				logger.V(2).Info("sync failed, requeued", "queue", key, "err", err)
+			Retrying: func(ctx context.Context, _ string, err error) {
+				klog.FromContext(ctx).V(2).Info("sync failed, requeued", "err", err)
 			},
 			// Dropped: the pending Commands stay, visible in 'command list', and
 			// a later event for this queue tries again.
-			Dropped: func(key string, err error) {
-				logger.Error(err, "dropping queue request after the requeue limit", "queue", key, "retries", c.maxRequeue)
+			Dropped: func(ctx context.Context, key string, err error) {
+				klog.FromContext(ctx).Error(err, "dropping queue request after the requeue limit", "retries", c.maxRequeue)
 				if q, gerr := c.queues.Get(key); gerr == nil {
 					c.recorder.Eventf(q, corev1.EventTypeWarning, "RequestDropped", "dropped after %d retries: %v", c.maxRequeue, err)
 				}
@@ -283,9 +284,9 @@ func (c *Controller) Run(ctx context.Context) {
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		loop(c.fast).Run(stopCh)
+		loop(c.fast).Run(ctx)
 	}()
-	loop(c.wq).Run(stopCh)
+	loop(c.wq).Run(ctx)
 	wg.Wait()
 }
 
@@ -354,14 +355,7 @@ func (c *Controller) watchPodGroups(opt *framework.ControllerOption) (cache.Info
 
 // queueNameOf is the queue a podgroup counts against; a podgroup naming no
 // queue is scheduled into the default queue.
-func queueNameOf(pg *v1beta1.PodGroup) string { return queueName(pg.Spec.Queue) }
-
-func queueName(specQueue string) string {
-	if specQueue == "" {
-		return keys.DefaultQueue
-	}
-	return specQueue
-}
+func queueNameOf(pg *v1beta1.PodGroup) string { return rules.QueueOf(pg.Spec.Queue) }
 
 // parentOf indexes queues by parent; a queue without one is a child of root
 // (the controller will write that), except root itself.
@@ -370,13 +364,10 @@ func parentOf(obj any) ([]string, error) {
 	if !ok {
 		return nil, fmt.Errorf("not a Queue: %T", obj)
 	}
-	switch {
-	case q.Name == keys.RootQueue:
-		return nil, nil
-	case q.Spec.Parent == "":
-		return []string{keys.RootQueue}, nil
+	if p := rules.EffectiveParent(q); p != "" {
+		return []string{p}, nil
 	}
-	return []string{q.Spec.Parent}, nil
+	return nil, nil
 }
 
 func targetOfCommand(obj any) ([]string, error) {

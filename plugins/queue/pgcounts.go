@@ -65,7 +65,7 @@ func (s *podGroupCounts) hasSynced() bool { return s.synced.Load() }
 
 func rowOf(obj any) (string, pgRow, error) {
 	if r, ok := obj.(*podgrouprows.Row); ok {
-		return r.Namespace + "/" + r.Name, pgRow{queue: queueName(r.Queue), phase: knownPhase(r.Phase)}, nil
+		return r.Namespace + "/" + r.Name, pgRow{queue: rules.QueueOf(r.Queue), phase: knownPhase(r.Phase)}, nil
 	}
 	pg, err := podGroupOf(obj)
 	if err != nil {

@@ -133,7 +133,7 @@ func (c *Controller) sync(ctx context.Context, name string) error {
 		return err
 	}
 
-	if q.Name != keys.RootQueue && q.Spec.Parent == "" {
+	if rules.NeedsDefaultParent(q) {
 		patch := []byte(`{"spec":{"parent":"` + keys.RootQueue + `"}}`)
 		out, err := c.patch(ctx, q.Name, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: controllerName})
 		if err != nil {
@@ -202,7 +202,7 @@ func (c *Controller) sync(ctx context.Context, name string) error {
 		if err != nil && !apierrors.IsNotFound(err) {
 			return fmt.Errorf("delete applied Command %s/%s: %w", cmd.Namespace, cmd.Name, err)
 		}
-		klog.FromContext(ctx).V(3).Info("applied Command", "command", cmd.Namespace+"/"+cmd.Name, "action", cmd.Action, "queue", q.Name, "state", state)
+		klog.FromContext(ctx).V(3).Info("applied Command", "command", cmd.Namespace+"/"+cmd.Name, "action", cmd.Action, "state", state)
 	}
 	if applyErr != nil {
 		return applyErr
@@ -229,7 +229,7 @@ func (c *Controller) reportWaiting(ctx context.Context, q *v1beta1.Queue, w *wai
 	}
 	c.recorder.Eventf(q, corev1.EventTypeWarning, w.reason, "%s", w.message)
 	c.recorder.Eventf(w.cmd, corev1.EventTypeWarning, w.reason, "%s", w.message)
-	klog.FromContext(ctx).Info("Command waits", "command", w.cmd.Namespace+"/"+w.cmd.Name, "action", w.cmd.Action, "queue", q.Name, "reason", w.reason, "message", w.message)
+	klog.FromContext(ctx).Info("Command waits", "command", w.cmd.Namespace+"/"+w.cmd.Name, "action", w.cmd.Action, "reason", w.reason, "message", w.message)
 }
 
 // forgetWaiting drops what reportWaiting remembers of a Command that was

@@ -229,13 +229,14 @@ func (c *Controller) Run(ctx context.Context) {
 			c.wq.AddAfter(key, c.refresh)
 			return c.sync(ctx)
 		},
-		Retrying: func(_ string, err error) {
+		KeyValues: func(string) []any { return nil }, // one index, no object to name
+		Retrying: func(ctx context.Context, _ string, err error) {
 			klog.FromContext(ctx).Error(err, "queue index not written; retrying")
 		},
-		Dropped: func(_ string, err error) {
+		Dropped: func(ctx context.Context, _ string, err error) {
 			klog.FromContext(ctx).Error(err, "queue index not written; given up until a queue changes")
 		},
-	}.Run(ctx.Done())
+	}.Run(ctx)
 }
 
 // sync writes the indexes from the queues in the cache, each when its

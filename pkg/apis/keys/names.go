@@ -21,4 +21,9 @@ const (
 	// controllers (their Leases live there), and where install puts serve
 	// unless told otherwise.
 	VolcanoNamespace = "volcano-system"
+
+	// VolcanoScheduler is the name Volcano's scheduler answers to unless
+	// configured otherwise: the scheduler of a Job made from flags, of the
+	// pods the podgroup controller groups, and the leader Lease why reads.
+	VolcanoScheduler = "volcano"
 )

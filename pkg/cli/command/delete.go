@@ -17,8 +17,7 @@ import (
 	busv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/bus/v1alpha1"
 	schedulingv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/scheduling/v1beta1"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/chunk"
-	"github.com/kubectl-vc/kubectl-vc/pkg/cli/job"
-	"github.com/kubectl-vc/kubectl-vc/pkg/cli/queue"
+	"github.com/kubectl-vc/kubectl-vc/pkg/cli/completion"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/util"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/wait"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/write"
@@ -67,8 +66,8 @@ func newDeleteCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Com
 	cmd.Flags().BoolVarP(&o.AllNamespaces, "all-namespaces", "A", false, "With --all: in every namespace")
 	cmd.Flags().StringVar(&o.Queue, "queue", "", "With --all: only the Commands for this queue")
 	cmd.Flags().StringVar(&o.Job, "job", "", "With --all: only the Commands for this Volcano Job (of the namespace)")
-	_ = cmd.RegisterFlagCompletionFunc("queue", queue.Kind.NameFlag(f))
-	_ = cmd.RegisterFlagCompletionFunc("job", job.Kind.NameFlag(f))
+	_ = cmd.RegisterFlagCompletionFunc("queue", completion.Queues.Flag(f))
+	_ = cmd.RegisterFlagCompletionFunc("job", completion.Jobs.Flag(f))
 	return cmd
 }
 

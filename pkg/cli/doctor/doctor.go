@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/kubectl/pkg/util/templates"
@@ -134,7 +135,7 @@ func NewCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Command {
 	util.AddOutputFlag(cmd, &o.Output, "json", "yaml")
 	cmd.Flags().DurationVar(&o.StuckAfter, "stuck-after", time.Minute, "How long a Command may wait before it counts as stuck")
 	cmd.Flags().StringVar(&o.ControllersNamespace, "controllers-namespace", keys.VolcanoNamespace, "Namespace of the controllers' Leases and Deployments")
-	cmd.Flags().StringVar(&o.CommandNamespace, "command-namespace", "default", "Namespace queue open and close write Commands to (checked for RBAC)")
+	cmd.Flags().StringVar(&o.CommandNamespace, "command-namespace", metav1.NamespaceDefault, "Namespace queue open and close write Commands to (checked for RBAC)")
 	o.Line.AddFlags(cmd)
 	return cmd
 }

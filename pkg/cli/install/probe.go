@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
 
+	"github.com/kubectl-vc/kubectl-vc/pkg/apis/keys"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/util"
 )
 
@@ -62,7 +63,7 @@ const (
 	// left by an interrupted install is removed by the next one.
 	probeLabel = "kubectl-vc.io/install-probe"
 	// probeNamespace holds the dry-run PodGroup; it exists in every cluster.
-	probeNamespace = "default"
+	probeNamespace = metav1.NamespaceDefault
 	probeInterval  = 200 * time.Millisecond
 )
 
@@ -121,11 +122,11 @@ func waitPolicies(ctx context.Context, dyn dynamic.Interface, mapper meta.RESTMa
 	// it goes whatever happens next.
 	p.cleanup(ctx)
 	policy, binding := p.probePolicy()
-	if _, err := dyn.Resource(vapGVR).Create(ctx, policy, metav1.CreateOptions{FieldManager: "kubectl-vc"}); err != nil {
+	if _, err := dyn.Resource(vapGVR).Create(ctx, policy, metav1.CreateOptions{FieldManager: keys.CLIManager}); err != nil {
 		return namedErr("create", "the probe policy validatingadmissionpolicy.admissionregistration.k8s.io/"+policy.GetName(), err)
 	}
 	defer p.cleanup(context.WithoutCancel(ctx))
-	if _, err := dyn.Resource(vapbGVR).Create(ctx, binding, metav1.CreateOptions{FieldManager: "kubectl-vc"}); err != nil {
+	if _, err := dyn.Resource(vapbGVR).Create(ctx, binding, metav1.CreateOptions{FieldManager: keys.CLIManager}); err != nil {
 		return namedErr("create", "the probe policy binding validatingadmissionpolicybinding.admissionregistration.k8s.io/"+binding.GetName(), err)
 	}
 	var pgs dynamic.ResourceInterface

@@ -16,8 +16,9 @@ import (
 	batchv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/batch/v1alpha1"
 	"github.com/kubectl-vc/kubectl-vc/pkg/apis/keys"
 	schedulingv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/scheduling/v1beta1"
+	"github.com/kubectl-vc/kubectl-vc/pkg/cli/completion"
+	"github.com/kubectl-vc/kubectl-vc/pkg/cli/jobspec"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/manifest"
-	"github.com/kubectl-vc/kubectl-vc/pkg/cli/queue"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/util"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/write"
 	"github.com/kubectl-vc/kubectl-vc/pkg/rules"
@@ -28,7 +29,7 @@ import (
 const DefaultTaskName = "default0"
 
 // DefaultScheduler is the scheduler of a job made from flags.
-const DefaultScheduler = "volcano"
+const DefaultScheduler = keys.VolcanoScheduler
 
 // specFlags are the flags that build a job, which -f cannot be combined with.
 var specFlags = []string{"image", "replicas", "min", "queue", "requests", "limits", "scheduler-name", "command"}
@@ -112,7 +113,7 @@ func newCreateCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Com
 	cmd.Flags().StringVar(&o.Limits, "limits", "", "Resource limits of each pod, e.g. cpu=2,memory=1Gi")
 	cmd.Flags().StringVar(&o.SchedulerName, "scheduler-name", DefaultScheduler, "Scheduler of the job's pods")
 	cmd.Flags().BoolVar(&o.Command, "command", false, "Use the words after '--' as the container's command instead of its args (as 'kubectl run --command')")
-	_ = cmd.RegisterFlagCompletionFunc("queue", queue.Kind.NameFlag(f))
+	_ = cmd.RegisterFlagCompletionFunc("queue", completion.Queues.Flag(f))
 	_ = cmd.MarkFlagFilename("filename", "yaml", "yml", "json")
 	return cmd
 }
@@ -173,7 +174,7 @@ func (o *CreateOptions) fromFlags() (*batchv1alpha1.Job, error) {
 	if o.Min < 0 || o.Min > o.Replicas {
 		return nil, util.UsageErrorf("invalid --min %d: must be between 0 (all pods) and --replicas %d", o.Min, o.Replicas)
 	}
-	if err := ValidateQueueFlag(o.Queue); err != nil {
+	if err := util.ValidateQueueFlag(o.Queue); err != nil {
 		return nil, err
 	}
 	if o.SchedulerName == "" || len(o.SchedulerName) > 63 {
@@ -275,7 +276,7 @@ func validateJob(j *batchv1alpha1.Job) error {
 	seen := map[string]bool{}
 	var total int32
 	for i, t := range j.Spec.Tasks {
-		name := taskName(t, i)
+		name := jobspec.TaskName(t, i)
 		if errs := validation.IsDNS1123Label(name); len(errs) > 0 {
 			return util.UsageErrorf("invalid task name %q: %s", name, errs[0])
 		}
@@ -300,7 +301,7 @@ func validateJob(j *batchv1alpha1.Job) error {
 	if queueOf(j) == keys.RootQueue {
 		return util.UsageErrorf("a job cannot be submitted to the root queue: pick a leaf queue with --queue")
 	}
-	if err := ValidateQueueFlag(queueOf(j)); err != nil {
+	if err := util.ValidateQueueFlag(queueOf(j)); err != nil {
 		return err
 	}
 	return nil

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"sort"
-	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -12,6 +11,7 @@ import (
 	batchv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/batch/v1alpha1"
 	busv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/bus/v1alpha1"
 	schedulingv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/scheduling/v1beta1"
+	"github.com/kubectl-vc/kubectl-vc/pkg/cli/jobspec"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/kind"
 	vcprinters "github.com/kubectl-vc/kubectl-vc/pkg/cli/printers"
 )
@@ -72,105 +72,8 @@ func describeJob(ctx context.Context, o *vcprinters.DescribeOptions, d *vcprinte
 	}
 }
 
-func writeSpec(d *vcprinters.Describer, j *batchv1alpha1.Job) { WriteSpec(d, &j.Spec, minAvailable(j)) }
-
-// WriteSpec writes a job spec's section (a Job's, or a JobTemplate's):
-// queue, scheduler, minAvailable (as the caller reckons it), retries,
-// plugins, tasks and policies.
-func WriteSpec(d *vcprinters.Describer, spec *batchv1alpha1.JobSpec, minAvail int32) {
-	line := d.Line
-	d.Section(0, "Spec")
-	line(1, "Queue", queueOf(&batchv1alpha1.Job{Spec: *spec}))
-	line(1, "Scheduler", vcprinters.OrNone(spec.SchedulerName))
-	line(1, "Min Available", minAvail)
-	if spec.MinSuccess != nil {
-		line(1, "Min Success", *spec.MinSuccess)
-	}
-	line(1, "Max Retry", spec.MaxRetry)
-	line(1, "Priority Class", vcprinters.OrNone(spec.PriorityClassName))
-	if t := spec.TTLSecondsAfterFinished; t != nil {
-		line(1, "TTL After Finished", fmt.Sprintf("%ds", *t))
-	}
-	var plugins []string
-	for name, args := range spec.Plugins {
-		if len(args) > 0 {
-			name += " " + strings.Join(args, " ")
-		}
-		plugins = append(plugins, name)
-	}
-	sort.Strings(plugins)
-	line(1, "Plugins", vcprinters.OrNone(strings.Join(plugins, ", ")))
-	if nt := spec.NetworkTopology; nt != nil {
-		tier := "<none>"
-		if nt.HighestTierAllowed != nil {
-			tier = fmt.Sprint(*nt.HighestTierAllowed)
-		}
-		if nt.HighestTierName != "" {
-			tier = nt.HighestTierName
-		}
-		line(1, "Network Topology", fmt.Sprintf("mode %s, highest tier %s", vcprinters.OrNone(string(nt.Mode)), tier))
-	}
-	d.Section(1, "Tasks")
-	d.Write(2, "Name\tReplicas\tMin Available\tImage\tRequests (per pod)\n")
-	for i, t := range spec.Tasks {
-		minAv := fmt.Sprint(t.Replicas)
-		if t.MinAvailable != nil {
-			minAv = fmt.Sprint(*t.MinAvailable)
-		}
-		d.Write(2, "%s\t%d\t%s\t%s\t%s\n", taskName(t, i), t.Replicas, minAv,
-			vcprinters.OrNone(images(t.Template.Spec)), vcprinters.OrNone(vcprinters.Resources(podRequests(t.Template.Spec))))
-	}
-	var policies []string
-	for _, p := range spec.Policies {
-		policies = append(policies, fmt.Sprintf("<job>\t%s\t%s", policyTrigger(p), p.Action))
-	}
-	for i, t := range spec.Tasks {
-		for _, p := range t.Policies {
-			policies = append(policies, fmt.Sprintf("%s\t%s\t%s", taskName(t, i), policyTrigger(p), p.Action))
-		}
-	}
-	d.Table(1, "Policies", "Scope\tWhen\tAction", policies)
-}
-
-// policyTrigger says when a lifecycle policy applies.
-func policyTrigger(p batchv1alpha1.LifecyclePolicy) string {
-	var when []string
-	if p.Event != "" {
-		when = append(when, string(p.Event))
-	}
-	for _, e := range p.Events {
-		when = append(when, string(e))
-	}
-	if p.ExitCode != nil {
-		when = append(when, fmt.Sprintf("exit code %d", *p.ExitCode))
-	}
-	s := vcprinters.OrNone(strings.Join(when, ","))
-	if p.Timeout != nil {
-		s += " after " + p.Timeout.Duration.String()
-	}
-	return s
-}
-
-// images lists the images of a pod's containers.
-func images(spec corev1.PodSpec) string {
-	var out []string
-	for _, c := range spec.Containers {
-		out = append(out, c.Image)
-	}
-	return strings.Join(out, ",")
-}
-
-// podRequests sums the requests of a pod's containers.
-func podRequests(spec corev1.PodSpec) corev1.ResourceList {
-	sum := corev1.ResourceList{}
-	for _, c := range spec.Containers {
-		for name, q := range c.Resources.Requests {
-			v := sum[name]
-			v.Add(q)
-			sum[name] = v
-		}
-	}
-	return sum
+func writeSpec(d *vcprinters.Describer, j *batchv1alpha1.Job) {
+	jobspec.WriteSpec(d, &j.Spec, minAvailable(j))
 }
 
 func writeStatus(d *vcprinters.Describer, j *batchv1alpha1.Job) {

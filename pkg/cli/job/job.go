@@ -12,7 +12,6 @@ import (
 
 	"github.com/spf13/cobra"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	batchv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/batch/v1alpha1"
@@ -67,14 +66,6 @@ var phases = []batchv1alpha1.JobPhase{
 	batchv1alpha1.JobAborting, batchv1alpha1.JobAborted, batchv1alpha1.JobCompleting,
 	batchv1alpha1.JobCompleted, batchv1alpha1.JobTerminating, batchv1alpha1.JobTerminated,
 	batchv1alpha1.JobFailed,
-}
-
-// ValidateQueueFlag checks a --queue value.
-func ValidateQueueFlag(q string) error {
-	if errs := validation.IsDNS1123Subdomain(q); len(errs) > 0 {
-		return util.UsageErrorf("invalid --queue %q: %s", q, errs[0])
-	}
-	return nil
 }
 
 // getJobs fetches every named job of the namespace before anything is

@@ -2,8 +2,6 @@ package job
 
 import (
 	"context"
-	"fmt"
-	"strings"
 
 	"github.com/spf13/cobra"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -13,10 +11,10 @@ import (
 
 	batchv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/batch/v1alpha1"
 	flowv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/flow/v1alpha1"
-	"github.com/kubectl-vc/kubectl-vc/pkg/cli/jobflow"
+	"github.com/kubectl-vc/kubectl-vc/pkg/cli/completion"
+	"github.com/kubectl-vc/kubectl-vc/pkg/cli/jobspec"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/list"
 	vcprinters "github.com/kubectl-vc/kubectl-vc/pkg/cli/printers"
-	"github.com/kubectl-vc/kubectl-vc/pkg/cli/queue"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/util"
 )
 
@@ -62,9 +60,9 @@ func newListCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Comma
 		RunE:              util.RunE(o),
 	}
 	o.List.AddFlags(cmd, list.Flags{AllNamespaces: "List jobs of every namespace", Selector: "Label selector, e.g. -l team=nlp", Watch: true})
-	o.QueuePhase.AddFlags(cmd, queue.Kind.NameFlag(f), "jobs", util.Names(phases))
+	o.QueuePhase.AddFlags(cmd, completion.Queues.Flag(f), "jobs", util.Names(phases))
 	cmd.Flags().StringVar(&o.Flow, "flow", "", "Only the jobs made for the steps of this JobFlow (by Volcano's jobflow controller)")
-	_ = cmd.RegisterFlagCompletionFunc("flow", jobflow.Kind.NameFlag(f))
+	_ = cmd.RegisterFlagCompletionFunc("flow", completion.JobFlows.Flag(f))
 	return cmd
 }
 
@@ -144,21 +142,4 @@ func jobTable(items []batchv1alpha1.Job, allNamespaces bool) *metav1.Table {
 }
 
 // tasksOf lists the tasks as name=replicas, in spec order.
-func tasksOf(j *batchv1alpha1.Job) string { return Tasks(j.Spec.Tasks) }
-
-// Tasks lists tasks as name=replicas, in spec order (also a JobTemplate's).
-func Tasks(tasks []batchv1alpha1.TaskSpec) string {
-	parts := make([]string, 0, len(tasks))
-	for i, t := range tasks {
-		parts = append(parts, fmt.Sprintf("%s=%d", taskName(t, i), t.Replicas))
-	}
-	return strings.Join(parts, ",")
-}
-
-// taskName is the task's name, or the one Volcano gives an unnamed task.
-func taskName(t batchv1alpha1.TaskSpec, index int) string {
-	if t.Name != "" {
-		return t.Name
-	}
-	return fmt.Sprintf("default%d", index)
-}
+func tasksOf(j *batchv1alpha1.Job) string { return jobspec.Tasks(j.Spec.Tasks) }

@@ -2,21 +2,14 @@ package jobflow
 
 import (
 	"github.com/spf13/cobra"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	flowv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/flow/v1alpha1"
-	"github.com/kubectl-vc/kubectl-vc/pkg/cli/describe"
+	"github.com/kubectl-vc/kubectl-vc/pkg/cli/flowkind"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/kind"
-	"github.com/kubectl-vc/kubectl-vc/pkg/cli/list"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/util"
-	"github.com/kubectl-vc/kubectl-vc/pkg/cli/write"
 	"github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned"
 )
-
-// NotServed says what to do when the server has no flow.volcano.sh
-// kinds: they are Volcano's, installed with its jobflow controllers.
-const NotServed = "the server has no Volcano JobFlows and JobTemplates (flow.volcano.sh/v1alpha1): install Volcano with its jobflow controllers, which run them; 'kubectl vc install' leaves these CRDs to Volcano"
 
 // Kind is the JobFlow.
 var Kind = &kind.Kind[flowv1alpha1.JobFlow, *flowv1alpha1.JobFlow, *flowv1alpha1.JobFlowList]{
@@ -25,7 +18,7 @@ var Kind = &kind.Kind[flowv1alpha1.JobFlow, *flowv1alpha1.JobFlow, *flowv1alpha1
 	Client: func(c versioned.Interface, ns string) kind.Client[*flowv1alpha1.JobFlow, *flowv1alpha1.JobFlowList] {
 		return c.FlowV1alpha1().JobFlows(ns)
 	},
-	NotServed: NotServed,
+	NotServed: flowkind.NotServed,
 	Check:     Check,
 	Reset:     func(jf *flowv1alpha1.JobFlow) { jf.Status = flowv1alpha1.JobFlowStatus{} },
 	Table:     Table,
@@ -53,17 +46,5 @@ var Kind = &kind.Kind[flowv1alpha1.JobFlow, *flowv1alpha1.JobFlow, *flowv1alpha1
 
 // Commands returns the commands of the 'jobflow' group.
 func Commands(f util.Factory, streams genericiooptions.IOStreams) []*cobra.Command {
-	return FlowCommands(Kind, f, streams)
-}
-
-// FlowCommands are the commands of a flow.volcano.sh kind (jobflow,
-// jobtemplate): create -f, list, describe and delete, all of them the
-// shared commands over its Kind.
-func FlowCommands[T any, PT kind.Object[T], L runtime.Object](k *kind.Kind[T, PT, L], f util.Factory, streams genericiooptions.IOStreams) []*cobra.Command {
-	return []*cobra.Command{
-		write.NewCreateCmd(k, f, streams),
-		list.NewCmd(k, f, streams),
-		describe.NewVcctlCmd(k, f, streams),
-		write.NewDeleteCmd(k, f, streams),
-	}
+	return flowkind.Commands(Kind, f, streams)
 }

@@ -9,7 +9,7 @@ import (
 
 	batchv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/batch/v1alpha1"
 	flowv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/flow/v1alpha1"
-	"github.com/kubectl-vc/kubectl-vc/pkg/cli/job"
+	"github.com/kubectl-vc/kubectl-vc/pkg/cli/jobspec"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/kind"
 	vcprinters "github.com/kubectl-vc/kubectl-vc/pkg/cli/printers"
 )
@@ -32,7 +32,7 @@ var describeHelp = kind.Help{
 // describeTemplate writes a template's job spec and the jobs made from it; a
 // failure to list them is said in place of the table.
 func describeTemplate(ctx context.Context, o *vcprinters.DescribeOptions, d *vcprinters.Describer, t *flowv1alpha1.JobTemplate) {
-	job.WriteSpec(d, &t.Spec, t.Spec.MinAvailable)
+	jobspec.WriteSpec(d, &t.Spec, t.Spec.MinAvailable)
 
 	sel := flowv1alpha1.CreatedByJobTemplateKey + "=" + flowv1alpha1.ObjectString(t.Namespace, t.Name)
 	jobs, err := o.Client.BatchV1alpha1().Jobs(t.Namespace).List(ctx, metav1.ListOptions{LabelSelector: sel})

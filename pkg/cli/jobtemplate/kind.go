@@ -5,7 +5,7 @@ import (
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	flowv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/flow/v1alpha1"
-	"github.com/kubectl-vc/kubectl-vc/pkg/cli/jobflow"
+	"github.com/kubectl-vc/kubectl-vc/pkg/cli/flowkind"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/kind"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/util"
 	"github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned"
@@ -18,7 +18,7 @@ var Kind = &kind.Kind[flowv1alpha1.JobTemplate, *flowv1alpha1.JobTemplate, *flow
 	Client: func(c versioned.Interface, ns string) kind.Client[*flowv1alpha1.JobTemplate, *flowv1alpha1.JobTemplateList] {
 		return c.FlowV1alpha1().JobTemplates(ns)
 	},
-	NotServed: jobflow.NotServed,
+	NotServed: flowkind.NotServed,
 	Check:     check,
 	Reset:     func(t *flowv1alpha1.JobTemplate) { t.Status = flowv1alpha1.JobTemplateStatus{} },
 	Table:     Table,
@@ -43,5 +43,5 @@ var Kind = &kind.Kind[flowv1alpha1.JobTemplate, *flowv1alpha1.JobTemplate, *flow
 // Commands returns the commands of the 'jobtemplate' group: jobflow's,
 // over the JobTemplate.
 func Commands(f util.Factory, streams genericiooptions.IOStreams) []*cobra.Command {
-	return jobflow.FlowCommands(Kind, f, streams)
+	return flowkind.Commands(Kind, f, streams)
 }

@@ -6,7 +6,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	flowv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/flow/v1alpha1"
-	"github.com/kubectl-vc/kubectl-vc/pkg/cli/job"
+	"github.com/kubectl-vc/kubectl-vc/pkg/cli/jobspec"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/kind"
 	vcprinters "github.com/kubectl-vc/kubectl-vc/pkg/cli/printers"
 	"github.com/kubectl-vc/kubectl-vc/pkg/rules"
@@ -50,7 +50,7 @@ func Table(items []flowv1alpha1.JobTemplate, allNamespaces bool) *metav1.Table {
 		if allNamespaces {
 			row = append(row, t.Namespace)
 		}
-		row = append(row, t.Name, queueOf(t), t.Spec.MinAvailable, vcprinters.OrNone(job.Tasks(t.Spec.Tasks)),
+		row = append(row, t.Name, queueOf(t), t.Spec.MinAvailable, vcprinters.OrNone(jobspec.Tasks(t.Spec.Tasks)),
 			vcprinters.OrNone(strings.Join(t.Status.JobDependsOnList, ",")), vcprinters.Age(t.CreationTimestamp),
 			vcprinters.OrNone(t.Spec.SchedulerName))
 		rows = append(rows, row)

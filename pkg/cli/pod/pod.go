@@ -23,10 +23,9 @@ import (
 	"github.com/kubectl-vc/kubectl-vc/pkg/apis/keys"
 	schedulingv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/scheduling/v1beta1"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/chunk"
+	"github.com/kubectl-vc/kubectl-vc/pkg/cli/completion"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/follow"
-	"github.com/kubectl-vc/kubectl-vc/pkg/cli/job"
 	vcprinters "github.com/kubectl-vc/kubectl-vc/pkg/cli/printers"
-	"github.com/kubectl-vc/kubectl-vc/pkg/cli/queue"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/util"
 	"github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned"
 	"github.com/kubectl-vc/kubectl-vc/pkg/rules"
@@ -89,8 +88,8 @@ func newPodListCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Co
 	cmd.Flags().StringVarP(&o.Selector, "selector", "l", "", "Label selector, e.g. -l app=train")
 	chunk.AddFlag(cmd, &o.ChunkSize)
 	cmd.Flags().BoolVarP(&o.Watch, "watch", "w", false, "After listing, watch for changes")
-	_ = cmd.RegisterFlagCompletionFunc("job", job.Kind.NameFlag(f))
-	_ = cmd.RegisterFlagCompletionFunc("queue", queue.Kind.NameFlag(f))
+	_ = cmd.RegisterFlagCompletionFunc("job", completion.Jobs.Flag(f))
+	_ = cmd.RegisterFlagCompletionFunc("queue", completion.Queues.Flag(f))
 	return cmd
 }
 
@@ -113,7 +112,7 @@ func (o *PodListOptions) Validate() error {
 		return err
 	}
 	if o.Job != "" {
-		if err := job.ValidateName(o.Job); err != nil {
+		if err := util.ValidateObjectName("job", o.Job); err != nil {
 			return util.UsageErrorf("invalid --job: %s", util.Message(err))
 		}
 		if o.AllNamespaces {
@@ -121,7 +120,7 @@ func (o *PodListOptions) Validate() error {
 		}
 	}
 	if o.Queue != "" {
-		if err := job.ValidateQueueFlag(o.Queue); err != nil {
+		if err := util.ValidateQueueFlag(o.Queue); err != nil {
 			return err
 		}
 	}
@@ -270,13 +269,7 @@ func (o *PodListOptions) podGroups(ctx context.Context) (map[string]*schedulingv
 // queueKey is the queue a pod names itself: the label Volcano's job
 // controller sets, or one of the queue annotations other workloads carry.
 func queueKey(p *corev1.Pod) string {
-	if q := p.Labels[batchv1alpha1.QueueNameLabel]; q != "" {
-		return q
-	}
-	if q := p.Annotations[keys.VolcanoQueueName]; q != "" {
-		return q
-	}
-	return p.Annotations[keys.QueueName]
+	return rules.PodQueue(p)
 }
 
 type podRow struct {

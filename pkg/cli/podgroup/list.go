@@ -9,9 +9,9 @@ import (
 	"k8s.io/kubectl/pkg/util/templates"
 
 	schedulingv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/scheduling/v1beta1"
+	"github.com/kubectl-vc/kubectl-vc/pkg/cli/completion"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/list"
 	vcprinters "github.com/kubectl-vc/kubectl-vc/pkg/cli/printers"
-	"github.com/kubectl-vc/kubectl-vc/pkg/cli/queue"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/util"
 	"github.com/kubectl-vc/kubectl-vc/pkg/rules"
 )
@@ -51,7 +51,7 @@ func newListCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Comma
 		RunE:              util.RunE(o),
 	}
 	o.List.AddFlags(cmd, list.Flags{AllNamespaces: "List podgroups of every namespace", Selector: "Label selector, e.g. -l app=train", Watch: true})
-	o.QueuePhase.AddFlags(cmd, queue.Kind.NameFlag(f), "podgroups", util.Names(phases))
+	o.QueuePhase.AddFlags(cmd, completion.Queues.Flag(f), "podgroups", util.Names(phases))
 	return cmd
 }
 

@@ -11,14 +11,6 @@ import (
 	"github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned"
 )
 
-// stateOf treats an empty state as Open, as the controller does.
-func stateOf(q *schedulingv1beta1.Queue) schedulingv1beta1.QueueState {
-	if q.Status.State == "" {
-		return schedulingv1beta1.QueueStateOpen
-	}
-	return q.Status.State
-}
-
 // newQueueCommand builds the Command for queue q as vcctl does, in
 // namespace (the queue is cluster-scoped; the queue controller reads
 // Commands of every namespace).

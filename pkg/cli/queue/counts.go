@@ -48,7 +48,7 @@ func queueCounts(ctx context.Context, c versioned.Interface, queues []scheduling
 	for i := range queues {
 		q := &queues[i]
 		out[q.Name] = statusCounts(q)
-		if q.Status.State == "" {
+		if !rules.QueueStatusKept(q) {
 			needList = true
 		}
 	}
@@ -63,7 +63,7 @@ func queueCounts(ctx context.Context, c versioned.Interface, queues []scheduling
 		return out
 	}
 	for i := range queues {
-		if queues[i].Status.State == "" {
+		if !rules.QueueStatusKept(&queues[i]) {
 			out[queues[i].Name] = fromPG[queues[i].Name]
 		}
 	}

@@ -16,6 +16,7 @@ import (
 	schedulingv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/scheduling/v1beta1"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/util"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/write"
+	"github.com/kubectl-vc/kubectl-vc/pkg/rules"
 )
 
 // queueCreateStates are the states a queue can be created in.
@@ -108,9 +109,7 @@ func (o *CreateOptions) Validate() error {
 	if err != nil {
 		return err
 	}
-	if o.State = string(state); o.State == "" {
-		o.State = string(schedulingv1beta1.QueueStateOpen)
-	}
+	o.State = string(rules.StateOrOpen(state))
 	if o.Parent != "" {
 		if err := validateName(o.Parent); err != nil {
 			return util.UsageErrorf("invalid --parent: %s", util.Message(err))

@@ -19,6 +19,7 @@ import (
 	schedulingv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/scheduling/v1beta1"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/util"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/write"
+	"github.com/kubectl-vc/kubectl-vc/pkg/rules"
 )
 
 // DeleteOptions holds the input of 'queue delete'.
@@ -103,7 +104,7 @@ func (o *DeleteOptions) Run(ctx context.Context) error {
 	if o.Close {
 		var toClose []string
 		for _, q := range queues {
-			if stateOf(q) == schedulingv1beta1.QueueStateClosed {
+			if rules.StateOrOpen(q.Status.State) == schedulingv1beta1.QueueStateClosed {
 				continue
 			}
 			cmd := newQueueCommand(q, busv1alpha1.CloseQueueAction, o.CommandNamespace)
@@ -131,8 +132,8 @@ func (o *DeleteOptions) Run(ctx context.Context) error {
 				return fmt.Errorf("delete queue %q: %s", q.Name, util.Message(err))
 			}
 		}
-		if q.Spec.Parent != "" {
-			deletedChildren[q.Spec.Parent] = append(deletedChildren[q.Spec.Parent], q.Name)
+		if p := rules.EffectiveParent(q); p != "" {
+			deletedChildren[p] = append(deletedChildren[p], q.Name)
 		}
 		o.Delete.Deleted(Kind.Ref(q.Name))
 	}

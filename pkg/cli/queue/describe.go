@@ -52,7 +52,7 @@ func describeQueue(ctx context.Context, o *vcprinters.DescribeOptions, d *vcprin
 		line(1, "Dequeue Strategy", q.Spec.DequeueStrategy)
 	}
 	d.Section(0, "Status")
-	line(1, "State", stateOf(q))
+	line(1, "State", rules.StateOrOpen(q.Status.State))
 	if problem := q.Annotations[rules.HierarchyProblemAnnotation]; problem != "" {
 		line(1, "Hierarchy", problem)
 	}
@@ -67,7 +67,7 @@ func describeQueue(ctx context.Context, o *vcprinters.DescribeOptions, d *vcprin
 
 	cnt := queueCounts(ctx, c, []schedulingv1beta1.Queue{*q}, countPages(nil, 0))[q.Name]
 	source := "status"
-	if q.Status.State == "" {
+	if !rules.QueueStatusKept(q) {
 		source = "podgroups"
 	}
 	d.Section(0, "Podgroups (from "+source+")")
@@ -84,7 +84,7 @@ func describeQueue(ctx context.Context, o *vcprinters.DescribeOptions, d *vcprin
 		for i := range all.Items {
 			ch := &all.Items[i]
 			if ch.Name != q.Name && parentOf(ch) == q.Name {
-				children = append(children, fmt.Sprintf("%s (%s)", ch.Name, stateOf(ch)))
+				children = append(children, fmt.Sprintf("%s (%s)", ch.Name, rules.StateOrOpen(ch.Status.State)))
 			}
 		}
 		sort.Strings(children)

@@ -110,9 +110,9 @@ func queueTable(items []schedulingv1beta1.Queue, cnt map[string]counts) *metav1.
 // (Open,ParentCycle).
 func stateColumn(q *schedulingv1beta1.Queue) string {
 	if reason := rules.HierarchyProblemReason(q.Annotations[rules.HierarchyProblemAnnotation]); reason != "" {
-		return string(stateOf(q)) + "," + reason
+		return string(rules.StateOrOpen(q.Status.State)) + "," + reason
 	}
-	return string(stateOf(q))
+	return string(rules.StateOrOpen(q.Status.State))
 }
 
 // parentOf shows the effective parent (rules.EffectiveParent), <none>

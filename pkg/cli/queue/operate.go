@@ -19,6 +19,7 @@ import (
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/util"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/write"
 	"github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned"
+	"github.com/kubectl-vc/kubectl-vc/pkg/rules"
 )
 
 // 'queue open' and 'queue close' move queues to a state as Volcano's vcctl
@@ -168,7 +169,7 @@ func (o *OperateOptions) Run(ctx context.Context) error {
 // completion: 'queue close' offers the queues not Closed or Closing (and
 // never root, which is refused), 'queue open' those not Open.
 func canMoveTo(q *schedulingv1beta1.Queue, target schedulingv1beta1.QueueState) bool {
-	state := stateOf(q)
+	state := rules.StateOrOpen(q.Status.State)
 	if target == schedulingv1beta1.QueueStateClosed {
 		return q.Name != keys.RootQueue && state != schedulingv1beta1.QueueStateClosed && state != schedulingv1beta1.QueueStateClosing
 	}

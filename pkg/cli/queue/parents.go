@@ -88,7 +88,7 @@ func refuseClosedParents(ctx context.Context, c versioned.Interface, queues []*s
 		}
 		hq := read[holder]
 		return util.UsageErrorf("cannot open queue %q: its parent %q is %s, and a queue cannot be open under a closed parent: open them together (kubectl vc queue open %s)",
-			q.Name, holder, stateOf(hq), strings.Join(append(closed, names...), " "))
+			q.Name, holder, rules.StateOrOpen(hq.Status.State), strings.Join(append(closed, names...), " "))
 	}
 	return nil
 }

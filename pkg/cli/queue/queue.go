@@ -4,6 +4,7 @@ package queue
 
 import (
 	"github.com/spf13/cobra"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/describe"
@@ -12,7 +13,7 @@ import (
 
 // DefaultCommandNamespace is where vcctl, and so Volcano's controller
 // expectations, put queue Commands.
-const DefaultCommandNamespace = "default"
+const DefaultCommandNamespace = metav1.NamespaceDefault
 
 // Commands returns the commands of the 'queue' group (its name, aliases
 // and help are its Kind's Group).

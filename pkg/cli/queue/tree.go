@@ -256,7 +256,7 @@ func (o *TreeOptions) render(ctx context.Context, w io.Writer, byName map[string
 	f.walk(func(name, label, indent string) {
 		q := f.byName[name]
 		n := cnt[name]
-		row := []string{indent + name + label, string(stateOf(q)), itoa(q.Spec.Weight),
+		row := []string{indent + name + label, string(rules.StateOrOpen(q.Status.State)), itoa(q.Spec.Weight),
 			itoa(n.Inqueue), itoa(n.Pending), itoa(n.Running), itoa(n.Unknown), itoa(n.Completed)}
 		if wide {
 			row = append(row, vcprinters.OrNone(vcprinters.Resources(q.Spec.Deserved)),
@@ -307,7 +307,7 @@ func treeDocument(f *forest, cnt map[string]counts) treeDoc {
 		q := f.byName[name]
 		n := cnt[name]
 		out := &treeNode{
-			Name: name, Problem: f.problem[name], State: string(stateOf(q)), Weight: q.Spec.Weight,
+			Name: name, Problem: f.problem[name], State: string(rules.StateOrOpen(q.Status.State)), Weight: q.Spec.Weight,
 			PodGroups:  treeCounts{Inqueue: n.Inqueue, Pending: n.Pending, Running: n.Running, Unknown: n.Unknown, Completed: n.Completed},
 			Deserved:   q.Spec.Deserved,
 			Capability: q.Spec.Capability,

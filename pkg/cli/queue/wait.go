@@ -18,6 +18,7 @@ import (
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/util"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/wait"
 	"github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned"
+	"github.com/kubectl-vc/kubectl-vc/pkg/rules"
 )
 
 // waiter is what a queue --wait needs: the clients (kube for events; nil
@@ -106,7 +107,7 @@ func (w waiter) explain(ctx context.Context, name string, since time.Time) strin
 // describeProgress says where a queue stands, including what still holds a
 // Closing queue: its podgroups that have not completed.
 func describeProgress(q *schedulingv1beta1.Queue) string {
-	state := stateOf(q)
+	state := rules.StateOrOpen(q.Status.State)
 	c := statusCounts(q)
 	if state == schedulingv1beta1.QueueStateClosing && c.Active() > 0 {
 		return fmt.Sprintf("%s, %d podgroup(s) still in the queue (inqueue %d, pending %d, running %d, unknown %d)",
@@ -123,7 +124,7 @@ func (w waiter) forState(ctx context.Context, names []string, target schedulingv
 	return wait.For(ctx, w.spec(names), wait.Condition[*schedulingv1beta1.Queue]{
 		Target: string(target),
 		Progress: func(q *schedulingv1beta1.Queue) (string, bool) {
-			return describeProgress(q), stateOf(q) == target
+			return describeProgress(q), rules.StateOrOpen(q.Status.State) == target
 		},
 		Unseen: "no status seen",
 	}, w.errOut)

@@ -3,11 +3,14 @@ package framework
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr/funcr"
 	"k8s.io/client-go/util/workqueue"
+	"k8s.io/klog/v2"
 )
 
 func newQueue() workqueue.TypedRateLimitingInterface[string] {
@@ -87,7 +90,7 @@ func TestRunWorkersProcessesEachKeyAndStops(t *testing.T) {
 // when the loop stops.
 func TestLoopRetriesThenDrops(t *testing.T) {
 	q := newQueue()
-	stop := make(chan struct{})
+	ctx, stop := context.WithCancel(context.Background())
 	var mu sync.Mutex
 	syncs := map[string]int{}
 	retries, drops := 0, 0
@@ -106,8 +109,8 @@ func TestLoopRetriesThenDrops(t *testing.T) {
 			done <- struct{}{}
 			return nil
 		},
-		Retrying: func(string, error) { mu.Lock(); retries++; mu.Unlock() },
-		Dropped: func(key string, _ error) {
+		Retrying: func(context.Context, string, error) { mu.Lock(); retries++; mu.Unlock() },
+		Dropped: func(_ context.Context, key string, _ error) {
 			mu.Lock()
 			drops++
 			mu.Unlock()
@@ -115,7 +118,7 @@ func TestLoopRetriesThenDrops(t *testing.T) {
 		},
 	}
 	ran := make(chan struct{})
-	go func() { l.Run(stop); close(ran) }()
+	go func() { l.Run(ctx); close(ran) }()
 	q.Add("good")
 	q.Add("bad")
 	for range 2 {
@@ -125,7 +128,7 @@ func TestLoopRetriesThenDrops(t *testing.T) {
 			t.Fatal("the loop did not finish both keys")
 		}
 	}
-	close(stop)
+	stop()
 	<-ran
 	mu.Lock()
 	defer mu.Unlock()
@@ -145,7 +148,7 @@ func TestLoopRetriesThenDrops(t *testing.T) {
 // that fails in a running controller is.
 func TestLoopStopIsNotAFailure(t *testing.T) {
 	q := newQueue()
-	stop := make(chan struct{})
+	ctx, stop := context.WithCancel(context.Background())
 	started := make(chan struct{})
 	var mu sync.Mutex
 	var retried []string
@@ -158,7 +161,7 @@ func TestLoopStopIsNotAFailure(t *testing.T) {
 			<-ctx.Done()
 			return ctx.Err()
 		},
-		Retrying: func(key string, err error) {
+		Retrying: func(_ context.Context, key string, err error) {
 			mu.Lock()
 			defer mu.Unlock()
 			retried = append(retried, key)
@@ -167,12 +170,12 @@ func TestLoopStopIsNotAFailure(t *testing.T) {
 	returned := make(chan struct{})
 	go func() {
 		defer close(returned)
-		l.Run(stop)
+		l.Run(ctx)
 	}()
 	q.Add("fails")
 	q.Add("stopped")
 	<-started
-	close(stop)
+	stop()
 	<-returned
 	mu.Lock()
 	defer mu.Unlock()
@@ -183,5 +186,57 @@ func TestLoopStopIsNotAFailure(t *testing.T) {
 		if k == "stopped" {
 			t.Fatalf("retries reported %v: a sync ended by the stop is not a failure", retried)
 		}
+	}
+}
+
+// TestLoopLoggerNamesTheObject: every line a sync logs, and the retry
+// report, carry the controller's name and the object's key once, without
+// the sync adding them; a controller's own KeyValues replace the default.
+func TestLoopLoggerNamesTheObject(t *testing.T) {
+	var mu sync.Mutex
+	var lines []string
+	logger := funcr.New(func(prefix, args string) {
+		mu.Lock()
+		defer mu.Unlock()
+		lines = append(lines, prefix+" "+args)
+	}, funcr.Options{})
+	ctx, stop := context.WithCancel(klog.NewContext(context.Background(), klog.LoggerWithName(logger, "nodeset")))
+	defer stop()
+	done := make(chan struct{}, 4)
+	run := func(l Loop[string], key string) {
+		q := newQueue()
+		l.Queue, l.Workers, l.MaxRequeue = q, 1, 0
+		l.Sync = func(ctx context.Context, key string) error {
+			klog.FromContext(ctx).Info("synced")
+			return errors.New("refused")
+		}
+		l.Dropped = func(ctx context.Context, _ string, err error) {
+			klog.FromContext(ctx).Error(err, "dropped")
+			done <- struct{}{}
+		}
+		lctx, lstop := context.WithCancel(ctx)
+		ran := make(chan struct{})
+		go func() { l.Run(lctx); close(ran) }()
+		q.Add(key)
+		select {
+		case <-done:
+		case <-time.After(time.Minute):
+			t.Fatal("the key was not dropped")
+		}
+		lstop()
+		<-ran
+	}
+	run(Loop[string]{}, "slurm/compute")
+	run(Loop[string]{KeyValues: func(k string) []any { return []any{"queue", k} }}, "research")
+	mu.Lock()
+	defer mu.Unlock()
+	want := []string{
+		`nodeset "level"=0 "msg"="synced" "object"={"name"="compute" "namespace"="slurm"}`,
+		`nodeset "msg"="dropped" "error"="refused" "object"={"name"="compute" "namespace"="slurm"}`,
+		`nodeset "level"=0 "msg"="synced" "queue"="research"`,
+		`nodeset "msg"="dropped" "error"="refused" "queue"="research"`,
+	}
+	if strings.Join(lines, "\n") != strings.Join(want, "\n") {
+		t.Errorf("logged:\n%s\nwant:\n%s", strings.Join(lines, "\n"), strings.Join(want, "\n"))
 	}
 }

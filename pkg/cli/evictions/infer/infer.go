@@ -36,6 +36,7 @@ import (
 
 	"github.com/kubectl-vc/kubectl-vc/pkg/apis/keys"
 	schedulingv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/scheduling/v1beta1"
+	"github.com/kubectl-vc/kubectl-vc/pkg/rules"
 )
 
 // The scheduler's words.
@@ -372,16 +373,10 @@ func (s *state) describe(c *candidate) {
 
 func (s *state) queueOf(ns, group string, p *corev1.Pod) string {
 	if pg := s.groups[ns+"/"+group]; pg != nil && group != "" {
-		if pg.Spec.Queue == "" {
-			return "default"
-		}
-		return pg.Spec.Queue
+		return rules.QueueOf(pg.Spec.Queue)
 	}
 	if p != nil {
-		if q := p.Annotations[keys.QueueName]; q != "" {
-			return q
-		}
-		if q := p.Annotations[keys.VolcanoQueueName]; q != "" {
+		if q, _ := rules.QueueAnnotation(p.Annotations); q != "" {
 			return q
 		}
 	}

@@ -137,12 +137,7 @@ func (a *analyzer) queueCapability(q *schedulingv1beta1.Queue) {
 	}
 }
 
-func parentName(q *schedulingv1beta1.Queue) string {
-	if q.Spec.Parent == "" && q.Name != "root" {
-		return "root"
-	}
-	return q.Spec.Parent
-}
+func parentName(q *schedulingv1beta1.Queue) string { return rules.EffectiveParent(q) }
 
 func phaseCounts(c map[string]int) string {
 	var parts []string

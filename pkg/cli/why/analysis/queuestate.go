@@ -11,7 +11,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
-	batchv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/batch/v1alpha1"
 	"github.com/kubectl-vc/kubectl-vc/pkg/apis/keys"
 	schedulingv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/scheduling/v1beta1"
 	"github.com/kubectl-vc/kubectl-vc/pkg/rules"
@@ -27,13 +26,7 @@ func (a *analyzer) queueName(pg *schedulingv1beta1.PodGroup) string {
 	case s.Kind == Job:
 		q = s.Job.Spec.Queue
 	case s.Kind == Pod:
-		q = s.Pod.Annotations[keys.QueueName]
-		if q == "" {
-			q = s.Pod.Annotations[keys.VolcanoQueueName]
-		}
-		if q == "" {
-			q = s.Pod.Labels[batchv1alpha1.QueueNameLabel]
-		}
+		q = rules.PodQueue(s.Pod)
 	}
 	return rules.QueueOf(q)
 }

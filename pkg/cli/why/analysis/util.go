@@ -111,8 +111,8 @@ func pgPhase(pg *schedulingv1beta1.PodGroup) string {
 func pgQueue(pg *schedulingv1beta1.PodGroup) string { return rules.QueueOf(pg.Spec.Queue) }
 
 func queueState(q *schedulingv1beta1.Queue) string {
-	if q.Status.State == "" {
-		return "Open (no status yet)"
+	if !rules.QueueStatusKept(q) {
+		return string(rules.StateOrOpen(q.Status.State)) + " (no status yet)"
 	}
 	return string(q.Status.State)
 }

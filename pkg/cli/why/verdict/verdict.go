@@ -23,7 +23,7 @@ import (
 
 // DefaultSchedulerName is the name of Volcano's scheduler when
 // --scheduler-name is not given.
-const DefaultSchedulerName = "volcano"
+const DefaultSchedulerName = keys.VolcanoScheduler
 
 // Describe ends a describe page (job, podgroup, queue) with the verdict of
 // 'why' on the object, in one line that names the command explaining it.

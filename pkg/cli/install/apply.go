@@ -71,6 +71,13 @@ func (a *applier) apply(ctx context.Context, u *unstructured.Unstructured, out i
 		_, err = fmt.Fprintf(out, "%s unchanged (installed by someone else, Volcano's own: install does not replace it)\n", ref(u))
 		return err
 	}
+	if labelsOnly(u, before) {
+		// A QueueIndex: its manifest sets only labels, and serve writes
+		// the rest without managedFields (plugins/queueindex), so an apply
+		// would add its field manager's entry back on every install.
+		_, err = fmt.Fprintf(out, "%s unchanged\n", ref(u))
+		return err
+	}
 	body, err := u.MarshalJSON()
 	if err != nil {
 		return objErr("encode", u, err)
@@ -114,6 +121,33 @@ func (a *applier) apply(ctx context.Context, u *unstructured.Unstructured, out i
 	}
 	_, err = fmt.Fprintf(out, "%s %s\n", ref(u), result)
 	return err
+}
+
+// labelsOnly tells whether the manifest u sets nothing but its name and
+// labels, and the object before already carries those labels: there is
+// nothing to apply.
+func labelsOnly(u, before *unstructured.Unstructured) bool {
+	if before == nil {
+		return false
+	}
+	for k := range u.Object {
+		if k != "apiVersion" && k != "kind" && k != "metadata" {
+			return false
+		}
+	}
+	meta, _ := u.Object["metadata"].(map[string]any)
+	for k := range meta {
+		if k != "name" && k != "labels" {
+			return false
+		}
+	}
+	have := before.GetLabels()
+	for k, v := range u.GetLabels() {
+		if have[k] != v {
+			return false
+		}
+	}
+	return true
 }
 
 // namespaceNotFound tells whether err is the server's "namespace ns not

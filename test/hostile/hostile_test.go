@@ -66,6 +66,10 @@ func TestAllAtOnce(t *testing.T) {
 			t.Logf("%s: tried alone only (TestEachRow): serve reaches Slurm another way for it", r.name)
 			continue
 		}
+		if r.alone != "" {
+			t.Logf("%s: tried alone only (TestEachRow): %s", r.name, r.alone)
+			continue
+		}
 		tried = append(tried, r)
 		for _, a := range r.nodes {
 			nodes = append(nodes, a, answer{})

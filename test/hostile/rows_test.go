@@ -61,6 +61,10 @@ type row struct {
 	// stand-in slurmrestd's: the row reaches Slurm its own way (through
 	// Slinky's objects). Such a row is tried alone (TestEachRow) only.
 	flags func(t *testing.T, w *world) []string
+	// alone, when set, says why the row is tried alone (TestEachRow)
+	// only: what it measures would be blurred by the other rows, or it
+	// would blur theirs.
+	alone string
 	// broken, when set, says how the row breaks serve today, in code this
 	// suite's authors do not own: the row is skipped saying so (in both
 	// tests) unless $KVC_HOSTILE_BROKEN=1 runs it, to see it fail.

@@ -84,10 +84,11 @@ func TestQueueIndexesSplit(t *testing.T) {
 		{ObjectMeta: metav1.ObjectMeta{Name: "p"}, Status: v1beta1.QueueStatus{State: "Closed"}},
 		{ObjectMeta: metav1.ObjectMeta{Name: "c"}, Spec: v1beta1.QueueSpec{Parent: "p"}},
 		{ObjectMeta: metav1.ObjectMeta{Name: "flat"}},
+		{ObjectMeta: metav1.ObjectMeta{Name: "shut"}, Status: v1beta1.QueueStatus{State: "Closing"}},
 	})
 	want := map[string]map[string]admissionv1alpha1.QueueIndexEntry{
-		"states":    {"p": {State: "Closed"}},
-		"children":  {"p": {Children: 1, Child: "c"}},
+		"states":    {"p": {State: "Closed"}, "shut": {State: "Closing"}},
+		"children":  {"p": {State: "Closed", Children: 1, Child: "c"}, "shut": {State: "Closing"}},
 		"hierarchy": {"c": {Parent: "p"}},
 	}
 	if !reflect.DeepEqual(got, want) {

@@ -148,7 +148,7 @@ func TestIndexHoldsStateAndChildren(t *testing.T) {
 		}
 		return err
 	})
-	mustDenyBy(t, err, "vc-job-leaf-queue", "queue ix-parent has child queue ix-child-a (and 1 more): a job can only be submitted to a leaf queue")
+	mustDenyBy(t, err, "vc-workload-open-queue-jobs", "queue ix-parent has child queue ix-child-a (and 1 more): a job can only be submitted to a leaf queue")
 
 	if err := setState(ctx, c, "ix-parent", schedulingv1beta1.QueueStateClosed); err != nil {
 		t.Fatal(err)
@@ -330,7 +330,7 @@ func TestPerQueueMode(t *testing.T) {
 		}
 		waitFresh(t)
 	})
-	for _, want := range []string{"vc-job-leaf-queue deleted (no longer shipped)", "queueindex.admission.kubectl-vc.io/states deleted (not read in per-queue mode)"} {
+	for _, want := range []string{"vc-workload-open-queue-jobs deleted (no longer shipped)", "queueindex.admission.kubectl-vc.io/states deleted (not read in per-queue mode)"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("install output lacks %q:\n%s", want, out)
 		}
@@ -470,7 +470,7 @@ func TestDoctorAdmissionIndex(t *testing.T) {
 		t.Fatal(err)
 	}
 	f = doctorFinding(t, "admission-index")
-	if f.Status != doctor.Warn || !strings.Contains(f.Message, "states disagree with the queues") {
+	if f.Status != doctor.Warn || !strings.Contains(f.Message, "states, children disagree with the queues") {
 		t.Fatalf("with dr-a closed and nobody indexing: %+v", f)
 	}
 	ageIndexes(t, 5*time.Minute)

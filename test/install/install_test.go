@@ -121,7 +121,7 @@ func TestInstallPrintModes(t *testing.T) {
 		out := printPolicies(t, mode)
 		indexed := mode == keys.AdmissionModeIndex
 		for want, in := range map[string]bool{
-			"kind: QueueIndex": indexed, "name: vc-job-leaf-queue": indexed, "admission.kubectl-vc.io/mode: index": indexed,
+			"kind: QueueIndex": indexed, "name: vc-workload-open-queue-jobs": indexed, "admission.kubectl-vc.io/mode: index": indexed,
 			"admission.kubectl-vc.io/mode: per-queue": !indexed, "selector: {}": !indexed,
 		} {
 			if strings.Contains(out, want) != in {

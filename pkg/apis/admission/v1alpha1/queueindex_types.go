@@ -12,11 +12,12 @@ import (
 // for the size of the index it reads (docs/admission.md). install creates
 // them empty; serve's queueindex controller fills them.
 const (
-	// QueueIndexStates holds the queues that are not Open: PodGroup and Job
-	// creation read it.
+	// QueueIndexStates holds the queues that are not Open: PodGroup
+	// creation reads it.
 	QueueIndexStates = "states"
-	// QueueIndexChildren holds the parents' child counts: Job creation (a
-	// leaf queue only) and queue deletion read it.
+	// QueueIndexChildren holds the parents' child counts and, beside them,
+	// the queues that are not Open: Job creation (an Open leaf queue only,
+	// both rules in one evaluation) and queue deletion read it.
 	QueueIndexChildren = "children"
 	// QueueIndexHierarchy holds parents and resource lists: queue creation
 	// and changes of a parent or a resource list read it.

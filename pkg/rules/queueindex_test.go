@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	admissionv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/admission/v1alpha1"
@@ -93,5 +94,52 @@ func TestQueueIndexesSplit(t *testing.T) {
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("indexes:\n got %+v\nwant %+v", got, want)
+	}
+}
+
+// Each entry's line reads back as the entry, and its fields split where the
+// policies split them.
+func TestQueueIndexLinesRoundTrip(t *testing.T) {
+	idx := QueueIndexes([]*v1beta1.Queue{
+		{ObjectMeta: metav1.ObjectMeta{Name: "p"}, Status: v1beta1.QueueStatus{State: "Closed"},
+			Spec: v1beta1.QueueSpec{Capability: corev1.ResourceList{"cpu": resource.MustParse("8"), "nvidia.com/gpu": resource.MustParse("2")}}},
+		{ObjectMeta: metav1.ObjectMeta{Name: "c.a"}, Spec: v1beta1.QueueSpec{Parent: "p", Capability: corev1.ResourceList{"cpu": resource.MustParse("6")},
+			Guarantee: v1beta1.Guarantee{Resource: corev1.ResourceList{"memory": resource.MustParse("1Gi")}}}},
+		{ObjectMeta: metav1.ObjectMeta{Name: "c-b"}, Spec: v1beta1.QueueSpec{Parent: "p", Capability: corev1.ResourceList{"cpu": resource.MustParse("7")}}},
+	})
+	texts := QueueIndexTexts(idx)
+	if got, want := texts["hierarchy"]["p"], "|cpu=8,nvidia.com/gpu=2|||cpu=7=c-b||memory=1Gi=c.a"; got != want {
+		t.Fatalf("hierarchy line of p = %q, want %q", got, want)
+	}
+	if got, want := texts["children"]["p"], "Closed|2|c-b"; got != want {
+		t.Fatalf("children line of p = %q, want %q", got, want)
+	}
+	if got, want := texts["states"]["p"], "Closed||"; got != want {
+		t.Fatalf("states line of p = %q, want %q", got, want)
+	}
+	for name, lines := range texts {
+		for q, line := range lines {
+			e, err := ParseQueueIndexLine(name, line)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(e, idx[name][q]) {
+				t.Errorf("%s/%s: %q reads back as %+v, want %+v", name, q, line, e, idx[name][q])
+			}
+		}
+	}
+	// A key with a separator in it is no resource: left out.
+	odd := QueueIndexTexts(QueueIndexes([]*v1beta1.Queue{{ObjectMeta: metav1.ObjectMeta{Name: "odd"},
+		Spec: v1beta1.QueueSpec{Capability: corev1.ResourceList{"cpu": resource.MustParse("1"), "a=b": resource.MustParse("2"), "x|y,z": resource.MustParse("3")}}}}))
+	if got, want := odd["hierarchy"]["odd"], "|cpu=1|||||"; got != want {
+		t.Fatalf("hierarchy line with odd keys = %q, want %q", got, want)
+	}
+	for _, bad := range []struct{ index, line string }{
+		{"states", "Closed"}, {"children", "|x|a"}, {"children", "|-1|a"}, {"hierarchy", "p|cpu||||"},
+		{"hierarchy", "p|cpu|||||"}, {"hierarchy", "p||||cpu=1||"},
+	} {
+		if _, err := ParseQueueIndexLine(bad.index, bad.line); err == nil {
+			t.Errorf("%s line %q read without an error", bad.index, bad.line)
+		}
 	}
 }

@@ -259,7 +259,7 @@ func (c *Controller) sync(ctx context.Context) error {
 	if !installed {
 		return nil
 	}
-	want := rules.QueueIndexes(queues)
+	want := rules.QueueIndexLines(queues)
 	for _, name := range admissionv1alpha1.QueueIndexNames {
 		err := c.writeIndex(ctx, name, want[name])
 		// The cache is behind an index just written (by this controller's
@@ -277,13 +277,13 @@ func (c *Controller) sync(ctx context.Context) error {
 
 // writeIndex makes the index name hold want, stamped refreshed now,
 // creating it when missing (one deleted while the others stay).
-func (c *Controller) writeIndex(ctx context.Context, name string, want map[string]admissionv1alpha1.QueueIndexEntry) error {
+func (c *Controller) writeIndex(ctx context.Context, name string, want map[string]string) error {
 	now := metav1.Now()
 	cur, err := c.indexes.Get(name)
 	if apierrors.IsNotFound(err) {
 		idx := &admissionv1alpha1.QueueIndex{
 			ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"app.kubernetes.io/managed-by": keys.ServeName}, ManagedFields: noManagedFields},
-			Spec:       admissionv1alpha1.QueueIndexSpec{Queues: want, RefreshedAt: &now},
+			Spec:       admissionv1alpha1.QueueIndexSpec{Entries: want, RefreshedAt: &now},
 		}
 		if _, err := c.vc.AdmissionV1alpha1().QueueIndexes().Create(ctx, idx, metav1.CreateOptions{FieldManager: keys.ServeName}); err != nil {
 			return fmt.Errorf("create the queue index %s: %w", name, err)
@@ -293,11 +293,11 @@ func (c *Controller) writeIndex(ctx context.Context, name string, want map[strin
 	if err != nil {
 		return err
 	}
-	if equalEntries(cur.Spec.Queues, want) && cur.Spec.RefreshedAt != nil && now.Sub(cur.Spec.RefreshedAt.Time) < c.refresh {
+	if equalEntries(cur.Spec.Entries, want) && cur.Spec.RefreshedAt != nil && now.Sub(cur.Spec.RefreshedAt.Time) < c.refresh {
 		return nil
 	}
 	next := cur.DeepCopy()
-	next.Spec.Queues, next.Spec.RefreshedAt = want, &now
+	next.Spec.Entries, next.Spec.RefreshedAt = want, &now
 	next.ManagedFields = noManagedFields
 	if _, err := c.vc.AdmissionV1alpha1().QueueIndexes().Update(ctx, next, metav1.UpdateOptions{FieldManager: keys.ServeName}); err != nil {
 		if !apierrors.IsConflict(err) {
@@ -317,7 +317,7 @@ func (c *Controller) writeIndex(ctx context.Context, name string, want map[strin
 var noManagedFields = []metav1.ManagedFieldsEntry{{}}
 
 // equalEntries treats a nil and an empty map as equal.
-func equalEntries(a, b map[string]admissionv1alpha1.QueueIndexEntry) bool {
+func equalEntries(a, b map[string]string) bool {
 	if len(a) == 0 && len(b) == 0 {
 		return true
 	}

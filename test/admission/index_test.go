@@ -42,15 +42,15 @@ func waitIndexCurrent(t *testing.T) {
 		for i := range list.Items {
 			ptrs[i] = &list.Items[i]
 		}
-		want := rules.QueueIndexes(ptrs)
+		want := rules.QueueIndexLines(ptrs)
 		for _, name := range admissionv1alpha1.QueueIndexNames {
 			idx, err := vc(t).AdmissionV1alpha1().QueueIndexes().Get(ctx, name, metav1.GetOptions{})
 			if err != nil {
 				diff = err.Error()
 				return false, nil
 			}
-			if (len(idx.Spec.Queues) > 0 || len(want[name]) > 0) && !reflect.DeepEqual(idx.Spec.Queues, want[name]) {
-				diff = fmt.Sprintf("index %s holds %d entries, want %d", name, len(idx.Spec.Queues), len(want[name]))
+			if (len(idx.Spec.Entries) > 0 || len(want[name]) > 0) && !reflect.DeepEqual(idx.Spec.Entries, want[name]) {
+				diff = fmt.Sprintf("index %s holds %d entries, want %d", name, len(idx.Spec.Entries), len(want[name]))
 				return false, nil
 			}
 		}
@@ -68,6 +68,20 @@ func index(t *testing.T, name string) *admissionv1alpha1.QueueIndex {
 		t.Fatal(err)
 	}
 	return idx
+}
+
+// entries reads the entries of an index back from their lines.
+func entries(t *testing.T, name string) map[string]admissionv1alpha1.QueueIndexEntry {
+	t.Helper()
+	out := map[string]admissionv1alpha1.QueueIndexEntry{}
+	for q, line := range index(t, name).Spec.Entries {
+		e, err := rules.ParseQueueIndexLine(name, line)
+		if err != nil {
+			t.Fatalf("index %s, queue %s: %v", name, q, err)
+		}
+		out[q] = e
+	}
+	return out
 }
 
 // mustDenyBy asserts a denial with want by the named binding.
@@ -104,7 +118,7 @@ func TestIndexHoldsStateAndChildren(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitIndexCurrent(t)
-	states, children, hierarchy := index(t, "states").Spec.Queues, index(t, "children").Spec.Queues, index(t, "hierarchy").Spec.Queues
+	states, children, hierarchy := entries(t, "states"), entries(t, "children"), entries(t, "hierarchy")
 	if e := children["ix-parent"]; e.Children != 2 || e.Child != "ix-child-a" || states["ix-parent"].State != "Closed" {
 		t.Fatalf("ix-parent: children entry %+v, state %q; want 2 children, ix-child-a first, and Closed", e, states["ix-parent"].State)
 	}
@@ -171,7 +185,7 @@ func TestIndexedHierarchyRules(t *testing.T) {
 	_, err = qs.Create(ctx, resourceQueue("ih-child", "ih-parent", "cpu=6", "", ""), metav1.CreateOptions{})
 	mustAdmit(t, err)
 	waitIndexCurrent(t)
-	if e := index(t, "hierarchy").Spec.Queues["ih-parent"]; e.ChildCapability["cpu"] != (admissionv1alpha1.QueueIndexBound{Amount: "6", Child: "ih-child"}) || e.Capability["cpu"] != "8" {
+	if e := entries(t, "hierarchy")["ih-parent"]; e.ChildCapability["cpu"] != (admissionv1alpha1.QueueIndexBound{Amount: "6", Child: "ih-child"}) || e.Capability["cpu"] != "8" {
 		t.Fatalf("index entry of ih-parent = %+v", e)
 	}
 	dry := metav1.PatchOptions{DryRun: []string{metav1.DryRunAll}}

@@ -71,7 +71,7 @@ func (o *Options) checkAdmissionIndex(ctx context.Context) {
 	for i := range queues.Items {
 		ptrs[i] = &queues.Items[i]
 	}
-	want := rules.QueueIndexes(ptrs)
+	want := rules.QueueIndexLines(ptrs)
 	var missing, unrefreshed, disagree []string
 	for _, name := range admissionv1alpha1.QueueIndexNames {
 		idx, err := o.vc.AdmissionV1alpha1().QueueIndexes().Get(ctx, name, metav1.GetOptions{})
@@ -89,7 +89,7 @@ func (o *Options) checkAdmissionIndex(ctx context.Context) {
 		case time.Since(idx.Spec.RefreshedAt.Time) > admissionv1alpha1.QueueIndexMaxAge:
 			unrefreshed = append(unrefreshed, fmt.Sprintf("%s (%s ago)", name, time.Since(idx.Spec.RefreshedAt.Time).Round(time.Second)))
 		}
-		if !sameEntries(idx.Spec.Queues, want[name]) {
+		if !sameEntries(idx.Spec.Entries, want[name]) {
 			disagree = append(disagree, name)
 		}
 	}
@@ -114,7 +114,7 @@ func (o *Options) checkAdmissionIndex(ctx context.Context) {
 const perQueueWarnAt = 100
 
 // sameEntries treats a nil and an empty map as equal.
-func sameEntries(a, b map[string]admissionv1alpha1.QueueIndexEntry) bool {
+func sameEntries(a, b map[string]string) bool {
 	if len(a) == 0 && len(b) == 0 {
 		return true
 	}

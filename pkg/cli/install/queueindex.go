@@ -92,7 +92,7 @@ func indexQueues(ctx context.Context, dyn dynamic.Interface, mapper meta.RESTMap
 		}
 		typed = append(typed, q)
 	}
-	want := rules.QueueIndexes(typed)
+	want := rules.QueueIndexLines(typed)
 	indexes := dyn.Resource(queueIndexGVR)
 	written := 0
 	for _, name := range admissionv1alpha1.QueueIndexNames {
@@ -103,14 +103,14 @@ func indexQueues(ctx context.Context, dyn dynamic.Interface, mapper meta.RESTMap
 				last = err
 				return false, nil
 			}
-			entries, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&admissionv1alpha1.QueueIndexSpec{Queues: want[name]})
+			entries, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&admissionv1alpha1.QueueIndexSpec{Entries: want[name]})
 			if err != nil {
 				return false, err
 			}
-			old, _, _ := unstructured.NestedFieldNoCopy(cur.Object, "spec", "queues")
-			changed := !equality.Semantic.DeepEqual(old, entries["queues"]) && (old != nil || len(want[name]) > 0)
+			old, _, _ := unstructured.NestedFieldNoCopy(cur.Object, "spec", "entries")
+			changed := !equality.Semantic.DeepEqual(old, entries["entries"]) && (old != nil || len(want[name]) > 0)
 			now := metav1.Now()
-			spec, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&admissionv1alpha1.QueueIndexSpec{Queues: want[name], RefreshedAt: &now})
+			spec, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&admissionv1alpha1.QueueIndexSpec{Entries: want[name], RefreshedAt: &now})
 			if err != nil {
 				return false, err
 			}

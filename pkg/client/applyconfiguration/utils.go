@@ -32,10 +32,6 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 	// Group=admission.kubectl-vc.io, Version=v1alpha1
 	case v1alpha1.SchemeGroupVersion.WithKind("QueueIndex"):
 		return &admissionv1alpha1.QueueIndexApplyConfiguration{}
-	case v1alpha1.SchemeGroupVersion.WithKind("QueueIndexBound"):
-		return &admissionv1alpha1.QueueIndexBoundApplyConfiguration{}
-	case v1alpha1.SchemeGroupVersion.WithKind("QueueIndexEntry"):
-		return &admissionv1alpha1.QueueIndexEntryApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("QueueIndexSpec"):
 		return &admissionv1alpha1.QueueIndexSpecApplyConfiguration{}
 

@@ -52,14 +52,19 @@ type QueueIndex struct {
 
 // QueueIndexSpec holds the entries.
 type QueueIndexSpec struct {
-	// Queues holds an entry for each queue name that is worth one: a queue
-	// whose state is not Open, that has a parent other than root or sets
-	// resources, and a name that queues have as their parent (it may not
-	// exist yet). An Open queue under root that sets no resources and has
-	// no children has no entry.
+	// Entries holds, for each queue name that is worth one, what the
+	// policies need of it, as one line of text (the encoding is in package
+	// rules, QueueIndexLine; docs/admission.md). Which names have an entry
+	// depends on the index: the queues that are not Open (states, and
+	// children too), the names queues have as their parent (children, with
+	// how many), the queues with a parent other than root or with resource
+	// lists, and the parents (hierarchy). Text rather than an object per
+	// entry because the API server converts the whole param for every
+	// evaluation: a map of strings converts several times faster than a
+	// map of objects of maps.
 	// +optional
-	Queues map[string]QueueIndexEntry `json:"queues,omitempty"`
-	// RefreshedAt is when the writer last confirmed that Queues matches
+	Entries map[string]string `json:"entries,omitempty"`
+	// RefreshedAt is when the writer last confirmed that Entries matches
 	// every queue it knows of. The policies compare it with the API
 	// server's clock as a create's metadata.creationTimestamp shows it.
 	// +optional
@@ -72,7 +77,8 @@ type QueueIndexSpec struct {
 // keeps the two equal. Serve refreshes well within it.
 const QueueIndexMaxAge = 60 * time.Second
 
-// QueueIndexEntry is what admission knows of one queue name.
+// QueueIndexEntry is what admission knows of one queue name, before it is
+// written as an entry's line (rules.QueueIndexLine).
 type QueueIndexEntry struct {
 	// State is the queue's status.state when it is not Open (Closing,
 	// Closed, Unknown); empty means Open.

@@ -13,13 +13,18 @@ import (
 //
 // QueueIndexSpec holds the entries.
 type QueueIndexSpecApplyConfiguration struct {
-	// Queues holds an entry for each queue name that is worth one: a queue
-	// whose state is not Open, that has a parent other than root or sets
-	// resources, and a name that queues have as their parent (it may not
-	// exist yet). An Open queue under root that sets no resources and has
-	// no children has no entry.
-	Queues map[string]QueueIndexEntryApplyConfiguration `json:"queues,omitempty"`
-	// RefreshedAt is when the writer last confirmed that Queues matches
+	// Entries holds, for each queue name that is worth one, what the
+	// policies need of it, as one line of text (the encoding is in package
+	// rules, QueueIndexLine; docs/admission.md). Which names have an entry
+	// depends on the index: the queues that are not Open (states, and
+	// children too), the names queues have as their parent (children, with
+	// how many), the queues with a parent other than root or with resource
+	// lists, and the parents (hierarchy). Text rather than an object per
+	// entry because the API server converts the whole param for every
+	// evaluation: a map of strings converts several times faster than a
+	// map of objects of maps.
+	Entries map[string]string `json:"entries,omitempty"`
+	// RefreshedAt is when the writer last confirmed that Entries matches
 	// every queue it knows of. The policies compare it with the API
 	// server's clock as a create's metadata.creationTimestamp shows it.
 	RefreshedAt *v1.Time `json:"refreshedAt,omitempty"`
@@ -31,16 +36,16 @@ func QueueIndexSpec() *QueueIndexSpecApplyConfiguration {
 	return &QueueIndexSpecApplyConfiguration{}
 }
 
-// WithQueues puts the entries into the Queues field in the declarative configuration
+// WithEntries puts the entries into the Entries field in the declarative configuration
 // and returns the receiver, so that objects can be build by chaining "With" function invocations.
-// If called multiple times, the entries provided by each call will be put on the Queues field,
-// overwriting an existing map entries in Queues field with the same key.
-func (b *QueueIndexSpecApplyConfiguration) WithQueues(entries map[string]QueueIndexEntryApplyConfiguration) *QueueIndexSpecApplyConfiguration {
-	if b.Queues == nil && len(entries) > 0 {
-		b.Queues = make(map[string]QueueIndexEntryApplyConfiguration, len(entries))
+// If called multiple times, the entries provided by each call will be put on the Entries field,
+// overwriting an existing map entries in Entries field with the same key.
+func (b *QueueIndexSpecApplyConfiguration) WithEntries(entries map[string]string) *QueueIndexSpecApplyConfiguration {
+	if b.Entries == nil && len(entries) > 0 {
+		b.Entries = make(map[string]string, len(entries))
 	}
 	for k, v := range entries {
-		b.Queues[k] = v
+		b.Entries[k] = v
 	}
 	return b
 }

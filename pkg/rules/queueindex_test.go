@@ -134,6 +134,27 @@ func TestQueueIndexLinesRoundTrip(t *testing.T) {
 	if got, want := odd["hierarchy"]["odd"], "|cpu=1|||||"; got != want {
 		t.Fatalf("hierarchy line with odd keys = %q, want %q", got, want)
 	}
+	// The texts the objects hold read back as the lines.
+	for name, text := range QueueIndexEntriesText([]*v1beta1.Queue{
+		{ObjectMeta: metav1.ObjectMeta{Name: "p"}, Status: v1beta1.QueueStatus{State: "Closed"}},
+		{ObjectMeta: metav1.ObjectMeta{Name: "c"}, Spec: v1beta1.QueueSpec{Parent: "p"}},
+	}) {
+		lines, err := ParseQueueIndexText(text)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if QueueIndexText(lines) != text {
+			t.Errorf("index %s: %q reads back as %v", name, text, lines)
+		}
+	}
+	if got, want := QueueIndexText(map[string]string{"b": "Closed||", "a": "|1|c"}), ";a:|1|c;b:Closed||;"; got != want {
+		t.Fatalf("text = %q, want %q", got, want)
+	}
+	for _, bad := range []string{"a:x;", ";a:x", ";ax;", ";a:x;a:y;", ";:x;"} {
+		if _, err := ParseQueueIndexText(bad); err == nil {
+			t.Errorf("index text %q read without an error", bad)
+		}
+	}
 	for _, bad := range []struct{ index, line string }{
 		{"states", "Closed"}, {"children", "|x|a"}, {"children", "|-1|a"}, {"hierarchy", "p|cpu||||"},
 		{"hierarchy", "p|cpu|||||"}, {"hierarchy", "p||||cpu=1||"},

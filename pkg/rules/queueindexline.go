@@ -102,7 +102,9 @@ func ParseQueueIndexLine(index, line string) (admissionv1alpha1.QueueIndexEntry,
 // not check that its resource lists' keys are resource names, and a key
 // holding a separator names no resource the scheduler counts, so it bounds
 // nothing and is left out of the index.
-func separated(name string) bool { return strings.ContainsAny(name, lineSep+listSep+pairSep) }
+func separated(name string) bool {
+	return strings.ContainsAny(name, lineSep+listSep+pairSep+entrySep+nameSep)
+}
 
 func amountsLine(m map[string]string) string {
 	parts := make([]string, 0, len(m))
@@ -154,6 +156,69 @@ func parseBounds(s string) (map[string]admissionv1alpha1.QueueIndexBound, error)
 			return nil, fmt.Errorf("bound %q is not resource=amount=child", kv)
 		}
 		out[f[0]] = admissionv1alpha1.QueueIndexBound{Amount: f[1], Child: f[2]}
+	}
+	return out, nil
+}
+
+// An index object holds its entries as one text, each entry "name:line"
+// followed by ';', the whole preceded by ';' and sorted by name, so that a
+// policy finds a queue's entry with indexOf(';' + name + ':'). Neither ':'
+// nor ';' can occur in a queue name or a line.
+const (
+	entrySep = ";"
+	nameSep  = ":"
+)
+
+// QueueIndexEntriesText is what each QueueIndex's spec.entries must hold
+// for these queues, per index name.
+func QueueIndexEntriesText(queues []*v1beta1.Queue) map[string]string {
+	out := map[string]string{}
+	for name, lines := range QueueIndexLines(queues) {
+		out[name] = QueueIndexText(lines)
+	}
+	return out
+}
+
+// QueueIndexText joins the lines of an index into its text; no entry is
+// the empty text.
+func QueueIndexText(lines map[string]string) string {
+	if len(lines) == 0 {
+		return ""
+	}
+	names := make([]string, 0, len(lines))
+	for q := range lines {
+		names = append(names, q)
+	}
+	sort.Strings(names)
+	var b strings.Builder
+	b.WriteString(entrySep)
+	for _, q := range names {
+		b.WriteString(q)
+		b.WriteString(nameSep)
+		b.WriteString(lines[q])
+		b.WriteString(entrySep)
+	}
+	return b.String()
+}
+
+// ParseQueueIndexText splits an index's text back into its lines.
+func ParseQueueIndexText(text string) (map[string]string, error) {
+	out := map[string]string{}
+	if text == "" {
+		return out, nil
+	}
+	if !strings.HasPrefix(text, entrySep) || !strings.HasSuffix(text, entrySep) {
+		return nil, fmt.Errorf("index text does not start and end with %q", entrySep)
+	}
+	for _, e := range strings.Split(text[1:len(text)-1], entrySep) {
+		q, line, ok := strings.Cut(e, nameSep)
+		if !ok || q == "" {
+			return nil, fmt.Errorf("index entry %q is not name:line", e)
+		}
+		if _, dup := out[q]; dup {
+			return nil, fmt.Errorf("index names %s twice", q)
+		}
+		out[q] = line
 	}
 	return out, nil
 }

@@ -12,7 +12,6 @@ package queueindex
 import (
 	"context"
 	"fmt"
-	"reflect"
 	"slices"
 	"sync/atomic"
 	"time"
@@ -259,7 +258,7 @@ func (c *Controller) sync(ctx context.Context) error {
 	if !installed {
 		return nil
 	}
-	want := rules.QueueIndexLines(queues)
+	want := rules.QueueIndexEntriesText(queues)
 	for _, name := range admissionv1alpha1.QueueIndexNames {
 		err := c.writeIndex(ctx, name, want[name])
 		// The cache is behind an index just written (by this controller's
@@ -277,7 +276,7 @@ func (c *Controller) sync(ctx context.Context) error {
 
 // writeIndex makes the index name hold want, stamped refreshed now,
 // creating it when missing (one deleted while the others stay).
-func (c *Controller) writeIndex(ctx context.Context, name string, want map[string]string) error {
+func (c *Controller) writeIndex(ctx context.Context, name string, want string) error {
 	now := metav1.Now()
 	cur, err := c.indexes.Get(name)
 	if apierrors.IsNotFound(err) {
@@ -293,7 +292,7 @@ func (c *Controller) writeIndex(ctx context.Context, name string, want map[strin
 	if err != nil {
 		return err
 	}
-	if equalEntries(cur.Spec.Entries, want) && cur.Spec.RefreshedAt != nil && now.Sub(cur.Spec.RefreshedAt.Time) < c.refresh {
+	if cur.Spec.Entries == want && cur.Spec.RefreshedAt != nil && now.Sub(cur.Spec.RefreshedAt.Time) < c.refresh {
 		return nil
 	}
 	next := cur.DeepCopy()
@@ -301,9 +300,9 @@ func (c *Controller) writeIndex(ctx context.Context, name string, want map[strin
 	next.ManagedFields = noManagedFields
 	if _, err := c.vc.AdmissionV1alpha1().QueueIndexes().Update(ctx, next, metav1.UpdateOptions{FieldManager: keys.ServeName}); err != nil {
 		if !apierrors.IsConflict(err) {
-			c.recorder.Eventf(cur, corev1.EventTypeWarning, "IndexNotWritten", "the queue index %s could not be written (%d entries): %v", name, len(want), err)
+			c.recorder.Eventf(cur, corev1.EventTypeWarning, "IndexNotWritten", "the queue index %s could not be written (%d bytes): %v", name, len(want), err)
 		}
-		return fmt.Errorf("write the queue index %s (%d entries): %w", name, len(want), err)
+		return fmt.Errorf("write the queue index %s (%d bytes): %w", name, len(want), err)
 	}
 	return nil
 }
@@ -315,14 +314,6 @@ func (c *Controller) writeIndex(ctx context.Context, name string, want map[strin
 // (docs/admission.md): nothing but serve and install writes an index, and
 // install applies only its labels.
 var noManagedFields = []metav1.ManagedFieldsEntry{{}}
-
-// equalEntries treats a nil and an empty map as equal.
-func equalEntries(a, b map[string]string) bool {
-	if len(a) == 0 && len(b) == 0 {
-		return true
-	}
-	return reflect.DeepEqual(a, b)
-}
 
 // indexServed asks discovery whether the API server serves queueindexes.
 // Only a definite "not found" counts as not served: on any other error the

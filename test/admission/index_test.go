@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -42,15 +41,15 @@ func waitIndexCurrent(t *testing.T) {
 		for i := range list.Items {
 			ptrs[i] = &list.Items[i]
 		}
-		want := rules.QueueIndexLines(ptrs)
+		want := rules.QueueIndexEntriesText(ptrs)
 		for _, name := range admissionv1alpha1.QueueIndexNames {
 			idx, err := vc(t).AdmissionV1alpha1().QueueIndexes().Get(ctx, name, metav1.GetOptions{})
 			if err != nil {
 				diff = err.Error()
 				return false, nil
 			}
-			if (len(idx.Spec.Entries) > 0 || len(want[name]) > 0) && !reflect.DeepEqual(idx.Spec.Entries, want[name]) {
-				diff = fmt.Sprintf("index %s holds %d entries, want %d", name, len(idx.Spec.Entries), len(want[name]))
+			if idx.Spec.Entries != want[name] {
+				diff = fmt.Sprintf("index %s holds %q, want %q", name, idx.Spec.Entries, want[name])
 				return false, nil
 			}
 		}
@@ -74,7 +73,11 @@ func index(t *testing.T, name string) *admissionv1alpha1.QueueIndex {
 func entries(t *testing.T, name string) map[string]admissionv1alpha1.QueueIndexEntry {
 	t.Helper()
 	out := map[string]admissionv1alpha1.QueueIndexEntry{}
-	for q, line := range index(t, name).Spec.Entries {
+	lines, err := rules.ParseQueueIndexText(index(t, name).Spec.Entries)
+	if err != nil {
+		t.Fatalf("index %s: %v", name, err)
+	}
+	for q, line := range lines {
 		e, err := rules.ParseQueueIndexLine(name, line)
 		if err != nil {
 			t.Fatalf("index %s, queue %s: %v", name, q, err)

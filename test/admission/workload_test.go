@@ -38,6 +38,11 @@ func TestPodGroupOnlyInOpenQueue(t *testing.T) {
 		return err
 	})
 	mustDeny(t, err, "queue pg-closed is Closed and accepts no new work: open it (kubectl vc queue open pg-closed) or pick another queue")
+	// The index may record the two states in two writes.
+	_ = eventually(t, true, func() error {
+		_, err := pgs.Create(ctx, pg("in-closing", "pg-closing"), metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+		return err
+	})
 	_, err = pgs.Create(ctx, pg("in-closing", "pg-closing"), metav1.CreateOptions{})
 	mustDeny(t, err, "queue pg-closing is Closing and accepts no new work")
 

@@ -3,7 +3,6 @@ package doctor
 import (
 	"context"
 	"fmt"
-	"reflect"
 	"sort"
 	"strings"
 	"time"
@@ -71,7 +70,7 @@ func (o *Options) checkAdmissionIndex(ctx context.Context) {
 	for i := range queues.Items {
 		ptrs[i] = &queues.Items[i]
 	}
-	want := rules.QueueIndexLines(ptrs)
+	want := rules.QueueIndexEntriesText(ptrs)
 	var missing, unrefreshed, disagree []string
 	for _, name := range admissionv1alpha1.QueueIndexNames {
 		idx, err := o.vc.AdmissionV1alpha1().QueueIndexes().Get(ctx, name, metav1.GetOptions{})
@@ -89,7 +88,7 @@ func (o *Options) checkAdmissionIndex(ctx context.Context) {
 		case time.Since(idx.Spec.RefreshedAt.Time) > admissionv1alpha1.QueueIndexMaxAge:
 			unrefreshed = append(unrefreshed, fmt.Sprintf("%s (%s ago)", name, time.Since(idx.Spec.RefreshedAt.Time).Round(time.Second)))
 		}
-		if !sameEntries(idx.Spec.Entries, want[name]) {
+		if idx.Spec.Entries != want[name] {
 			disagree = append(disagree, name)
 		}
 	}
@@ -112,11 +111,3 @@ func (o *Options) checkAdmissionIndex(ctx context.Context) {
 // per-queue mode's cost: at a few hundred queues a PodGroup create takes
 // several times as long (docs/admission.md, Measured).
 const perQueueWarnAt = 100
-
-// sameEntries treats a nil and an empty map as equal.
-func sameEntries(a, b map[string]string) bool {
-	if len(a) == 0 && len(b) == 0 {
-		return true
-	}
-	return reflect.DeepEqual(a, b)
-}

@@ -92,7 +92,7 @@ func indexQueues(ctx context.Context, dyn dynamic.Interface, mapper meta.RESTMap
 		}
 		typed = append(typed, q)
 	}
-	want := rules.QueueIndexLines(typed)
+	want := rules.QueueIndexEntriesText(typed)
 	indexes := dyn.Resource(queueIndexGVR)
 	written := 0
 	for _, name := range admissionv1alpha1.QueueIndexNames {

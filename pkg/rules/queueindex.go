@@ -29,11 +29,13 @@ func QueueIndexes(queues []*v1beta1.Queue) map[string]map[string]admissionv1alph
 		if e.State != "" {
 			out[admissionv1alpha1.QueueIndexStates][name] = admissionv1alpha1.QueueIndexEntry{State: e.State}
 		}
+		if e.Children > 0 {
+			out[admissionv1alpha1.QueueIndexChildren][name] = admissionv1alpha1.QueueIndexEntry{Children: e.Children, Child: e.Child}
+		}
 		// A Job create checks both its queue's state and its children in
-		// one evaluation of one index, so the children index carries the
-		// states too.
+		// one evaluation of one index.
 		if e.Children > 0 || e.State != "" {
-			out[admissionv1alpha1.QueueIndexChildren][name] = admissionv1alpha1.QueueIndexEntry{State: e.State, Children: e.Children, Child: e.Child}
+			out[admissionv1alpha1.QueueIndexJobs][name] = admissionv1alpha1.QueueIndexEntry{State: e.State, Children: e.Children, Child: e.Child}
 		}
 		h := e
 		h.State, h.Children, h.Child = "", 0, ""

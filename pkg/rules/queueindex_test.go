@@ -89,7 +89,8 @@ func TestQueueIndexesSplit(t *testing.T) {
 	})
 	want := map[string]map[string]admissionv1alpha1.QueueIndexEntry{
 		"states":    {"p": {State: "Closed"}, "shut": {State: "Closing"}},
-		"children":  {"p": {State: "Closed", Children: 1, Child: "c"}, "shut": {State: "Closing"}},
+		"children":  {"p": {Children: 1, Child: "c"}},
+		"jobs":      {"p": {State: "Closed", Children: 1, Child: "c"}, "shut": {State: "Closing"}},
 		"hierarchy": {"c": {Parent: "p"}},
 	}
 	if !reflect.DeepEqual(got, want) {
@@ -111,7 +112,10 @@ func TestQueueIndexLinesRoundTrip(t *testing.T) {
 	if got, want := texts["hierarchy"]["p"], "|cpu=8,nvidia.com/gpu=2|||cpu=7=c-b||memory=1Gi=c.a"; got != want {
 		t.Fatalf("hierarchy line of p = %q, want %q", got, want)
 	}
-	if got, want := texts["children"]["p"], "Closed|2|c-b"; got != want {
+	if got, want := texts["jobs"]["p"], "Closed|2|c-b"; got != want {
+		t.Fatalf("jobs line of p = %q, want %q", got, want)
+	}
+	if got, want := texts["children"]["p"], "|2|c-b"; got != want {
 		t.Fatalf("children line of p = %q, want %q", got, want)
 	}
 	if got, want := texts["states"]["p"], "Closed||"; got != want {

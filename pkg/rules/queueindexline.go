@@ -12,7 +12,7 @@ import (
 
 // An index entry is written as one line of text, fields separated by '|':
 //
-//	states, children: state|children|child
+//	states, children, jobs: state|children|child
 //	hierarchy:        parent|capability|deserved|guarantee|childCapability|childDeserved|childGuarantee
 //
 // with a resource list as "cpu=4,memory=16Gi" and the children's largest

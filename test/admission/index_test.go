@@ -487,7 +487,7 @@ func TestDoctorAdmissionIndex(t *testing.T) {
 		t.Fatal(err)
 	}
 	f = doctorFinding(t, "admission-index")
-	if f.Status != doctor.Warn || !strings.Contains(f.Message, "states, children disagree with the queues") {
+	if f.Status != doctor.Warn || !strings.Contains(f.Message, "states, jobs disagree with the queues") {
 		t.Fatalf("with dr-a closed and nobody indexing: %+v", f)
 	}
 	ageIndexes(t, 5*time.Minute)

@@ -236,7 +236,7 @@ func (o *UninstallOptions) Run(ctx context.Context) error {
 var builtIn = map[string]map[string]bool{
 	"queues.scheduling.volcano.sh": {keys.RootQueue: true, keys.DefaultQueue: true},
 	// The admission queue indexes, install's and serve's.
-	"queueindexes.admission.kubectl-vc.io": {"states": true, "children": true, "hierarchy": true},
+	"queueindexes.admission.kubectl-vc.io": {"states": true, "children": true, "jobs": true, "hierarchy": true},
 }
 
 // firstObject returns "kind namespace/name" of one object the CRD holds

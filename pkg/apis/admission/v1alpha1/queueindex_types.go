@@ -15,17 +15,20 @@ const (
 	// QueueIndexStates holds the queues that are not Open: PodGroup
 	// creation reads it.
 	QueueIndexStates = "states"
-	// QueueIndexChildren holds the parents' child counts and, beside them,
-	// the queues that are not Open: Job creation (an Open leaf queue only,
-	// both rules in one evaluation) and queue deletion read it.
+	// QueueIndexChildren holds the parents' child counts: queue deletion
+	// reads it.
 	QueueIndexChildren = "children"
+	// QueueIndexJobs holds both: the queues that are not Open and the
+	// parents' child counts, so that a Job create (an Open leaf queue
+	// only) checks both rules in one evaluation.
+	QueueIndexJobs = "jobs"
 	// QueueIndexHierarchy holds parents and resource lists: queue creation
 	// and changes of a parent or a resource list read it.
 	QueueIndexHierarchy = "hierarchy"
 )
 
 // QueueIndexNames are the QueueIndexes, in the order serve writes them.
-var QueueIndexNames = []string{QueueIndexStates, QueueIndexChildren, QueueIndexHierarchy}
+var QueueIndexNames = []string{QueueIndexStates, QueueIndexChildren, QueueIndexJobs, QueueIndexHierarchy}
 
 // QueueIndex is what the admission policies need to know of other queues,
 // in one object, so that a PodGroup, Job or queue deletion is checked with

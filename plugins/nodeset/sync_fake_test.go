@@ -29,6 +29,7 @@ import (
 	vcinformers "github.com/kubectl-vc/kubectl-vc/pkg/client/informers/externalversions"
 	"github.com/kubectl-vc/kubectl-vc/pkg/controller/framework"
 	"github.com/kubectl-vc/kubectl-vc/pkg/slurm"
+	"github.com/kubectl-vc/kubectl-vc/plugins/nodeset/eventhandler"
 )
 
 // These tests drive the NodeSet controller's sync, the function the shared
@@ -310,7 +311,7 @@ func (f *fakeNodeSetController) observe(t *testing.T, names ...string) {
 		if err := f.c.podIndex.Add(p); err != nil {
 			t.Fatal(err)
 		}
-		f.c.addPod(p)
+		eventhandler.Pod(f.c.wq, f.c.exp).OnAdd(p, false)
 	}
 	f.kube.ClearActions()
 }

@@ -58,6 +58,14 @@ type fakeSlurm struct {
 	resvCalls []string
 }
 
+// The fake is a Slurm as the controller sees one: a Client that writes
+// reservations (features and topology it does not answer for, as a
+// Slurm whose client has neither).
+var (
+	_ slurm.Client            = &fakeSlurm{}
+	_ slurm.ReservationClient = &fakeSlurm{}
+)
+
 func (f *fakeSlurm) ReservationsSupported(context.Context) error { return f.resvErr }
 func (f *fakeSlurm) Reservation(_ context.Context, name string) (slurm.Reservation, bool, error) {
 	f.mu.Lock()

@@ -190,10 +190,11 @@ cluster-down:
 demo: controlplane node-deps build
 	hack/demo.sh
 
-## docs: regenerate the command reference in docs/reference from the cobra tree
+## docs: regenerate the command reference in docs/reference from the cobra tree, and docs/nodeset.md's conditions from their table
 docs:
 	rm -rf docs/reference
 	go run ./hack/gendocs docs/reference
+	go run ./hack/genconditions docs/nodeset.md
 
 ## release-check: goreleaser's snapshot for this machine's platform only, checked by hack/krew (archive contents, krew manifest); part of 'make test'
 release-check:

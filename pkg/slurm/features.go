@@ -18,6 +18,11 @@ type FeatureClient interface {
 	SetNodeFeatures(ctx context.Context, name string, features []string) error
 }
 
+var (
+	_ FeatureClient = &REST{}
+	_ FeatureClient = &Commands{}
+)
+
 // splitFeatures turns Slurm's feature lists ("a,b", ["a","b"], "(null)")
 // into names.
 func splitFeatures(in []string) []string {

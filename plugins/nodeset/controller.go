@@ -49,8 +49,6 @@ const Name = "nodeset"
 // FieldManager owns what this controller applies (Service, PDB, status).
 const FieldManager = "nodeset-controller"
 
-const podsByNodeIndex = "nodeset:podsByNode"
-
 // Config is what the controller needs beyond the manager's shared options.
 type Config struct {
 	// Slurm reaches the Slurm cluster of the NodeSets.

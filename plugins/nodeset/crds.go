@@ -9,6 +9,7 @@ import (
 	"k8s.io/klog/v2"
 
 	slinkyv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/slinky/v1beta1"
+	"github.com/kubectl-vc/kubectl-vc/plugins/nodeset/eventhandler"
 )
 
 // Slinky's resources the controller reads, as discovery names them. What
@@ -50,14 +51,11 @@ func (c *Controller) watchSlinky() ([]cache.InformerSynced, error) {
 	apiInf := c.opt.VolcanoInformerFactory.Slinky().V1beta1().RestApis()
 	// A Controller or RestApi that changes may change how every NodeSet of
 	// its namespace reaches Slurm.
-	for _, inf := range []cache.SharedIndexInformer{ctrlInf.Informer(), apiInf.Informer()} {
-		if _, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
-			AddFunc:    c.enqueueNamespace,
-			UpdateFunc: func(_, obj any) { c.enqueueNamespace(obj) },
-			DeleteFunc: c.enqueueNamespace,
-		}); err != nil {
-			return nil, err
-		}
+	if _, err := ctrlInf.Informer().AddEventHandler(eventhandler.Controller(c.wq, c.nodeSets)); err != nil {
+		return nil, err
+	}
+	if _, err := apiInf.Informer().AddEventHandler(eventhandler.RestApi(c.wq, c.nodeSets)); err != nil {
+		return nil, err
 	}
 	c.source.slinky.Store(&slinkyReader{controllers: ctrlInf.Lister(), restapis: apiInf.Lister()})
 	return []cache.InformerSynced{ctrlInf.Informer().HasSynced, apiInf.Informer().HasSynced}, nil

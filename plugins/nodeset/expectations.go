@@ -70,10 +70,10 @@ func (e *expectations) expectDeletion(key string, uid types.UID) {
 	e.record(key).dels[uid] = true
 }
 
-// creationObserved lowers the pending creations (informer add, or a failed
+// CreationObserved lowers the pending creations (informer add, or a failed
 // create). Events for pods created before this controller started (or by
 // someone else) also arrive here; the count never goes below zero.
-func (e *expectations) creationObserved(key string) {
+func (e *expectations) CreationObserved(key string) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if r := e.records[key]; r != nil {
@@ -81,10 +81,10 @@ func (e *expectations) creationObserved(key string) {
 	}
 }
 
-// deletionObserved marks the deletion of pod uid as seen (the informer
+// DeletionObserved marks the deletion of pod uid as seen (the informer
 // shows it terminating or gone, or the delete failed). Seeing it twice is
 // harmless.
-func (e *expectations) deletionObserved(key string, uid types.UID) {
+func (e *expectations) DeletionObserved(key string, uid types.UID) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if r := e.records[key]; r != nil {

@@ -18,31 +18,31 @@ func TestExpectations(t *testing.T) {
 	if e.satisfied("a/x") {
 		t.Fatal("pending creations must block")
 	}
-	e.creationObserved("a/x")
-	e.creationObserved("a/x")
+	e.CreationObserved("a/x")
+	e.CreationObserved("a/x")
 	if e.satisfied("a/x") {
 		t.Fatal("pending deletion must block")
 	}
 	// A deletion is seen once per pod: seeing another pod go, or the same
 	// pod twice (terminating, then gone), settles nothing more.
-	e.deletionObserved("a/x", "uid-2")
+	e.DeletionObserved("a/x", "uid-2")
 	if e.satisfied("a/x") {
 		t.Fatal("another pod's deletion settled ours")
 	}
-	e.deletionObserved("a/x", "uid-1")
+	e.DeletionObserved("a/x", "uid-1")
 	if !e.satisfied("a/x") {
 		t.Fatal("all observed must be satisfied")
 	}
 	e.expectDeletion("a/x", "uid-3")
-	e.deletionObserved("a/x", "uid-1")
+	e.DeletionObserved("a/x", "uid-1")
 	if e.satisfied("a/x") {
 		t.Fatal("a pod seen twice settled a later deletion")
 	}
-	e.deletionObserved("a/x", "uid-3")
+	e.DeletionObserved("a/x", "uid-3")
 	// Extra observations (pods someone else created) never go negative:
 	// a later expectation still blocks.
-	e.creationObserved("a/x")
-	e.creationObserved("a/x")
+	e.CreationObserved("a/x")
+	e.CreationObserved("a/x")
 	e.expectCreations("a/x", 1)
 	if e.satisfied("a/x") {
 		t.Fatal("surplus observations must not pre-pay later expectations")

@@ -170,7 +170,7 @@ func (c *Controller) createFrom(ctx context.Context, key string, ns *slinkyv1bet
 				// exhaust its event budget (the recorder's spam filter) and
 				// hide the next Warning.
 				if err != nil {
-					c.exp.creationObserved(key)
+					c.exp.CreationObserved(key)
 					if !apierrors.IsAlreadyExists(err) {
 						c.recorder.Eventf(ns, corev1.EventTypeWarning, "FailedCreate", "create pod %s: %v", pod.Name, err)
 						errCh <- err
@@ -190,7 +190,7 @@ func (c *Controller) createFrom(ctx context.Context, key string, ns *slinkyv1bet
 		if len(errs) > 0 {
 			// The rest is not attempted: release its expectations.
 			for range n - next {
-				c.exp.creationObserved(key)
+				c.exp.CreationObserved(key)
 			}
 			return errors.Join(errs...)
 		}
@@ -211,7 +211,7 @@ func (s *nodeSetSync) deletePodExpected(ctx context.Context, pod *corev1.Pod) er
 	}
 	if err != nil {
 		// No event will come for a delete that did not happen.
-		c.exp.deletionObserved(key, uid)
+		c.exp.DeletionObserved(key, uid)
 		if apierrors.IsNotFound(err) {
 			return nil
 		}

@@ -60,7 +60,7 @@ func TestCreatePodsSlowStart(t *testing.T) {
 				if c.exp.satisfied("x/w") {
 					t.Fatal("expectations satisfied before every real creation was observed")
 				}
-				c.exp.creationObserved("x/w")
+				c.exp.CreationObserved("x/w")
 			}
 			if !c.exp.satisfied("x/w") {
 				t.Fatal("expectations still pending after the real creations were observed")

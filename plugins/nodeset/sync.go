@@ -78,48 +78,79 @@ type nodeSetSync struct {
 	conditions []metav1.Condition
 }
 
-// sync runs the phases of one NodeSet sync. It returns how soon to look
-// again when waiting on Slurm (or for the periodic Slurm status refresh).
+// sync is one NodeSet sync: its phases, one step each, top to bottom, as
+// the seed's Sync has them. It returns how soon to look again when waiting
+// on Slurm (or for the periodic Slurm status refresh).
 func (c *Controller) sync(ctx context.Context, key string) (time.Duration, error) {
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
+	// Phase 1: fetch (a NodeSet that is gone is forgotten: nil).
+	s, err := c.fetch(key)
+	if s == nil {
+		return 0, err
+	}
+	// Phase 4 is decided now, before the pods are listed: the cache then
+	// holds every pod whose creation was expected. Decided after the list,
+	// an event arriving in between would make a stale list look complete.
+	satisfied := c.exp.satisfied(key)
+	// Phase 2: revisions (history.go).
+	if err := s.syncRevisions(ctx); err != nil {
+		return 0, err
+	}
+	// Phase 3: the pods, adopting and releasing by selector (adopt.go).
+	if err := s.claimPods(ctx); err != nil {
+		return 0, err
+	}
+	// Phase 1, check: Slurm reached, the spec one this controller acts on.
+	refuse := s.check(ctx)
+	// What does not depend on the pod count: the reservation, protection
+	// of busy pods, their Slurm states, Service, PDB, sshd_config.
+	errs := s.syncDependents(ctx, refuse)
+	// Phases 4 to 6: expectations gate scale and update.
+	requeue, err := s.syncScaleAndUpdate(ctx, satisfied, refuse)
+	syncErr := errors.Join(append(errs, err)...)
+	// Phase 7: status, even when actions were skipped or failed (status.go).
+	if err := s.syncStatus(ctx); err != nil {
+		return 0, errors.Join(syncErr, err)
+	}
+	if syncErr != nil {
+		return 0, syncErr
+	}
+	c.metrics.syncs.Inc()
+	return requeue, nil
+}
+
+// fetch reads the NodeSet of key from the cache into a new sync. A
+// NodeSet that is gone takes its expectations, claim record and metrics
+// along (or they would grow with every deleted NodeSet) and gives nil.
+func (c *Controller) fetch(key string) (*nodeSetSync, error) {
 	namespace, name, err := cache.SplitMetaNamespaceKey(key)
 	if err != nil {
-		return 0, nil
+		return nil, nil
 	}
-	// Phase 1: fetch. A NodeSet that is gone takes its expectations along,
-	// or the map would grow with every deleted NodeSet.
 	cached, err := c.nodeSets.NodeSets(namespace).Get(name)
 	if apierrors.IsNotFound(err) {
 		c.exp.forget(key)
 		c.claimOwners.forget(key)
 		c.metrics.delete(namespace, name)
-		return 0, nil
+		return nil, nil
 	}
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
 	// Never modify the informer's copy.
-	s := &nodeSetSync{c: c, key: key, set: cached.DeepCopy()}
-	// Phase 4 is decided now, before the pods are listed: the cache then
-	// holds every pod whose creation was expected. Decided after the list,
-	// an event arriving in between would make a stale list look complete.
-	satisfied := c.exp.satisfied(key)
+	return &nodeSetSync{c: c, key: key, set: cached.DeepCopy()}, nil
+}
 
-	// Phase 2: revisions (history.go).
-	if err := s.syncRevisions(ctx); err != nil {
-		return 0, err
-	}
-
-	// Phase 3: the pods, adopting and releasing by selector (adopt.go).
-	if err := s.claimPods(ctx); err != nil {
-		return 0, err
-	}
-
-	// Slurm is asked once per sync; its answers feed both actions and
-	// status. Without them the sync stops before any action (as Slinky's
-	// operator stops): a stale cache could say a busy node is idle. The
-	// error retries the NodeSet with the queue's backoff; status says why.
+// check asks Slurm once per sync; its answers feed both actions and
+// status. Without them the sync stops before any action (as Slinky's
+// operator stops): a stale cache could say a busy node is idle; the error
+// (slurmErr) retries the NodeSet with the queue's backoff, and status says
+// why. Then what the spec asks for and this controller does not do is
+// said in status and an event (spec.go): refuse says the NodeSet asks for
+// what cannot be done safely and is left alone.
+func (s *nodeSetSync) check(ctx context.Context) (refuse bool) {
+	c := s.c
 	if s.slurmErr = s.connect(ctx); s.slurmErr != nil {
 		c.metrics.slurmErrors.Inc()
 		reason := unreachableReason(s.slurmErr)
@@ -134,49 +165,48 @@ func (c *Controller) sync(ctx context.Context, key string) (time.Duration, error
 	} else {
 		s.setCondition(conditions.SlurmReachable, true, "Refreshed", s.target.describe(ctx))
 	}
+	return s.checkSpec(ctx)
+}
 
-	// What the spec asks for and this controller does not do is said in
-	// status and an event (spec.go); a NodeSet asking for what cannot be
-	// done safely is left alone.
-	refuse := s.checkSpec(ctx)
-
-	requeue := c.cfg.Resync
+// syncDependents keeps what does not depend on the pod count. The
+// ScheduledUpdate reservation and its finalizer (scheduled.go) also for a
+// NodeSet being deleted; for the others, busy pods are protected from
+// eviction whatever else happens (protect.go), their Slurm states written
+// (podstate.go), and the Service, the PodDisruptionBudget and the
+// sshd_config ConfigMap kept (dependents.go, ssh.go). The errors include
+// Slurm's, and none stops the next step.
+func (s *nodeSetSync) syncDependents(ctx context.Context, refuse bool) []error {
 	errs := []error{s.slurmErr}
-	// The ScheduledUpdate reservation and its finalizer (scheduled.go),
-	// also for a NodeSet being deleted.
 	errs = append(errs, s.syncReservation(ctx, refuse))
 	if s.set.DeletionTimestamp == nil && !refuse {
-		// Busy pods are protected from eviction whatever else happens
-		// (protect.go), and the Service and the PodDisruptionBudget are
-		// kept (dependents.go): neither depends on the pod count.
 		if s.slurmErr == nil {
 			errs = append(errs, s.syncProtection(ctx), s.syncPodStates(ctx))
 		}
 		errs = append(errs, s.syncService(ctx), s.syncDisruptionBudget(ctx), s.syncSSHConfig(ctx))
 	}
-	// Phase 4: expectations gate every action on pods: until the cache
-	// shows our last creations and deletions, its pod count is not to be
-	// trusted.
-	if s.slurmErr == nil && satisfied && s.set.DeletionTimestamp == nil && !refuse {
-		wait, err := s.syncPods(ctx)
-		if wait {
-			requeue = c.cfg.DrainPoll
-		}
-		errs = append(errs, err)
-		if err == nil {
-			errs = append(errs, s.truncateHistory(ctx), s.syncClaimOwners(ctx))
-		}
+	return errs
+}
+
+// syncScaleAndUpdate is phases 4 to 6. Expectations gate every action on
+// pods: until the cache shows our last creations and deletions (satisfied),
+// its pod count is not to be trusted. Nor is anything done without Slurm's
+// answers, to a NodeSet being deleted, or to one refused. Then scale and
+// update (syncPods), and once they went through, the old revisions and
+// claims are trimmed. It returns when to look again: DrainPoll while a
+// drain is awaited, else Resync.
+func (s *nodeSetSync) syncScaleAndUpdate(ctx context.Context, satisfied, refuse bool) (time.Duration, error) {
+	requeue := s.c.cfg.Resync
+	if s.slurmErr != nil || !satisfied || s.set.DeletionTimestamp != nil || refuse {
+		return requeue, nil
 	}
-	syncErr := errors.Join(errs...)
-	// Phase 7: status, even when actions were skipped or failed (status.go).
-	if err := s.syncStatus(ctx); err != nil {
-		return 0, errors.Join(syncErr, err)
+	wait, err := s.syncPods(ctx)
+	if wait {
+		requeue = s.c.cfg.DrainPoll
 	}
-	if syncErr != nil {
-		return 0, syncErr
+	if err != nil {
+		return requeue, err
 	}
-	c.metrics.syncs.Inc()
-	return requeue, nil
+	return requeue, errors.Join(s.truncateHistory(ctx), s.syncClaimOwners(ctx))
 }
 
 // connect finds the NodeSet's Slurm and refreshes its node states.

@@ -29,6 +29,7 @@ import (
 	vcinformers "github.com/kubectl-vc/kubectl-vc/pkg/client/informers/externalversions"
 	"github.com/kubectl-vc/kubectl-vc/pkg/controller/framework"
 	"github.com/kubectl-vc/kubectl-vc/pkg/slurm"
+	"github.com/kubectl-vc/kubectl-vc/plugins/nodeset/eventhandler"
 )
 
 // These tests drive the NodeSet controller's sync, the function the shared
@@ -56,6 +57,14 @@ type fakeSlurm struct {
 	resvErr   error
 	resvCalls []string
 }
+
+// The fake is a Slurm as the controller sees one: a Client that writes
+// reservations (features and topology it does not answer for, as a
+// Slurm whose client has neither).
+var (
+	_ slurm.Client            = &fakeSlurm{}
+	_ slurm.ReservationClient = &fakeSlurm{}
+)
 
 func (f *fakeSlurm) ReservationsSupported(context.Context) error { return f.resvErr }
 func (f *fakeSlurm) Reservation(_ context.Context, name string) (slurm.Reservation, bool, error) {
@@ -310,7 +319,7 @@ func (f *fakeNodeSetController) observe(t *testing.T, names ...string) {
 		if err := f.c.podIndex.Add(p); err != nil {
 			t.Fatal(err)
 		}
-		f.c.addPod(p)
+		eventhandler.Pod(f.c.wq, f.c.exp).OnAdd(p, false)
 	}
 	f.kube.ClearActions()
 }

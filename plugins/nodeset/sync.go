@@ -105,6 +105,10 @@ func (c *Controller) sync(ctx context.Context, key string) (time.Duration, error
 	// holds every pod whose creation was expected. Decided after the list,
 	// an event arriving in between would make a stale list look complete.
 	satisfied := c.exp.satisfied(key)
+	if !c.served(namespace) {
+		// Nothing but status outside --slurm-namespaces (served.go).
+		return 0, s.syncNotServed(ctx)
+	}
 
 	// Phase 2: revisions (history.go).
 	if err := s.syncRevisions(ctx); err != nil {

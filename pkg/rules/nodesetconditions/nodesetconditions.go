@@ -61,6 +61,7 @@ var Table = []Condition{
 			{"NoJWTKey", "set the Controller's spec.jwtKeyRef to a Secret key holding the cluster's JWT HS256 key"},
 			{"SecretNotFound", "create the Secret the Controller's spec.jwtKeyRef names"},
 			{"SecretForbidden", "let serve's ServiceAccount get that Secret: kubectl vc install --serve with %[1]s in --slurm-namespaces"},
+			{"NamespaceNotServed", "serve makes nothing for the NodeSets of namespaces its --slurm-namespaces does not name: if every writer of NodeSets, Controllers, RestApis and Services in %[1]s may use its Slurm key, add it: kubectl vc install --serve --slurm-namespaces=<the namespaces named now>,%[1]s, then serve acts at its next start (docs/security.md)"},
 			{"SlurmNotTrusted", "if every writer of NodeSets, Controllers, RestApis and Services in %[1]s may use its Slurm key, add it to serve's --slurm-namespaces: kubectl vc install --serve --slurm-namespaces=<the namespaces named now>,%[1]s (docs/security.md)"},
 			{"KeyNotTrusted", "label the JWT key Secret the Controller's spec.jwtKeyRef names: kubectl label secret -n %[1]s NAME kubectl-vc.io/slurm-jwt-key=true"},
 			{"Unauthorized", "slurmrestd refused the token: the key in the Secret (or --slurm-jwt-key-file) must be the one slurm.conf's AuthAltParameters jwt_key names"},

@@ -10,6 +10,7 @@ import (
 	"github.com/kubectl-vc/kubectl-vc/pkg/apis/keys"
 	"github.com/kubectl-vc/kubectl-vc/pkg/apis/scheduling/v1beta1"
 	"github.com/kubectl-vc/kubectl-vc/pkg/controller/framework"
+	"github.com/kubectl-vc/kubectl-vc/pkg/rules"
 )
 
 // CacheReads implements framework.Controller. Of a pod the controller reads
@@ -30,7 +31,7 @@ func (c *Controller) CacheReads() []framework.CacheRead {
 		}), func(src *corev1.Pod, key string) bool {
 			// Only pods of its schedulers are grouped (wants); of the
 			// others the controller reads no annotation.
-			return c.wants(&src.Spec) && podAnnotations[key]
+			return c.wants(&src.Spec) && (podAnnotations[key] || rules.IsQueueAnnotation(key))
 		}),
 		// Of a group, whether it exists: its name (podgrouprows.Names).
 		// The groups it brings up to date are read from the API server.
@@ -47,13 +48,13 @@ func (c *Controller) CacheReads() []framework.CacheRead {
 	return reads
 }
 
-// podAnnotations are the annotations of a pod the controller reads: its
-// group, its queue (either spelling), and the Volcano settings Build copies
-// to the group or reads (network topology). The owners' annotations are
-// read apart (ownerAnnotation).
+// podAnnotations are the annotations of a pod the controller reads, with
+// the queue's (rules.IsQueueAnnotation): its group and the Volcano
+// settings Build copies to the group or reads (network topology). The
+// owners' annotations are read apart (ownerAnnotation).
 var podAnnotations = map[string]bool{
-	keys.KubeGroupName: true, keys.QueueName: true, keys.VolcanoQueueName: true,
-	keys.Preemptable: true, keys.CooldownTime: true, keys.RevocableZone: true,
+	keys.KubeGroupName: true,
+	keys.Preemptable:   true, keys.CooldownTime: true, keys.RevocableZone: true,
 	keys.JDBMinAvailable: true, keys.JDBMaxUnavailable: true,
 	keys.NetworkTopologyMode: true, keys.NetworkTopologyHighestTier: true,
 }
@@ -62,7 +63,7 @@ var podAnnotations = map[string]bool{
 // pod's owner: the Volcano ones its pods inherit (Build), the queue under
 // either spelling and the group's minimum member count.
 func ownerAnnotation(key string) bool {
-	return strings.HasPrefix(key, keys.VolcanoAnnotationPrefix) || key == keys.QueueName || key == keys.GroupMinMember
+	return strings.HasPrefix(key, keys.VolcanoAnnotationPrefix) || rules.IsQueueAnnotation(key) || key == keys.GroupMinMember
 }
 
 // KeepPodResources copies into dst every field of a pod that

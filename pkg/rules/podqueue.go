@@ -23,6 +23,12 @@ func QueueAnnotation(annotations map[string]string) (queue string, ok bool) {
 	return "", false
 }
 
+// IsQueueAnnotation tells whether key is one of the annotations
+// QueueAnnotation reads (for a cache that keeps only what is read).
+func IsQueueAnnotation(key string) bool {
+	return key == keys.QueueName || key == keys.VolcanoQueueName
+}
+
 // PodQueue is the queue a pod names itself, for the CLI's reading: its
 // queue annotations (QueueAnnotation), else the label Volcano's job
 // controller puts on a Job's pods; "" when it names none.

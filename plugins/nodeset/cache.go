@@ -18,7 +18,9 @@ import (
 // CacheReads implements framework.Controller. NodeSets and revisions are
 // read whole (a revision's data is the template). Of a pod the controller
 // reads its node, phase, Ready condition and the Slurm conditions it
-// writes; of a Node whether it is cordoned and its taints; of the Service and PodDisruptionBudget (besides their owner)
+// writes, and of its own pods the annotations podAnnotations names; of a
+// Node whether it is cordoned, its taints and the annotations
+// nodeAnnotations names; of the Service and PodDisruptionBudget (besides their owner)
 // the spec fields it sets, to put them right when they drifted. Pods are
 // changed with patches and Services/PDBs created or server-side applied
 // from scratch, so nothing dropped here is ever written back. Of the
@@ -35,7 +37,7 @@ func (c *Controller) CacheReads() []framework.CacheRead {
 		// Slinky's Controller and RestApi: small, read to find slurmrestd.
 		framework.ReadsAll[slinkyv1beta1.Controller](),
 		framework.ReadsAll[slinkyv1beta1.RestApi](),
-		framework.ReadsOnly(func(dst, src *corev1.Pod) {
+		framework.ReadsAnnotations(framework.ReadsOnly(func(dst, src *corev1.Pod) {
 			dst.Spec.NodeName = src.Spec.NodeName
 			// The Slurm node's name (slurmNodeName).
 			dst.Spec.Hostname = src.Spec.Hostname
@@ -52,14 +54,14 @@ func (c *Controller) CacheReads() []framework.CacheRead {
 					dst.Status.Conditions = append(dst.Status.Conditions, c)
 				}
 			}
-		}),
-		framework.ReadsOnly(func(dst, src *corev1.Node) {
+		}), podAnnotationRead),
+		framework.ReadsAnnotations(framework.ReadsOnly(func(dst, src *corev1.Node) {
 			dst.Spec.Unschedulable = src.Spec.Unschedulable
 			dst.Spec.Taints = src.Spec.Taints // pinToNode
 			c.keepNodeReasons(dst, src)
 			// Labels are kept with the metadata: DaemonSet mode matches them.
 			keepHostnameOverride(dst, src)
-		}),
+		}), func(_ *corev1.Node, key string) bool { return nodeAnnotations[key] }),
 		framework.ReadsOnly(func(dst, src *corev1.Service) {
 			dst.Annotations = nil // never read
 			dst.Spec.ClusterIP = src.Spec.ClusterIP
@@ -77,6 +79,45 @@ func (c *Controller) CacheReads() []framework.CacheRead {
 			dst.Spec.MaxUnavailable = src.Spec.MaxUnavailable
 		}),
 	}
+}
+
+// podAnnotations are the annotations of its pods the controller reads:
+// cordons and their drain deadline, the deletion cost a scale-in weighs,
+// and what it recorded of its node's topology and features.
+var podAnnotations = map[string]bool{
+	slinkyv1beta1.AnnotationPodCordon: true, slinkyv1beta1.AnnotationPodDeadline: true,
+	slinkyv1beta1.AnnotationPodDeletionCost: true, annotationNodeCordon: true,
+	slinkyv1beta1.AnnotationNodeTopologySpec: true, annotationSlurmTopology: true, annotationSlurmFeatures: true,
+}
+
+// podAnnotationRead tells whether the controller reads annotation key of
+// pod src: one of podAnnotations, of a pod a NodeSet controls or may adopt
+// (an orphan with the label of every NodeSet's selector, as keepRevision).
+// Of every other pod it reads names, labels and owners, no annotation.
+func podAnnotationRead(src *corev1.Pod, key string) bool {
+	return podAnnotations[key] && nodeSetsOrAdoptable(&src.ObjectMeta)
+}
+
+// nodeAnnotations are the annotations of a Node the controller reads
+// (drain.go, topology.go, features.go, daemonset.go); keepNodeReasons cuts
+// them.
+var nodeAnnotations = map[string]bool{
+	slinkyv1beta1.AnnotationNodeCordonReason: true, slinkyv1beta1.AnnotationNodeTopologySpec: true,
+	slinkyv1beta1.AnnotationNodeFeaturesSpec: true, slinkyv1beta1.AnnotationNodeHostnameOverride: true,
+}
+
+// nodeSetsOrAdoptable says whether an object is controlled by a NodeSet,
+// or is an orphan with the label of every NodeSet's selector (which a
+// NodeSet may adopt).
+func nodeSetsOrAdoptable(m *metav1.ObjectMeta) bool {
+	ref := metav1.GetControllerOfNoCopy(m)
+	switch {
+	case ref != nil && ref.Kind == slinkyv1beta1.NodeSetKind.Kind && strings.HasPrefix(ref.APIVersion, slinkyv1beta1.SchemeGroupVersion.Group+"/"):
+		return true
+	case ref == nil && m.Labels[slinkyv1beta1.LabelAppName] == slinkyv1beta1.AppName:
+		return true
+	}
+	return false
 }
 
 // maxConditionTypeLen is the longest condition type Kubernetes allows
@@ -150,11 +191,7 @@ func cutText(s string) string {
 // size): their metadata is kept, for claimRevisions to pass them by.
 func keepRevision(dst, src *appsv1.ControllerRevision) {
 	dst.Revision = src.Revision
-	ref := metav1.GetControllerOfNoCopy(src)
-	switch {
-	case ref != nil && ref.Kind == slinkyv1beta1.NodeSetKind.Kind && strings.HasPrefix(ref.APIVersion, slinkyv1beta1.SchemeGroupVersion.Group+"/"):
-	case ref == nil && src.Labels[slinkyv1beta1.LabelAppName] == slinkyv1beta1.AppName:
-	default:
+	if !nodeSetsOrAdoptable(&src.ObjectMeta) {
 		dst.Annotations = nil
 		return
 	}

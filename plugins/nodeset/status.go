@@ -112,8 +112,14 @@ func ownedOnly(conds []metav1.Condition) []metav1.Condition {
 // skipped or failed: it applies the status with server-side apply, as its
 // own field manager, and only when it changed.
 func (s *nodeSetSync) syncStatus(ctx context.Context) error {
-	ctx, ns, collision := ctx, s.set, s.collision
 	st := s.computeStatus(ctx)
+	return s.applyStatus(ctx, st)
+}
+
+// applyStatus writes st (its CollisionCount set) unless the NodeSet
+// already has it.
+func (s *nodeSetSync) applyStatus(ctx context.Context, st slinkyv1beta1.NodeSetStatus) error {
+	ns, collision := s.set, *st.CollisionCount
 	s.c.metrics.set(ns.Namespace, ns.Name, st)
 	if sameStatus(st, ns.Status) {
 		return nil

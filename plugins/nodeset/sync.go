@@ -89,6 +89,10 @@ func (c *Controller) sync(ctx context.Context, key string) (time.Duration, error
 	if s == nil {
 		return 0, err
 	}
+	if !c.served(s.set.Namespace) {
+		// Nothing but status outside --slurm-namespaces (served.go).
+		return 0, s.syncNotServed(ctx)
+	}
 	// Phase 4 is decided now, before the pods are listed: the cache then
 	// holds every pod whose creation was expected. Decided after the list,
 	// an event arriving in between would make a stale list look complete.

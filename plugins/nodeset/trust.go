@@ -32,10 +32,11 @@ const (
 // addTrustFlags adds --slurm-namespaces.
 func (c *Controller) addTrustFlags(fs *pflag.FlagSet) {
 	fs.StringSliceVar(&c.flags.namespaces, "slurm-namespaces", nil,
-		"Namespaces whose NodeSets' Slurm serve acts on (comma-separated). Through Slinky's objects only these: "+
-			"elsewhere a NodeSet says SlurmReachable=False, reason "+ReasonNotTrusted+", and no Secret is read. "+
-			"With --slurm-rest-url or --slurm-conf, when given, only these too. Every principal who may write "+
-			"NodeSets, Controllers, RestApis or Services in them is trusted with their Slurm key")
+		"Namespaces whose NodeSets serve acts on (comma-separated). When given, only these: elsewhere a NodeSet "+
+			"says SlurmReachable=False, reason "+ReasonNotServed+", serve makes nothing for it and reads no Secret "+
+			"(install --slurm-namespaces grants the NodeSet writes only there). When not given, Slinky's objects are "+
+			"used in no namespace (reason "+ReasonNotTrusted+") and --slurm-rest-url or --slurm-conf serve every namespace. "+
+			"Every principal who may write NodeSets, Controllers, RestApis or Services in them is trusted with their Slurm key")
 }
 
 // validateNamespaces checks --slurm-namespaces.

@@ -2,17 +2,21 @@ package podgroup
 
 import (
 	"slices"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 
+	"github.com/kubectl-vc/kubectl-vc/pkg/apis/keys"
 	"github.com/kubectl-vc/kubectl-vc/pkg/apis/scheduling/v1beta1"
 	"github.com/kubectl-vc/kubectl-vc/pkg/controller/framework"
+	"github.com/kubectl-vc/kubectl-vc/pkg/rules"
 )
 
 // CacheReads implements framework.Controller. Of a pod the controller reads
-// its scheduler, priority class and what the quota arithmetic of
-// component-helpers reads (KeepPodResources); of a workload its selector,
+// its scheduler, priority class, what the quota arithmetic of
+// component-helpers reads (KeepPodResources) and, of the pods it groups,
+// the annotations podAnnotations names; of a workload its selector,
 // replicas, template scheduler and (StatefulSet) update revision; of a
 // DaemonSet or Job its selector and template scheduler (annotations are
 // metadata); of a queue its state; of a group only that it exists (read
@@ -20,10 +24,14 @@ import (
 // Groups are written with merge patches, never a full Update.
 func (c *Controller) CacheReads() []framework.CacheRead {
 	reads := []framework.CacheRead{
-		framework.ReadsOnly(func(dst, src *corev1.Pod) {
+		framework.ReadsAnnotations(framework.ReadsOnly(func(dst, src *corev1.Pod) {
 			dst.Spec.SchedulerName = src.Spec.SchedulerName
 			dst.Spec.PriorityClassName = src.Spec.PriorityClassName
 			KeepPodResources(dst, src)
+		}), func(src *corev1.Pod, key string) bool {
+			// Only pods of its schedulers are grouped (wants); of the
+			// others the controller reads no annotation.
+			return c.wants(&src.Spec) && (podAnnotations[key] || rules.IsQueueAnnotation(key))
 		}),
 		// Of a group, whether it exists: its name (podgrouprows.Names).
 		// The groups it brings up to date are read from the API server.
@@ -38,6 +46,24 @@ func (c *Controller) CacheReads() []framework.CacheRead {
 		reads = append(reads, o.reads)
 	}
 	return reads
+}
+
+// podAnnotations are the annotations of a pod the controller reads, with
+// the queue's (rules.IsQueueAnnotation): its group and the Volcano
+// settings Build copies to the group or reads (network topology). The
+// owners' annotations are read apart (ownerAnnotation).
+var podAnnotations = map[string]bool{
+	keys.KubeGroupName: true,
+	keys.Preemptable:   true, keys.CooldownTime: true, keys.RevocableZone: true,
+	keys.JDBMinAvailable: true, keys.JDBMaxUnavailable: true,
+	keys.NetworkTopologyMode: true, keys.NetworkTopologyHighestTier: true,
+}
+
+// ownerAnnotation tells whether the controller reads an annotation of a
+// pod's owner: the Volcano ones its pods inherit (Build), the queue under
+// either spelling and the group's minimum member count.
+func ownerAnnotation(key string) bool {
+	return strings.HasPrefix(key, keys.VolcanoAnnotationPrefix) || rules.IsQueueAnnotation(key) || key == keys.GroupMinMember
 }
 
 // KeepPodResources copies into dst every field of a pod that

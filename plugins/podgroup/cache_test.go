@@ -21,12 +21,15 @@ import (
 // resources and hugepages. A field the quota arithmetic reads but the trim
 // dropped shows up here as a different minResources.
 func TestTrimmedPodBuildsTheSameGroup(t *testing.T) {
-	trim := framework.CacheTransform(&Controller{})
+	// Of the annotations, only those of the controller's schedulers'
+	// pods are kept (the default: volcano).
+	trim := framework.CacheTransform(New())
 	always := corev1.ContainerRestartPolicyAlways
 	base := func(mut func(*corev1.Pod)) *corev1.Pod {
 		p := &corev1.Pod{
 			ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "p", UID: "u1",
-				Annotations:   map[string]string{keys.QueueName: "q1", keys.NetworkTopologyMode: "soft", keys.Preemptable: "true"},
+				Annotations: map[string]string{keys.QueueName: "q1", keys.NetworkTopologyMode: "soft", keys.Preemptable: "true",
+					keys.JDBMinAvailable: "2", keys.KubeGroupName: "", "example.com/blob": "never read"},
 				Labels:        map[string]string{keys.CooldownTime: "30m"},
 				ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "kube-controller-manager"}}},
 			Spec: corev1.PodSpec{
@@ -108,6 +111,9 @@ func TestTrimmedPodBuildsTheSameGroup(t *testing.T) {
 			slim := cached.(*corev1.Pod)
 			if len(slim.Spec.Containers[0].Env) != 0 || slim.Spec.Containers[0].Image != "" || slim.ManagedFields != nil {
 				t.Fatalf("the cached pod was not trimmed: %+v", slim.Spec.Containers[0])
+			}
+			if _, kept := slim.Annotations["example.com/blob"]; kept {
+				t.Errorf("an annotation the controller never reads was cached: %v", slim.Annotations)
 			}
 			if name == "running, never resized" && slim.Status.ContainerStatuses != nil {
 				t.Errorf("status resources equal to the spec were kept: %+v", slim.Status.ContainerStatuses)

@@ -42,7 +42,8 @@ type ownerKind struct {
 	// view reads an object of the kind; nil for an object of another type.
 	view func(obj any) *ownerView
 	// reads is what the controller reads of the kind (CacheReads): what
-	// view reads, plus the metadata that is always kept.
+	// view reads, plus the metadata that is always kept but for the
+	// annotations, of which only those ownerAnnotation names.
 	reads framework.CacheRead
 }
 
@@ -81,11 +82,11 @@ var ownerKinds = []*ownerKind{
 			}
 			return &ownerView{obj: w, template: &w.Spec.Template.Spec, selector: w.Spec.Selector, replicas: w.Spec.Replicas}
 		},
-		reads: framework.ReadsOnly(func(dst, src *appsv1.ReplicaSet) {
+		reads: framework.ReadsAnnotations(framework.ReadsOnly(func(dst, src *appsv1.ReplicaSet) {
 			dst.Spec.Replicas = src.Spec.Replicas
 			dst.Spec.Selector = src.Spec.Selector
 			dst.Spec.Template.Spec.SchedulerName = src.Spec.Template.Spec.SchedulerName
-		}),
+		}), func(_ *appsv1.ReplicaSet, key string) bool { return ownerAnnotation(key) }),
 	},
 	{
 		kind: statefulSetKind, gvk: appsv1.SchemeGroupVersion.WithKind("StatefulSet"),
@@ -101,12 +102,12 @@ var ownerKinds = []*ownerKind{
 			return &ownerView{obj: w, template: &w.Spec.Template.Spec, selector: w.Spec.Selector, replicas: w.Spec.Replicas,
 				revision: w.Status.UpdateRevision}
 		},
-		reads: framework.ReadsOnly(func(dst, src *appsv1.StatefulSet) {
+		reads: framework.ReadsAnnotations(framework.ReadsOnly(func(dst, src *appsv1.StatefulSet) {
 			dst.Spec.Replicas = src.Spec.Replicas
 			dst.Spec.Selector = src.Spec.Selector
 			dst.Spec.Template.Spec.SchedulerName = src.Spec.Template.Spec.SchedulerName
 			dst.Status.UpdateRevision = src.Status.UpdateRevision
-		}),
+		}), func(_ *appsv1.StatefulSet, key string) bool { return ownerAnnotation(key) }),
 	},
 	{
 		kind: daemonSetKind, gvk: appsv1.SchemeGroupVersion.WithKind("DaemonSet"),
@@ -121,10 +122,10 @@ var ownerKinds = []*ownerKind{
 			}
 			return &ownerView{obj: w, template: &w.Spec.Template.Spec, selector: w.Spec.Selector}
 		},
-		reads: framework.ReadsOnly(func(dst, src *appsv1.DaemonSet) {
+		reads: framework.ReadsAnnotations(framework.ReadsOnly(func(dst, src *appsv1.DaemonSet) {
 			dst.Spec.Selector = src.Spec.Selector
 			dst.Spec.Template.Spec.SchedulerName = src.Spec.Template.Spec.SchedulerName
-		}),
+		}), func(_ *appsv1.DaemonSet, key string) bool { return ownerAnnotation(key) }),
 	},
 	{
 		kind: jobKind, gvk: batchv1.SchemeGroupVersion.WithKind("Job"),
@@ -139,10 +140,10 @@ var ownerKinds = []*ownerKind{
 			}
 			return &ownerView{obj: w, template: &w.Spec.Template.Spec, selector: w.Spec.Selector}
 		},
-		reads: framework.ReadsOnly(func(dst, src *batchv1.Job) {
+		reads: framework.ReadsAnnotations(framework.ReadsOnly(func(dst, src *batchv1.Job) {
 			dst.Spec.Selector = src.Spec.Selector
 			dst.Spec.Template.Spec.SchedulerName = src.Spec.Template.Spec.SchedulerName
-		}),
+		}), func(_ *batchv1.Job, key string) bool { return ownerAnnotation(key) }),
 	},
 }
 

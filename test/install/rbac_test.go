@@ -605,6 +605,13 @@ func serviceAccountKubeconfig(t *testing.T, admin *rest.Config, kube kubernetes.
 		}
 		checkNoWildcards(t, o)
 	}
+	return tokenKubeconfig(t, admin, kube)
+}
+
+// tokenKubeconfig is a kubeconfig of a TokenRequest token of serve's
+// ServiceAccount in volcano-system.
+func tokenKubeconfig(t *testing.T, admin *rest.Config, kube kubernetes.Interface) string {
+	t.Helper()
 	tok, err := kube.CoreV1().ServiceAccounts("volcano-system").CreateToken(ctx, "kubectl-vc-serve",
 		&authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{}}, metav1.CreateOptions{})
 	if err != nil {

@@ -127,7 +127,8 @@ func tenantWorld(e *env, tenantKube kubernetes.Interface, tenantVC versioned.Int
 // Secrets, points serve's NodeSet controller at a key Secret of their
 // namespace and at an address of their own (the "trap"). Where the
 // administrator has not named the namespace (--slurm-namespaces), serve reads
-// no Secret there and sends nothing (SlurmNotTrusted); in a named namespace
+// no Secret there, sends nothing and acts on nothing (NamespaceNotServed); in
+// a named namespace
 // it signs with no Secret that has not opted in, a database password say
 // (KeyNotTrusted). The last step shows the trap would have caught a token:
 // with the key Secret as Slinky's chart makes it, in a named namespace,
@@ -207,7 +208,7 @@ func TestSlurmKeyNotLentToTenant(t *testing.T) {
 		}})
 
 	in := func(ns string) *env { return &env{&nodesets.Env{T: e.T, Ctx: e.Ctx, Kube: e.Kube, VC: e.VC, NS: ns}} }
-	in(untrusted).waitReachable("tenant", "False", nodeset.ReasonNotTrusted, "--slurm-namespaces")
+	in(untrusted).waitReachable("tenant", "False", nodeset.ReasonNotServed, "--slurm-namespaces")
 	in(trusted).waitReachable("tenant", "False", nodeset.ReasonKeyNotTrusted, slinky.KeyLabel)
 	// A few more syncs (Resync is 1 s), then count.
 	time.Sleep(3 * time.Second)

@@ -137,6 +137,11 @@ func newPlan(sel Selection, image string) (*Plan, error) {
 				}
 			}
 		}
+		if len(sel.SlurmNamespaces) > 0 {
+			if err := narrowClusterRole(objs); err != nil {
+				return nil, err
+			}
+		}
 		var ns, rest []*unstructured.Unstructured
 		for _, o := range objs {
 			if !sel.Serve && !rbacKinds[o.GetKind()] {

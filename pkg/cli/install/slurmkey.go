@@ -20,7 +20,8 @@ import (
 // administrator names with --slurm-namespaces (docs/security.md, "The Slurm
 // key: trust model"), so install grants `get` on Secrets only there, with a
 // Role and RoleBinding per namespace, and passes the same list to serve.
-// There is no cluster-wide Secret grant.
+// There is no cluster-wide Secret grant. The same Role holds the NodeSet
+// controller's writes, which serve then makes only there (servedrbac.go).
 
 const (
 	// slurmKeyRole names the Role and RoleBinding in each named namespace.
@@ -36,7 +37,8 @@ var (
 )
 
 // slurmKeyObjects are the Role and RoleBinding that let serve's
-// ServiceAccount (in serveNS) get Secrets in each namespace.
+// ServiceAccount (in serveNS) get Secrets in each namespace and write the
+// dependents of its NodeSets there (servedrbac.go).
 func slurmKeyObjects(namespaces []string, serveNS string) []*unstructured.Unstructured {
 	var out []*unstructured.Unstructured
 	for _, ns := range namespaces {
@@ -46,7 +48,7 @@ func slurmKeyObjects(namespaces []string, serveNS string) []*unstructured.Unstru
 		out = append(out,
 			&unstructured.Unstructured{Object: map[string]any{
 				"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role", "metadata": meta(),
-				"rules": []any{map[string]any{"apiGroups": []any{""}, "resources": []any{"secrets"}, "verbs": []any{"get"}}},
+				"rules": slurmKeyRules(),
 			}},
 			&unstructured.Unstructured{Object: map[string]any{
 				"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding", "metadata": meta(),

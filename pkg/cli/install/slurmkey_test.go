@@ -1,6 +1,7 @@
 package install
 
 import (
+	"fmt"
 	"reflect"
 	"slices"
 	"strings"
@@ -12,8 +13,10 @@ import (
 )
 
 // TestSlurmNamespacesPlan: serve's ClusterRole grants no Secrets; with
-// --slurm-namespaces each named namespace gets a Role of get on Secrets,
-// bound to serve's ServiceAccount, and serve is told the same namespaces.
+// --slurm-namespaces each named namespace gets a Role of get on Secrets and
+// of the NodeSet controller's writes, bound to serve's ServiceAccount, the
+// ClusterRole no longer grants those writes, and serve is told the same
+// namespaces.
 func TestSlurmNamespacesPlan(t *testing.T) {
 	for _, tc := range []struct {
 		sel  Selection
@@ -43,6 +46,7 @@ func TestSlurmNamespacesPlan(t *testing.T) {
 				}
 			}
 		}
+		checkNarrowed(t, clusterRoleOf(t, none.Objects), clusterRoleOf(t, p.Objects))
 		if len(p.Objects) != len(none.Objects)+4 {
 			t.Errorf("%+v: %d objects with two namespaces, %d without: want a Role and RoleBinding per namespace", tc.sel, len(p.Objects), len(none.Objects))
 		}
@@ -59,9 +63,9 @@ func TestSlurmNamespacesPlan(t *testing.T) {
 			case "Role":
 				var r rbacv1.Role
 				convert(t, o, &r)
-				want := []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: []string{"get"}}}
+				want := append([]rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: []string{"get"}}}, servedWrites...)
 				if !reflect.DeepEqual(r.Rules, want) {
-					t.Errorf("Role %s rules %+v, want get on secrets only", o.GetNamespace(), r.Rules)
+					t.Errorf("Role %s rules %+v, want get on secrets and the NodeSet controller's writes", o.GetNamespace(), r.Rules)
 				}
 			case "RoleBinding":
 				var b rbacv1.RoleBinding
@@ -88,6 +92,66 @@ func TestSlurmNamespacesPlan(t *testing.T) {
 		}
 		if has := slices.Contains(args, "--slurm-namespaces=slurm,hpc"); has != tc.args {
 			t.Errorf("%+v: serve's args %q", tc.sel, args)
+		}
+	}
+}
+
+func clusterRoleOf(t *testing.T, objs []*unstructured.Unstructured) rbacv1.ClusterRole {
+	t.Helper()
+	for _, o := range objs {
+		if o.GetKind() == "ClusterRole" && o.GetName() == "kubectl-vc-serve" {
+			var cr rbacv1.ClusterRole
+			convert(t, o, &cr)
+			return cr
+		}
+	}
+	t.Fatal("no ClusterRole kubectl-vc-serve in the plan")
+	return rbacv1.ClusterRole{}
+}
+
+// grants are the verbs of rules by group, resource and names.
+func grants(rules []rbacv1.PolicyRule) map[string]bool {
+	out := map[string]bool{}
+	for _, r := range rules {
+		for _, g := range r.APIGroups {
+			for _, res := range r.Resources {
+				for _, v := range r.Verbs {
+					out[fmt.Sprintf("%s/%s %v %s", g, res, r.ResourceNames, v)] = true
+				}
+			}
+		}
+	}
+	return out
+}
+
+// checkNarrowed: the ClusterRole of --slurm-namespaces grants none of the
+// writes the Role holds, and the two together grant exactly what the
+// ClusterRole grants without it (no verb lost for the other controllers,
+// none gained).
+func checkNarrowed(t *testing.T, wide, narrow rbacv1.ClusterRole) {
+	t.Helper()
+	w, n, role := grants(wide.Rules), grants(narrow.Rules), grants(servedWrites)
+	for g := range role {
+		if n[g] {
+			t.Errorf("the ClusterRole of --slurm-namespaces still grants %s", g)
+		}
+		if !w[g] {
+			t.Errorf("the Role grants %s, which serve's ClusterRole does not", g)
+		}
+	}
+	for g := range w {
+		if !n[g] && !role[g] {
+			t.Errorf("--slurm-namespaces lost %s", g)
+		}
+	}
+	for g := range n {
+		if !w[g] {
+			t.Errorf("--slurm-namespaces gained %s", g)
+		}
+	}
+	for _, must := range []string{"/pods [] patch", "/pods [] list", "/services [] watch", "apps/controllerrevisions [] list"} {
+		if !n[must] {
+			t.Errorf("the ClusterRole of --slurm-namespaces lacks %s, which serve needs in every namespace", must)
 		}
 	}
 }

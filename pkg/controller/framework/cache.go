@@ -28,6 +28,23 @@ type CacheRead struct {
 	typ    reflect.Type
 	newObj func() any
 	keep   func(dst, src any, in *Interner) // nil: the whole object is read
+	// annotation says which annotations of an object the controller
+	// reads (ReadsAnnotations); nil: all of them.
+	annotation func(src any, key string) bool
+}
+
+// ReadsAnnotations declares that, of the annotations of the objects r is
+// about, the controller reads only those keep says yes to (given the
+// object as it came, before any trimming, and the key). While every
+// controller caching the type declares so, the cache keeps only the
+// annotations one of them reads: a tenant's annotations (256 KiB an
+// object) cost serve nothing once decoded. r must be a ReadsOnly of P.
+func ReadsAnnotations[T any, P objectPointer[T]](r CacheRead, keep func(src P, key string) bool) CacheRead {
+	if r.typ != reflect.TypeFor[P]() || r.keep == nil {
+		panic("framework: ReadsAnnotations of " + reflect.TypeFor[P]().String() + " on a read of " + r.typ.String())
+	}
+	r.annotation = func(src any, key string) bool { return keep(src.(P), key) }
+	return r
 }
 
 // objectPointer is a pointer to a Kubernetes object type with ObjectMeta.
@@ -90,13 +107,38 @@ func CachedByOthers[T any, P objectPointer[T]](running []Controller, self string
 type trim struct {
 	newObj func() any
 	keeps  []func(dst, src any, in *Interner)
+	// annotations are the readers' annotation declarations; allAnnotations
+	// is true when a reader declared none (it reads them all).
+	annotations    []func(src any, key string) bool
+	allAnnotations bool
+}
+
+// annotationsRead are the annotations of src some reader reads.
+func (p *trim) annotationsRead(src any, all map[string]string) map[string]string {
+	if p.allAnnotations || len(all) == 0 {
+		return all
+	}
+	var out map[string]string
+	for k, v := range all {
+		for _, read := range p.annotations {
+			if read(src, k) {
+				if out == nil {
+					out = map[string]string{}
+				}
+				out[k] = v
+				break
+			}
+		}
+	}
+	return out
 }
 
 // CacheTransform is the informer transform for a process running ctrls:
 // managedFields are dropped from every object, and each type every
 // reader of which declared ReadsOnly is cut down to the union of what
-// they read, its labels and annotations shared with equal ones of other
-// objects (Interner). It is idempotent, as informer transforms must be.
+// they read (of its annotations too, where every reader declared
+// ReadsAnnotations), its labels and annotations shared with equal ones of
+// other objects (Interner). It is idempotent, as informer transforms must be.
 func CacheTransform(ctrls ...Controller) cache.TransformFunc {
 	plans := map[reflect.Type]*trim{}
 	whole := map[reflect.Type]bool{}
@@ -112,6 +154,11 @@ func CacheTransform(ctrls ...Controller) cache.TransformFunc {
 				plans[r.typ] = p
 			}
 			p.keeps = append(p.keeps, r.keep)
+			if r.annotation == nil {
+				p.allAnnotations = true
+			} else {
+				p.annotations = append(p.annotations, r.annotation)
+			}
 		}
 	}
 	for t := range whole {
@@ -142,7 +189,7 @@ func CacheTransform(ctrls ...Controller) cache.TransformFunc {
 		dstMeta := dst.(metav1.ObjectMetaAccessor).GetObjectMeta().(*metav1.ObjectMeta)
 		*dstMeta = *meta
 		dstMeta.Labels = in.StringMap(meta.Labels)
-		dstMeta.Annotations = in.StringMap(meta.Annotations)
+		dstMeta.Annotations = in.StringMap(p.annotationsRead(obj, meta.Annotations))
 		if ro, ok := obj.(runtime.Object); ok {
 			dst.(runtime.Object).GetObjectKind().SetGroupVersionKind(ro.GetObjectKind().GroupVersionKind())
 		}

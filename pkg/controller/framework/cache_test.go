@@ -138,3 +138,48 @@ func TestKeepPodConditionsUnion(t *testing.T) {
 		t.Errorf("conditions kept: %+v, want %+v", got, want)
 	}
 }
+
+// Where every reader of a type declares the annotations it reads, the
+// cache keeps the union of them (each reader asked with the object as it
+// came); one reader that declared none keeps them all.
+func TestCacheTransformKeepsAnnotationsRead(t *testing.T) {
+	queueKey := ReadsAnnotations(readsNodeName(), func(_ *corev1.Pod, k string) bool { return k == "volcano.sh/queue-name" })
+	// Reads "mine" only of the pods scheduled to node-1.
+	mine := ReadsAnnotations(readsPhase(), func(p *corev1.Pod, k string) bool { return k == "mine" && p.Spec.NodeName == "node-1" })
+	pod := func(node string) *corev1.Pod {
+		p := fullPod()
+		p.Spec.NodeName = node
+		p.Annotations["mine"] = "m"
+		p.Annotations["example.com/blob"] = "64 KiB nobody reads"
+		return p
+	}
+	for _, tc := range []struct {
+		name    string
+		readers []Controller
+		node    string
+		want    map[string]string
+	}{
+		{"union", []Controller{reader{reads: []CacheRead{queueKey}}, reader{reads: []CacheRead{mine}}}, "node-1",
+			map[string]string{"volcano.sh/queue-name": "q", "mine": "m"}},
+		{"per object", []Controller{reader{reads: []CacheRead{queueKey}}, reader{reads: []CacheRead{mine}}}, "node-2",
+			map[string]string{"volcano.sh/queue-name": "q"}},
+		{"none read", []Controller{reader{reads: []CacheRead{ReadsAnnotations(readsPhase(), func(*corev1.Pod, string) bool { return false })}}}, "node-1",
+			nil},
+		{"one reader undeclared", []Controller{reader{reads: []CacheRead{queueKey}}, reader{reads: []CacheRead{readsPhase()}}}, "node-1",
+			map[string]string{"volcano.sh/queue-name": "q", "mine": "m", "example.com/blob": "64 KiB nobody reads"}},
+	} {
+		transform := CacheTransform(tc.readers...)
+		out, err := transform(pod(tc.node))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := out.(*corev1.Pod)
+		if !equality.Semantic.DeepEqual(got.Annotations, tc.want) {
+			t.Errorf("%s: annotations %v, want %v", tc.name, got.Annotations, tc.want)
+		}
+		again, _ := transform(got.DeepCopy())
+		if !equality.Semantic.DeepEqual(again, got) {
+			t.Errorf("%s: not idempotent:\n%+v\n%+v", tc.name, again, got)
+		}
+	}
+}

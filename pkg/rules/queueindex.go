@@ -17,7 +17,7 @@ func StateOrOpen(s v1beta1.QueueState) v1beta1.QueueState {
 	return s
 }
 
-// QueueIndexes splits QueueIndexEntries into the three QueueIndexes
+// QueueIndexes splits QueueIndexEntries into the four QueueIndexes
 // (admissionv1alpha1.QueueIndexNames), each holding the fields its
 // policies read, and only the entries that have any.
 func QueueIndexes(queues []*v1beta1.Queue) map[string]map[string]admissionv1alpha1.QueueIndexEntry {

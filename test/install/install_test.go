@@ -106,10 +106,10 @@ func TestInstallPrintNeedsNoCluster(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// With --serve, the index mode (docs/admission.md): the three indexes,
-	// and a policy of its own for the leaf rule.
-	if kinds["CustomResourceDefinition"] != len(plan.CRDs) || kinds["CustomResourceDefinition"] < 3 || kinds["ValidatingAdmissionPolicy"] != 8 || kinds["ValidatingAdmissionPolicyBinding"] != 8 ||
-		kinds["QueueIndex"] != 3 || kinds["MutatingAdmissionPolicy"] != 0 {
+	// With --serve, the index mode (docs/admission.md): the four indexes,
+	// and vc-workload-open-queue bound twice (PodGroups, Jobs).
+	if kinds["CustomResourceDefinition"] != len(plan.CRDs) || kinds["CustomResourceDefinition"] < 3 || kinds["ValidatingAdmissionPolicy"] != 7 || kinds["ValidatingAdmissionPolicyBinding"] != 8 ||
+		kinds["QueueIndex"] != 4 || kinds["MutatingAdmissionPolicy"] != 0 {
 		t.Fatalf("printed kinds %v", kinds)
 	}
 }

@@ -97,7 +97,7 @@ func (o *Options) checkAdmissionIndex(ctx context.Context) {
 		o.add(check, Fail, fmt.Sprintf("the queue index(es) %s are missing: the API server refuses every PodGroup, Job and queue write that their policies check", some(missing, 3)),
 			"kubectl vc install --policies")
 	case len(unrefreshed) > 0:
-		o.add(check, Fail, fmt.Sprintf("the queue index(es) %s were not refreshed in the last %s: serve's queueindex controller is not running, and the API server refuses every new PodGroup, Job and queue", some(unrefreshed, 3), admissionv1alpha1.QueueIndexMaxAge),
+		o.add(check, Fail, fmt.Sprintf("the queue index(es) %s were not refreshed in the last %s: serve's queueindex controller is not running, or cannot write them (its IndexNotWritten events say why, e.g. an index past the API server's request size), and the API server refuses every new PodGroup, Job and queue", some(unrefreshed, 3), admissionv1alpha1.QueueIndexMaxAge),
 			"run kubectl vc serve (its queueindex controller keeps the index; see its log), or kubectl vc install --policies --admission=per-queue")
 	case len(disagree) > 0:
 		o.add(check, Warn, fmt.Sprintf("the queue index(es) %s disagree with the queues: serve's queueindex controller is not keeping up (see its log)", some(disagree, 3)),

@@ -81,6 +81,8 @@ var Table = []Condition{
 				Fix: "if every writer of NodeSets, Controllers, RestApis and Services in %[1]s may use its Slurm key, add it to serve's --slurm-namespaces: kubectl vc install --serve --slurm-namespaces=<the namespaces named now>,%[1]s (docs/security.md)"},
 			{Name: "KeyNotTrusted", Means: "the JWT key Secret is not marked for signing Slurm tokens: serve signs only with a Secret labelled `kubectl-vc.io/slurm-jwt-key=true` (or the one Slinky's Helm chart creates), so that a Controller cannot name any Secret",
 				Fix: "label the JWT key Secret the Controller's spec.jwtKeyRef names: kubectl label secret -n %[1]s NAME kubectl-vc.io/slurm-jwt-key=true"},
+			{Name: "KeyTooLong", Means: "the JWT key in the Secret is longer than serve reads (16 KiB): serve keeps nothing of it, and signs no token",
+				Fix: "put the cluster's JWT HS256 key (32 bytes, the file slurm.conf's AuthAltParameters jwt_key names) in the Secret key the Controller's spec.jwtKeyRef names"},
 			{Name: "Unauthorized", Means: "`slurmrestd` refused the token: HTTP 401 (none accepted) or 511 (another key, or expired); a fixed Secret is read again at once, `--slurm-jwt-key-file` only at start (restart `serve`); with `--slurm-token-file`, renew the token",
 				Fix: "slurmrestd refused the token: the key in the Secret (or --slurm-jwt-key-file) must be the one slurm.conf's AuthAltParameters jwt_key names"},
 			{Name: "NoSlurm", Means: "no Slinky kinds, no `--slurm-rest-url`, no Slurm commands (Slinky's CRDs and objects installed later are picked up within 30 s)",

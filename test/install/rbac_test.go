@@ -103,6 +103,9 @@ func TestRBACServiceAccount(t *testing.T) {
 	if _, err := vc.AdmissionV1alpha1().QueueIndexes().Create(ctx, &admissionv1alpha1.QueueIndex{ObjectMeta: metav1.ObjectMeta{Name: admissionv1alpha1.QueueIndexStates}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
+	// install stamped the indexes when it wrote them; a stamp from this
+	// second on is serve's own write, as its ServiceAccount.
+	serveFrom := time.Now().Truncate(time.Second).Add(time.Second)
 	p := cptest.StartServe(t, binary, path, "--controllers=queue,podgroup,nodeset,queueindex",
 		"--slurm-conf="+cluster.Conf, "--leader-elect", "--leader-elect-resource-namespace=volcano-system")
 	eventually(t, "serve holds the Lease in volcano-system", func() (bool, error) {
@@ -113,10 +116,10 @@ func TestRBACServiceAccount(t *testing.T) {
 
 	t.Run("queues", func(t *testing.T) { rbacQueues(t, kube, vc, ns["queue"]) })
 	t.Run("queue index", func(t *testing.T) {
-		eventually(t, "serve writes the queue indexes and stamps them refreshed", func() (bool, error) {
+		eventually(t, "serve writes each queue index and stamps it refreshed", func() (bool, error) {
 			for _, name := range admissionv1alpha1.QueueIndexNames {
 				idx, err := vc.AdmissionV1alpha1().QueueIndexes().Get(ctx, name, metav1.GetOptions{})
-				if err != nil || idx.Spec.RefreshedAt == nil {
+				if err != nil || idx.Spec.RefreshedAt == nil || idx.Spec.RefreshedAt.Time.Before(serveFrom) {
 					return false, err
 				}
 			}

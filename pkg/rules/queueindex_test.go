@@ -108,7 +108,7 @@ func TestQueueIndexLinesRoundTrip(t *testing.T) {
 			Guarantee: v1beta1.Guarantee{Resource: corev1.ResourceList{"memory": resource.MustParse("1Gi")}}}},
 		{ObjectMeta: metav1.ObjectMeta{Name: "c-b"}, Spec: v1beta1.QueueSpec{Parent: "p", Capability: corev1.ResourceList{"cpu": resource.MustParse("7")}}},
 	})
-	texts := QueueIndexTexts(idx)
+	texts := QueueIndexLines(idx)
 	if got, want := texts["hierarchy"]["p"], "|cpu=8,nvidia.com/gpu=2|||cpu=7=c-b||memory=1Gi=c.a"; got != want {
 		t.Fatalf("hierarchy line of p = %q, want %q", got, want)
 	}
@@ -133,7 +133,7 @@ func TestQueueIndexLinesRoundTrip(t *testing.T) {
 		}
 	}
 	// A key with a separator in it is no resource: left out.
-	odd := QueueIndexTexts(QueueIndexes([]*v1beta1.Queue{{ObjectMeta: metav1.ObjectMeta{Name: "odd"},
+	odd := QueueIndexLines(QueueIndexes([]*v1beta1.Queue{{ObjectMeta: metav1.ObjectMeta{Name: "odd"},
 		Spec: v1beta1.QueueSpec{Capability: corev1.ResourceList{"cpu": resource.MustParse("1"), "a=b": resource.MustParse("2"), "x|y,z": resource.MustParse("3")}}}}))
 	if got, want := odd["hierarchy"]["odd"], "|cpu=1|||||"; got != want {
 		t.Fatalf("hierarchy line with odd keys = %q, want %q", got, want)

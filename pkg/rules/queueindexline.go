@@ -29,14 +29,9 @@ const (
 	pairSep = "="
 )
 
-// QueueIndexLines is what each QueueIndex must hold for these queues: per
-// index, per queue name, the entry's line.
-func QueueIndexLines(queues []*v1beta1.Queue) map[string]map[string]string {
-	return QueueIndexTexts(QueueIndexes(queues))
-}
-
-// QueueIndexTexts writes each entry of QueueIndexes as its line.
-func QueueIndexTexts(queues map[string]map[string]admissionv1alpha1.QueueIndexEntry) map[string]map[string]string {
+// QueueIndexLines writes each entry of QueueIndexes as its line: per
+// index, per queue name.
+func QueueIndexLines(queues map[string]map[string]admissionv1alpha1.QueueIndexEntry) map[string]map[string]string {
 	out := make(map[string]map[string]string, len(queues))
 	for name, entries := range queues {
 		m := make(map[string]string, len(entries))
@@ -173,7 +168,7 @@ const (
 // for these queues, per index name.
 func QueueIndexEntriesText(queues []*v1beta1.Queue) map[string]string {
 	out := map[string]string{}
-	for name, lines := range QueueIndexLines(queues) {
+	for name, lines := range QueueIndexLines(QueueIndexes(queues)) {
 		out[name] = QueueIndexText(lines)
 	}
 	return out

@@ -71,6 +71,23 @@ const (
 	// AdmissionModePerQueue evaluates each rule once per Queue: needs
 	// nothing running, costs in proportion to the number of queues.
 	AdmissionModePerQueue = "per-queue"
+	// QueueWebhookConfigName is the ValidatingWebhookConfiguration of the
+	// index mode: serve checks queue writes (the hierarchy rules and the
+	// children of a deleted queue) with one lookup in its cache
+	// (docs/admission.md).
+	QueueWebhookConfigName = "vc-queue-hierarchy"
+	// QueueWebhookName is the one webhook in it.
+	QueueWebhookName = "queue-hierarchy.kubectl-vc.io"
+	// QueueWebhookPath is where serve answers its AdmissionReviews.
+	QueueWebhookPath = "/validate-queues"
+	// QueueWebhookServiceName is the Service in serve's namespace the API
+	// server calls the webhook through (port 443 to the pods' 9443).
+	QueueWebhookServiceName = "kubectl-vc-serve-webhook"
+	// QueueWebhookSecretName is the Secret in serve's namespace holding the
+	// webhook's certificate (tls.crt, tls.key and ca.crt), made by install.
+	QueueWebhookSecretName = "kubectl-vc-serve-webhook-tls"
+	// QueueWebhookPort is the port serve's pods answer the webhook on.
+	QueueWebhookPort = 9443
 	// AdmissionIndexedLegacy is the label an earlier release put on
 	// indexed queues; nothing reads it any more (doctor names it).
 	AdmissionIndexedLegacy = "admission.kubectl-vc.io/indexed"

@@ -44,6 +44,8 @@ type Options struct {
 	dryServer bool
 	// imageSet records that --image was given, even empty.
 	imageSet bool
+	// webhookMode records that the index mode was chosen by --webhook-url.
+	webhookMode bool
 
 	// The clients, resolved by Complete unless --print (which never
 	// contacts the cluster).
@@ -162,6 +164,11 @@ func (o *Options) Complete() error {
 	if o.Serve {
 		o.RBAC = true
 	}
+	if o.WebhookURL != "" && o.Admission == "" {
+		// Only the index mode has a webhook to point somewhere.
+		o.Admission = keys.AdmissionModeIndex
+		o.webhookMode = true
+	}
 	if o.WebhookCAFile != "" {
 		b, err := os.ReadFile(o.WebhookCAFile)
 		if err != nil {
@@ -222,6 +229,9 @@ func (o *Options) Validate() error {
 			return util.UsageErrorf("invalid --slurm-namespaces %q: %s", ns, strings.Join(errs, "; "))
 		}
 	}
+	if err := o.validateWebhook(); err != nil {
+		return err
+	}
 	switch o.Admission {
 	case "", keys.AdmissionModeIndex, keys.AdmissionModePerQueue:
 	default:
@@ -229,9 +239,6 @@ func (o *Options) Validate() error {
 	}
 	if o.Admission != "" && !o.Policies {
 		return util.UsageErrorf("--admission is the mode of the admission policies: use it with --policies (or without selection flags)")
-	}
-	if err := o.validateWebhook(); err != nil {
-		return err
 	}
 	if o.ServiceMonitor && !o.Serve {
 		return util.UsageErrorf("--service-monitor scrapes serve's metrics: use it with --serve")
@@ -258,12 +265,12 @@ func (o *Options) validateWebhook() error {
 			return util.UsageErrorf("invalid --webhook-url %q: %v", o.WebhookURL, err)
 		}
 		switch {
-		case !o.Policies:
-			return util.UsageErrorf("--webhook-url is where the index mode's queue webhook points: use it with --policies (or without selection flags)")
-		case o.Admission == keys.AdmissionModePerQueue:
-			return util.UsageErrorf("--webhook-url is for --admission=%s: the %s mode has no webhook", keys.AdmissionModeIndex, keys.AdmissionModePerQueue)
 		case o.Serve:
 			return util.UsageErrorf("--webhook-url is for a serve outside the cluster: with --serve the webhook goes through serve's Service")
+		case !o.Policies:
+			return util.UsageErrorf("--webhook-url is where the index mode's queue webhook points: use it with --policies (or without selection flags)")
+		case o.Admission == keys.AdmissionModePerQueue && !o.webhookMode:
+			return util.UsageErrorf("--webhook-url is for --admission=%s: the %s mode has no webhook", keys.AdmissionModeIndex, keys.AdmissionModePerQueue)
 		}
 	}
 	if len(o.WebhookCABundle) > 0 || o.WebhookCAFile != "" {
@@ -350,6 +357,9 @@ func (o *Options) Run(ctx context.Context) error {
 		case o.ServeNamespace != have && o.installed(ctx):
 			return fmt.Errorf("serve is installed in namespace %s: pass --serve-namespace=%s, or uninstall it first to move it to %s", have, have, o.ServeNamespace)
 		}
+	}
+	if o.webhookMode && !o.Print {
+		fmt.Fprintf(o.ErrOut, "note: admission mode %s: --webhook-url points its queue webhook at a serve outside the cluster\n", keys.AdmissionModeIndex)
 	}
 	if o.Policies && !o.Print && o.Admission == "" {
 		mode, why, err := o.admissionMode(ctx)

@@ -10,6 +10,8 @@ import (
 	"crypto/x509/pkix"
 	"encoding/json"
 	"encoding/pem"
+	"io"
+	"log"
 	"math/big"
 	"net"
 	"net/http"
@@ -77,6 +79,8 @@ func startStandIn(t *testing.T, addr string, cert tls.Certificate) *standIn {
 	}
 	s.srv.Listener = l
 	s.srv.TLS = &tls.Config{Certificates: []tls.Certificate{cert}}
+	// Handshakes the test makes fail on purpose are not news.
+	s.srv.Config.ErrorLog = log.New(io.Discard, "", 0)
 	s.srv.StartTLS()
 	t.Cleanup(s.srv.Close)
 	return s
@@ -288,7 +292,8 @@ func TestQueueWebhookInCluster(t *testing.T) {
 		}
 	}
 
-	// install --serve runs until the API server calls the webhook: the
+	// install --serve --admission=index (the mode installed is kept
+	// without it) runs until the API server calls the webhook: the
 	// stand-in starts once the Secret is there, as serve's pods would.
 	type result struct {
 		out string
@@ -296,7 +301,7 @@ func TestQueueWebhookInCluster(t *testing.T) {
 	}
 	done := make(chan result, 1)
 	go func() {
-		out, err := cptest.Install(ctx, f, &install.Options{Selection: install.Selection{CRDs: true, Policies: true, Serve: true, ServeNamespace: ns}, Image: "registry.example.com/kubectl-vc:test"})
+		out, err := cptest.Install(ctx, f, &install.Options{Selection: install.Selection{CRDs: true, Policies: true, Admission: keys.AdmissionModeIndex, Serve: true, ServeNamespace: ns}, Image: "registry.example.com/kubectl-vc:test"})
 		done <- result{out, err}
 	}()
 	var secret *corev1.Secret

@@ -10,6 +10,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/kubectl-vc/kubectl-vc/internal/testenv/cptest"
+	"github.com/kubectl-vc/kubectl-vc/pkg/apis/keys"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/install"
 )
 
@@ -31,7 +32,10 @@ func TestServeNamespace(t *testing.T) {
 		}
 		return cptest.Install(ctx, f, o)
 	}
-	if out, err := inst(install.Selection{CRDs: true, Policies: true, Serve: true, ServeNamespace: ns}); err != nil {
+	// Per-queue: in index mode install would wait for serve's pods to
+	// answer the queue webhook, and this cluster runs none
+	// (TestQueueWebhookInCluster is the index mode's).
+	if out, err := inst(install.Selection{CRDs: true, Policies: true, Admission: keys.AdmissionModePerQueue, Serve: true, ServeNamespace: ns}); err != nil {
 		t.Fatalf("install --serve --serve-namespace=%s: %v\n%s", ns, err, out)
 	}
 	d, err := k.AppsV1().Deployments(ns).Get(ctx, "kubectl-vc-serve", metav1.GetOptions{})

@@ -25,10 +25,11 @@ var files embed.FS
 type Set string
 
 const (
-	// Policies are the ValidatingAdmissionPolicies and their bindings.
+	// Policies are the ValidatingAdmissionPolicies and their bindings,
+	// the QueueIndexes and the index mode's queue webhook configuration.
 	Policies Set = "policies"
-	// Serve is the ServiceAccount, RBAC, Deployment and metrics Service of
-	// 'serve'.
+	// Serve is the ServiceAccount, RBAC, Deployment, metrics Service and
+	// queue webhook Service of 'serve'.
 	Serve Set = "serve"
 	// ServiceMonitor is the Prometheus Operator's ServiceMonitor for
 	// serve's metrics.

@@ -98,6 +98,13 @@ func NewCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Command {
 			running and goes through every queue for each request. Without the flag install
 			keeps the mode installed, else picks index with --serve or where serve's
 			Deployment exists, else per-queue.
+			In index mode serve also checks queue writes (parents, resource bounds, children
+			of a deleted queue) as a validating webhook, vc-queue-hierarchy: install points it
+			at serve's Service kubectl-vc-serve-webhook, trusting the CA of the Secret
+			kubectl-vc-serve-webhook-tls it makes once and keeps, or at --webhook-url (with
+			--webhook-ca-file) for a serve outside the cluster, and waits until the API server
+			calls it. While serve does not answer, queue creates, deletes and changes of parent
+			or resources are refused.
 			The admission policies need admissionregistration.k8s.io/v1
 			ValidatingAdmissionPolicy (Kubernetes 1.30 or newer); install refuses to start
 			when the server does not serve it.`),
@@ -108,8 +115,10 @@ func NewCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Command {
 			# Also run the controllers in the cluster (admission in index mode)
 			kubectl vc install --crds --policies --serve
 
-			# serve runs outside the cluster: have the policies read its queue index
-			kubectl vc install --admission=index
+			# serve runs outside the cluster (kubectl vc serve --webhook-bind-address=:9443
+			# --webhook-cert-dir=DIR): have the policies read its queue index and the API
+			# server call its queue webhook
+			kubectl vc install --webhook-url=https://10.0.0.5:9443/validate-queues --webhook-ca-file=ca.crt
 
 			# A dev build: deploy the image 'make image' built and loaded into the nodes
 			kubectl vc install --serve --image ghcr.io/kubectl-vc/kubectl-vc:$(git describe --tags --always --dirty)

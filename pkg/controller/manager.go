@@ -143,6 +143,19 @@ func run(ctx context.Context, o Config, p *progress) error {
 		return nil // ctx ended: a clean stop
 	}
 
+	// The webhooks answer on every replica, the standby included, so
+	// they start before the lease is sought; readiness follows them.
+	webhooks, err := startWebhooks(ctx, o, vc, p)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil // ctx ended while a cache filled: a clean stop
+		}
+		return err
+	}
+	if webhooks != nil {
+		servers = append(servers, webhooks)
+	}
+
 	run := func(ctx context.Context) error {
 		return runControllers(ctx, kube, vc, reg, ctrls, o, &ready, p)
 	}

@@ -88,7 +88,8 @@ const (
 
 func run(ctx context.Context, o Config, p *progress) error {
 	ctrls := o.Controllers
-	if len(ctrls) == 0 {
+	webhooksOnly := len(ctrls) == 0 && !disabled(o.WebhookAddr) && len(o.Webhooks) > 0
+	if len(ctrls) == 0 && !webhooksOnly {
 		return errors.New("no controllers to run") // Options.Complete selects every one by default
 	}
 	for _, c := range ctrls {
@@ -154,6 +155,13 @@ func run(ctx context.Context, o Config, p *progress) error {
 	}
 	if webhooks != nil {
 		servers = append(servers, webhooks)
+	}
+	if webhooksOnly {
+		// A run of webhooks alone (a test's, or a replica set up to answer
+		// admission only) has no lease to seek and nothing else to wait for.
+		ready.Store("ok")
+		<-ctx.Done()
+		return nil
 	}
 
 	run := func(ctx context.Context) error {

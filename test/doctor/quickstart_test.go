@@ -80,6 +80,8 @@ func removePoliciesAfter(t *testing.T, probe string) {
 				err = adm.MutatingAdmissionPolicies().Delete(ctx, o.GetName(), metav1.DeleteOptions{})
 			case "QueueIndex":
 				err = env.vc.AdmissionV1alpha1().QueueIndexes().Delete(ctx, o.GetName(), metav1.DeleteOptions{})
+			case "ValidatingWebhookConfiguration":
+				err = adm.ValidatingWebhookConfigurations().Delete(ctx, o.GetName(), metav1.DeleteOptions{})
 			default:
 				err = fmt.Errorf("%s %s: a kind this cleanup does not know", o.GetKind(), o.GetName())
 			}

@@ -106,10 +106,12 @@ func TestInstallPrintNeedsNoCluster(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// With --serve, the index mode (docs/admission.md): the four indexes,
-	// and vc-workload-open-queue bound twice (PodGroups, Jobs).
-	if kinds["CustomResourceDefinition"] != len(plan.CRDs) || kinds["CustomResourceDefinition"] < 3 || kinds["ValidatingAdmissionPolicy"] != 7 || kinds["ValidatingAdmissionPolicyBinding"] != 8 ||
-		kinds["QueueIndex"] != 4 || kinds["MutatingAdmissionPolicy"] != 0 {
+	// With --serve, the index mode (docs/admission.md): the two indexes
+	// (states, jobs), vc-workload-open-queue bound twice (PodGroups, Jobs),
+	// and serve's queue webhook instead of the policies of queue writes;
+	// serve's metrics and webhook Services.
+	if kinds["CustomResourceDefinition"] != len(plan.CRDs) || kinds["CustomResourceDefinition"] < 3 || kinds["ValidatingAdmissionPolicy"] != 5 || kinds["ValidatingAdmissionPolicyBinding"] != 6 ||
+		kinds["QueueIndex"] != 2 || kinds["MutatingAdmissionPolicy"] != 0 || kinds["ValidatingWebhookConfiguration"] != 1 || kinds["Service"] != 2 || kinds["Secret"] != 0 {
 		t.Fatalf("printed kinds %v", kinds)
 	}
 }
@@ -122,6 +124,7 @@ func TestInstallPrintModes(t *testing.T) {
 		indexed := mode == keys.AdmissionModeIndex
 		for want, in := range map[string]bool{
 			"kind: QueueIndex": indexed, "name: vc-workload-open-queue-jobs": indexed, "admission.kubectl-vc.io/mode: index": indexed,
+			"kind: ValidatingWebhookConfiguration": indexed, "name: vc-queue-children": !indexed,
 			"admission.kubectl-vc.io/mode: per-queue": !indexed, "selector: {}": !indexed,
 		} {
 			if strings.Contains(out, want) != in {

@@ -257,6 +257,11 @@ func Start(ctx context.Context, opts Options) (*ControlPlane, error) {
 		"--service-account-signing-key-file=" + filepath.Join(cp.Dir, "sa.key"),
 		"--service-cluster-ip-range=" + ServiceCIDR,
 		"--allow-privileged=true",
+		// There is no kube-proxy here, so a Service's ClusterIP leads
+		// nowhere from the API server: this makes it call a webhook
+		// Service (serve's queue webhook) through the Service's endpoints,
+		// the pods' IPs.
+		"--enable-aggregator-routing=true",
 		"--v=0",
 	}
 	if opts.Level < Controllers {

@@ -101,7 +101,10 @@ func NewCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Command {
 			  kubectl-vc installs them (not from another version, not edited).
 			* admission-index: admission costs the same at any number of queues: no binding
 			  goes through every Queue, the queue indexes exist and agree with the queues,
-			  and serve's queueindex controller has every queue in them.
+			  and serve's queueindex controller has every queue in them; in index mode, that
+			  the queue webhook vc-queue-hierarchy exists and has a serve to call (its Service
+			  with a ready endpoint, or the URL it names), and no policy or index it replaced
+			  is left behind.
 			* controllers: who acts on Commands, seen from leader-election Leases and
 			  Deployments in --controllers-namespace: serve (Lease kubectl-vc-serve,
 			  Deployment kubectl-vc-serve), Volcano's controllers (Lease

@@ -13,6 +13,7 @@ import (
 	admissionv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/admission/v1alpha1"
 	"github.com/kubectl-vc/kubectl-vc/pkg/apis/keys"
 	"github.com/kubectl-vc/kubectl-vc/pkg/apis/scheduling/v1beta1"
+	"github.com/kubectl-vc/kubectl-vc/pkg/manifests"
 	"github.com/kubectl-vc/kubectl-vc/pkg/rules"
 )
 
@@ -33,13 +34,16 @@ func (o *Options) checkAdmissionIndex(ctx context.Context) {
 		return
 	}
 	mode, found := "", false
-	var old []string
+	var old, leftovers []string
 	for _, b := range bindings.Items {
 		if b.Name == "vc-workload-open-queue" {
 			mode, found = b.Labels[keys.AdmissionMode], true
 		}
 		if strings.HasSuffix(b.Name, "-unindexed") || b.Name == "vc-queue-index-label" {
 			old = append(old, "PolicyBinding "+b.Name)
+		}
+		if b.Labels[keys.AdmissionMode] == keys.AdmissionModeIndex && replacedByWebhook[b.Name] {
+			leftovers = append(leftovers, "PolicyBinding "+b.Name)
 		}
 	}
 	if !found {
@@ -57,6 +61,10 @@ func (o *Options) checkAdmissionIndex(ctx context.Context) {
 		return
 	}
 	if mode == keys.AdmissionModePerQueue {
+		if _, err := o.kube.AdmissionregistrationV1().ValidatingWebhookConfigurations().Get(ctx, keys.QueueWebhookConfigName, metav1.GetOptions{}); err == nil {
+			o.add(check, Warn, fmt.Sprintf("admission is in per-queue mode but the index mode's queue webhook (validatingwebhookconfiguration %s) is still installed: while serve does not answer it, every queue create, delete and change of parent or resources is refused", keys.QueueWebhookConfigName),
+				"kubectl vc install --policies --admission=per-queue", keys.QueueWebhookConfigName)
+		}
 		n := len(queues.Items)
 		level := OK
 		if n > perQueueWarnAt {
@@ -71,8 +79,19 @@ func (o *Options) checkAdmissionIndex(ctx context.Context) {
 		ptrs[i] = &queues.Items[i]
 	}
 	want := rules.QueueIndexEntriesText(ptrs)
+	o.checkQueueWebhook(ctx, check)
+	for _, name := range legacyIndexes {
+		if _, err := o.vc.AdmissionV1alpha1().QueueIndexes().Get(ctx, name, metav1.GetOptions{}); err == nil {
+			leftovers = append(leftovers, "QueueIndex "+name)
+		}
+	}
+	if len(leftovers) > 0 {
+		sort.Strings(leftovers)
+		o.add(check, Warn, fmt.Sprintf("an earlier install left the index mode's queue policies or indexes that serve's queue webhook replaced (%s): a queue write still pays for the policies, and serve no longer keeps the indexes", some(leftovers, 3)),
+			"kubectl vc install --policies", leftovers...)
+	}
 	var missing, unrefreshed, disagree []string
-	for _, name := range admissionv1alpha1.QueueIndexNames {
+	for _, name := range indexNames() {
 		idx, err := o.vc.AdmissionV1alpha1().QueueIndexes().Get(ctx, name, metav1.GetOptions{})
 		switch {
 		case apierrors.IsNotFound(err):
@@ -111,3 +130,27 @@ func (o *Options) checkAdmissionIndex(ctx context.Context) {
 // per-queue mode's cost: at a few hundred queues a PodGroup create takes
 // several times as long (docs/admission.md, Measured).
 const perQueueWarnAt = 100
+
+// replacedByWebhook are the index mode's policies (and bindings) of
+// earlier releases that serve's queue webhook replaced; the per-queue mode
+// still has policies of these names, without the index mode's label.
+var replacedByWebhook = map[string]bool{"vc-queue-children": true, "vc-queue-delete-children": true}
+
+// legacyIndexes are the QueueIndexes those policies read.
+var legacyIndexes = []string{"children", "hierarchy"}
+
+// indexNames are the QueueIndexes this binary's index mode reads, as
+// install makes them.
+func indexNames() []string {
+	objs, err := manifests.PolicyObjects(keys.AdmissionModeIndex)
+	if err != nil {
+		return admissionv1alpha1.QueueIndexNames
+	}
+	var names []string
+	for _, u := range objs {
+		if u.GetKind() == "QueueIndex" {
+			names = append(names, u.GetName())
+		}
+	}
+	return names
+}

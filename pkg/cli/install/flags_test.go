@@ -2,6 +2,7 @@ package install_test
 
 import (
 	"bytes"
+	"os"
 	"strings"
 	"testing"
 
@@ -15,7 +16,13 @@ import (
 // nothing on stdout, exit 1. The kubeconfig points nowhere, so reaching
 // the cluster would fail differently.
 func TestBadImageFlag(t *testing.T) {
-	t.Setenv("KUBECONFIG", t.TempDir()+"/none")
+	dir := t.TempDir()
+	t.Setenv("KUBECONFIG", dir+"/none")
+	notPEM := dir + "/ca.txt"
+	if err := os.WriteFile(notPEM, []byte("not a certificate\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	const url = "--webhook-url=https://10.0.0.5:9443/validate-queues"
 	for _, tc := range []struct {
 		args []string
 		want string
@@ -33,6 +40,16 @@ func TestBadImageFlag(t *testing.T) {
 		{[]string{"--crds", "--slurm-namespaces=slurm"}, "use it with --serve or --rbac"},
 		{[]string{"--serve", "--print", "--slurm-namespaces=Slurm"}, `invalid --slurm-namespaces "Slurm"`},
 		{[]string{"--rbac", "--print", "--slurm-namespaces=slurm,"}, `invalid --slurm-namespaces ""`},
+		// The queue webhook of the index mode, for a serve outside the cluster.
+		{[]string{"--webhook-url=http://10.0.0.5:9443/validate-queues"}, "over https only"},
+		{[]string{"--webhook-url=10.0.0.5:9443"}, `invalid --webhook-url "10.0.0.5:9443"`},
+		{[]string{"--webhook-url=https://10.0.0.5:9443/validate-queues?x=1"}, "no user, query or fragment"},
+		{[]string{url, "--admission=per-queue"}, "the per-queue mode has no webhook"},
+		{[]string{url, "--crds"}, "use it with --policies"},
+		{[]string{url, "--serve", "--print"}, "with --serve the webhook goes through serve's Service"},
+		{[]string{url, "--webhook-ca-file=" + dir + "/missing.pem"}, "--webhook-ca-file: open " + dir + "/missing.pem"},
+		{[]string{url, "--webhook-ca-file=" + notPEM}, "holds no PEM certificate"},
+		{[]string{"--webhook-ca-file=" + notPEM}, "use it with --webhook-url"},
 	} {
 		var out, errOut bytes.Buffer
 		streams := genericiooptions.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut}

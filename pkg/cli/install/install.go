@@ -3,6 +3,7 @@ package install
 import (
 	"context"
 	"fmt"
+	"os"
 	"strings"
 	"time"
 
@@ -36,10 +37,15 @@ type Options struct {
 	// Image is the image of the serve Deployment; empty means
 	// DefaultImage(), the image of this binary's version.
 	Image string
+	// WebhookCAFile is --webhook-ca-file, read into WebhookCABundle by
+	// Complete.
+	WebhookCAFile string
 
 	dryServer bool
 	// imageSet records that --image was given, even empty.
 	imageSet bool
+	// webhookMode records that the index mode was chosen by --webhook-url.
+	webhookMode bool
 
 	// The clients, resolved by Complete unless --print (which never
 	// contacts the cluster).
@@ -139,6 +145,8 @@ func NewCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Command {
 	cmd.Flags().BoolVar(&o.ServiceMonitor, "service-monitor", false, "With --serve: also a Prometheus Operator ServiceMonitor that scrapes serve's metrics over HTTPS with Prometheus's ServiceAccount token (the cluster must serve monitoring.coreos.com/v1 ServiceMonitor)")
 	cmd.Flags().StringVar(&o.ServeNamespace, "serve-namespace", "", "With --serve or --rbac: the namespace serve runs in and keeps its Lease in (default: where serve is installed, else "+DefaultServeNamespace+"). Created with the restricted Pod Security level if missing; an existing one is left as it is")
 	cmd.Flags().StringSliceVar(&o.SlurmNamespaces, "slurm-namespaces", nil, "With --serve or --rbac: the namespaces (comma-separated, each existing) whose Slurm serve acts on through Slinky's objects; serve may get Secrets, and make a NodeSet's pods, claims, Services, PodDisruptionBudgets, ConfigMaps and revisions, only there (a Role in each; serve acts on no NodeSet elsewhere). Every writer of NodeSets, Controllers, RestApis and Services there is trusted with its Slurm key (docs/security.md). Namespaces named before and not now lose the grant")
+	cmd.Flags().StringVar(&o.WebhookURL, "webhook-url", "", "Index mode with serve outside the cluster: the https URL where that serve answers the queue webhook (kubectl vc serve --webhook-bind-address), e.g. https://10.0.0.5:9443/validate-queues. Where serve runs in the cluster the webhook goes through its Service")
+	cmd.Flags().StringVar(&o.WebhookCAFile, "webhook-ca-file", "", "With --webhook-url: a PEM file of the CA that signed the certificate of that serve (its --webhook-cert-dir); without it the API server trusts its own roots")
 	cmd.Flags().StringVar(&o.Image, "image", "", "Image of the serve Deployment (default: ghcr.io/kubectl-vc/kubectl-vc:<version of this binary>); a dev build passes the image it built with 'make image'")
 	cmd.Flags().BoolVar(&o.Print, "print", false, "Print the selected manifests as YAML instead of applying them")
 	cmd.Flags().StringVar(&o.DryRun, "dry-run", o.DryRun, `Must be "none" or "server". With "server", the server checks every object but persists nothing`)
@@ -155,6 +163,18 @@ func (o *Options) Complete() error {
 	}
 	if o.Serve {
 		o.RBAC = true
+	}
+	if o.WebhookURL != "" && o.Admission == "" {
+		// Only the index mode has a webhook to point somewhere.
+		o.Admission = keys.AdmissionModeIndex
+		o.webhookMode = true
+	}
+	if o.WebhookCAFile != "" {
+		b, err := os.ReadFile(o.WebhookCAFile)
+		if err != nil {
+			return util.UsageErrorf("--webhook-ca-file: %v", err)
+		}
+		o.WebhookCABundle = b
 	}
 	if o.Print {
 		return nil
@@ -209,6 +229,9 @@ func (o *Options) Validate() error {
 			return util.UsageErrorf("invalid --slurm-namespaces %q: %s", ns, strings.Join(errs, "; "))
 		}
 	}
+	if err := o.validateWebhook(); err != nil {
+		return err
+	}
 	switch o.Admission {
 	case "", keys.AdmissionModeIndex, keys.AdmissionModePerQueue:
 	default:
@@ -235,6 +258,36 @@ func (o *Options) Validate() error {
 	return nil
 }
 
+// validateWebhook checks --webhook-url and --webhook-ca-file.
+func (o *Options) validateWebhook() error {
+	if o.WebhookURL != "" {
+		if err := validateWebhookURL(o.WebhookURL); err != nil {
+			return util.UsageErrorf("invalid --webhook-url %q: %v", o.WebhookURL, err)
+		}
+		switch {
+		case o.Serve:
+			return util.UsageErrorf("--webhook-url is for a serve outside the cluster: with --serve the webhook goes through serve's Service")
+		case !o.Policies:
+			return util.UsageErrorf("--webhook-url is where the index mode's queue webhook points: use it with --policies (or without selection flags)")
+		case o.Admission == keys.AdmissionModePerQueue && !o.webhookMode:
+			return util.UsageErrorf("--webhook-url is for --admission=%s: the %s mode has no webhook", keys.AdmissionModeIndex, keys.AdmissionModePerQueue)
+		}
+	}
+	if len(o.WebhookCABundle) > 0 || o.WebhookCAFile != "" {
+		if o.WebhookURL == "" {
+			return util.UsageErrorf("--webhook-ca-file is the CA of the serve --webhook-url points at: use it with --webhook-url")
+		}
+		if err := validateCABundle(o.WebhookCABundle); err != nil {
+			what := "the webhook CA"
+			if o.WebhookCAFile != "" {
+				what = o.WebhookCAFile
+			}
+			return util.UsageErrorf("invalid --webhook-ca-file: %s %v", what, err)
+		}
+	}
+	return nil
+}
+
 // image is the image the serve Deployment runs.
 func (o *Options) image() string {
 	if o.Image != "" {
@@ -248,6 +301,43 @@ func (o *Options) image() string {
 func (o *Options) installed(ctx context.Context) bool {
 	_, err := o.dyn.Resource(clusterRoleBindingGVR).Get(ctx, manifests.ServeDeployment, metav1.GetOptions{})
 	return err == nil
+}
+
+// resolveWebhook finds where the index mode's queue webhook points and,
+// where serve runs in the cluster (or is being installed: its pods mount
+// it), reads or makes the Secret of its certificate, whose CA becomes the
+// webhook's caBundle. Index mode with no serve to call is refused here,
+// before anything is written.
+func (o *Options) resolveWebhook(ctx context.Context) (*webhookSecret, error) {
+	webhook := o.Policies && o.Admission == keys.AdmissionModeIndex && o.WebhookURL == ""
+	if !webhook && !o.Serve {
+		return nil, nil
+	}
+	if o.ServeNamespace == "" {
+		ns, err := installedServeNamespace(ctx, o.dyn)
+		if err != nil {
+			return nil, err
+		}
+		o.ServeNamespace = ns
+	}
+	if webhook && !o.Serve {
+		ok, err := serveInCluster(ctx, o.dyn, o.ServeNamespace)
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			return nil, fmt.Errorf("admission mode %s needs serve to answer its queue webhook, and serve is not installed (no deployment %s/%s): pass --serve, or --webhook-url (and --webhook-ca-file) of a kubectl vc serve running elsewhere with --webhook-bind-address, or --admission=%s",
+				keys.AdmissionModeIndex, o.ServeNamespace, manifests.ServeDeployment, keys.AdmissionModePerQueue)
+		}
+	}
+	secret, err := readWebhookSecret(ctx, o.dyn, o.ServeNamespace, time.Now())
+	if err != nil {
+		return nil, err
+	}
+	if webhook {
+		o.WebhookCABundle = secret.cert.CA
+	}
+	return secret, nil
 }
 
 var namespaceGVR = schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}
@@ -268,6 +358,9 @@ func (o *Options) Run(ctx context.Context) error {
 			return fmt.Errorf("serve is installed in namespace %s: pass --serve-namespace=%s, or uninstall it first to move it to %s", have, have, o.ServeNamespace)
 		}
 	}
+	if o.webhookMode && !o.Print {
+		fmt.Fprintf(o.ErrOut, "note: admission mode %s: --webhook-url points its queue webhook at a serve outside the cluster\n", keys.AdmissionModeIndex)
+	}
 	if o.Policies && !o.Print && o.Admission == "" {
 		mode, why, err := o.admissionMode(ctx)
 		if err != nil {
@@ -276,9 +369,21 @@ func (o *Options) Run(ctx context.Context) error {
 		o.Admission = mode
 		fmt.Fprintf(o.ErrOut, "note: admission mode %s: %s\n", mode, why)
 	}
+	var secret *webhookSecret
+	if !o.Print {
+		var err error
+		if secret, err = o.resolveWebhook(ctx); err != nil {
+			return err
+		}
+	}
 	plan, err := newPlan(o.Selection, o.image())
 	if err != nil {
 		return err
+	}
+	webhook := o.Policies && o.Admission == keys.AdmissionModeIndex
+	if o.Print && (o.Serve || webhook && o.WebhookURL == "") {
+		plan.Notes = append(plan.Notes, fmt.Sprintf("the Secret %s (serve's webhook certificate) is not printed, and the webhook configuration %s has no caBundle: create the Secret (type kubernetes.io/tls with tls.crt, tls.key and ca.crt for %s) and set the caBundle to its ca.crt, or let kubectl vc install make them (docs/install.md)",
+			keys.QueueWebhookSecretName, keys.QueueWebhookConfigName, strings.Join(webhookDNSNames(o.serveNamespace()), " and ")))
 	}
 	if o.Serve && o.Image == "" {
 		if n := imageNote(o.image()); n != "" {
@@ -331,10 +436,33 @@ func (o *Options) Run(ctx context.Context) error {
 	// In index mode the indexes are written from the queues there are
 	// before any policy reads them (they are applied first, 05-*), so that
 	// the policies never see an empty or stale index.
-	policies, indexed := false, false
+	var indexes []string
+	for _, u := range objects {
+		if u.GetKind() == "QueueIndex" {
+			indexes = append(indexes, u.GetName())
+		}
+	}
+	// serve's pods mount the webhook's Secret: it is written as soon as
+	// its namespace exists, before the Deployment.
+	writeSecret := func() error {
+		if secret == nil {
+			return nil
+		}
+		s := secret
+		secret = nil
+		return s.write(ctx, o.dyn, o.dryServer, o.Out)
+	}
+	if secret != nil {
+		if _, err := o.dyn.Resource(namespaceGVR).Get(ctx, secret.ns, metav1.GetOptions{}); err == nil {
+			if err := writeSecret(); err != nil {
+				return err
+			}
+		}
+	}
+	policies, indexed, hooked := false, false, false
 	for _, u := range objects {
 		if !indexed && o.Admission == keys.AdmissionModeIndex && !o.dryServer && u.GroupVersionKind().Group == vapGV.Group {
-			if err := indexQueues(ctx, o.dyn, o.mapper, o.Timeout, o.Out); err != nil {
+			if err := indexQueues(ctx, o.dyn, o.mapper, indexes, o.Timeout, o.Out); err != nil {
 				return err
 			}
 			indexed = true
@@ -343,6 +471,15 @@ func (o *Options) Run(ctx context.Context) error {
 			return err
 		}
 		policies = policies || u.GroupVersionKind() == vapGV.WithKind("ValidatingAdmissionPolicy")
+		hooked = hooked || u.GetKind() == "ValidatingWebhookConfiguration"
+		if u.GetKind() == "Namespace" && secret != nil && u.GetName() == secret.ns {
+			if err := writeSecret(); err != nil {
+				return err
+			}
+		}
+	}
+	if err := writeSecret(); err != nil {
+		return err
 	}
 	if o.RBAC {
 		keep := map[string]bool{}
@@ -354,21 +491,25 @@ func (o *Options) Run(ctx context.Context) error {
 		}
 	}
 	if o.Policies {
-		if err := prunePolicies(ctx, o.dyn, objects, o.dryServer, o.Out); err != nil {
+		if err := prunePolicies(ctx, o.dyn, objects, o.Admission, o.dryServer, o.Out); err != nil {
 			return err
 		}
-		if o.Admission == keys.AdmissionModePerQueue {
-			// Nothing reads an index in per-queue mode: without one,
-			// serve's queueindex controller writes nothing either.
-			if err := pruneIndexes(ctx, o.dyn, o.dryServer, o.Out); err != nil {
-				return err
-			}
+		// Nothing reads an index in per-queue mode: without one, serve's
+		// queueindex controller writes nothing either. In index mode the
+		// indexes of earlier releases that serve's webhook replaced go.
+		if err := pruneIndexes(ctx, o.dyn, indexes, o.Admission, o.dryServer, o.Out); err != nil {
+			return err
 		}
 	}
 	if policies && !o.dryServer {
 		// Applied is not enforced: the API server loads policies and their
-		// params a moment later, refusing requests meanwhile (probe.go).
-		return waitPolicies(ctx, o.dyn, o.mapper, o.Timeout)
+		// params a moment later, refusing requests meanwhile, and calls a
+		// webhook only once it answers (probe.go).
+		where := ""
+		if hooked {
+			where = webhookWhere(o.Selection)
+		}
+		return waitPolicies(ctx, o.dyn, o.mapper, o.Timeout, where)
 	}
 	return nil
 }

@@ -37,6 +37,14 @@ type Selection struct {
 	// ServeNamespace is where serve runs (with RBAC or Serve); empty:
 	// DefaultServeNamespace.
 	ServeNamespace string
+	// WebhookURL is where a serve outside the cluster answers the queue
+	// webhook of the index mode (https://host:port/validate-queues); empty:
+	// serve's Service in ServeNamespace.
+	WebhookURL string
+	// WebhookCABundle is the PEM of the CA the API server verifies the
+	// webhook's certificate with (the Secret's ca.crt, or
+	// --webhook-ca-file); empty: the API server's own trust roots.
+	WebhookCABundle []byte
 }
 
 // serveNamespace is where the selection puts serve.
@@ -116,6 +124,13 @@ func newPlan(sel Selection, image string) (*Plan, error) {
 		}
 		if len(objs) == 0 {
 			p.Notes = append(p.Notes, "this build embeds no admission policies")
+		}
+		for _, u := range objs {
+			if u.GetKind() == "ValidatingWebhookConfiguration" {
+				if err := setWebhookClient(u, sel); err != nil {
+					return nil, err
+				}
+			}
 		}
 		p.Objects = append(p.Objects, objs...)
 	}

@@ -48,6 +48,11 @@ import (
 // when its params let it refuse something (vc-queue-children needs a parent
 // queue with resources), which a fresh cluster does not have and install
 // will not create. With several API servers the wait sees the one it reaches.
+//
+// In index mode the queue create of step 2 also proves the queue webhook
+// (vc-queue-hierarchy): with failurePolicy Fail the API server refuses
+// even a dry run until serve answers it, over TLS it trusts. A refusal
+// that names the webhook makes the error on timeout say where it points.
 
 var (
 	vapGVR  = vapGV.WithResource("validatingadmissionpolicies")
@@ -107,9 +112,10 @@ func (p *prober) probePolicy() (policy, binding *unstructured.Unstructured) {
 func (p *prober) refusal() string { return "kubectl-vc install probe " + p.nonce }
 
 // waitPolicies waits, up to timeout, until the policies install applied are
-// in force (see above). It returns nil at once when the server does not
+// in force (see above), and the queue webhook answers when webhook (where
+// it points) is not empty. It returns nil at once when the server does not
 // serve Queues: the policies then have nothing to check.
-func waitPolicies(ctx context.Context, dyn dynamic.Interface, mapper meta.RESTMapper, timeout time.Duration) error {
+func waitPolicies(ctx context.Context, dyn dynamic.Interface, mapper meta.RESTMapper, timeout time.Duration, webhook string) error {
 	qm, err := mapper.RESTMapping(queueGK)
 	if meta.IsNoMatchError(err) {
 		return nil
@@ -142,10 +148,12 @@ func waitPolicies(ctx context.Context, dyn dynamic.Interface, mapper meta.RESTMa
 	// error of the client itself (the deadline cutting a request short)
 	// does not replace it.
 	var pending string
+	hookFailed := false
 	refused := func(err error) (bool, error) {
 		var status apierrors.APIStatus
 		if errors.As(err, &status) {
 			pending = util.Message(err)
+			hookFailed = strings.Contains(pending, keys.QueueWebhookName)
 		}
 		return false, nil
 	}
@@ -174,6 +182,10 @@ func waitPolicies(ctx context.Context, dyn dynamic.Interface, mapper meta.RESTMa
 	if err != nil {
 		if pending == "" || !errors.Is(err, context.DeadlineExceeded) {
 			return fmt.Errorf("waiting for the admission policies: %w", err)
+		}
+		if hookFailed && webhook != "" {
+			return fmt.Errorf("the queue webhook %s (validatingwebhookconfiguration %s, calling %s) does not answer after %s, so every queue write is refused (a dry-run queue create got: %s): serve must run there and answer over TLS with a certificate of its caBundle; kubectl vc doctor says why, then run install again (or raise --timeout)",
+				keys.QueueWebhookName, keys.QueueWebhookConfigName, webhook, timeout, pending)
 		}
 		return fmt.Errorf("the admission policies are not in force after %s (a dry-run request got: %s); run install again or raise --timeout", timeout, pending)
 	}

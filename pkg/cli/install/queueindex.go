@@ -35,6 +35,7 @@ var (
 		vapGV.WithResource("validatingadmissionpolicies"),
 		mapGV.WithResource("mutatingadmissionpolicybindings"),
 		mapGV.WithResource("mutatingadmissionpolicies"),
+		vwcGVR,
 	}
 )
 
@@ -72,7 +73,7 @@ var deploymentGVR = schema.GroupVersionResource{Group: "apps", Version: "v1", Re
 // (a policy refuses a create whose index is stale or missing). Where serve
 // runs, it keeps them from then on. The writes are retried until timeout:
 // the API server needs a moment to serve the kind just defined.
-func indexQueues(ctx context.Context, dyn dynamic.Interface, mapper meta.RESTMapper, timeout time.Duration, out io.Writer) error {
+func indexQueues(ctx context.Context, dyn dynamic.Interface, mapper meta.RESTMapper, names []string, timeout time.Duration, out io.Writer) error {
 	qm, err := mapper.RESTMapping(queueGK)
 	if meta.IsNoMatchError(err) {
 		return nil
@@ -95,7 +96,7 @@ func indexQueues(ctx context.Context, dyn dynamic.Interface, mapper meta.RESTMap
 	want := rules.QueueIndexEntriesText(typed)
 	indexes := dyn.Resource(queueIndexGVR)
 	written := 0
-	for _, name := range admissionv1alpha1.QueueIndexNames {
+	for _, name := range names {
 		var last error
 		err = wait.PollUntilContextTimeout(ctx, probeInterval, timeout, true, func(ctx context.Context) (bool, error) {
 			cur, err := indexes.Get(ctx, name, metav1.GetOptions{})
@@ -139,20 +140,38 @@ func indexQueues(ctx context.Context, dyn dynamic.Interface, mapper meta.RESTMap
 	return nil
 }
 
-// pruneIndexes deletes the QueueIndexes where no policy reads them (the
-// per-queue mode), so that serve stops keeping them.
-func pruneIndexes(ctx context.Context, dyn dynamic.Interface, dryRun bool, out io.Writer) error {
+// legacyIndexes are the QueueIndexes of earlier releases that serve's
+// queue webhook replaced (docs/admission.md): nothing reads them.
+var legacyIndexes = []string{"children", "hierarchy"}
+
+// pruneIndexes deletes the QueueIndexes no policy of the mode reads (plan
+// names those it does), so that serve stops keeping them: in per-queue
+// mode all, in index mode those of earlier releases.
+func pruneIndexes(ctx context.Context, dyn dynamic.Interface, plan []string, mode string, dryRun bool, out io.Writer) error {
 	opts := metav1.DeleteOptions{}
 	suffix := ""
 	if dryRun {
 		opts.DryRun = []string{metav1.DryRunAll}
 		suffix = " (server dry run)"
 	}
-	for _, name := range admissionv1alpha1.QueueIndexNames {
+	why := "no longer used: serve's queue webhook checks queue writes"
+	if mode == keys.AdmissionModePerQueue {
+		why = "not read in " + keys.AdmissionModePerQueue + " mode"
+	}
+	names := append(append([]string{}, admissionv1alpha1.QueueIndexNames...), legacyIndexes...)
+	seen := map[string]bool{}
+	for _, name := range plan {
+		seen[name] = true
+	}
+	for _, name := range names {
+		if seen[name] {
+			continue
+		}
+		seen[name] = true
 		err := dyn.Resource(queueIndexGVR).Delete(ctx, name, opts)
 		switch {
 		case err == nil:
-			fmt.Fprintf(out, "queueindex.%s/%s deleted (not read in %s mode)%s\n", admissionv1alpha1.GroupName, name, keys.AdmissionModePerQueue, suffix)
+			fmt.Fprintf(out, "queueindex.%s/%s deleted (%s)%s\n", admissionv1alpha1.GroupName, name, why, suffix)
 		case apierrors.IsNotFound(err) || meta.IsNoMatchError(err):
 		default:
 			return namedErr("delete", "queueindex.admission.kubectl-vc.io/"+name, err)
@@ -164,7 +183,7 @@ func pruneIndexes(ctx context.Context, dyn dynamic.Interface, dryRun bool, out i
 // prunePolicies deletes the admission policies and bindings of an earlier
 // install that this build no longer ships: they carry the part-of label and
 // a name the plan does not have. The install probe's are left to the probe.
-func prunePolicies(ctx context.Context, dyn dynamic.Interface, plan []*unstructured.Unstructured, dryRun bool, out io.Writer) error {
+func prunePolicies(ctx context.Context, dyn dynamic.Interface, plan []*unstructured.Unstructured, mode string, dryRun bool, out io.Writer) error {
 	want := map[schema.GroupVersionResource]map[string]bool{}
 	for _, gvr := range policyGVRs {
 		want[gvr] = map[string]bool{}
@@ -197,7 +216,11 @@ func prunePolicies(ctx context.Context, dyn dynamic.Interface, plan []*unstructu
 			if err := dyn.Resource(gvr).Delete(ctx, u.GetName(), opts); err != nil && !apierrors.IsNotFound(err) {
 				return namedErr("delete", gvr.Resource+"/"+u.GetName(), err)
 			}
-			fmt.Fprintf(out, "%s.%s/%s deleted (no longer shipped)%s\n", strings.ToLower(kindOf(gvr)), gvr.Group, u.GetName(), suffix)
+			why := "no longer shipped"
+			if m := u.GetLabels()[keys.AdmissionMode]; m != "" && m != mode {
+				why = "not used in " + mode + " mode"
+			}
+			fmt.Fprintf(out, "%s.%s/%s deleted (%s)%s\n", strings.ToLower(kindOf(gvr)), gvr.Group, u.GetName(), why, suffix)
 		}
 	}
 	return nil
@@ -212,6 +235,8 @@ func kindOf(gvr schema.GroupVersionResource) string {
 		return "ValidatingAdmissionPolicyBinding"
 	case "mutatingadmissionpolicies":
 		return "MutatingAdmissionPolicy"
+	case "validatingwebhookconfigurations":
+		return "ValidatingWebhookConfiguration"
 	}
 	return "MutatingAdmissionPolicyBinding"
 }

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"sort"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -18,6 +19,7 @@ import (
 
 	"github.com/kubectl-vc/kubectl-vc/pkg/apis/keys"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/util"
+	"github.com/kubectl-vc/kubectl-vc/pkg/manifests"
 )
 
 // UninstallOptions holds the flags and inputs of 'uninstall'.
@@ -132,7 +134,10 @@ func (o *UninstallOptions) Run(ctx context.Context) error {
 	a := &applier{dyn: o.dyn, mapper: o.mapper}
 
 	// Collect what exists, newest layer first: serve, policies, CRDs.
-	objs := plan.All()
+	objs, err := withBothModes(plan.All())
+	if err != nil {
+		return err
+	}
 	var present []target
 	for i := len(objs) - 1; i >= 0; i-- {
 		u := objs[i]
@@ -155,13 +160,29 @@ func (o *UninstallOptions) Run(ctx context.Context) error {
 		}
 		present = append(present, target{obj: u, ri: ri})
 	}
+	// The webhook's Secret is install's own, not a manifest's.
+	secret := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Secret"}}
+	secret.SetName(keys.QueueWebhookSecretName)
+	secret.SetNamespace(serveNS)
+	if ri, err := a.resource(secret); err == nil {
+		if _, err := ri.Get(ctx, secret.GetName(), metav1.GetOptions{}); err == nil {
+			present = append(present, target{obj: secret, ri: ri})
+		} else if !apierrors.IsNotFound(err) {
+			return objErr("read", secret, err)
+		}
+	}
+	// The queue webhook goes first: with serve gone and the webhook left,
+	// every queue write would be refused (failurePolicy Fail).
+	sort.SliceStable(present, func(i, j int) bool {
+		return present[i].obj.GetKind() == "ValidatingWebhookConfiguration" && present[j].obj.GetKind() != "ValidatingWebhookConfiguration"
+	})
 	// The Roles of install --slurm-namespaces, wherever they are, go
 	// first: they name serve's ServiceAccount.
-	keys, err := slurmKeyTargets(ctx, o.dyn, nil)
+	roles, err := slurmKeyTargets(ctx, o.dyn, nil)
 	if err != nil {
 		return err
 	}
-	present = append(keys, present...)
+	present = append(roles, present...)
 	if len(present) == 0 {
 		fmt.Fprintln(o.Out, "nothing to uninstall")
 		return nil
@@ -228,6 +249,33 @@ func (o *UninstallOptions) Run(ctx context.Context) error {
 		fmt.Fprintf(o.Out, "%s deleted%s\n", show(t), suffix)
 	}
 	return nil
+}
+
+// withBothModes adds to objs, after its last policy, the policies and
+// bindings of the per-queue mode that the plan (index mode) does not name
+// alike: the two modes differ since the queue webhook took over the index
+// mode's queue rules, and uninstall removes either.
+func withBothModes(objs []*unstructured.Unstructured) ([]*unstructured.Unstructured, error) {
+	perQueue, err := manifests.PolicyObjects(keys.AdmissionModePerQueue)
+	if err != nil {
+		return nil, err
+	}
+	have := map[string]bool{}
+	last := -1
+	for i, u := range objs {
+		have[u.GetKind()+"/"+u.GetName()] = true
+		if u.GroupVersionKind().Group == vapGV.Group {
+			last = i
+		}
+	}
+	var add []*unstructured.Unstructured
+	for _, u := range perQueue {
+		if !have[u.GetKind()+"/"+u.GetName()] {
+			add = append(add, u)
+		}
+	}
+	out := append(append([]*unstructured.Unstructured{}, objs[:last+1]...), add...)
+	return append(out, objs[last+1:]...), nil
 }
 
 // builtIn names, per CRD, the objects that exist in every installation

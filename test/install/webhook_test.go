@@ -1,0 +1,425 @@
+package install
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/json"
+	"encoding/pem"
+	"io"
+	"log"
+	"math/big"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	admissionv1 "k8s.io/api/admission/v1"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/kubectl-vc/kubectl-vc/internal/testenv/cptest"
+	admissionv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/admission/v1alpha1"
+	"github.com/kubectl-vc/kubectl-vc/pkg/apis/keys"
+	schedulingv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/scheduling/v1beta1"
+	"github.com/kubectl-vc/kubectl-vc/pkg/cli/install"
+	"github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned"
+)
+
+// The index mode's queue webhook as install sets it up: the configuration
+// and where it points, the certificate, the wait until the API server
+// really calls it, and the mode switches. What answers the webhook here is
+// a stand-in (standIn below) that admits every queue but those named
+// deny-*: these tests are about install's side, the API server calling
+// what install configured; serve's own answers are test/admission's.
+
+// standIn answers AdmissionReviews as the webhook's server and records
+// each call as "OPERATION name".
+type standIn struct {
+	srv   *httptest.Server
+	mu    sync.Mutex
+	calls []string
+}
+
+func startStandIn(t *testing.T, addr string, cert tls.Certificate) *standIn {
+	t.Helper()
+	s := &standIn{}
+	s.srv = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var review admissionv1.AdmissionReview
+		if r.URL.Path != keys.QueueWebhookPath || json.NewDecoder(r.Body).Decode(&review) != nil || review.Request == nil {
+			http.Error(w, "not an AdmissionReview at "+keys.QueueWebhookPath, http.StatusBadRequest)
+			return
+		}
+		req := review.Request
+		s.mu.Lock()
+		s.calls = append(s.calls, string(req.Operation)+" "+req.Name)
+		s.mu.Unlock()
+		resp := &admissionv1.AdmissionResponse{UID: req.UID, Allowed: !strings.HasPrefix(req.Name, "deny-")}
+		if !resp.Allowed {
+			resp.Result = &metav1.Status{Message: "the stand-in refuses " + req.Name, Code: http.StatusUnprocessableEntity}
+		}
+		review.Request, review.Response = nil, resp
+		_ = json.NewEncoder(w).Encode(review)
+	}))
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.srv.Listener = l
+	s.srv.TLS = &tls.Config{Certificates: []tls.Certificate{cert}}
+	// Handshakes the test makes fail on purpose are not news.
+	s.srv.Config.ErrorLog = log.New(io.Discard, "", 0)
+	s.srv.StartTLS()
+	t.Cleanup(s.srv.Close)
+	return s
+}
+
+// called returns the calls recorded so far.
+func (s *standIn) called() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.calls...)
+}
+
+// selfSigned makes a CA and a serving certificate for 127.0.0.1, as an
+// administrator would for a serve outside the cluster.
+func selfSigned(t *testing.T) (caPEM []byte, cert tls.Certificate) {
+	t.Helper()
+	caKey, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "test CA"}, NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign}
+	caDER, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &caKey.PublicKey, caKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ca, _ := x509.ParseCertificate(caDER)
+	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	leafDER, err := x509.CreateCertificate(rand.Reader, &x509.Certificate{SerialNumber: big.NewInt(2), NotBefore: tmpl.NotBefore, NotAfter: tmpl.NotAfter,
+		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")}, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}, KeyUsage: x509.KeyUsageDigitalSignature}, ca, &key.PublicKey, caKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER}), tls.Certificate{Certificate: [][]byte{leafDER}, PrivateKey: key}
+}
+
+// checkWebhookConfig: the configuration is the one the index mode ships.
+func checkWebhookConfig(t *testing.T, k kubernetes.Interface) admissionregistrationv1.ValidatingWebhook {
+	t.Helper()
+	vwc, err := k.AdmissionregistrationV1().ValidatingWebhookConfigurations().Get(context.Background(), keys.QueueWebhookConfigName, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if vwc.Labels[keys.AdmissionMode] != keys.AdmissionModeIndex || vwc.Labels["app.kubernetes.io/part-of"] != "kubectl-vc" || len(vwc.Webhooks) != 1 {
+		t.Fatalf("webhook configuration labels %v, %d webhooks", vwc.Labels, len(vwc.Webhooks))
+	}
+	h := vwc.Webhooks[0]
+	if h.Name != keys.QueueWebhookName || *h.FailurePolicy != admissionregistrationv1.Fail || *h.SideEffects != admissionregistrationv1.SideEffectClassNone ||
+		*h.TimeoutSeconds != 5 || *h.MatchPolicy != admissionregistrationv1.Equivalent || len(h.AdmissionReviewVersions) != 1 || h.AdmissionReviewVersions[0] != "v1" ||
+		len(h.MatchConditions) != 1 || len(h.Rules) != 1 {
+		t.Fatalf("webhook %+v", h)
+	}
+	r := h.Rules[0]
+	if strings.Join(r.APIGroups, ",") != "scheduling.volcano.sh" || strings.Join(r.Resources, ",") != "queues" || *r.Scope != admissionregistrationv1.ClusterScope ||
+		len(r.Operations) != 3 {
+		t.Fatalf("rule %+v", r)
+	}
+	return h
+}
+
+// TestQueueWebhookAtURL: serve outside the cluster (--webhook-url,
+// --webhook-ca-file). Without it, or serve in the cluster, the index mode
+// is refused with nothing written; with it install waits until the API
+// server calls it, the API server calls it for what can break a rule only,
+// install fails naming it once it stops answering, and a switch to the
+// per-queue mode removes it.
+func TestQueueWebhookAtURL(t *testing.T) {
+	own, f := ownControlPlane(t)
+	ctx := context.Background()
+	k := kubernetes.NewForConfigOrDie(own.AdminConfig())
+	vc := versioned.NewForConfigOrDie(own.AdminConfig())
+
+	_, err := cptest.Install(ctx, f, &install.Options{Selection: install.Selection{CRDs: true, Policies: true, Admission: keys.AdmissionModeIndex}})
+	if err == nil || !strings.Contains(err.Error(), "needs serve to answer its queue webhook") || !strings.Contains(err.Error(), "--webhook-url") {
+		t.Fatalf("index mode without a serve: %v", err)
+	}
+	if l, err := k.AdmissionregistrationV1().ValidatingAdmissionPolicies().List(ctx, metav1.ListOptions{}); err != nil || len(l.Items) != 0 {
+		t.Fatalf("the refused install wrote policies: %v %v", l, err)
+	}
+
+	caPEM, cert := selfSigned(t)
+	hook := startStandIn(t, "127.0.0.1:0", cert)
+	url := hook.srv.URL + keys.QueueWebhookPath
+	out, err := cptest.Install(ctx, f, &install.Options{Selection: install.Selection{CRDs: true, Policies: true, WebhookURL: url, WebhookCABundle: caPEM}})
+	if err != nil {
+		t.Fatalf("install --webhook-url: %v\n%s", err, out)
+	}
+	h := checkWebhookConfig(t, k)
+	if h.ClientConfig.URL == nil || *h.ClientConfig.URL != url || h.ClientConfig.Service != nil || string(h.ClientConfig.CABundle) != string(caPEM) {
+		t.Fatalf("clientConfig %+v, want url %s and the CA given", h.ClientConfig, url)
+	}
+	// install returned once the API server called the webhook: its
+	// dry-run probe queue.
+	if c := hook.called(); len(c) == 0 || !strings.HasPrefix(c[0], "CREATE ") {
+		t.Fatalf("install returned before the API server called the webhook: %v", c)
+	}
+	// What the webhook replaced is not installed.
+	for _, name := range []string{"vc-queue-children", "vc-queue-delete-children"} {
+		if _, err := k.AdmissionregistrationV1().ValidatingAdmissionPolicies().Get(ctx, name, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+			t.Errorf("index mode installed the policy %s: %v", name, err)
+		}
+	}
+	for _, name := range []string{"children", "hierarchy"} {
+		if _, err := vc.AdmissionV1alpha1().QueueIndexes().Get(ctx, name, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+			t.Errorf("index mode installed the queue index %s: %v", name, err)
+		}
+	}
+
+	// The API server calls the webhook on creates, on updates of a
+	// resource list, on deletes; not on a label or a weight.
+	queues := vc.SchedulingV1beta1().Queues()
+	if _, err := queues.Create(ctx, &schedulingv1beta1.Queue{ObjectMeta: metav1.ObjectMeta{Name: "deny-me"}, Spec: schedulingv1beta1.QueueSpec{Weight: 1}}, metav1.CreateOptions{}); err == nil || !strings.Contains(err.Error(), "the stand-in refuses deny-me") {
+		t.Fatalf("a create the webhook refuses: %v", err)
+	}
+	q, err := queues.Create(ctx, &schedulingv1beta1.Queue{ObjectMeta: metav1.ObjectMeta{Name: "q1"}, Spec: schedulingv1beta1.QueueSpec{Weight: 1}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := len(hook.called())
+	q.Labels = map[string]string{"team": "a"}
+	q.Spec.Weight = 3
+	if q, err = queues.Update(ctx, q, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if c := hook.called(); len(c) != n {
+		t.Errorf("a label and weight update called the webhook: %v", c[n:])
+	}
+	q.Spec.Capability = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("4")}
+	if q, err = queues.Update(ctx, q, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	q.Status.State = schedulingv1beta1.QueueStateClosed
+	if _, err = queues.UpdateStatus(ctx, q, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := queues.Delete(ctx, "q1", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if c := hook.called(); strings.Join(c[n:], ",") != "UPDATE q1,DELETE q1" {
+		t.Errorf("calls after the create: %q, want the capability update and the delete", c[n:])
+	}
+
+	// serve gone: install says which webhook does not answer, and where.
+	hook.srv.Close()
+	_, err = cptest.Install(ctx, f, &install.Options{Timeout: 3 * time.Second, Selection: install.Selection{Policies: true, WebhookURL: url, WebhookCABundle: caPEM}})
+	if err == nil || !strings.Contains(err.Error(), keys.QueueWebhookName) || !strings.Contains(err.Error(), url) || !strings.Contains(err.Error(), "kubectl vc doctor") {
+		t.Fatalf("install with the webhook down: %v", err)
+	}
+
+	// The per-queue mode has no webhook.
+	out, err = cptest.Install(ctx, f, &install.Options{Selection: install.Selection{Policies: true, Admission: keys.AdmissionModePerQueue}})
+	if err != nil {
+		t.Fatalf("switch to per-queue: %v\n%s", err, out)
+	}
+	if !strings.Contains(out, "validatingwebhookconfiguration.admissionregistration.k8s.io/"+keys.QueueWebhookConfigName+" deleted (not used in per-queue mode)") {
+		t.Errorf("the switch does not say the webhook went:\n%s", out)
+	}
+	if _, err := k.AdmissionregistrationV1().ValidatingWebhookConfigurations().Get(ctx, keys.QueueWebhookConfigName, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("the webhook configuration is left in per-queue mode: %v", err)
+	}
+	if _, err := queues.Create(ctx, &schedulingv1beta1.Queue{ObjectMeta: metav1.ObjectMeta{Name: "deny-no-more"}, Spec: schedulingv1beta1.QueueSpec{Weight: 1}}, metav1.CreateOptions{}); err != nil {
+		t.Errorf("a queue create in per-queue mode, the webhook's server gone: %v", err)
+	}
+	if l, err := vc.AdmissionV1alpha1().QueueIndexes().List(ctx, metav1.ListOptions{}); err != nil || len(l.Items) != 0 {
+		t.Errorf("queue indexes left in per-queue mode: %v %v", l, err)
+	}
+}
+
+// hostIP is an address of this machine the API server can dial and an
+// EndpointSlice may hold (not loopback).
+func hostIP(t *testing.T) string {
+	t.Helper()
+	addrs, err := net.InterfaceAddrs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range addrs {
+		if n, ok := a.(*net.IPNet); ok && n.IP.To4() != nil && !n.IP.IsLoopback() && !n.IP.IsLinkLocalUnicast() {
+			return n.IP.String()
+		}
+	}
+	t.Skip("this machine has no address but loopback for a Service endpoint")
+	return ""
+}
+
+// TestQueueWebhookInCluster: serve in the cluster (install --serve). The
+// webhook calls serve's Service with the CA of the Secret install makes;
+// the API server reaches it through the Service's endpoints
+// (--enable-aggregator-routing, no kube-proxy here), which this test
+// writes for the stand-in, serving the Secret's certificate as serve's
+// pods do. The Secret is made once and kept; one that does not serve is
+// made again. The switch from an earlier per-queue install removes the
+// policies of the other mode and the indexes of earlier releases, and
+// uninstall removes the webhook, its Service and its Secret.
+func TestQueueWebhookInCluster(t *testing.T) {
+	own, f := ownControlPlane(t)
+	ctx := context.Background()
+	k := kubernetes.NewForConfigOrDie(own.AdminConfig())
+	vc := versioned.NewForConfigOrDie(own.AdminConfig())
+	ip := hostIP(t)
+	const ns = "kvc"
+
+	// An earlier per-queue install, and the indexes an earlier release's
+	// index mode kept.
+	if out, err := cptest.Install(ctx, f, &install.Options{}); err != nil {
+		t.Fatalf("install: %v\n%s", err, out)
+	}
+	for _, name := range []string{"children", "hierarchy"} {
+		if _, err := vc.AdmissionV1alpha1().QueueIndexes().Create(ctx, &admissionv1alpha1.QueueIndex{ObjectMeta: metav1.ObjectMeta{Name: name,
+			Labels: map[string]string{"app.kubernetes.io/part-of": "kubectl-vc", keys.AdmissionMode: keys.AdmissionModeIndex}}}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	// install --serve --admission=index (the mode installed is kept
+	// without it) runs until the API server calls the webhook: the
+	// stand-in starts once the Secret is there, as serve's pods would.
+	type result struct {
+		out string
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		out, err := cptest.Install(ctx, f, &install.Options{Selection: install.Selection{CRDs: true, Policies: true, Admission: keys.AdmissionModeIndex, Serve: true, ServeNamespace: ns}, Image: "registry.example.com/kubectl-vc:test"})
+		done <- result{out, err}
+	}()
+	var secret *corev1.Secret
+	eventually(t, "install makes the webhook's Secret", func() (bool, error) {
+		var err error
+		secret, err = k.CoreV1().Secrets(ns).Get(ctx, keys.QueueWebhookSecretName, metav1.GetOptions{})
+		return err == nil, nil
+	})
+	if secret.Type != corev1.SecretTypeTLS || len(secret.Data["ca.crt"]) == 0 {
+		t.Fatalf("secret type %s, keys %d", secret.Type, len(secret.Data))
+	}
+	cert, err := tls.X509KeyPair(secret.Data["tls.crt"], secret.Data["tls.key"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	hook := startStandIn(t, ip+":0", cert)
+	port := int32(hook.srv.Listener.Addr().(*net.TCPAddr).Port)
+	name, ready, tcp := "webhook", true, corev1.ProtocolTCP
+	if _, err := k.DiscoveryV1().EndpointSlices(ns).Create(ctx, &discoveryv1.EndpointSlice{
+		ObjectMeta:  metav1.ObjectMeta{Name: keys.QueueWebhookServiceName + "-test", Labels: map[string]string{discoveryv1.LabelServiceName: keys.QueueWebhookServiceName}},
+		AddressType: discoveryv1.AddressTypeIPv4,
+		Endpoints:   []discoveryv1.Endpoint{{Addresses: []string{ip}, Conditions: discoveryv1.EndpointConditions{Ready: &ready}}},
+		Ports:       []discoveryv1.EndpointPort{{Name: &name, Port: &port, Protocol: &tcp}},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	r := <-done
+	if r.err != nil {
+		t.Fatalf("install --serve: %v\n%s", r.err, r.out)
+	}
+	h := checkWebhookConfig(t, k)
+	svc := h.ClientConfig.Service
+	if h.ClientConfig.URL != nil || svc == nil || svc.Namespace != ns || svc.Name != keys.QueueWebhookServiceName || *svc.Path != keys.QueueWebhookPath || *svc.Port != 443 ||
+		string(h.ClientConfig.CABundle) != string(secret.Data["ca.crt"]) {
+		t.Fatalf("clientConfig %+v, want serve's Service in %s and the Secret's CA", h.ClientConfig, ns)
+	}
+	if len(hook.called()) == 0 {
+		t.Fatal("install returned before the API server called the webhook")
+	}
+	for _, want := range []string{
+		"validatingadmissionpolicy.admissionregistration.k8s.io/vc-queue-children deleted (not used in index mode)",
+		"queueindex.admission.kubectl-vc.io/hierarchy deleted",
+		"secret/" + keys.QueueWebhookSecretName + " (namespace " + ns + ") created",
+		"service/" + keys.QueueWebhookServiceName + " (namespace " + ns + ") created",
+	} {
+		if !strings.Contains(r.out, want) {
+			t.Errorf("install --serve output lacks %q:\n%s", want, r.out)
+		}
+	}
+	for _, name := range []string{"children", "hierarchy"} {
+		if _, err := vc.AdmissionV1alpha1().QueueIndexes().Get(ctx, name, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+			t.Errorf("queue index %s left: %v", name, err)
+		}
+	}
+	// A queue the webhook refuses, through the Service.
+	if _, err := vc.SchedulingV1beta1().Queues().Create(ctx, &schedulingv1beta1.Queue{ObjectMeta: metav1.ObjectMeta{Name: "deny-me"}, Spec: schedulingv1beta1.QueueSpec{Weight: 1}}, metav1.CreateOptions{}); err == nil || !strings.Contains(err.Error(), "the stand-in refuses deny-me") {
+		t.Fatalf("a create the webhook refuses: %v", err)
+	}
+	// The Deployment serves the webhook from the Secret.
+	d, err := k.AppsV1().Deployments(ns).Get(ctx, "kubectl-vc-serve", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := d.Spec.Template.Spec.Containers[0]
+	if !strings.Contains(strings.Join(c.Args, " "), "--webhook-bind-address=:9443 --webhook-cert-dir=/etc/kubectl-vc/webhook") ||
+		len(d.Spec.Template.Spec.Volumes) != 1 || d.Spec.Template.Spec.Volumes[0].Secret.SecretName != keys.QueueWebhookSecretName {
+		t.Errorf("serve's Deployment: args %q, volumes %+v", c.Args, d.Spec.Template.Spec.Volumes)
+	}
+
+	// Installed again: the same Secret, the same CA.
+	out, err := cptest.Install(ctx, f, &install.Options{Selection: install.Selection{CRDs: true, Policies: true, Serve: true}, Image: "registry.example.com/kubectl-vc:test"})
+	if err != nil {
+		t.Fatalf("second install: %v\n%s", err, out)
+	}
+	again, err := k.CoreV1().Secrets(ns).Get(ctx, keys.QueueWebhookSecretName, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again.ResourceVersion != secret.ResourceVersion || !strings.Contains(out, "secret/"+keys.QueueWebhookSecretName+" (namespace "+ns+") unchanged") {
+		t.Errorf("the second install rotated the certificate:\n%s", out)
+	}
+
+	// A Secret that does not serve (its key lost) is made again, and the
+	// webhook trusts the new CA; the stand-in still serves the old
+	// certificate, so the wait fails, naming the webhook and the Service.
+	again.Data["tls.key"] = []byte("lost")
+	if _, err := k.CoreV1().Secrets(ns).Update(ctx, again, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	out, err = cptest.Install(ctx, f, &install.Options{Timeout: 3 * time.Second, Selection: install.Selection{Policies: true}})
+	if err == nil || !strings.Contains(err.Error(), keys.QueueWebhookName) || !strings.Contains(err.Error(), "service "+ns+"/"+keys.QueueWebhookServiceName) {
+		t.Fatalf("install whose webhook serves an untrusted certificate: %v\n%s", err, out)
+	}
+	if !strings.Contains(out, "configured (new certificate: tls.crt and tls.key are not a key pair") {
+		t.Errorf("install does not say it made a new certificate:\n%s", out)
+	}
+	renewed, err := k.CoreV1().Secrets(ns).Get(ctx, keys.QueueWebhookSecretName, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h := checkWebhookConfig(t, k); string(renewed.Data["ca.crt"]) == string(secret.Data["ca.crt"]) || string(h.ClientConfig.CABundle) != string(renewed.Data["ca.crt"]) {
+		t.Error("the webhook does not trust the new certificate's CA")
+	}
+
+	// uninstall removes the webhook, its Service and its Secret.
+	if out, err := runUninstall(f, "", true, true); err != nil {
+		t.Fatalf("uninstall: %v\n%s", err, out)
+	}
+	if _, err := k.AdmissionregistrationV1().ValidatingWebhookConfigurations().Get(ctx, keys.QueueWebhookConfigName, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("webhook configuration after uninstall: %v", err)
+	}
+	if _, err := k.CoreV1().Services(ns).Get(ctx, keys.QueueWebhookServiceName, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("webhook Service after uninstall: %v", err)
+	}
+	if _, err := k.CoreV1().Secrets(ns).Get(ctx, keys.QueueWebhookSecretName, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("webhook Secret after uninstall: %v", err)
+	}
+	if l, err := k.AdmissionregistrationV1().ValidatingAdmissionPolicies().List(ctx, metav1.ListOptions{}); err != nil || len(l.Items) != 0 {
+		t.Errorf("policies after uninstall: %v %v", l, err)
+	}
+}

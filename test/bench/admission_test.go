@@ -26,8 +26,8 @@ import (
 	"github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned"
 	"github.com/kubectl-vc/kubectl-vc/pkg/controller"
 	"github.com/kubectl-vc/kubectl-vc/pkg/controller/framework"
-	"github.com/kubectl-vc/kubectl-vc/plugins/queuewebhook"
 	"github.com/kubectl-vc/kubectl-vc/pkg/rules"
+	"github.com/kubectl-vc/kubectl-vc/plugins/queuewebhook"
 
 	_ "github.com/kubectl-vc/kubectl-vc/plugins/queueindex"
 )

@@ -88,7 +88,8 @@ const (
 
 func run(ctx context.Context, o Config, p *progress) error {
 	ctrls := o.Controllers
-	if len(ctrls) == 0 {
+	webhooksOnly := len(ctrls) == 0 && !disabled(o.WebhookAddr) && len(o.Webhooks) > 0
+	if len(ctrls) == 0 && !webhooksOnly {
 		return errors.New("no controllers to run") // Options.Complete selects every one by default
 	}
 	for _, c := range ctrls {
@@ -141,6 +142,26 @@ func run(ctx context.Context, o Config, p *progress) error {
 	go p.report(ctx, ProgressPeriod)
 	if err := firstContact(ctx, kube, p, FirstContactTimeout); err != nil {
 		return nil // ctx ended: a clean stop
+	}
+
+	// The webhooks answer on every replica, the standby included, so
+	// they start before the lease is sought; readiness follows them.
+	webhooks, err := startWebhooks(ctx, o, vc, p)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil // ctx ended while a cache filled: a clean stop
+		}
+		return err
+	}
+	if webhooks != nil {
+		servers = append(servers, webhooks)
+	}
+	if webhooksOnly {
+		// A run of webhooks alone (a test's, or a replica set up to answer
+		// admission only) has no lease to seek and nothing else to wait for.
+		ready.Store("ok")
+		<-ctx.Done()
+		return nil
 	}
 
 	run := func(ctx context.Context) error {

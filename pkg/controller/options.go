@@ -62,6 +62,7 @@ func NewOptions() *Options {
 			MetricsAddr:      ":8443",
 			SecureMetrics:    true,
 			HealthAddr:       ":8081",
+			WebhookAddr:      "0",
 			CacheSyncTimeout: DefaultCacheSyncTimeout,
 			FeatureGates:     gates,
 			LeaderElection: componentbaseconfig.LeaderElectionConfiguration{
@@ -94,6 +95,8 @@ func (o *Options) AddFlags(fl *pflag.FlagSet) {
 	fl.StringVar(&c.MetricsAddr, "metrics-bind-address", c.MetricsAddr, "Address of the Prometheus /metrics endpoint (0 disables it)")
 	fl.BoolVar(&c.SecureMetrics, "metrics-secure", c.SecureMetrics, "Serve the metrics address over HTTPS, each request's bearer token checked with a TokenReview and its right to GET the path with a SubjectAccessReview; false: plain HTTP for anyone who can reach the address (local use)")
 	fl.StringVar(&c.MetricsCertDir, "metrics-cert-dir", c.MetricsCertDir, "Directory with tls.crt and tls.key of the metrics endpoint (e.g. a cert-manager Secret), read again when they change; default: a self-signed certificate made at start")
+	fl.StringVar(&c.WebhookAddr, "webhook-bind-address", c.WebhookAddr, "Address of the admission webhook for queue writes (index mode, docs/admission.md), always HTTPS; 0 disables it")
+	fl.StringVar(&c.WebhookCertDir, "webhook-cert-dir", c.WebhookCertDir, "Directory with tls.crt and tls.key of the webhook (the Secret 'install --serve' makes), read again when they change; needed with --webhook-bind-address")
 	fl.StringVar(&c.HealthAddr, "health-probe-bind-address", c.HealthAddr, "Address of /healthz and /readyz, always plain HTTP (0 disables them)")
 	fl.DurationVar(&c.CacheSyncTimeout, "cache-sync-timeout", c.CacheSyncTimeout, "How long the informer caches may take to fill (RBAC refusing a list never lets them) before /healthz fails, so that kubelet restarts serve")
 	fl.BoolVar(&c.Profiling, "profiling", c.Profiling, "Serve Go's pprof profiles under /debug/pprof/ on the metrics address, behind the same checks as /metrics")
@@ -193,6 +196,16 @@ type Config struct {
 	MetricsCertDir    string
 	MetricsCertReload time.Duration
 
+	// WebhookAddr is the listen address of the admission webhooks ("" or
+	// "0": none), served over HTTPS with the pair in WebhookCertDir (read
+	// again when it changes, every MetricsCertReload): the API server
+	// must trust it, so there is no self-signed default.
+	WebhookAddr    string
+	WebhookCertDir string
+	// Webhooks are answered on WebhookAddr, on every replica (serve's
+	// command gives them all; none without WebhookAddr).
+	Webhooks []framework.Webhook
+
 	// LeaderElection is component-base's configuration of it, under its
 	// names: ResourceNamespace and ResourceName name the Lease (the lock
 	// is always a Lease, whatever ResourceLock says).
@@ -255,6 +268,15 @@ func (c Config) Validate() error {
 	}
 	if c.MetricsCertDir != "" && !c.SecureMetrics {
 		return errors.New("--metrics-cert-dir is the certificate of HTTPS metrics: it cannot be used with --metrics-secure=false")
+	}
+	if !disabled(c.WebhookAddr) && c.WebhookCertDir == "" {
+		return errors.New("--webhook-bind-address needs --webhook-cert-dir: the API server calls the webhook over HTTPS and must trust its certificate ('kubectl vc install --serve' makes one)")
+	}
+	if disabled(c.WebhookAddr) && c.WebhookCertDir != "" {
+		return errors.New("--webhook-cert-dir is the webhook's certificate: give --webhook-bind-address too")
+	}
+	if !disabled(c.WebhookAddr) && (c.WebhookAddr == c.HealthAddr || c.WebhookAddr == c.MetricsAddr) {
+		return fmt.Errorf("--webhook-bind-address %s is already the address of the probes or the metrics: give it one of its own", c.WebhookAddr)
 	}
 	if le := c.LeaderElection; le.LeaderElect {
 		if le.ResourceNamespace == "" || le.ResourceName == "" {

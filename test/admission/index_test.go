@@ -96,6 +96,15 @@ func mustDenyBy(t *testing.T, err error, binding, want string) {
 	}
 }
 
+// mustDenyByWebhook asserts a denial with want by serve's queue webhook.
+func mustDenyByWebhook(t *testing.T, err error, want string) {
+	t.Helper()
+	mustDeny(t, err, want)
+	if !strings.Contains(err.Error(), `admission webhook "`+keys.QueueWebhookName+`" denied the request`) {
+		t.Fatalf("denied, but not by the webhook %s: %v", keys.QueueWebhookName, err)
+	}
+}
+
 // TestIndexHoldsStateAndChildren: the controller records the queues that
 // are not Open and the parents' child counts, and the rules refuse through
 // the index: a PodGroup in a Closed queue, a Job
@@ -121,9 +130,9 @@ func TestIndexHoldsStateAndChildren(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitIndexCurrent(t)
-	states, children, hierarchy := entries(t, "states"), entries(t, "children"), entries(t, "hierarchy")
-	if e := children["ix-parent"]; e.Children != 2 || e.Child != "ix-child-a" || states["ix-parent"].State != "Closed" {
-		t.Fatalf("ix-parent: children entry %+v, state %q; want 2 children, ix-child-a first, and Closed", e, states["ix-parent"].State)
+	states, jobs := entries(t, "states"), entries(t, "jobs")
+	if e := jobs["ix-parent"]; e.Children != 2 || e.Child != "ix-child-a" || e.State != "Closed" || states["ix-parent"].State != "Closed" {
+		t.Fatalf("ix-parent: jobs entry %+v, state %q; want 2 children, ix-child-a first, and Closed", e, states["ix-parent"].State)
 	}
 	if e := states["ix-closed"]; e.State != "Closed" {
 		t.Fatalf("states entry of ix-closed = %+v, want Closed", e)
@@ -131,16 +140,13 @@ func TestIndexHoldsStateAndChildren(t *testing.T) {
 	if _, ok := states["ix-child-a"]; ok {
 		t.Fatalf("the Open ix-child-a has a states entry: %+v", states["ix-child-a"])
 	}
-	if e := hierarchy["ix-child-a"]; e.Parent != "ix-parent" {
-		t.Fatalf("hierarchy entry of ix-child-a = %+v, want its parent", e)
-	}
-	if _, ok := hierarchy["ix-closed"]; ok {
-		t.Fatalf("ix-closed (under root, no resources) has a hierarchy entry: %+v", hierarchy["ix-closed"])
+	if _, ok := jobs["ix-child-a"]; ok {
+		t.Fatalf("the Open leaf ix-child-a has a jobs entry: %+v", jobs["ix-child-a"])
 	}
 	// Each evaluation pays for the whole index: serve keeps it without
 	// managedFields, which would list every entry a second time.
-	if mf := index(t, "hierarchy").ManagedFields; len(mf) != 0 {
-		t.Fatalf("the hierarchy index carries managedFields: %+v", mf)
+	if mf := index(t, "jobs").ManagedFields; len(mf) != 0 {
+		t.Fatalf("the jobs index carries managedFields: %+v", mf)
 	}
 
 	// The API server's param informer sees the index a moment after serve
@@ -170,37 +176,85 @@ func TestIndexHoldsStateAndChildren(t *testing.T) {
 	if err := setState(ctx, c, "ix-parent", schedulingv1beta1.QueueStateClosed); err != nil {
 		t.Fatal(err)
 	}
-	waitIndexCurrent(t)
-	err = eventually(t, true, func() error {
-		return c.SchedulingV1beta1().Queues().Delete(ctx, "ix-parent", metav1.DeleteOptions{DryRun: []string{metav1.DryRunAll}})
-	})
-	mustDenyBy(t, err, "vc-queue-delete-children", "queue ix-parent has child queue ix-child-a (and 1 more): delete it or move it to another parent first")
+	// serve's webhook reads its own cache, which holds the children
+	// already: the first try is refused.
+	err = c.SchedulingV1beta1().Queues().Delete(ctx, "ix-parent", metav1.DeleteOptions{DryRun: []string{metav1.DryRunAll}})
+	if err != nil && strings.Contains(err.Error(), "is Open") {
+		// The Closed state has not reached the API server's policy yet.
+		err = eventually(t, true, func() error {
+			return c.SchedulingV1beta1().Queues().Delete(ctx, "ix-parent", metav1.DeleteOptions{DryRun: []string{metav1.DryRunAll}})
+		})
+	}
+	mustDenyByWebhook(t, err, "queue ix-parent has child queue ix-child-a (and 1 more): delete it or move it to another parent first")
 }
 
-// TestIndexedHierarchyRules: with parent and child in the index, the
-// resource bounds and the cycle of two are refused through it.
-func TestIndexedHierarchyRules(t *testing.T) {
+// TestWebhookHierarchyRules: serve's webhook refuses, from its cache, a
+// queue above its parent, a parent lowered below its child and a cycle of
+// two, the moment after the queues were written.
+func TestWebhookHierarchyRules(t *testing.T) {
 	setup(t)
 	ctx := context.Background()
 	qs := vc(t).SchedulingV1beta1().Queues()
 	_, err := qs.Create(ctx, resourceQueue("ih-parent", "root", "cpu=8", "", ""), metav1.CreateOptions{})
 	mustAdmit(t, err)
+	// A parent created a moment ago: the webhook reads it from the API
+	// server when its cache does not hold it yet.
+	_, err = qs.Create(ctx, resourceQueue("ih-over", "ih-parent", "cpu=9", "", ""), metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+	mustDenyByWebhook(t, err, "queue ih-over exceeds its parent ih-parent in capability cpu")
 	_, err = qs.Create(ctx, resourceQueue("ih-child", "ih-parent", "cpu=6", "", ""), metav1.CreateOptions{})
 	mustAdmit(t, err)
-	waitIndexCurrent(t)
-	if e := entries(t, "hierarchy")["ih-parent"]; e.ChildCapability["cpu"] != (admissionv1alpha1.QueueIndexBound{Amount: "6", Child: "ih-child"}) || e.Capability["cpu"] != "8" {
-		t.Fatalf("index entry of ih-parent = %+v", e)
-	}
 	dry := metav1.PatchOptions{DryRun: []string{metav1.DryRunAll}}
+	// The child reaches the webhook's cache through its watch.
 	err = eventually(t, true, func() error {
 		_, err := qs.Patch(ctx, "ih-parent", types.MergePatchType, []byte(`{"spec":{"capability":{"cpu":"4"}}}`), dry)
 		return err
 	})
-	mustDenyBy(t, err, "vc-queue-children", "queue ih-parent is below its child ih-child in capability cpu")
-	_, err = qs.Create(ctx, resourceQueue("ih-other", "ih-parent", "cpu=9", "", ""), metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
-	mustDenyBy(t, err, "vc-queue-children", "queue ih-other exceeds its parent ih-parent in capability cpu")
+	mustDenyByWebhook(t, err, "queue ih-parent is below its child ih-child in capability cpu")
 	_, err = qs.Patch(ctx, "ih-parent", types.MergePatchType, []byte(`{"spec":{"parent":"ih-child"}}`), dry)
-	mustDenyBy(t, err, "vc-queue-children", "queue ih-parent cannot have parent ih-child: the parent of ih-child is ih-parent, which would make a cycle")
+	mustDenyByWebhook(t, err, "queue ih-parent cannot have parent ih-child: the parent of ih-child is ih-parent, which would make a cycle")
+	// What breaks no rule goes through: a raise, a new weight.
+	_, err = qs.Patch(ctx, "ih-parent", types.MergePatchType, []byte(`{"spec":{"capability":{"cpu":"10"},"weight":4}}`), dry)
+	mustAdmit(t, err)
+}
+
+// TestWebhookDown: with serve's webhook gone, queue creates, deletes and
+// changes of a parent or resources are refused (failurePolicy Fail: the
+// rules never vanish silently) with a message naming the webhook; what the
+// webhook never checks (a queue's weight, PodGroups, Jobs) goes on.
+func TestWebhookDown(t *testing.T) {
+	setup(t)
+	ctx := context.Background()
+	c := vc(t)
+	if err := createQueueWithState(ctx, c, &schedulingv1beta1.Queue{ObjectMeta: metav1.ObjectMeta{Name: "wd-leaf"}}, ""); err != nil {
+		t.Fatal(err)
+	}
+	if err := webhook.stop(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := webhook.start(); err != nil {
+			t.Error(err)
+		}
+		err := eventually(t, false, func() error {
+			_, err := c.SchedulingV1beta1().Queues().Create(ctx, &schedulingv1beta1.Queue{ObjectMeta: metav1.ObjectMeta{Name: "wd-again"}, Spec: schedulingv1beta1.QueueSpec{Weight: 1}},
+				metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+			return err
+		})
+		if err != nil {
+			t.Errorf("the webhook started again, and a queue create is still refused: %v", err)
+		}
+	})
+	dry := metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}}
+	_, err := c.SchedulingV1beta1().Queues().Create(ctx, &schedulingv1beta1.Queue{ObjectMeta: metav1.ObjectMeta{Name: "wd-new"}, Spec: schedulingv1beta1.QueueSpec{Weight: 1}}, dry)
+	mustDeny(t, err, `failed calling webhook "`+keys.QueueWebhookName+`"`)
+	err = updateQueue(ctx, c, "wd-leaf", metav1.UpdateOptions{DryRun: []string{metav1.DryRunAll}}, func(q *schedulingv1beta1.Queue) { q.Spec.Parent = "default" })
+	mustDeny(t, err, `failed calling webhook "`+keys.QueueWebhookName+`"`)
+	// Its match conditions leave out what it never checks: no call.
+	err = updateQueue(ctx, c, "wd-leaf", metav1.UpdateOptions{DryRun: []string{metav1.DryRunAll}}, func(q *schedulingv1beta1.Queue) { q.Spec.Weight = 3 })
+	mustAdmit(t, err)
+	_, err = c.SchedulingV1beta1().PodGroups("default").Create(ctx, &schedulingv1beta1.PodGroup{
+		ObjectMeta: metav1.ObjectMeta{GenerateName: "wd-"}, Spec: schedulingv1beta1.PodGroupSpec{MinMember: 1, Queue: "wd-leaf"}}, dry)
+	mustAdmit(t, err)
 }
 
 // ageIndexes stops the index controller and stamps every index refreshed
@@ -244,10 +298,11 @@ func waitFresh(t *testing.T) {
 }
 
 // TestStaleIndexRefusesCreates: an index serve stopped refreshing more than
-// a minute ago is not trusted: PodGroup, Job and queue creates are refused
-// with a message that says why, by each policy that reads an index; what
-// reads no index (a queue deletion's other rules, updates) goes on. Serve,
-// started again, refreshes the index and creates are admitted.
+// a minute ago is not trusted: PodGroup and Job creates are refused with a
+// message that says why, by each policy that reads an index; what reads no
+// index (queue writes, which serve's webhook checks from its cache, and
+// updates) goes on. Serve, started again, refreshes the index and creates
+// are admitted.
 func TestStaleIndexRefusesCreates(t *testing.T) {
 	setup(t)
 	ctx := context.Background()
@@ -278,7 +333,7 @@ func TestStaleIndexRefusesCreates(t *testing.T) {
 		ObjectMeta: metav1.ObjectMeta{GenerateName: "st-"}, Spec: batchv1alpha1.JobSpec{Queue: "st-leaf"}}, dry)
 	mustDeny(t, err, stale)
 	_, err = c.SchedulingV1beta1().Queues().Create(ctx, &schedulingv1beta1.Queue{ObjectMeta: metav1.ObjectMeta{Name: "st-new"}, Spec: schedulingv1beta1.QueueSpec{Weight: 1}}, dry)
-	mustDenyBy(t, err, "vc-queue-children", "the admission index hierarchy was last refreshed at ")
+	mustAdmit(t, err)
 	// An update reads the index as it is (it has no time of its own).
 	err = updateQueue(ctx, c, "st-leaf", metav1.UpdateOptions{DryRun: []string{metav1.DryRunAll}}, func(q *schedulingv1beta1.Queue) { q.Spec.Weight = 3 })
 	mustAdmit(t, err)
@@ -341,13 +396,14 @@ func TestPerQueueMode(t *testing.T) {
 		t.Fatalf("install --admission=per-queue: %v\n%s", err, out)
 	}
 	t.Cleanup(func() {
-		out, err := runInstall(t, &install.Options{Selection: install.Selection{Policies: true, Admission: keys.AdmissionModeIndex}})
+		out, err := runInstall(t, indexInstall(install.Selection{Policies: true}))
 		if err != nil {
 			t.Errorf("install --admission=index: %v\n%s", err, out)
 		}
 		waitFresh(t)
 	})
-	for _, want := range []string{"vc-workload-open-queue-jobs deleted (no longer shipped)", "queueindex.admission.kubectl-vc.io/states deleted (not read in per-queue mode)"} {
+	for _, want := range []string{"vc-workload-open-queue-jobs deleted (not used in per-queue mode)", "vc-queue-hierarchy deleted (not used in per-queue mode)",
+		"queueindex.admission.kubectl-vc.io/states deleted (not read in per-queue mode)"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("install output lacks %q:\n%s", want, out)
 		}
@@ -455,7 +511,9 @@ func doctorFinding(t *testing.T, check string) doctor.Finding {
 	}
 	var found []doctor.Finding
 	for _, f := range rep.Checks {
-		if f.Check == check {
+		// In the index mode the check says where the queue webhook
+		// points in a finding of its own.
+		if f.Check == check && !strings.Contains(f.Message, "the queue webhook "+keys.QueueWebhookName+" calls") {
 			found = append(found, f)
 		}
 	}

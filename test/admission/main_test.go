@@ -28,6 +28,7 @@ import (
 
 	// The queue index controller, run in-process (indexer).
 	_ "github.com/kubectl-vc/kubectl-vc/plugins/queueindex"
+	"github.com/kubectl-vc/kubectl-vc/plugins/queuewebhook"
 )
 
 var (
@@ -37,7 +38,22 @@ var (
 	// package once setup has installed the policies in index mode: every
 	// rule is proven as the index holds it (TestPerQueueMode proves the
 	// other mode's policies).
-	indexer = &indexRunner{}
+	indexer = &runner{config: func() (controller.Config, error) {
+		c, err := framework.Configure("queueindex", "--queueindex-batch-delay=50ms")
+		if err != nil {
+			return controller.Config{}, err
+		}
+		return controller.Config{Controllers: []framework.Controller{c}}, nil
+	}}
+	// webhook is serve's queue webhook, answering at hook.URL for the
+	// whole package from before setup installs the index mode (install
+	// waits until the API server calls it). It runs apart from indexer so
+	// that a test may stop either alone.
+	webhook = &runner{config: func() (controller.Config, error) {
+		return controller.Config{WebhookAddr: hook.Addr, WebhookCertDir: hook.CertDir,
+			Webhooks: []framework.Webhook{queuewebhook.New()}}, nil
+	}}
+	hook *cptest.Webhook
 
 	setupOnce sync.Once
 	setupErr  error
@@ -46,39 +62,48 @@ var (
 func TestMain(m *testing.M) {
 	cptest.Main(m, cptest.Options{Setup: func(e *cptest.Env) error {
 		cp, kubeconfig = e.CP, e.Kubeconfig
+		var err error
+		if hook, err = cptest.NewWebhook(e.Dir); err != nil {
+			return err
+		}
 		e.Cleanup(indexer.stop)
+		e.Cleanup(webhook.stop)
 		return nil
 	}})
 }
 
-// indexRunner starts and stops serve's queue index controller in-process.
-type indexRunner struct {
+// indexInstall is install of the index mode, its webhook at hook.
+func indexInstall(sel install.Selection) *install.Options {
+	sel.Admission, sel.WebhookURL, sel.WebhookCABundle = keys.AdmissionModeIndex, hook.URL, hook.CA
+	return &install.Options{Selection: sel}
+}
+
+// runner starts and stops a part of serve in-process.
+type runner struct {
+	config func() (controller.Config, error)
 	mu     sync.Mutex
 	cancel context.CancelFunc
 	done   chan error
 }
 
-func (r *indexRunner) start() error {
+func (r *runner) start() error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.cancel != nil {
 		return nil
 	}
-	c, err := framework.Configure("queueindex", "--queueindex-batch-delay=50ms")
+	c, err := r.config()
 	if err != nil {
 		return err
 	}
+	c.Kubeconfig, c.MaxRequeueNum, c.FeatureGates, c.WaitForStop = cp.AdminConfig(), -1, framework.NewFeatureGate(), true
 	ctx, cancel := context.WithCancel(context.Background())
 	r.cancel, r.done = cancel, make(chan error, 1)
-	go func() {
-		r.done <- controller.Run(ctx, controller.Config{Kubeconfig: cp.AdminConfig(),
-			Controllers: []framework.Controller{c}, MaxRequeueNum: -1,
-			FeatureGates: framework.NewFeatureGate(), WaitForStop: true})
-	}()
+	go func() { r.done <- controller.Run(ctx, c) }()
 	return nil
 }
 
-func (r *indexRunner) stop() error {
+func (r *runner) stop() error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.cancel == nil {
@@ -88,7 +113,7 @@ func (r *indexRunner) stop() error {
 	err := <-r.done
 	r.cancel = nil
 	if err != nil {
-		return fmt.Errorf("queue index controller: %w", err)
+		return fmt.Errorf("serve in-process: %w", err)
 	}
 	return nil
 }
@@ -125,10 +150,14 @@ func runInstall(t *testing.T, o *install.Options) (string, error) {
 func setup(t *testing.T) {
 	t.Helper()
 	setupOnce.Do(func() {
-		if _, setupErr = runInstall(t, &install.Options{Selection: install.Selection{CRDs: true, Policies: true, Admission: keys.AdmissionModeIndex}}); setupErr != nil {
+		// serve first: install waits for its webhook to answer.
+		if setupErr = webhook.start(); setupErr != nil {
 			return
 		}
 		if setupErr = indexer.start(); setupErr != nil {
+			return
+		}
+		if _, setupErr = runInstall(t, indexInstall(install.Selection{CRDs: true, Policies: true})); setupErr != nil {
 			return
 		}
 		ctx := context.Background()
@@ -327,8 +356,10 @@ func mustDeny(t *testing.T, err error, want string) {
 	if strings.Contains(msg, "\n") {
 		t.Fatalf("message is not one line: %q", msg)
 	}
-	if !strings.Contains(err.Error(), "ValidatingAdmissionPolicy") {
-		t.Fatalf("not denied by a ValidatingAdmissionPolicy: %v", err)
+	// A policy, or in the index mode serve's queue webhook, for the rules
+	// between a queue and its parent or children.
+	if !strings.Contains(err.Error(), "ValidatingAdmissionPolicy") && !strings.Contains(err.Error(), `webhook "`+keys.QueueWebhookName+`"`) {
+		t.Fatalf("not denied by a ValidatingAdmissionPolicy or serve's queue webhook: %v", err)
 	}
 }
 

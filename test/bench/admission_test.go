@@ -27,6 +27,7 @@ import (
 	"github.com/kubectl-vc/kubectl-vc/pkg/controller"
 	"github.com/kubectl-vc/kubectl-vc/pkg/controller/framework"
 	"github.com/kubectl-vc/kubectl-vc/pkg/rules"
+	"github.com/kubectl-vc/kubectl-vc/plugins/queuewebhook"
 
 	_ "github.com/kubectl-vc/kubectl-vc/plugins/queueindex"
 )
@@ -35,8 +36,9 @@ import (
 // install' ships cost each request, at several numbers of queues
 // (VC_BENCH_ADMISSION_QUEUES, "10,1000,10000" by default), each size on its
 // own API server: the same requests without the policies ("none") and with
-// them in index mode and serve's queue index controller keeping their index
-// ("installed"), alternating, VC_BENCH_ROUNDS rounds each (and in
+// them in index mode, serve's queue index controller keeping their index
+// and serve's queue webhook answering queue writes, in this process as a
+// user's serve runs them ("installed"), alternating, VC_BENCH_ROUNDS rounds each (and in
 // per-queue mode, "per-queue", when VC_BENCH_ADMISSION_PER_QUEUE=1):
 //
 //   - pg: 2 000 PodGroup creates, 32 at once, spread over the queues;
@@ -48,8 +50,8 @@ import (
 // cores stays well under the 1.3× the figures are held to.
 //
 // Each figure is the wall time of the batch; the ratio installed/none of
-// the medians is logged per size. "none" takes the bindings away (the
-// policies stay, unbound), "installed" runs install again and waits, as
+// the medians is logged per size. "none" takes the bindings and the
+// webhook configuration away (the policies stay, unbound), "installed" runs install again and waits, as
 // install does, until they are in force.
 func BenchmarkAdmission(b *testing.B) {
 	sizes := []int{10, 1000, 10000}
@@ -102,7 +104,7 @@ func admissionAtSize(b *testing.B, nq int) {
 
 	// serve's queue index controller, as a user's serve runs it (it idles
 	// while no index exists: in the none and per-queue rounds).
-	startIndexer(b, cp.AdminConfig())
+	wh := startIndexer(b, cp.AdminConfig())
 
 	variants := []string{"none", "installed"}
 	if os.Getenv("VC_BENCH_ADMISSION_PER_QUEUE") == "1" {
@@ -122,7 +124,11 @@ func admissionAtSize(b *testing.B, nq int) {
 					mode = keys.AdmissionModePerQueue
 				}
 				t0 := time.Now()
-				if _, err := cptest.Install(ctx, cptest.Factory(kubeconfig), &install.Options{Selection: install.Selection{CRDs: true, Policies: true, Admission: mode}}); err != nil {
+				o := &install.Options{Selection: install.Selection{CRDs: true, Policies: true, Admission: mode}}
+				if mode == keys.AdmissionModeIndex {
+					o.Selection.WebhookURL, o.Selection.WebhookCABundle = wh.URL, wh.CA
+				}
+				if _, err := cptest.Install(ctx, cptest.Factory(kubeconfig), o); err != nil {
 					b.Fatal(err)
 				}
 				b.Logf("round %d: install (%s) over %d queues took %v", round, mode, nq, time.Since(t0).Round(time.Millisecond))
@@ -266,6 +272,16 @@ func unbind(b *testing.B, kube kubernetes.Interface) {
 			_ = kube.AdmissionregistrationV1().MutatingAdmissionPolicyBindings().Delete(ctx, x.Name, metav1.DeleteOptions{})
 		}
 	}
+	// The queue webhook goes too (install makes it again).
+	vw, err := kube.AdmissionregistrationV1().ValidatingWebhookConfigurations().List(ctx, sel)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, x := range vw.Items {
+		if err := kube.AdmissionregistrationV1().ValidatingWebhookConfigurations().Delete(ctx, x.Name, metav1.DeleteOptions{}); err != nil {
+			b.Fatal(err)
+		}
+	}
 	// The policy plugin rebuilds its set about once a second.
 	time.Sleep(3 * time.Second)
 }
@@ -302,16 +318,23 @@ func resourceList(s string) corev1.ResourceList {
 // serve's queue index controller in-process until the benchmark ends.
 func installAdmission(b *testing.B, kubeconfig string, cfg *rest.Config) {
 	ctx := context.Background()
-	if _, err := cptest.Install(ctx, cptest.Factory(kubeconfig), &install.Options{Selection: install.Selection{CRDs: true, Policies: true, Admission: keys.AdmissionModeIndex}}); err != nil {
+	// serve first: install waits until its webhook answers.
+	wh := startIndexer(b, cfg)
+	if _, err := cptest.Install(ctx, cptest.Factory(kubeconfig), &install.Options{Selection: install.Selection{CRDs: true, Policies: true,
+		Admission: keys.AdmissionModeIndex, WebhookURL: wh.URL, WebhookCABundle: wh.CA}}); err != nil {
 		b.Fatal(err)
 	}
-	startIndexer(b, cfg)
 }
 
-// startIndexer runs serve's queue index controller in-process until the
-// benchmark ends.
-func startIndexer(b *testing.B, cfg *rest.Config) {
+// startIndexer runs serve's queue index controller and its queue webhook
+// in-process until the benchmark ends, and returns where the webhook
+// answers.
+func startIndexer(b *testing.B, cfg *rest.Config) *cptest.Webhook {
 	idx, err := framework.Configure("queueindex")
+	if err != nil {
+		b.Fatal(err)
+	}
+	wh, err := cptest.NewWebhook(b.TempDir())
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -319,7 +342,9 @@ func startIndexer(b *testing.B, cfg *rest.Config) {
 	done := make(chan error, 1)
 	go func() {
 		done <- controller.Run(ictx, controller.Config{Kubeconfig: cfg, Controllers: []framework.Controller{idx},
+			WebhookAddr: wh.Addr, WebhookCertDir: wh.CertDir, Webhooks: []framework.Webhook{queuewebhook.New()},
 			MaxRequeueNum: -1, FeatureGates: framework.NewFeatureGate(), WaitForStop: true})
 	}()
 	b.Cleanup(func() { stop(); <-done })
+	return wh
 }

@@ -335,6 +335,14 @@ func (o *Options) resolveWebhook(ctx context.Context) (*webhookSecret, error) {
 			return nil, err
 		}
 		if !ok {
+			// A serve outside the cluster that an earlier install pointed
+			// the webhook at stays where it is: a plain 'install' keeps it.
+			if url, ca, found, err := installedWebhookURL(ctx, o.dyn); err != nil {
+				return nil, err
+			} else if found {
+				o.WebhookURL, o.WebhookCABundle = url, ca
+				return nil, nil
+			}
 			return nil, fmt.Errorf("admission mode %s needs serve to answer its queue webhook, and serve is not installed (no deployment %s/%s): pass --serve, or --webhook-url (and --webhook-ca-file) of a kubectl vc serve running elsewhere with --webhook-bind-address, or --admission=%s",
 				keys.AdmissionModeIndex, o.ServeNamespace, manifests.ServeDeployment, keys.AdmissionModePerQueue)
 		}

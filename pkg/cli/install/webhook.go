@@ -9,9 +9,11 @@ import (
 	"net/url"
 	"strconv"
 
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/dynamic"
 
 	"github.com/kubectl-vc/kubectl-vc/pkg/apis/keys"
@@ -117,4 +119,27 @@ func serveInCluster(ctx context.Context, dyn dynamic.Interface, ns string) (bool
 		return false, nil
 	}
 	return false, namedErr("read", "deployment "+ns+"/"+manifests.ServeDeployment, err)
+}
+
+// installedWebhookURL is the URL and CA bundle of the installed queue
+// webhook, when it calls a serve outside the cluster (found false: no
+// webhook, or one that calls a Service).
+func installedWebhookURL(ctx context.Context, dyn dynamic.Interface) (where string, ca []byte, found bool, err error) {
+	u, err := dyn.Resource(vwcGVR).Get(ctx, keys.QueueWebhookConfigName, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return "", nil, false, nil
+	}
+	if err != nil {
+		return "", nil, false, err
+	}
+	var vwc admissionregistrationv1.ValidatingWebhookConfiguration
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, &vwc); err != nil {
+		return "", nil, false, err
+	}
+	for _, w := range vwc.Webhooks {
+		if w.Name == keys.QueueWebhookName && w.ClientConfig.URL != nil && *w.ClientConfig.URL != "" {
+			return *w.ClientConfig.URL, w.ClientConfig.CABundle, true, nil
+		}
+	}
+	return "", nil, false, nil
 }

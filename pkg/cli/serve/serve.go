@@ -20,12 +20,14 @@ import (
 
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/util"
 	"github.com/kubectl-vc/kubectl-vc/pkg/controller"
+	"github.com/kubectl-vc/kubectl-vc/pkg/controller/framework"
 
 	// The controllers register themselves with the framework.
 	_ "github.com/kubectl-vc/kubectl-vc/plugins/nodeset"
 	_ "github.com/kubectl-vc/kubectl-vc/plugins/podgroup"
 	_ "github.com/kubectl-vc/kubectl-vc/plugins/queue"
 	_ "github.com/kubectl-vc/kubectl-vc/plugins/queueindex"
+	"github.com/kubectl-vc/kubectl-vc/plugins/queuewebhook"
 )
 
 // NewCmd returns the 'serve' command.
@@ -51,6 +53,11 @@ func NewCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Command {
 			(--slurm-conf). Where the cluster serves no NodeSets it waits quietly. It stops
 			cleanly on SIGTERM or SIGINT.
 
+			With --webhook-bind-address it also answers, on every replica, the admission
+			webhook that checks queue writes in the index mode of 'kubectl vc install'
+			(a queue within its parent's resources, no cycle of two, no deletion of a
+			parent), with the certificate in --webhook-cert-dir.
+
 			Its garbage collector runs at GOGC=50 unless GOGC is set in its environment:
 			a lower peak for the caches it fills at start, at no measured cost in time.`),
 		Example: templates.Examples(`
@@ -75,6 +82,9 @@ func NewCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Command {
 			# Two replicas, one active: leader election on a Lease
 			kubectl vc serve --leader-elect --leader-elect-resource-namespace=volcano-system
 
+			# Answer the queue webhook of 'install --webhook-url https://HOST:9443/validate-queues'
+			kubectl vc serve --webhook-bind-address=:9443 --webhook-cert-dir=/etc/kubectl-vc/webhook
+
 			# Ignore Commands (Volcano's QueueCommandSync gate)
 			kubectl vc serve --feature-gates=QueueCommandSync=false`),
 		Args: cobra.NoArgs,
@@ -88,7 +98,9 @@ func NewCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Command {
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			return run(ctx, o.Complete(kubeconfig), o.Verbosity, streams.ErrOut)
+			c := o.Complete(kubeconfig)
+			c.Webhooks = []framework.Webhook{queuewebhook.New()}
+			return run(ctx, c, o.Verbosity, streams.ErrOut)
 		},
 	}
 	o.AddFlags(cmd.Flags())

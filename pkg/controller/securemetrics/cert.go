@@ -32,16 +32,24 @@ const (
 // Certs serves the certificate of the metrics endpoint: the pair in a
 // directory, read again when the files change, or one made at start.
 type Certs struct {
-	dir  string
-	mu   sync.RWMutex
-	cert *tls.Certificate
+	dir string
+	// flag names the directory's flag, and what the endpoint, in errors
+	// and the log.
+	flag, what string
+	mu         sync.RWMutex
+	cert       *tls.Certificate
 	// crt and key are the bytes last loaded, to see a change.
 	crt, key []byte
 }
 
-// LoadDir reads the pair in dir; Watch keeps it current.
-func LoadDir(dir string) (*Certs, error) {
-	c := &Certs{dir: dir}
+// LoadDir reads the pair in dir (--metrics-cert-dir); Watch keeps it
+// current.
+func LoadDir(dir string) (*Certs, error) { return LoadFlagDir("--metrics-cert-dir", "metrics", dir) }
+
+// LoadFlagDir is LoadDir for another endpoint: what names it, flag its
+// directory's flag, in errors and the log.
+func LoadFlagDir(flag, what, dir string) (*Certs, error) {
+	c := &Certs{dir: dir, flag: flag, what: what}
 	changed, err := c.reload()
 	if err != nil {
 		return nil, err
@@ -131,9 +139,9 @@ func (c *Certs) Watch(ctx context.Context, period time.Duration) {
 		changed, err := c.reload()
 		switch {
 		case err != nil:
-			logger.Error(err, "metrics certificate not reloaded; still serving the previous one", "dir", c.dir)
+			logger.Error(err, c.what+" certificate not reloaded; still serving the previous one", "dir", c.dir)
 		case changed:
-			logger.Info("metrics certificate reloaded", "dir", c.dir, "notAfter", c.Current().Leaf.NotAfter)
+			logger.Info(c.what+" certificate reloaded", "dir", c.dir, "notAfter", c.Current().Leaf.NotAfter)
 		}
 	}
 }
@@ -142,11 +150,11 @@ func (c *Certs) Watch(ctx context.Context, period time.Duration) {
 func (c *Certs) reload() (bool, error) {
 	crt, err := os.ReadFile(filepath.Join(c.dir, CertFile))
 	if err != nil {
-		return false, fmt.Errorf("--metrics-cert-dir: %w", err)
+		return false, fmt.Errorf("%s: %w", c.flag, err)
 	}
 	key, err := os.ReadFile(filepath.Join(c.dir, KeyFile))
 	if err != nil {
-		return false, fmt.Errorf("--metrics-cert-dir: %w", err)
+		return false, fmt.Errorf("%s: %w", c.flag, err)
 	}
 	c.mu.RLock()
 	same := bytes.Equal(crt, c.crt) && bytes.Equal(key, c.key)
@@ -156,7 +164,7 @@ func (c *Certs) reload() (bool, error) {
 	}
 	pair, err := tls.X509KeyPair(crt, key)
 	if err != nil {
-		return false, fmt.Errorf("--metrics-cert-dir %s: %s and %s: %w", c.dir, CertFile, KeyFile, err)
+		return false, fmt.Errorf("%s %s: %s and %s: %w", c.flag, c.dir, CertFile, KeyFile, err)
 	}
 	c.mu.Lock()
 	c.cert, c.crt, c.key = &pair, crt, key

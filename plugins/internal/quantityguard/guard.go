@@ -173,3 +173,22 @@ func walk(path string, v any, out *[]dropped) {
 		}
 	}
 }
+
+// Decode decodes one object, as a request body carries it, into obj after
+// taking out its costly quantities; it returns the fields it took out
+// ("spec.capability[cpu]=1e99999"), so that a caller that must not
+// overlook them (an admission webhook) can refuse the object.
+func Decode(raw []byte, obj any) ([]string, error) {
+	clean, removed, err := sanitize(raw)
+	if err != nil {
+		return nil, err
+	}
+	if err := json.Unmarshal(clean, obj); err != nil {
+		return nil, err
+	}
+	out := make([]string, len(removed))
+	for i, d := range removed {
+		out[i] = d.String()
+	}
+	return out, nil
+}

@@ -10,29 +10,30 @@ import (
 // request's policy reads the smallest object it can: the API server turns
 // the whole param into a CEL value for every evaluation, so a request pays
 // for the size of the index it reads (docs/admission.md). install creates
-// them empty; serve's queueindex controller fills them.
+// them empty; serve's queueindex controller fills them. Queue writes read
+// none: serve's queue webhook answers them from its cache.
 const (
 	// QueueIndexStates holds the queues that are not Open: PodGroup
 	// creation reads it.
 	QueueIndexStates = "states"
-	// QueueIndexChildren holds the parents' child counts: queue deletion
-	// reads it.
-	QueueIndexChildren = "children"
-	// QueueIndexJobs holds both: the queues that are not Open and the
-	// parents' child counts, so that a Job create (an Open leaf queue
-	// only) checks both rules in one evaluation.
+	// QueueIndexJobs holds the queues that are not Open and the parents'
+	// child counts, so that a Job create (an Open leaf queue only) checks
+	// both rules in one evaluation.
 	QueueIndexJobs = "jobs"
-	// QueueIndexHierarchy holds parents and resource lists: queue creation
-	// and changes of a parent or a resource list read it.
-	QueueIndexHierarchy = "hierarchy"
 )
 
 // QueueIndexNames are the QueueIndexes, in the order serve writes them.
-var QueueIndexNames = []string{QueueIndexStates, QueueIndexChildren, QueueIndexJobs, QueueIndexHierarchy}
+var QueueIndexNames = []string{QueueIndexStates, QueueIndexJobs}
+
+// QueueIndexLegacyNames are the QueueIndexes of earlier releases, which
+// queue writes read before serve's webhook answered them ("children" for
+// deletions, "hierarchy" for creates and changes of a parent or a resource
+// list): install deletes them, doctor names them, serve writes them no more.
+var QueueIndexLegacyNames = []string{"children", "hierarchy"}
 
 // QueueIndex is what the admission policies need to know of other queues,
-// in one object, so that a PodGroup, Job or queue deletion is checked with
-// one map lookup instead of one evaluation per Queue. It is kept by serve
+// in one object, so that a PodGroup or Job create is checked with
+// one lookup instead of one evaluation per Queue. It is kept by serve
 // (the queueindex controller), which also stamps RefreshedAt at least every
 // --queueindex-refresh: a create is refused when the index it reads was
 // last refreshed more than QueueIndexMaxAge before the object's own
@@ -59,14 +60,12 @@ type QueueIndexSpec struct {
 	// policies need of it, as one text: ";name:line;name:line;", sorted by
 	// name (the encoding is in package rules, QueueIndexText;
 	// docs/admission.md). Which names have an entry depends on the index:
-	// the queues that are not Open (states, and children too), the names
-	// queues have as their parent (children, with how many), the queues
-	// with a parent other than root or with resource lists, and the
-	// parents (hierarchy). One string rather than an object per entry
+	// the queues that are not Open (states), and those and the names
+	// queues have as their parent, with how many (jobs). One string rather than an object per entry
 	// because the API server converts the whole param for every
 	// evaluation: one string converts at the speed of a copy, a map at
 	// about a microsecond per entry; the policies find their entry with
-	// indexOf().
+	// split().
 	// +optional
 	Entries string `json:"entries,omitempty"`
 	// RefreshedAt is when the writer last confirmed that Entries matches
@@ -99,35 +98,6 @@ type QueueIndexEntry struct {
 	// +optional
 	// +kubebuilder:validation:MaxLength=253
 	Child string `json:"child,omitempty"`
-	// Parent is the queue's spec.parent when it is neither empty nor root:
-	// a queue may not take as parent a queue whose parent it is.
-	// +optional
-	// +kubebuilder:validation:MaxLength=253
-	Parent string `json:"parent,omitempty"`
-	// Capability, Deserved and Guarantee are the queue's own resource
-	// lists, when it sets them: its children may not exceed them.
-	// +optional
-	Capability map[string]string `json:"capability,omitempty"`
-	// +optional
-	Deserved map[string]string `json:"deserved,omitempty"`
-	// +optional
-	Guarantee map[string]string `json:"guarantee,omitempty"`
-	// ChildCapability, ChildDeserved and ChildGuarantee hold, per resource,
-	// the largest amount the queue's children set and which child sets it:
-	// the queue may not be lowered below them.
-	// +optional
-	ChildCapability map[string]QueueIndexBound `json:"childCapability,omitempty"`
-	// +optional
-	ChildDeserved map[string]QueueIndexBound `json:"childDeserved,omitempty"`
-	// +optional
-	ChildGuarantee map[string]QueueIndexBound `json:"childGuarantee,omitempty"`
-}
-
-// QueueIndexBound is the largest amount of one resource among a queue's
-// children, and the child that sets it.
-type QueueIndexBound struct {
-	Amount string `json:"amount"`
-	Child  string `json:"child"`
 }
 
 // QueueIndexList is a list of QueueIndex.

@@ -14,8 +14,8 @@ import (
 // with apply.
 //
 // QueueIndex is what the admission policies need to know of other queues,
-// in one object, so that a PodGroup, Job or queue deletion is checked with
-// one map lookup instead of one evaluation per Queue. It is kept by serve
+// in one object, so that a PodGroup or Job create is checked with
+// one lookup instead of one evaluation per Queue. It is kept by serve
 // (the queueindex controller), which also stamps RefreshedAt at least every
 // --queueindex-refresh: a create is refused when the index it reads was
 // last refreshed more than QueueIndexMaxAge before the object's own

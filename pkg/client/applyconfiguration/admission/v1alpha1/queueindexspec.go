@@ -17,14 +17,12 @@ type QueueIndexSpecApplyConfiguration struct {
 	// policies need of it, as one text: ";name:line;name:line;", sorted by
 	// name (the encoding is in package rules, QueueIndexText;
 	// docs/admission.md). Which names have an entry depends on the index:
-	// the queues that are not Open (states, and children too), the names
-	// queues have as their parent (children, with how many), the queues
-	// with a parent other than root or with resource lists, and the
-	// parents (hierarchy). One string rather than an object per entry
+	// the queues that are not Open (states), and those and the names
+	// queues have as their parent, with how many (jobs). One string rather than an object per entry
 	// because the API server converts the whole param for every
 	// evaluation: one string converts at the speed of a copy, a map at
 	// about a microsecond per entry; the policies find their entry with
-	// indexOf().
+	// split().
 	Entries *string `json:"entries,omitempty"`
 	// RefreshedAt is when the writer last confirmed that Entries matches
 	// every queue it knows of. The policies compare it with the API

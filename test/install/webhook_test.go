@@ -16,6 +16,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -30,6 +31,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/kubectl-vc/kubectl-vc/internal/testenv/controlplane"
 	"github.com/kubectl-vc/kubectl-vc/internal/testenv/cptest"
 	admissionv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/admission/v1alpha1"
 	"github.com/kubectl-vc/kubectl-vc/pkg/apis/keys"
@@ -421,5 +423,47 @@ func TestQueueWebhookInCluster(t *testing.T) {
 	}
 	if l, err := k.AdmissionregistrationV1().ValidatingAdmissionPolicies().List(ctx, metav1.ListOptions{}); err != nil || len(l.Items) != 0 {
 		t.Errorf("policies after uninstall: %v %v", l, err)
+	}
+}
+
+// TestQueueWebhookRealServe: install --webhook-url pointed at a real
+// kubectl vc serve (outside the cluster, --webhook-bind-address and
+// --webhook-cert-dir): install returns once it answers, and the API server
+// has serve refuse a child queue above its parent and admit one within it.
+func TestQueueWebhookRealServe(t *testing.T) {
+	own, f := ownControlPlane(t)
+	ctx := context.Background()
+	kc := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := own.WriteKubeconfig(kc, controlplane.AdminUser); err != nil {
+		t.Fatal(err)
+	}
+	hook, err := cptest.NewWebhook(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cptest.StartServe(t, binary, kc, "--controllers=queue,queueindex", "--webhook-bind-address="+hook.Addr, "--webhook-cert-dir="+hook.CertDir)
+	out, err := cptest.Install(ctx, f, &install.Options{Selection: install.Selection{CRDs: true, Policies: true, WebhookURL: hook.URL, WebhookCABundle: hook.CA}})
+	if err != nil {
+		t.Fatalf("install --webhook-url at serve: %v\n%s", err, out)
+	}
+	queues := versioned.NewForConfigOrDie(own.AdminConfig()).SchedulingV1beta1().Queues()
+	cpu := func(n string) corev1.ResourceList { return corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(n)} }
+	if _, err := queues.Create(ctx, &schedulingv1beta1.Queue{ObjectMeta: metav1.ObjectMeta{Name: "parent"}, Spec: schedulingv1beta1.QueueSpec{Weight: 1, Capability: cpu("4")}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	// serve's cache sees the parent a moment after its create.
+	eventually(t, "serve refuses a child above its parent", func() (bool, error) {
+		_, err := queues.Create(ctx, &schedulingv1beta1.Queue{ObjectMeta: metav1.ObjectMeta{Name: "child"}, Spec: schedulingv1beta1.QueueSpec{Weight: 1, Parent: "parent", Capability: cpu("8")}},
+			metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+		if err == nil {
+			return false, nil
+		}
+		if !strings.Contains(err.Error(), `webhook "`+keys.QueueWebhookName+`"`) {
+			return false, err
+		}
+		return true, nil
+	})
+	if _, err := queues.Create(ctx, &schedulingv1beta1.Queue{ObjectMeta: metav1.ObjectMeta{Name: "child"}, Spec: schedulingv1beta1.QueueSpec{Weight: 1, Parent: "parent", Capability: cpu("2")}}, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("a child within its parent: %v", err)
 	}
 }

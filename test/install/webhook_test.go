@@ -447,7 +447,9 @@ func TestQueueWebhookRealServe(t *testing.T) {
 		t.Fatalf("install --webhook-url at serve: %v\n%s", err, out)
 	}
 	queues := versioned.NewForConfigOrDie(own.AdminConfig()).SchedulingV1beta1().Queues()
-	cpu := func(n string) corev1.ResourceList { return corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(n)} }
+	cpu := func(n string) corev1.ResourceList {
+		return corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(n)}
+	}
 	if _, err := queues.Create(ctx, &schedulingv1beta1.Queue{ObjectMeta: metav1.ObjectMeta{Name: "parent"}, Spec: schedulingv1beta1.QueueSpec{Weight: 1, Capability: cpu("4")}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}

@@ -29,6 +29,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/kubectl-vc/kubectl-vc/internal/testenv/controlplane"
@@ -467,5 +468,48 @@ func TestQueueWebhookRealServe(t *testing.T) {
 	})
 	if _, err := queues.Create(ctx, &schedulingv1beta1.Queue{ObjectMeta: metav1.ObjectMeta{Name: "child"}, Spec: schedulingv1beta1.QueueSpec{Weight: 1, Parent: "parent", Capability: cpu("2")}}, metav1.CreateOptions{}); err != nil {
 		t.Fatalf("a child within its parent: %v", err)
+	}
+
+	// doctor finds the webhook as install made it, and one with a match
+	// condition someone added (exempting some queue writes) differs; install
+	// puts it back.
+	admission := func() (status, message string) {
+		t.Helper()
+		out, stderr, _ := runBinary(t, kc, "doctor", "-o", "json")
+		var rep struct {
+			Checks []struct{ Check, Status, Message string }
+		}
+		if err := json.Unmarshal([]byte(out), &rep); err != nil {
+			t.Fatalf("doctor -o json: %v\n%s%s", err, out, stderr)
+		}
+		for _, c := range rep.Checks {
+			if c.Check == "admission" {
+				return c.Status, c.Message
+			}
+		}
+		t.Fatalf("doctor has no admission finding:\n%s", out)
+		return "", ""
+	}
+	if status, msg := admission(); status != "OK" {
+		t.Fatalf("admission after install: %s %s", status, msg)
+	}
+	k := kubernetes.NewForConfigOrDie(own.AdminConfig())
+	if _, err := k.AdmissionregistrationV1().ValidatingWebhookConfigurations().Patch(ctx, keys.QueueWebhookConfigName, types.JSONPatchType,
+		[]byte(`[{"op":"add","path":"/webhooks/0/matchConditions/-","value":{"name":"exempt","expression":"!object.metadata.name.startsWith('x-')"}}]`), metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if status, msg := admission(); status != "WARN" || !strings.Contains(msg, "ValidatingWebhookConfiguration "+keys.QueueWebhookConfigName+": webhooks[0].matchConditions") {
+		t.Fatalf("admission with a match condition added: %s %s", status, msg)
+	}
+	if out, err := cptest.Install(ctx, f, &install.Options{Selection: install.Selection{Policies: true}}); err != nil {
+		t.Fatalf("install again: %v\n%s", err, out)
+	} else if !strings.Contains(out, "validatingwebhookconfiguration.admissionregistration.k8s.io/"+keys.QueueWebhookConfigName+" configured") {
+		t.Errorf("install does not say it put the webhook back:\n%s", out)
+	}
+	if h := checkWebhookConfig(t, k); h.ClientConfig.URL == nil || *h.ClientConfig.URL != hook.URL {
+		t.Errorf("a plain install moved the webhook: %+v", h.ClientConfig)
+	}
+	if status, msg := admission(); status != "OK" {
+		t.Errorf("admission after install put the webhook back: %s %s", status, msg)
 	}
 }

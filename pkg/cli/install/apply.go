@@ -171,12 +171,24 @@ func namespaceNotFound(err error, ns string) bool {
 // a concurrent change fails rather than being lost; the server fills in its
 // defaults again. Other kinds keep additions (a sidecar someone added to
 // serve's Deployment is theirs).
+//
+// The queue webhook's configuration is held to the same: its webhooks
+// list is a map keyed by name, and each webhook's matchConditions too, so
+// an added webhook or a match condition that exempts some queue writes
+// would survive an apply.
 func (a *applier) replaceAdditions(ctx context.Context, ri dynamic.ResourceInterface, u, after *unstructured.Unstructured) (*unstructured.Unstructured, error) {
-	if !manifests.Exact(u.GetKind()) || manifests.FirstDifference(manifests.Spec(u), after.Object["spec"], "spec") == "" {
+	field := "spec"
+	switch {
+	case u.GetKind() == "ValidatingWebhookConfiguration":
+		field = "webhooks"
+		if manifests.FirstDifference(u.Object[field], after.Object[field], field) == "" {
+			return after, nil
+		}
+	case !manifests.Exact(u.GetKind()) || manifests.FirstDifference(manifests.Spec(u), after.Object["spec"], "spec") == "":
 		return after, nil
 	}
 	fixed := after.DeepCopy()
-	fixed.Object["spec"] = runtime.DeepCopyJSONValue(u.Object["spec"])
+	fixed.Object[field] = runtime.DeepCopyJSONValue(u.Object[field])
 	opts := metav1.UpdateOptions{FieldManager: keys.CLIManager}
 	if a.dryRun {
 		opts.DryRun = []string{metav1.DryRunAll}

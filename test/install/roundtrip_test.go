@@ -56,7 +56,10 @@ func TestUninstallRoundTrip(t *testing.T) {
 	f := cptest.Factory(kc)
 	ctx := context.Background()
 	sel := &install.Options{Image: "ghcr.io/kubectl-vc/kubectl-vc:roundtrip"}
-	sel.Selection = install.Selection{CRDs: true, Policies: true, Serve: true}
+	// The per-queue mode: serve runs here outside the cluster (no node),
+	// and the index mode's queue webhook would call serve's Service, which
+	// has no pod, and refuse the built-in queues serve makes.
+	sel.Selection = install.Selection{CRDs: true, Policies: true, Serve: true, Admission: keys.AdmissionModePerQueue}
 	if out, err := cptest.Install(ctx, f, sel); err != nil {
 		t.Fatalf("install: %v\n%s", err, out)
 	}

@@ -30,7 +30,7 @@ func testHandler(t *testing.T, queues ...*v1beta1.Queue) *handler {
 			t.Fatal(err)
 		}
 	}
-	return &handler{queues: idx}
+	return newHandler(idx, nil)
 }
 
 func queueJSON(t *testing.T, q string) runtime.RawExtension {

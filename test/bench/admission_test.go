@@ -131,12 +131,6 @@ func admissionAtSize(b *testing.B, nq int) {
 				if _, err := cptest.Install(ctx, cptest.Factory(kubeconfig), o); err != nil {
 					b.Fatal(err)
 				}
-				for _, n := range strings.Fields(os.Getenv("XP_UNBIND")) { // XP: temporary
-					_ = kube.AdmissionregistrationV1().ValidatingAdmissionPolicyBindings().Delete(ctx, n, metav1.DeleteOptions{})
-				}
-				if os.Getenv("XP_UNBIND") != "" {
-					time.Sleep(3 * time.Second)
-				}
 				b.Logf("round %d: install (%s) over %d queues took %v", round, mode, nq, time.Since(t0).Round(time.Millisecond))
 			}
 			r := admissionRound(b, vc, nq, queueName, seq.Add(1), variant)

@@ -19,20 +19,34 @@ import (
 )
 
 // maxReviewBytes bounds a request body: a review carries the object and
-// its old version, each at most the API server's request limit (3 MiB);
-// anything larger is not from the API server.
-const maxReviewBytes = 7 << 20
+// its old version, each at most what etcd stores (1.5 MiB); anything
+// larger is not from the API server.
+const maxReviewBytes = 4 << 20
+
+// maxInFlight bounds the reviews read and decided at once, so that the
+// bodies held in memory are bounded (maxInFlight × maxReviewBytes, 64 MiB)
+// whoever in the cluster posts to the webhook's port; a request over it
+// waits for a slot, within the server's read timeout.
+const maxInFlight = 16
 
 // handler answers AdmissionReviews (admission.k8s.io/v1) of queue writes.
 type handler struct {
 	queues cache.Indexer
 	// rest reads a queue the cache does not hold yet (nil: only the cache).
 	rest rest.Interface
+	// slots holds one token per review in flight (maxInFlight).
+	slots chan struct{}
 }
 
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodPost {
 		http.Error(w, "POST an AdmissionReview", http.StatusMethodNotAllowed)
+		return
+	}
+	select {
+	case h.slots <- struct{}{}:
+		defer func() { <-h.slots }()
+	case <-r.Context().Done():
 		return
 	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxReviewBytes))

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 
@@ -75,7 +76,7 @@ func (*Webhook) Start(ctx context.Context, vc versioned.Interface) (http.Handler
 		return nil, errors.New("the queue cache did not fill")
 	}
 	rc, _ := quantityguard.REST(vc)
-	return &handler{queues: inf.GetIndexer(), rest: rc}, nil
+	return newHandler(inf.GetIndexer(), rc), nil
 }
 
 // parentOf is the byParent index: a queue under its effective parent.
@@ -150,4 +151,8 @@ func (n neighbours) Children(parent string) []*v1beta1.Queue {
 		out = append(out, o.(*v1beta1.Queue))
 	}
 	return out
+}
+
+func newHandler(queues cache.Indexer, rc rest.Interface) *handler {
+	return &handler{queues: queues, rest: rc, slots: make(chan struct{}, maxInFlight)}
 }

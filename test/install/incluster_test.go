@@ -23,6 +23,7 @@ import (
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
@@ -235,6 +236,21 @@ func TestServeInCluster(t *testing.T) {
 		e.t = t
 		e.volcanoDeployment("grouped", 2)
 		e.waitGroup("grouped", 2, 2)
+	})
+	t.Run("serve's pods answer the queue webhook through its Service", func(t *testing.T) {
+		e.t = t
+		qs := e.vc.SchedulingV1beta1().Queues()
+		parent := &v1beta1.Queue{ObjectMeta: metav1.ObjectMeta{Name: "incluster-parent"},
+			Spec: v1beta1.QueueSpec{Weight: 1, Capability: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("4")}}}
+		if _, err := qs.Create(ctx, parent, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		child := &v1beta1.Queue{ObjectMeta: metav1.ObjectMeta{Name: "incluster-child"},
+			Spec: v1beta1.QueueSpec{Weight: 1, Parent: "incluster-parent", Capability: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("8")}}}
+		_, err := qs.Create(ctx, child, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+		if err == nil || !strings.Contains(err.Error(), `admission webhook "`+keys.QueueWebhookName+`" denied the request: queue incluster-child exceeds its parent incluster-parent in capability cpu`) {
+			t.Fatalf("a child above its parent, in the cluster: %v", err)
+		}
 	})
 	t.Run("a DaemonSet's pod on the node is grouped", func(t *testing.T) {
 		e.t = t

@@ -1,16 +1,19 @@
 package install
 
 import (
+	"bytes"
 	"context"
+	"io"
 	"strings"
 	"testing"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/kubectl-vc/kubectl-vc/internal/testenv/cptest"
-	"github.com/kubectl-vc/kubectl-vc/pkg/apis/keys"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/install"
 )
 
@@ -32,11 +35,22 @@ func TestServeNamespace(t *testing.T) {
 		}
 		return cptest.Install(ctx, f, o)
 	}
-	// Per-queue: in index mode install would wait for serve's pods to
-	// answer the queue webhook, and this cluster runs none
-	// (TestQueueWebhookInCluster is the index mode's).
-	if out, err := inst(install.Selection{CRDs: true, Policies: true, Admission: keys.AdmissionModePerQueue, Serve: true, ServeNamespace: ns}); err != nil {
-		t.Fatalf("install --serve --serve-namespace=%s: %v\n%s", ns, err, out)
+	// serve's pods cannot run here (no node): install does not wait for
+	// its queue webhook, and says that queue writes are refused until they
+	// are ready.
+	var errOut bytes.Buffer
+	o := &install.Options{Selection: install.Selection{CRDs: true, Policies: true, Serve: true, ServeNamespace: ns}, Image: "ghcr.io/kubectl-vc/kubectl-vc:v0.0.1"}
+	o.IOStreams = genericiooptions.IOStreams{In: strings.NewReader(""), Out: io.Discard, ErrOut: &errOut}
+	o.Factory, o.Timeout, o.DryRun = f, time.Minute, "none"
+	if err := o.Complete(); err != nil {
+		t.Fatal(err)
+	}
+	if err := o.Run(ctx); err != nil {
+		t.Fatalf("install --serve --serve-namespace=%s: %v\n%s", ns, err, errOut.String())
+	}
+	if want := "warning: the queue webhook queue-hierarchy.kubectl-vc.io (calling service " + ns + "/kubectl-vc-serve-webhook"; !strings.Contains(errOut.String(), want) ||
+		!strings.Contains(errOut.String(), "has no ready serve pod yet: queue creates, deletes and changes of parent or resources are refused until serve is ready") {
+		t.Errorf("install --serve with no serve pod ready says:\n%s", errOut.String())
 	}
 	d, err := k.AppsV1().Deployments(ns).Get(ctx, "kubectl-vc-serve", metav1.GetOptions{})
 	if err != nil {

@@ -526,7 +526,7 @@ func (o *Options) Run(ctx context.Context) error {
 		if hooked {
 			where = webhookWhere(o.Selection)
 		}
-		return waitPolicies(ctx, o.dyn, o.mapper, o.Timeout, where)
+		return waitPolicies(ctx, o.dyn, o.mapper, o.Timeout, where, o.ErrOut)
 	}
 	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 	"time"
 
@@ -115,7 +116,13 @@ func (p *prober) refusal() string { return "kubectl-vc install probe " + p.nonce
 // in force (see above), and the queue webhook answers when webhook (where
 // it points) is not empty. It returns nil at once when the server does not
 // serve Queues: the policies then have nothing to check.
-func waitPolicies(ctx context.Context, dyn dynamic.Interface, mapper meta.RESTMapper, timeout time.Duration, webhook string) error {
+//
+// A webhook whose Service has no ready pod yet (serve just applied, its
+// image still pulling, or a cluster with no node to run it) is not waited
+// for: it refuses every queue write it checks until serve is ready, which
+// is failurePolicy Fail doing its job, not a rule lapsing; errOut says so
+// in one line.
+func waitPolicies(ctx context.Context, dyn dynamic.Interface, mapper meta.RESTMapper, timeout time.Duration, webhook string, errOut io.Writer) error {
 	qm, err := mapper.RESTMapping(queueGK)
 	if meta.IsNoMatchError(err) {
 		return nil
@@ -147,7 +154,7 @@ func waitPolicies(ctx context.Context, dyn dynamic.Interface, mapper meta.RESTMa
 	// pending is the server's last answer that kept the wait going; an
 	// error of the client itself (the deadline cutting a request short)
 	// does not replace it.
-	var pending string
+	var pending, noServe string
 	hookFailed := false
 	refused := func(err error) (bool, error) {
 		var status apierrors.APIStatus
@@ -169,7 +176,11 @@ func waitPolicies(ctx context.Context, dyn dynamic.Interface, mapper meta.RESTMa
 		}
 		// 2. In force: an ordinary queue and podgroup are admitted.
 		if _, err := queues.Create(ctx, probeQueue(gv, "", probePrefix+"-"), dryRun); err != nil {
-			return refused(err)
+			if msg := util.Message(err); webhook != "" && strings.Contains(msg, keys.QueueWebhookName) && strings.Contains(msg, "no endpoints available for service") {
+				noServe = msg
+			} else {
+				return refused(err)
+			}
 		}
 		if pgs != nil {
 			_, err := pgs.Create(ctx, probePodGroup(pgGV), dryRun)
@@ -188,6 +199,10 @@ func waitPolicies(ctx context.Context, dyn dynamic.Interface, mapper meta.RESTMa
 				keys.QueueWebhookName, keys.QueueWebhookConfigName, webhook, timeout, pending)
 		}
 		return fmt.Errorf("the admission policies are not in force after %s (a dry-run request got: %s); run install again or raise --timeout", timeout, pending)
+	}
+	if noServe != "" {
+		fmt.Fprintf(errOut, "warning: the queue webhook %s (calling %s) has no ready serve pod yet: queue creates, deletes and changes of parent or resources are refused until serve is ready (kubectl vc doctor says why)\n",
+			keys.QueueWebhookName, webhook)
 	}
 	return nil
 }

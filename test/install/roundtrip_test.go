@@ -100,6 +100,10 @@ func TestUninstallRoundTrip(t *testing.T) {
 	for _, want := range []string{
 		"deployment.apps/kubectl-vc-serve (namespace volcano-system) deleted (server dry run)",
 		"validatingadmissionpolicy.admissionregistration.k8s.io/vc-queue-delete deleted (server dry run)",
+		// install --serve makes the queue webhook's certificate in any mode
+		// (serve's pods mount it); uninstall removes it.
+		"secret/kubectl-vc-serve-webhook-tls (namespace volcano-system) deleted (server dry run)",
+		"service/kubectl-vc-serve-webhook (namespace volcano-system) deleted (server dry run)",
 		"customresourcedefinition.apiextensions.k8s.io/queues.scheduling.volcano.sh (with the built-in queue default, queue root) deleted (server dry run)",
 	} {
 		if !strings.Contains(out, want) {

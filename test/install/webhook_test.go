@@ -56,7 +56,7 @@ type standIn struct {
 	calls []string
 }
 
-func startStandIn(t *testing.T, addr string, cert tls.Certificate) *standIn {
+func startStandIn(t *testing.T, addr string, cert *tls.Certificate, get func(*tls.ClientHelloInfo) (*tls.Certificate, error)) *standIn {
 	t.Helper()
 	s := &standIn{}
 	s.srv = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -81,7 +81,10 @@ func startStandIn(t *testing.T, addr string, cert tls.Certificate) *standIn {
 		t.Fatal(err)
 	}
 	s.srv.Listener = l
-	s.srv.TLS = &tls.Config{Certificates: []tls.Certificate{cert}}
+	s.srv.TLS = &tls.Config{GetCertificate: get}
+	if cert != nil {
+		s.srv.TLS.Certificates = []tls.Certificate{*cert}
+	}
 	// Handshakes the test makes fail on purpose are not news.
 	s.srv.Config.ErrorLog = log.New(io.Discard, "", 0)
 	s.srv.StartTLS()
@@ -162,7 +165,7 @@ func TestQueueWebhookAtURL(t *testing.T) {
 	}
 
 	caPEM, cert := selfSigned(t)
-	hook := startStandIn(t, "127.0.0.1:0", cert)
+	hook := startStandIn(t, "127.0.0.1:0", &cert, nil)
 	url := hook.srv.URL + keys.QueueWebhookPath
 	out, err := cptest.Install(ctx, f, &install.Options{Selection: install.Selection{CRDs: true, Policies: true, WebhookURL: url, WebhookCABundle: caPEM}})
 	if err != nil {
@@ -295,32 +298,24 @@ func TestQueueWebhookInCluster(t *testing.T) {
 		}
 	}
 
-	// install --serve --admission=index (the mode installed is kept
-	// without it) runs until the API server calls the webhook: the
-	// stand-in starts once the Secret is there, as serve's pods would.
-	type result struct {
-		out string
-		err error
-	}
-	done := make(chan result, 1)
-	go func() {
-		out, err := cptest.Install(ctx, f, &install.Options{Selection: install.Selection{CRDs: true, Policies: true, Admission: keys.AdmissionModeIndex, Serve: true, ServeNamespace: ns}, Image: "registry.example.com/kubectl-vc:test"})
-		done <- result{out, err}
-	}()
-	var secret *corev1.Secret
-	eventually(t, "install makes the webhook's Secret", func() (bool, error) {
-		var err error
-		secret, err = k.CoreV1().Secrets(ns).Get(ctx, keys.QueueWebhookSecretName, metav1.GetOptions{})
-		return err == nil, nil
-	})
-	if secret.Type != corev1.SecretTypeTLS || len(secret.Data["ca.crt"]) == 0 {
-		t.Fatalf("secret type %s, keys %d", secret.Type, len(secret.Data))
-	}
-	cert, err := tls.X509KeyPair(secret.Data["tls.crt"], secret.Data["tls.key"])
-	if err != nil {
+	// serve's pods, as the stand-in: it serves the certificate of the
+	// Secret install makes (read at each handshake, as serve reloads it),
+	// and the Service's endpoints lead to it (written here: no
+	// controllers, no kubelet), before install runs, so that install
+	// --serve --admission=index (the mode installed is kept without it)
+	// finds the webhook's Service with a ready endpoint and waits until
+	// the API server calls it.
+	if _, err := k.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	hook := startStandIn(t, ip+":0", cert)
+	hook := startStandIn(t, ip+":0", nil, func(*tls.ClientHelloInfo) (*tls.Certificate, error) {
+		s, err := k.CoreV1().Secrets(ns).Get(ctx, keys.QueueWebhookSecretName, metav1.GetOptions{})
+		if err != nil {
+			return nil, err
+		}
+		c, err := tls.X509KeyPair(s.Data["tls.crt"], s.Data["tls.key"])
+		return &c, err
+	})
 	port := int32(hook.srv.Listener.Addr().(*net.TCPAddr).Port)
 	name, ready, tcp := "webhook", true, corev1.ProtocolTCP
 	if _, err := k.DiscoveryV1().EndpointSlices(ns).Create(ctx, &discoveryv1.EndpointSlice{
@@ -331,7 +326,18 @@ func TestQueueWebhookInCluster(t *testing.T) {
 	}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	r := <-done
+	out, err := cptest.Install(ctx, f, &install.Options{Selection: install.Selection{CRDs: true, Policies: true, Admission: keys.AdmissionModeIndex, Serve: true, ServeNamespace: ns}, Image: "registry.example.com/kubectl-vc:test"})
+	r := struct {
+		out string
+		err error
+	}{out, err}
+	secret, err := k.CoreV1().Secrets(ns).Get(ctx, keys.QueueWebhookSecretName, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if secret.Type != corev1.SecretTypeTLS || len(secret.Data["ca.crt"]) == 0 {
+		t.Fatalf("secret type %s, keys %d", secret.Type, len(secret.Data))
+	}
 	if r.err != nil {
 		t.Fatalf("install --serve: %v\n%s", r.err, r.out)
 	}
@@ -375,7 +381,7 @@ func TestQueueWebhookInCluster(t *testing.T) {
 	}
 
 	// Installed again: the same Secret, the same CA.
-	out, err := cptest.Install(ctx, f, &install.Options{Selection: install.Selection{CRDs: true, Policies: true, Serve: true}, Image: "registry.example.com/kubectl-vc:test"})
+	out, err = cptest.Install(ctx, f, &install.Options{Selection: install.Selection{CRDs: true, Policies: true, Serve: true}, Image: "registry.example.com/kubectl-vc:test"})
 	if err != nil {
 		t.Fatalf("second install: %v\n%s", err, out)
 	}
@@ -388,15 +394,16 @@ func TestQueueWebhookInCluster(t *testing.T) {
 	}
 
 	// A Secret that does not serve (its key lost) is made again, and the
-	// webhook trusts the new CA; the stand-in still serves the old
-	// certificate, so the wait fails, naming the webhook and the Service.
+	// webhook trusts the new CA: the stand-in, reading the Secret as
+	// serve's pods do, answers with the new certificate.
 	again.Data["tls.key"] = []byte("lost")
 	if _, err := k.CoreV1().Secrets(ns).Update(ctx, again, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	out, err = cptest.Install(ctx, f, &install.Options{Timeout: 3 * time.Second, Selection: install.Selection{Policies: true}})
-	if err == nil || !strings.Contains(err.Error(), keys.QueueWebhookName) || !strings.Contains(err.Error(), "service "+ns+"/"+keys.QueueWebhookServiceName) {
-		t.Fatalf("install whose webhook serves an untrusted certificate: %v\n%s", err, out)
+	n := len(hook.called())
+	out, err = cptest.Install(ctx, f, &install.Options{Selection: install.Selection{Policies: true}})
+	if err != nil {
+		t.Fatalf("install with a broken Secret: %v\n%s", err, out)
 	}
 	if !strings.Contains(out, "configured (new certificate: tls.crt and tls.key are not a key pair") {
 		t.Errorf("install does not say it made a new certificate:\n%s", out)
@@ -407,6 +414,17 @@ func TestQueueWebhookInCluster(t *testing.T) {
 	}
 	if h := checkWebhookConfig(t, k); string(renewed.Data["ca.crt"]) == string(secret.Data["ca.crt"]) || string(h.ClientConfig.CABundle) != string(renewed.Data["ca.crt"]) {
 		t.Error("the webhook does not trust the new certificate's CA")
+	}
+	if len(hook.called()) == n {
+		t.Error("install returned before the API server called the webhook with the new certificate")
+	}
+
+	// serve's pods listed but not answering: install fails naming the
+	// webhook and its Service.
+	hook.srv.Close()
+	out, err = cptest.Install(ctx, f, &install.Options{Timeout: 3 * time.Second, Selection: install.Selection{Policies: true}})
+	if err == nil || !strings.Contains(err.Error(), keys.QueueWebhookName) || !strings.Contains(err.Error(), "service "+ns+"/"+keys.QueueWebhookServiceName) {
+		t.Fatalf("install whose webhook does not answer: %v\n%s", err, out)
 	}
 
 	// uninstall removes the webhook, its Service and its Secret.

@@ -3,6 +3,7 @@ package queuewebhook
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -124,6 +125,40 @@ func TestHandlerRefusesWhatIsNotAReview(t *testing.T) {
 		h.ServeHTTP(rec, httptest.NewRequest(c.method, "/validate-queues", strings.NewReader(c.body)))
 		if rec.Code != c.want {
 			t.Errorf("%s %.40q: status %d, want %d", c.method, c.body, rec.Code, c.want)
+		}
+	}
+}
+
+// BenchmarkReview is what serve spends on one review of a queue create
+// (decode, the parent's and the children's lookups, the answer), with
+// 10 000 queues in its cache, 100 of them children of the new queue's
+// parent: the cost does not grow with the queues.
+func BenchmarkReview(b *testing.B) {
+	idx := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{byParent: parentOf})
+	capability, _ := rules.ParseResourceList("capability", "cpu=4,memory=16Gi")
+	for i := range 10000 {
+		q := &v1beta1.Queue{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("q-%05d", i)}, Spec: v1beta1.QueueSpec{Capability: capability}}
+		if i%100 != 0 {
+			q.Spec.Parent = fmt.Sprintf("q-%05d", i/100*100)
+		}
+		if err := idx.Add(q); err != nil {
+			b.Fatal(err)
+		}
+	}
+	h := newHandler(idx, nil)
+	body, err := json.Marshal(admissionv1.AdmissionReview{
+		TypeMeta: metav1.TypeMeta{APIVersion: "admission.k8s.io/v1", Kind: "AdmissionReview"},
+		Request: &admissionv1.AdmissionRequest{UID: "1", Resource: queuesResource, Operation: admissionv1.Create, Name: "new",
+			Object: runtime.RawExtension{Raw: []byte(`{"apiVersion":"scheduling.volcano.sh/v1beta1","kind":"Queue","metadata":{"name":"new"},"spec":{"weight":1,"parent":"q-05000","capability":{"cpu":"2","memory":"8Gi"}}}`)}}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/validate-queues", bytes.NewReader(body)))
+		if rec.Code != http.StatusOK || !strings.Contains(rec.Body.String(), `"allowed":true`) {
+			b.Fatalf("%d %s", rec.Code, rec.Body.String())
 		}
 	}
 }

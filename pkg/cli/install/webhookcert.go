@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"io"
 	"math/big"
+	"net"
 	"slices"
 	"time"
 
@@ -61,9 +62,23 @@ type webhookCert struct {
 // the webhook Service in ns, both valid from a minute before now (clocks
 // differ a little) for webhookCertLifetime.
 func newWebhookCert(ns string, now time.Time) (*webhookCert, error) {
-	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	ca, cert, key, err := NewWebhookCertificate(now, webhookDNSNames(ns)...)
 	if err != nil {
 		return nil, err
+	}
+	return &webhookCert{CA: ca, Cert: cert, Key: key}, nil
+}
+
+// NewWebhookCertificate makes a CA (ECDSA P-256) and a serving certificate
+// signed by it for hosts (DNS names or IP addresses, the first its common
+// name), both valid from a minute before now for a year, in PEM: what
+// install keeps in serve's webhook Secret, and what a serve outside the
+// cluster may be given (--webhook-cert-dir, with the CA for install's
+// --webhook-ca-file).
+func NewWebhookCertificate(now time.Time, hosts ...string) (ca, cert, key []byte, err error) {
+	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return nil, nil, nil, err
 	}
 	notBefore, notAfter := now.Add(-time.Minute), now.Add(webhookCertLifetime)
 	caTmpl := &x509.Certificate{
@@ -78,38 +93,44 @@ func newWebhookCert(ns string, now time.Time) (*webhookCert, error) {
 	}
 	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
 	if err != nil {
-		return nil, err
+		return nil, nil, nil, err
 	}
-	ca, err := x509.ParseCertificate(caDER)
+	caCert, err := x509.ParseCertificate(caDER)
 	if err != nil {
-		return nil, err
+		return nil, nil, nil, err
 	}
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	leafKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
-		return nil, err
+		return nil, nil, nil, err
 	}
-	names := webhookDNSNames(ns)
-	leafDER, err := x509.CreateCertificate(rand.Reader, &x509.Certificate{
+	leaf := &x509.Certificate{
 		SerialNumber: serial(),
-		Subject:      pkix.Name{CommonName: names[0]},
-		DNSNames:     names,
 		NotBefore:    notBefore,
 		NotAfter:     notAfter,
 		KeyUsage:     x509.KeyUsageDigitalSignature,
 		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-	}, ca, &key.PublicKey, caKey)
-	if err != nil {
-		return nil, err
 	}
-	keyDER, err := x509.MarshalECPrivateKey(key)
-	if err != nil {
-		return nil, err
+	if len(hosts) > 0 {
+		leaf.Subject = pkix.Name{CommonName: hosts[0]}
 	}
-	return &webhookCert{
-		CA:   pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER}),
-		Cert: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: leafDER}),
-		Key:  pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER}),
-	}, nil
+	for _, h := range hosts {
+		if ip := net.ParseIP(h); ip != nil {
+			leaf.IPAddresses = append(leaf.IPAddresses, ip)
+		} else {
+			leaf.DNSNames = append(leaf.DNSNames, h)
+		}
+	}
+	leafDER, err := x509.CreateCertificate(rand.Reader, leaf, caCert, &leafKey.PublicKey, caKey)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	keyDER, err := x509.MarshalECPrivateKey(leafKey)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER}),
+		pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: leafDER}),
+		pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER}), nil
 }
 
 func serial() *big.Int {

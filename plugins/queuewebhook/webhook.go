@@ -132,8 +132,11 @@ func (n neighbours) Queue(name string) *v1beta1.Queue {
 	defer cancel()
 	q, err := quantityguard.Get[v1beta1.Queue, *v1beta1.Queue](ctx, n.h.rest, "queues", "", name)
 	if err != nil {
+		// A queue that exists nowhere is the common case (a parent named
+		// before it is made); anything else (RBAC, the API server) means
+		// the rule was checked without the parent, and is worth a line.
 		if !apierrors.IsNotFound(err) {
-			klog.FromContext(ctx).V(2).Info("could not read a queue the cache does not hold", "queue", name, "err", err)
+			klog.FromContext(ctx).Info("could not read a parent the cache does not hold; the queue is checked without it", "queue", name, "err", err)
 		}
 		return nil
 	}

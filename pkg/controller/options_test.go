@@ -76,6 +76,9 @@ func TestEndpointRules(t *testing.T) {
 		{[]string{"--profiling", "--metrics-bind-address=0"}, "--profiling serves on the metrics address"},
 		{[]string{"--profiling", "--metrics-secure=false"}, controller.ErrProfilingNeedsSecureMetrics},
 		{[]string{"--metrics-bind-address=:9000", "--health-probe-bind-address=:9000"}, "are both :9000"},
+		{[]string{"--webhook-bind-address=:9443"}, "--webhook-bind-address needs --webhook-cert-dir"},
+		{[]string{"--webhook-cert-dir=/tmp"}, "--webhook-cert-dir is the webhook's certificate: give --webhook-bind-address too"},
+		{[]string{"--webhook-bind-address=:8081", "--webhook-cert-dir=/tmp"}, "--webhook-bind-address :8081 is already the address of the probes"},
 	} {
 		o := parsed(t, tc.args...)
 		if err := o.Validate(); err == nil || !strings.HasPrefix(err.Error(), tc.want) && !strings.Contains(err.Error(), tc.want) {

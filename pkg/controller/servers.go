@@ -104,16 +104,7 @@ func startServers(ctx context.Context, o Config, reg *prometheus.Registry, ready
 // MetricsCertDir, watched for changes, or a self-signed one for this host.
 func metricsCerts(ctx context.Context, o Config) (*securemetrics.Certs, error) {
 	if o.MetricsCertDir != "" {
-		certs, err := securemetrics.LoadDir(o.MetricsCertDir)
-		if err != nil {
-			return nil, err
-		}
-		period := o.MetricsCertReload
-		if period <= 0 {
-			period = 10 * time.Second
-		}
-		go certs.Watch(ctx, period)
-		return certs, nil
+		return watchedCerts(ctx, o, "--metrics-cert-dir", "metrics", o.MetricsCertDir)
 	}
 	hosts := selfSignedHosts()
 	certs, err := securemetrics.SelfSigned(hosts...)
@@ -121,6 +112,22 @@ func metricsCerts(ctx context.Context, o Config) (*securemetrics.Certs, error) {
 		return nil, fmt.Errorf("metrics: making a self-signed certificate: %w", err)
 	}
 	klog.FromContext(ctx).Info("metrics served with a self-signed certificate (give --metrics-cert-dir for one scrapers can verify)", "hosts", hosts)
+	return certs, nil
+}
+
+// watchedCerts loads the pair in dir (flag and what name it in errors and
+// the log) and reads it again every o.MetricsCertReload (default 10 s)
+// until ctx ends.
+func watchedCerts(ctx context.Context, o Config, flag, what, dir string) (*securemetrics.Certs, error) {
+	certs, err := securemetrics.LoadFlagDir(flag, what, dir)
+	if err != nil {
+		return nil, err
+	}
+	period := o.MetricsCertReload
+	if period <= 0 {
+		period = 10 * time.Second
+	}
+	go certs.Watch(ctx, period)
 	return certs, nil
 }
 

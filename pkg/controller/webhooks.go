@@ -13,12 +13,10 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"time"
 
 	"k8s.io/klog/v2"
 
 	"github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned"
-	"github.com/kubectl-vc/kubectl-vc/pkg/controller/securemetrics"
 )
 
 // webhookConnsPerAddr bounds the connections from one address to the
@@ -33,15 +31,10 @@ func startWebhooks(ctx context.Context, o Config, vc versioned.Interface, p *pro
 		return nil, nil
 	}
 	logger := klog.FromContext(ctx)
-	certs, err := securemetrics.LoadFlagDir("--webhook-cert-dir", "webhook", o.WebhookCertDir)
+	certs, err := watchedCerts(ctx, o, "--webhook-cert-dir", "webhook", o.WebhookCertDir)
 	if err != nil {
 		return nil, err
 	}
-	period := o.MetricsCertReload
-	if period <= 0 {
-		period = 10 * time.Second
-	}
-	go certs.Watch(ctx, period)
 	mux := http.NewServeMux()
 	for _, w := range o.Webhooks {
 		p.wait("the " + w.Name() + " webhook's cache to fill")

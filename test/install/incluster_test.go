@@ -239,6 +239,13 @@ func TestServeInCluster(t *testing.T) {
 	})
 	t.Run("serve's pods answer the queue webhook through its Service", func(t *testing.T) {
 		e.t = t
+		// The admission policies, as a user adds them to a running serve:
+		// the index mode (serve is there), its webhook through serve's
+		// Service; install returns once the API server calls it.
+		out, err := e.kubectlVC("install", "--policies")
+		if err != nil || !strings.Contains(out, "admission mode index") {
+			t.Fatalf("install --policies beside serve: %v\n%s", err, out)
+		}
 		qs := e.vc.SchedulingV1beta1().Queues()
 		parent := &v1beta1.Queue{ObjectMeta: metav1.ObjectMeta{Name: "incluster-parent"},
 			Spec: v1beta1.QueueSpec{Weight: 1, Capability: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("4")}}}
@@ -247,9 +254,17 @@ func TestServeInCluster(t *testing.T) {
 		}
 		child := &v1beta1.Queue{ObjectMeta: metav1.ObjectMeta{Name: "incluster-child"},
 			Spec: v1beta1.QueueSpec{Weight: 1, Parent: "incluster-parent", Capability: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("8")}}}
-		_, err := qs.Create(ctx, child, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+		_, err = qs.Create(ctx, child, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
 		if err == nil || !strings.Contains(err.Error(), `admission webhook "`+keys.QueueWebhookName+`" denied the request: queue incluster-child exceeds its parent incluster-parent in capability cpu`) {
-			t.Fatalf("a child above its parent, in the cluster: %v", err)
+			// What the cluster has, to say why.
+			vwc, verr := e.kube.AdmissionregistrationV1().ValidatingWebhookConfigurations().List(ctx, metav1.ListOptions{})
+			var logs strings.Builder
+			pods, _ := e.kube.CoreV1().Pods(serveNS).List(ctx, metav1.ListOptions{})
+			for _, p := range pods.Items {
+				raw, _ := e.kube.CoreV1().Pods(serveNS).GetLogs(p.Name, &corev1.PodLogOptions{TailLines: ptr.To[int64](20)}).DoRaw(ctx)
+				fmt.Fprintf(&logs, "--- %s\n%s\n", p.Name, raw)
+			}
+			t.Fatalf("a child above its parent, in the cluster: %v\nwebhook configurations: %+v %v\n%s", err, vwc, verr, logs.String())
 		}
 	})
 	t.Run("a DaemonSet's pod on the node is grouped", func(t *testing.T) {

@@ -1,6 +1,8 @@
 package install
 
 import (
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -106,8 +108,14 @@ func TestRBACServiceAccount(t *testing.T) {
 	// install stamped the indexes when it wrote them; a stamp from this
 	// second on is serve's own write, as its ServiceAccount.
 	serveFrom := time.Now().Truncate(time.Second).Add(time.Second)
+	// The queue webhook too, as serve's pods run it.
+	hook, err := cptest.NewWebhook(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
 	p := cptest.StartServe(t, binary, path, "--controllers=queue,podgroup,nodeset,queueindex",
-		"--slurm-conf="+cluster.Conf, "--leader-elect", "--leader-elect-resource-namespace=volcano-system")
+		"--slurm-conf="+cluster.Conf, "--leader-elect", "--leader-elect-resource-namespace=volcano-system",
+		"--webhook-bind-address="+hook.Addr, "--webhook-cert-dir="+hook.CertDir)
 	eventually(t, "serve holds the Lease in volcano-system", func() (bool, error) {
 		l, err := kube.CoordinationV1().Leases("volcano-system").Get(ctx, "kubectl-vc-serve", metav1.GetOptions{})
 		return err == nil && l.Spec.HolderIdentity != nil && *l.Spec.HolderIdentity != "", err
@@ -126,6 +134,7 @@ func TestRBACServiceAccount(t *testing.T) {
 			return true, nil
 		})
 	})
+	t.Run("queue webhook", func(t *testing.T) { rbacQueueWebhook(t, hook) })
 	t.Run("Deployment", func(t *testing.T) { rbacDeployment(t, kube, vc, ns["deploy"]) })
 	t.Run("StatefulSet", func(t *testing.T) { rbacStatefulSet(t, kube, vc, ns["sts"]) })
 	t.Run("NodeSet", func(t *testing.T) {
@@ -165,6 +174,33 @@ func TestRBACServiceAccount(t *testing.T) {
 	}
 	t.Run("queue controller alone", func(t *testing.T) { rbacQueueAlone(t, path, vc, ns["queue"]) })
 	t.Logf("all paths driven in %v", time.Since(start).Round(time.Millisecond))
+}
+
+// rbacQueueWebhook: serve's queue webhook answers a review of a queue whose
+// parent its cache does not hold, which it then reads from the API server
+// (a get: the 403 check of the test holds it to serve's RBAC).
+func rbacQueueWebhook(t *testing.T, hook *cptest.Webhook) {
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(hook.CA) {
+		t.Fatal("the webhook's CA does not parse")
+	}
+	client := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
+	review := `{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"rbac-1",` +
+		`"resource":{"group":"scheduling.volcano.sh","version":"v1beta1","resource":"queues"},"operation":"CREATE","name":"rbac-orphan",` +
+		`"object":{"apiVersion":"scheduling.volcano.sh/v1beta1","kind":"Queue","metadata":{"name":"rbac-orphan"},"spec":{"weight":1,"parent":"rbac-no-such-parent","capability":{"cpu":"1"}}}}}`
+	var body []byte
+	eventually(t, "serve's queue webhook answers", func() (bool, error) {
+		resp, err := client.Post(hook.URL, "application/json", strings.NewReader(review))
+		if err != nil {
+			return false, nil // not listening yet
+		}
+		defer resp.Body.Close()
+		body, err = io.ReadAll(resp.Body)
+		return resp.StatusCode == http.StatusOK, err
+	})
+	if !strings.Contains(string(body), `"uid":"rbac-1"`) || !strings.Contains(string(body), `"allowed":true`) {
+		t.Fatalf("a queue under a parent that exists nowhere: %s", body)
+	}
 }
 
 // rbacQueueAlone: the queue controller without the podgroup controller

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -13,6 +14,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/kubectl-vc/kubectl-vc/pkg/apis/scheduling/v1beta1"
@@ -160,5 +163,32 @@ func BenchmarkReview(b *testing.B) {
 		if rec.Code != http.StatusOK || !strings.Contains(rec.Body.String(), `"allowed":true`) {
 			b.Fatalf("%d %s", rec.Code, rec.Body.String())
 		}
+	}
+}
+
+// A parent the cache does not hold is read from the API server, unless its
+// name is none a queue can have: then nothing is asked.
+func TestParentReadOnlyForQueueNames(t *testing.T) {
+	var asked []string
+	api := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		asked = append(asked, r.URL.Path)
+		http.Error(w, `{"kind":"Status","apiVersion":"v1","status":"Failure","reason":"NotFound","code":404}`, http.StatusNotFound)
+	}))
+	defer api.Close()
+	rc, err := rest.RESTClientFor(&rest.Config{Host: api.URL, ContentConfig: rest.ContentConfig{
+		GroupVersion: &v1beta1.SchemeGroupVersion, NegotiatedSerializer: scheme.Codecs.WithoutConversion()}, APIPath: "/apis"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := newHandler(cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{byParent: parentOf}), rc)
+	for i, parent := range []string{"elsewhere", "a/b", "../../api", strings.Repeat("x", 300)} {
+		r := review(t, h, &admissionv1.AdmissionRequest{UID: types.UID(fmt.Sprint(i)), Resource: queuesResource, Operation: admissionv1.Create, Name: "q",
+			Object: queueJSON(t, `{"metadata":{"name":"q"},"spec":{"parent":`+strconv.Quote(parent)+`,"capability":{"cpu":"1"}}}`)})
+		if !r.Allowed {
+			t.Errorf("parent %q: %+v", parent, r.Result)
+		}
+	}
+	if len(asked) != 1 || asked[0] != "/apis/scheduling.volcano.sh/v1beta1/queues/elsewhere" {
+		t.Errorf("asked the API server for %q, want the one queue name", asked)
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
@@ -125,7 +126,9 @@ func (n neighbours) Queue(name string) *v1beta1.Queue {
 	if obj, ok, _ := n.h.queues.GetByKey(name); ok {
 		return obj.(*v1beta1.Queue)
 	}
-	if n.h.rest == nil {
+	// A name no queue can have (spec.parent is any string the CRD takes)
+	// exists nowhere: no request, and no log line for any tenant to fill.
+	if n.h.rest == nil || len(validation.IsDNS1123Subdomain(name)) > 0 {
 		return nil
 	}
 	ctx, cancel := context.WithTimeout(n.ctx, lookupTimeout)

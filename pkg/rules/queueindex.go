@@ -29,6 +29,10 @@ func QueueIndexes(queues []*v1beta1.Queue) map[string]map[string]admissionv1alph
 		// A Job create checks both its queue's state and its children in
 		// one evaluation of one index.
 		out[admissionv1alpha1.QueueIndexJobs][name] = e
+		// A queue delete asks only whether the queue has children.
+		if e.Children > 0 {
+			out[admissionv1alpha1.QueueIndexChildren][name] = admissionv1alpha1.QueueIndexEntry{Children: e.Children, Child: e.Child}
+		}
 	}
 	return out
 }

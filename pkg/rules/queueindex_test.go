@@ -45,8 +45,9 @@ func TestQueueIndexesSplit(t *testing.T) {
 		{ObjectMeta: metav1.ObjectMeta{Name: "shut"}, Status: v1beta1.QueueStatus{State: "Closing"}},
 	})
 	want := map[string]map[string]admissionv1alpha1.QueueIndexEntry{
-		"states": {"p": {State: "Closed"}, "shut": {State: "Closing"}},
-		"jobs":   {"p": {State: "Closed", Children: 1, Child: "c"}, "shut": {State: "Closing"}},
+		"states":   {"p": {State: "Closed"}, "shut": {State: "Closing"}},
+		"jobs":     {"p": {State: "Closed", Children: 1, Child: "c"}, "shut": {State: "Closing"}},
+		"children": {"p": {Children: 1, Child: "c"}},
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("indexes:\n got %+v\nwant %+v", got, want)

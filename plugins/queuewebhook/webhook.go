@@ -1,12 +1,14 @@
 // Package queuewebhook is the admission webhook of 'kubectl vc serve' for
 // queue writes in the index mode (docs/admission.md): the rules between a
-// queue and its parent and children (rules.CheckQueueWrite) and the
-// children of a deleted queue (rules.CheckQueueDelete), each answered with
+// queue and its parent and children (rules.CheckQueueWrite), answered with
 // a lookup in serve's cache. The ValidatingAdmissionPolicies of the index
 // mode would have to read an index of every queue that may be a parent,
 // converted whole at each request; the webhook's cost does not grow with
-// the queues. PodGroups and Jobs stay on the policies: their index holds
-// only the closed queues and costs the same at any size.
+// the queues. PodGroups, Jobs and queue deletes stay on the policies:
+// their indexes hold only the closed queues and the parents. The children
+// of a deleted queue (rules.CheckQueueDelete) are still answered, for the
+// configuration of an earlier release, which sent deletes here, until
+// install replaces it.
 package queuewebhook
 
 import (

@@ -176,16 +176,29 @@ func TestIndexHoldsStateAndChildren(t *testing.T) {
 	if err := setState(ctx, c, "ix-parent", schedulingv1beta1.QueueStateClosed); err != nil {
 		t.Fatal(err)
 	}
-	// serve's webhook reads its own cache, which holds the children
-	// already: the first try is refused.
-	err = c.SchedulingV1beta1().Queues().Delete(ctx, "ix-parent", metav1.DeleteOptions{DryRun: []string{metav1.DryRunAll}})
-	if err != nil && strings.Contains(err.Error(), "is Open") {
-		// The Closed state has not reached the API server's policy yet.
-		err = eventually(t, true, func() error {
-			return c.SchedulingV1beta1().Queues().Delete(ctx, "ix-parent", metav1.DeleteOptions{DryRun: []string{metav1.DryRunAll}})
-		})
+	// The deletion is refused by the policy reading the children index,
+	// not by serve's webhook, which deletes no longer call.
+	err = eventually(t, true, func() error {
+		return c.SchedulingV1beta1().Queues().Delete(ctx, "ix-parent", metav1.DeleteOptions{DryRun: []string{metav1.DryRunAll}})
+	})
+	mustDenyBy(t, err, "vc-queue-delete-children", "queue ix-parent has child queue ix-child-a (and 1 more): delete it or move it to another parent first")
+	if e := entries(t, admissionv1alpha1.QueueIndexChildren); e["ix-parent"].Children != 2 || e["ix-parent"].Child != "ix-child-a" || len(e["ix-closed"].State+e["ix-parent"].State) != 0 {
+		t.Fatalf("the children index holds %+v, want ix-parent's 2 children (first ix-child-a) and no states", e)
 	}
-	mustDenyByWebhook(t, err, "queue ix-parent has child queue ix-child-a (and 1 more): delete it or move it to another parent first")
+	// Once the children are gone the index says so and the deletion goes
+	// through.
+	for _, name := range []string{"ix-child-a", "ix-child-b"} {
+		if err := setState(ctx, c, name, schedulingv1beta1.QueueStateClosed); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.SchedulingV1beta1().Queues().Delete(ctx, name, metav1.DeleteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	err = eventually(t, false, func() error {
+		return c.SchedulingV1beta1().Queues().Delete(ctx, "ix-parent", metav1.DeleteOptions{DryRun: []string{metav1.DryRunAll}})
+	})
+	mustAdmit(t, err)
 }
 
 // TestWebhookHierarchyRules: serve's webhook refuses, from its cache, a
@@ -217,15 +230,22 @@ func TestWebhookHierarchyRules(t *testing.T) {
 	mustAdmit(t, err)
 }
 
-// TestWebhookDown: with serve's webhook gone, queue creates, deletes and
-// changes of a parent or resources are refused (failurePolicy Fail: the
-// rules never vanish silently) with a message naming the webhook; what the
-// webhook never checks (a queue's weight, PodGroups, Jobs) goes on.
+// TestWebhookDown: with serve's webhook gone, queue creates and changes of
+// a parent or resources are refused (failurePolicy Fail: the rules never
+// vanish silently) with a message naming the webhook; what the webhook
+// never checks (a queue's weight, PodGroups, Jobs, queue deletes, which
+// the children index answers) goes on.
 func TestWebhookDown(t *testing.T) {
 	setup(t)
 	ctx := context.Background()
 	c := vc(t)
 	if err := createQueueWithState(ctx, c, &schedulingv1beta1.Queue{ObjectMeta: metav1.ObjectMeta{Name: "wd-leaf"}}, ""); err != nil {
+		t.Fatal(err)
+	}
+	if err := createQueueWithState(ctx, c, &schedulingv1beta1.Queue{ObjectMeta: metav1.ObjectMeta{Name: "wd-parent"}}, schedulingv1beta1.QueueStateClosed); err != nil {
+		t.Fatal(err)
+	}
+	if err := createQueueWithState(ctx, c, &schedulingv1beta1.Queue{ObjectMeta: metav1.ObjectMeta{Name: "wd-child"}, Spec: schedulingv1beta1.QueueSpec{Parent: "wd-parent"}}, ""); err != nil {
 		t.Fatal(err)
 	}
 	if err := webhook.stop(); err != nil {
@@ -255,6 +275,17 @@ func TestWebhookDown(t *testing.T) {
 	_, err = c.SchedulingV1beta1().PodGroups("default").Create(ctx, &schedulingv1beta1.PodGroup{
 		ObjectMeta: metav1.ObjectMeta{GenerateName: "wd-"}, Spec: schedulingv1beta1.PodGroupSpec{MinMember: 1, Queue: "wd-leaf"}}, dry)
 	mustAdmit(t, err)
+	// A closed leaf is deleted, and a closed parent is not, with the
+	// webhook down: the children index answers deletes.
+	if err := setState(ctx, c, "wd-leaf", schedulingv1beta1.QueueStateClosed); err != nil {
+		t.Fatal(err)
+	}
+	err = c.SchedulingV1beta1().Queues().Delete(ctx, "wd-leaf", metav1.DeleteOptions{DryRun: []string{metav1.DryRunAll}})
+	mustAdmit(t, err)
+	err = eventually(t, true, func() error {
+		return c.SchedulingV1beta1().Queues().Delete(ctx, "wd-parent", metav1.DeleteOptions{DryRun: []string{metav1.DryRunAll}})
+	})
+	mustDenyBy(t, err, "vc-queue-delete-children", "queue wd-parent has child queue wd-child: delete it or move it to another parent first")
 }
 
 // ageIndexes stops the index controller and stamps every index refreshed

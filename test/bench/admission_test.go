@@ -2,8 +2,13 @@ package bench
 
 import (
 	"context"
+	"crypto/tls"
+	"encoding/json"
 	"fmt"
+	"net"
+	"net/http"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -39,7 +44,11 @@ import (
 // them in index mode, serve's queue index controller keeping their index
 // and serve's queue webhook answering queue writes, in this process as a
 // user's serve runs them ("installed"), alternating, VC_BENCH_ROUNDS rounds each (and in
-// per-queue mode, "per-queue", when VC_BENCH_ADMISSION_PER_QUEUE=1):
+// per-queue mode, "per-queue", when VC_BENCH_ADMISSION_PER_QUEUE=1; and,
+// when VC_BENCH_ADMISSION_NULL_WEBHOOK=1, "null-webhook": installed, with
+// the queue webhook pointed at one that admits every review unread, which
+// is what the call out of the API server costs whatever the webhook
+// decides):
 //
 //   - pg: 2 000 PodGroup creates, 32 at once, spread over the queues;
 //   - job: 2 000 Volcano Job creates, 32 at once;
@@ -49,8 +58,10 @@ import (
 // The batches are long enough (about 2 s each) that a round's noise on two
 // cores stays well under the 1.3× the figures are held to.
 //
-// Each figure is the wall time of the batch; the ratio installed/none of
-// the medians is logged per size. "none" takes the bindings and the
+// Each figure is the wall time of the batch, and beside it the API
+// server's CPU time per request of the batch (…-apiserver-ms), which the
+// other processes on the machine (etcd, this client, serve) disturb less;
+// the ratios installed/none of the medians are logged per size. "none" takes the bindings and the
 // webhook configuration away (the policies stay, unbound), "installed" runs install again and waits, as
 // install does, until they are in force.
 func BenchmarkAdmission(b *testing.B) {
@@ -77,6 +88,7 @@ func admissionAtSize(b *testing.B, nq int) {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { _ = cp.Stop() })
+	_, apiserverPid := cp.Pids()
 	cfg := cp.AdminConfig()
 	cfg.QPS, cfg.Burst = -1, 0
 	vc := versioned.NewForConfigOrDie(cfg)
@@ -110,6 +122,11 @@ func admissionAtSize(b *testing.B, nq int) {
 	if os.Getenv("VC_BENCH_ADMISSION_PER_QUEUE") == "1" {
 		variants = append(variants, "per-queue")
 	}
+	var null *cptest.Webhook
+	if os.Getenv("VC_BENCH_ADMISSION_NULL_WEBHOOK") == "1" {
+		variants = append(variants, "null-webhook")
+		null = startNullWebhook(b)
+	}
 	kubeconfig := writeKubeconfig(b, cp)
 	results := map[string]map[string][]float64{} // variant -> measure -> seconds
 	var seq atomic.Int64
@@ -118,7 +135,7 @@ func admissionAtSize(b *testing.B, nq int) {
 			switch variant {
 			case "none":
 				unbind(b, kube)
-			case "installed", "per-queue":
+			case "installed", "per-queue", "null-webhook":
 				mode := keys.AdmissionModeIndex
 				if variant == "per-queue" {
 					mode = keys.AdmissionModePerQueue
@@ -128,40 +145,53 @@ func admissionAtSize(b *testing.B, nq int) {
 				if mode == keys.AdmissionModeIndex {
 					o.Selection.WebhookURL, o.Selection.WebhookCABundle = wh.URL, wh.CA
 				}
+				if variant == "null-webhook" {
+					o.Selection.WebhookURL, o.Selection.WebhookCABundle = null.URL, null.CA
+				}
 				if _, err := cptest.Install(ctx, cptest.Factory(kubeconfig), o); err != nil {
 					b.Fatal(err)
 				}
 				b.Logf("round %d: install (%s) over %d queues took %v", round, mode, nq, time.Since(t0).Round(time.Millisecond))
 			}
-			r := admissionRound(b, vc, nq, queueName, seq.Add(1), variant)
+			r := admissionRound(b, vc, nq, queueName, seq.Add(1), variant, apiserverPid)
 			if results[variant] == nil {
 				results[variant] = map[string][]float64{}
 			}
 			for m, v := range r {
 				results[variant][m] = append(results[variant][m], v)
 			}
-			b.Logf("round %d %-9s pg %.2fs job %.2fs queue-create %.2fs queue-delete %.2fs", round, variant, r["pg"], r["job"], r["queue-create"], r["queue-delete"])
+			b.Logf("round %d %-9s pg %.2fs job %.2fs queue-create %.2fs queue-delete %.2fs; API server per request pg %.2fms job %.2fms queue-create %.2fms queue-delete %.2fms",
+				round, variant, r["pg"], r["job"], r["queue-create"], r["queue-delete"],
+				r["pg-apiserver-ms"], r["job-apiserver-ms"], r["queue-create-apiserver-ms"], r["queue-delete-apiserver-ms"])
 		}
 	}
 	for _, m := range []string{"pg", "job", "queue-create", "queue-delete"} {
-		none := median(results["none"][m])
-		b.ReportMetric(none, m+"-none-s")
-		for _, v := range variants[1:] {
-			with := median(results[v][m])
-			b.ReportMetric(with, m+"-"+v+"-s")
-			if none > 0 {
-				b.ReportMetric(with/none, m+"-"+v+"-ratio")
-				b.Logf("queues=%d %-12s none %.2fs %s %.2fs ratio %.2f", nq, m, none, v, with, with/none)
+		for _, unit := range []string{"s", "apiserver-ms"} {
+			key, prefix := m, m
+			if unit != "s" {
+				key, prefix = m+"-"+unit, m+"-apiserver"
+			}
+			none := median(results["none"][key])
+			b.ReportMetric(none, prefix+"-none-"+strings.TrimPrefix(unit, "apiserver-"))
+			for _, v := range variants[1:] {
+				with := median(results[v][key])
+				b.ReportMetric(with, prefix+"-"+v+"-"+strings.TrimPrefix(unit, "apiserver-"))
+				if none > 0 {
+					b.ReportMetric(with/none, prefix+"-"+v+"-ratio")
+					b.Logf("queues=%d %-25s none %.2f%s %s %.2f%s ratio %.2f", nq, key, none, unit, v, with, unit, with/none)
+				}
 			}
 		}
 	}
 }
 
-// admissionRound runs the four batches once and returns their wall times.
-func admissionRound(b *testing.B, vc versioned.Interface, nq int, queueName func(int) string, seq int64, variant string) map[string]float64 {
+// admissionRound runs the four batches once and returns their wall times
+// (name) and the API server's CPU milliseconds per request (name
+// "-apiserver-ms").
+func admissionRound(b *testing.B, vc versioned.Interface, nq int, queueName func(int) string, seq int64, variant string, apiserverPid int) map[string]float64 {
 	ctx := context.Background()
 	out := map[string]float64{}
-	timed := func(name string, f func()) {
+	timed := func(name string, requests int, f func()) {
 		// VC_BENCH_ADMISSION_PPROF=DIR keeps a CPU profile of the API
 		// server during each batch of the installed rounds, in DIR.
 		if dir := os.Getenv("VC_BENCH_ADMISSION_PPROF"); dir != "" && variant == "installed" {
@@ -178,11 +208,12 @@ func admissionRound(b *testing.B, vc versioned.Interface, nq int, queueName func
 				}
 			}()
 		}
-		t0 := time.Now()
+		cpu0, t0 := procCPU(apiserverPid), time.Now()
 		f()
 		out[name] = time.Since(t0).Seconds()
+		out[name+"-apiserver-ms"] = float64(procCPU(apiserverPid)-cpu0) / float64(time.Millisecond) / float64(requests)
 	}
-	timed("pg", func() {
+	timed("pg", 2000, func() {
 		parallel(2000, func(i int) {
 			if _, err := vc.SchedulingV1beta1().PodGroups("default").Create(ctx, &v1beta1.PodGroup{
 				ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("pg-%d-%05d", seq, i)},
@@ -192,7 +223,7 @@ func admissionRound(b *testing.B, vc versioned.Interface, nq int, queueName func
 			}
 		})
 	})
-	timed("job", func() {
+	timed("job", 2000, func() {
 		parallel(2000, func(i int) {
 			if _, err := vc.BatchV1alpha1().Jobs("default").Create(ctx, &batchv1alpha1.Job{
 				ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("job-%d-%05d", seq, i)},
@@ -204,7 +235,7 @@ func admissionRound(b *testing.B, vc versioned.Interface, nq int, queueName func
 	})
 	const children = 1000
 	child := func(i int) string { return fmt.Sprintf("child-%d-%04d", seq, i) }
-	timed("queue-create", func() {
+	timed("queue-create", children, func() {
 		parallel(children, func(i int) {
 			if _, err := vc.SchedulingV1beta1().Queues().Create(ctx, &v1beta1.Queue{
 				ObjectMeta: metav1.ObjectMeta{Name: child(i)},
@@ -222,10 +253,10 @@ func admissionRound(b *testing.B, vc versioned.Interface, nq int, queueName func
 			b.Error(err)
 		}
 	})
-	if variant == "installed" {
+	if variant == "installed" || variant == "null-webhook" {
 		waitStatesIndexed(b, vc, children)
 	}
-	timed("queue-delete", func() {
+	timed("queue-delete", children, func() {
 		parallel(children, func(i int) {
 			if err := vc.SchedulingV1beta1().Queues().Delete(ctx, child(i), metav1.DeleteOptions{}); err != nil {
 				b.Error(err)
@@ -346,5 +377,40 @@ func startIndexer(b *testing.B, cfg *rest.Config) *cptest.Webhook {
 			MaxRequeueNum: -1, FeatureGates: framework.NewFeatureGate(), WaitForStop: true})
 	}()
 	b.Cleanup(func() { stop(); <-done })
+	return wh
+}
+
+// startNullWebhook serves, until the benchmark ends, a webhook that admits
+// every review it is sent without reading the object: the floor of any
+// webhook's cost to the API server.
+func startNullWebhook(b *testing.B) *cptest.Webhook {
+	wh, err := cptest.NewWebhook(b.TempDir())
+	if err != nil {
+		b.Fatal(err)
+	}
+	cert, err := tls.LoadX509KeyPair(filepath.Join(wh.CertDir, "tls.crt"), filepath.Join(wh.CertDir, "tls.key"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	srv := &http.Server{Addr: wh.Addr, TLSConfig: &tls.Config{Certificates: []tls.Certificate{cert}, NextProtos: []string{"http/1.1"}},
+		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			var review struct {
+				Request struct {
+					UID string `json:"uid"`
+				} `json:"request"`
+			}
+			if err := json.NewDecoder(r.Body).Decode(&review); err != nil {
+				http.Error(w, err.Error(), http.StatusBadRequest)
+				return
+			}
+			w.Header().Set("Content-Type", "application/json")
+			fmt.Fprintf(w, `{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","response":{"uid":%q,"allowed":true}}`, review.Request.UID)
+		})}
+	ln, err := net.Listen("tcp", wh.Addr)
+	if err != nil {
+		b.Fatal(err)
+	}
+	go func() { _ = srv.ServeTLS(ln, "", "") }()
+	b.Cleanup(func() { _ = srv.Close() })
 	return wh
 }

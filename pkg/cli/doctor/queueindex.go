@@ -62,7 +62,7 @@ func (o *Options) checkAdmissionIndex(ctx context.Context) {
 	}
 	if mode == keys.AdmissionModePerQueue {
 		if _, err := o.kube.AdmissionregistrationV1().ValidatingWebhookConfigurations().Get(ctx, keys.QueueWebhookConfigName, metav1.GetOptions{}); err == nil {
-			o.add(check, Warn, fmt.Sprintf("admission is in per-queue mode but the index mode's queue webhook (validatingwebhookconfiguration %s) is still installed: while serve does not answer it, every queue create, delete and change of parent or resources is refused", keys.QueueWebhookConfigName),
+			o.add(check, Warn, fmt.Sprintf("admission is in per-queue mode but the index mode's queue webhook (validatingwebhookconfiguration %s) is still installed: while serve does not answer it, every queue create and change of parent or resources is refused", keys.QueueWebhookConfigName),
 				"kubectl vc install --policies --admission=per-queue", keys.QueueWebhookConfigName)
 		}
 		n := len(queues.Items)
@@ -80,7 +80,7 @@ func (o *Options) checkAdmissionIndex(ctx context.Context) {
 	}
 	want := rules.QueueIndexEntriesText(ptrs)
 	o.checkQueueWebhook(ctx, check)
-	for _, name := range legacyIndexes {
+	for _, name := range admissionv1alpha1.QueueIndexLegacyNames {
 		if _, err := o.vc.AdmissionV1alpha1().QueueIndexes().Get(ctx, name, metav1.GetOptions{}); err == nil {
 			leftovers = append(leftovers, "QueueIndex "+name)
 		}
@@ -134,10 +134,7 @@ const perQueueWarnAt = 100
 // replacedByWebhook are the index mode's policies (and bindings) of
 // earlier releases that serve's queue webhook replaced; the per-queue mode
 // still has policies of these names, without the index mode's label.
-var replacedByWebhook = map[string]bool{"vc-queue-children": true, "vc-queue-delete-children": true}
-
-// legacyIndexes are the QueueIndexes those policies read.
-var legacyIndexes = []string{"children", "hierarchy"}
+var replacedByWebhook = map[string]bool{"vc-queue-children": true}
 
 // indexNames are the QueueIndexes this binary's index mode reads, as
 // install makes them.

@@ -98,13 +98,13 @@ func NewCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Command {
 			running and goes through every queue for each request. Without the flag install
 			keeps the mode installed, else picks index with --serve or where serve's
 			Deployment exists, else per-queue.
-			In index mode serve also checks queue writes (parents, resource bounds, children
-			of a deleted queue) as a validating webhook, vc-queue-hierarchy: install points it
+			In index mode serve also checks queue creates and moves (parents, resource
+			bounds) as a validating webhook, vc-queue-hierarchy: install points it
 			at serve's Service kubectl-vc-serve-webhook, trusting the CA of the Secret
 			kubectl-vc-serve-webhook-tls it makes once and keeps, or at --webhook-url (with
 			--webhook-ca-file) for a serve outside the cluster, and waits until the API server
-			calls it. While serve does not answer, queue creates, deletes and changes of parent
-			or resources are refused.
+			calls it. While serve does not answer, queue creates and changes of parent or
+			resources are refused.
 			The admission policies need admissionregistration.k8s.io/v1
 			ValidatingAdmissionPolicy (Kubernetes 1.30 or newer); install refuses to start
 			when the server does not serve it.`),

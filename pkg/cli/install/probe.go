@@ -201,7 +201,7 @@ func waitPolicies(ctx context.Context, dyn dynamic.Interface, mapper meta.RESTMa
 		return fmt.Errorf("the admission policies are not in force after %s (a dry-run request got: %s); run install again or raise --timeout", timeout, pending)
 	}
 	if noServe != "" {
-		fmt.Fprintf(errOut, "warning: the queue webhook %s (calling %s) has no ready serve pod yet: queue creates, deletes and changes of parent or resources are refused until serve is ready (kubectl vc doctor says why)\n",
+		fmt.Fprintf(errOut, "warning: the queue webhook %s (calling %s) has no ready serve pod yet: queue creates and changes of parent or resources are refused until serve is ready (kubectl vc doctor says why)\n",
 			keys.QueueWebhookName, webhook)
 	}
 	return nil

@@ -140,10 +140,6 @@ func indexQueues(ctx context.Context, dyn dynamic.Interface, mapper meta.RESTMap
 	return nil
 }
 
-// legacyIndexes are the QueueIndexes of earlier releases that serve's
-// queue webhook replaced (docs/admission.md): nothing reads them.
-var legacyIndexes = []string{"children", "hierarchy"}
-
 // pruneIndexes deletes the QueueIndexes no policy of the mode reads (plan
 // names those it does), so that serve stops keeping them: in per-queue
 // mode all, in index mode those of earlier releases.
@@ -158,7 +154,7 @@ func pruneIndexes(ctx context.Context, dyn dynamic.Interface, plan []string, mod
 	if mode == keys.AdmissionModePerQueue {
 		why = "not read in " + keys.AdmissionModePerQueue + " mode"
 	}
-	names := append(append([]string{}, admissionv1alpha1.QueueIndexNames...), legacyIndexes...)
+	names := append(append([]string{}, admissionv1alpha1.QueueIndexNames...), admissionv1alpha1.QueueIndexLegacyNames...)
 	seen := map[string]bool{}
 	for _, name := range plan {
 		seen[name] = true

@@ -10,8 +10,9 @@ import (
 // request's policy reads the smallest object it can: the API server turns
 // the whole param into a CEL value for every evaluation, so a request pays
 // for the size of the index it reads (docs/admission.md). install creates
-// them empty; serve's queueindex controller fills them. Queue writes read
-// none: serve's queue webhook answers them from its cache.
+// them empty; serve's queueindex controller fills them. Queue creates and
+// changes of a parent or a resource list read none: serve's queue webhook
+// answers them from its cache.
 const (
 	// QueueIndexStates holds the queues that are not Open: PodGroup
 	// creation reads it.
@@ -20,16 +21,21 @@ const (
 	// child counts, so that a Job create (an Open leaf queue only) checks
 	// both rules in one evaluation.
 	QueueIndexJobs = "jobs"
+	// QueueIndexChildren holds the parents' child counts only, so that a
+	// queue delete reads an index that grows with the parents, not with
+	// the closed queues (a delete through serve's webhook cost half as
+	// much again as one without; docs/admission.md).
+	QueueIndexChildren = "children"
 )
 
 // QueueIndexNames are the QueueIndexes, in the order serve writes them.
-var QueueIndexNames = []string{QueueIndexStates, QueueIndexJobs}
+var QueueIndexNames = []string{QueueIndexStates, QueueIndexJobs, QueueIndexChildren}
 
-// QueueIndexLegacyNames are the QueueIndexes of earlier releases, which
-// queue writes read before serve's webhook answered them ("children" for
-// deletions, "hierarchy" for creates and changes of a parent or a resource
-// list): install deletes them, doctor names them, serve writes them no more.
-var QueueIndexLegacyNames = []string{"children", "hierarchy"}
+// QueueIndexLegacyNames are the QueueIndexes of earlier releases: queue
+// creates and changes of a parent or a resource list read "hierarchy"
+// before serve's webhook answered them. install deletes it, doctor names
+// it, serve writes it no more.
+var QueueIndexLegacyNames = []string{"hierarchy"}
 
 // QueueIndex is what the admission policies need to know of other queues,
 // in one object, so that a PodGroup or Job create is checked with

@@ -532,6 +532,82 @@ func TestInstallUpgradesBindings(t *testing.T) {
 	}
 }
 
+// TestInstallUpgradesWebhookDeletes: from the release whose queue webhook
+// also answered deletes (no children index, no index-mode
+// vc-queue-delete-children), serve of this release still answers a delete
+// that configuration sends it, and a plain install moves deletes to the
+// children index: the webhook configuration sends creates and updates
+// only, the index is made and written, the policy bound to it.
+func TestInstallUpgradesWebhookDeletes(t *testing.T) {
+	setup(t)
+	ctx := context.Background()
+	c, k := vc(t), kube(t)
+	if err := createQueueWithState(ctx, c, &schedulingv1beta1.Queue{ObjectMeta: metav1.ObjectMeta{Name: "up-parent"}}, schedulingv1beta1.QueueStateClosed); err != nil {
+		t.Fatal(err)
+	}
+	if err := createQueueWithState(ctx, c, &schedulingv1beta1.Queue{ObjectMeta: metav1.ObjectMeta{Name: "up-child"}, Spec: schedulingv1beta1.QueueSpec{Parent: "up-parent"}}, ""); err != nil {
+		t.Fatal(err)
+	}
+	// The earlier release's objects.
+	if err := k.AdmissionregistrationV1().ValidatingAdmissionPolicyBindings().Delete(ctx, "vc-queue-delete-children", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := k.AdmissionregistrationV1().ValidatingAdmissionPolicies().Delete(ctx, "vc-queue-delete-children", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.AdmissionV1alpha1().QueueIndexes().Delete(ctx, admissionv1alpha1.QueueIndexChildren, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	patch := []byte(`[{"op":"replace","path":"/webhooks/0/rules/0/operations","value":["CREATE","UPDATE","DELETE"]}]`)
+	if _, err := k.AdmissionregistrationV1().ValidatingWebhookConfigurations().Patch(ctx, keys.QueueWebhookConfigName, types.JSONPatchType, patch, metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		// Whatever failed above, the package's later tests get this
+		// release's admission back.
+		if out, err := runInstall(t, &install.Options{}); err != nil {
+			t.Errorf("install: %v\n%s", err, out)
+		}
+	})
+	dry := metav1.DeleteOptions{DryRun: []string{metav1.DryRunAll}}
+	// Until the API server has dropped the binding it may still run it
+	// (refusing with its message, or with "no params found" once the index
+	// is gone from its cache).
+	err := eventually(t, true, func() error {
+		err := c.SchedulingV1beta1().Queues().Delete(ctx, "up-parent", dry)
+		if err != nil && !strings.Contains(err.Error(), `admission webhook "`+keys.QueueWebhookName+`"`) {
+			return nil
+		}
+		return err
+	})
+	mustDenyByWebhook(t, err, "queue up-parent has child queue up-child: delete it or move it to another parent first")
+
+	out, err := runInstall(t, &install.Options{})
+	if err != nil {
+		t.Fatalf("install: %v\n%s", err, out)
+	}
+	vwc, err := k.AdmissionregistrationV1().ValidatingWebhookConfigurations().Get(ctx, keys.QueueWebhookConfigName, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ops := fmt.Sprint(vwc.Webhooks[0].Rules[0].Operations); ops != "[CREATE UPDATE]" {
+		t.Fatalf("after install the webhook is sent %s, want creates and updates only", ops)
+	}
+	if e := entries(t, admissionv1alpha1.QueueIndexChildren); e["up-parent"].Children != 1 || e["up-parent"].Child != "up-child" {
+		t.Fatalf("install wrote the children index as %+v, want up-parent's child up-child", e)
+	}
+	// The binding is new, and the API server may see it a moment before
+	// the new index (docs/admission.md, Limits): "no params found".
+	err = eventually(t, true, func() error {
+		err := c.SchedulingV1beta1().Queues().Delete(ctx, "up-parent", dry)
+		if err != nil && strings.Contains(err.Error(), "no params found") {
+			return nil
+		}
+		return err
+	})
+	mustDenyBy(t, err, "vc-queue-delete-children", "queue up-parent has child queue up-child: delete it or move it to another parent first")
+}
+
 // doctorFinding returns doctor's one finding of a check.
 func doctorFinding(t *testing.T, check string) doctor.Finding {
 	t.Helper()

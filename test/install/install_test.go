@@ -106,12 +106,13 @@ func TestInstallPrintNeedsNoCluster(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// With --serve, the index mode (docs/admission.md): the two indexes
-	// (states, jobs), vc-workload-open-queue bound twice (PodGroups, Jobs),
-	// and serve's queue webhook instead of the policies of queue writes;
-	// serve's metrics and webhook Services.
-	if kinds["CustomResourceDefinition"] != len(plan.CRDs) || kinds["CustomResourceDefinition"] < 3 || kinds["ValidatingAdmissionPolicy"] != 5 || kinds["ValidatingAdmissionPolicyBinding"] != 6 ||
-		kinds["QueueIndex"] != 2 || kinds["MutatingAdmissionPolicy"] != 0 || kinds["ValidatingWebhookConfiguration"] != 1 || kinds["Service"] != 2 || kinds["Secret"] != 0 {
+	// With --serve, the index mode (docs/admission.md): the three indexes
+	// (states, jobs, children), vc-workload-open-queue bound twice
+	// (PodGroups, Jobs), vc-queue-delete-children on the children index,
+	// and serve's queue webhook instead of vc-queue-children; serve's
+	// metrics and webhook Services.
+	if kinds["CustomResourceDefinition"] != len(plan.CRDs) || kinds["CustomResourceDefinition"] < 3 || kinds["ValidatingAdmissionPolicy"] != 6 || kinds["ValidatingAdmissionPolicyBinding"] != 7 ||
+		kinds["QueueIndex"] != 3 || kinds["MutatingAdmissionPolicy"] != 0 || kinds["ValidatingWebhookConfiguration"] != 1 || kinds["Service"] != 2 || kinds["Secret"] != 0 {
 		t.Fatalf("printed kinds %v", kinds)
 	}
 }

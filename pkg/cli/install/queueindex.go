@@ -140,6 +140,12 @@ func indexQueues(ctx context.Context, dyn dynamic.Interface, mapper meta.RESTMap
 	return nil
 }
 
+// everyQueueIndex names the QueueIndexes of this release and of earlier
+// ones.
+func everyQueueIndex() []string {
+	return append(append([]string{}, admissionv1alpha1.QueueIndexNames...), admissionv1alpha1.QueueIndexLegacyNames...)
+}
+
 // pruneIndexes deletes the QueueIndexes no policy of the mode reads (plan
 // names those it does), so that serve stops keeping them: in per-queue
 // mode all, in index mode those of earlier releases.
@@ -154,7 +160,7 @@ func pruneIndexes(ctx context.Context, dyn dynamic.Interface, plan []string, mod
 	if mode == keys.AdmissionModePerQueue {
 		why = "not read in " + keys.AdmissionModePerQueue + " mode"
 	}
-	names := append(append([]string{}, admissionv1alpha1.QueueIndexNames...), admissionv1alpha1.QueueIndexLegacyNames...)
+	names := everyQueueIndex()
 	seen := map[string]bool{}
 	for _, name := range plan {
 		seen[name] = true

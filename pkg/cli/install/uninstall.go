@@ -284,7 +284,16 @@ func withBothModes(objs []*unstructured.Unstructured) ([]*unstructured.Unstructu
 var builtIn = map[string]map[string]bool{
 	"queues.scheduling.volcano.sh": {keys.RootQueue: true, keys.DefaultQueue: true},
 	// The admission queue indexes, install's and serve's.
-	"queueindexes.admission.kubectl-vc.io": {"states": true, "children": true, "jobs": true, "hierarchy": true},
+	"queueindexes.admission.kubectl-vc.io": queueIndexNames(),
+}
+
+// queueIndexNames are the QueueIndexes of this release and of earlier ones.
+func queueIndexNames() map[string]bool {
+	out := map[string]bool{}
+	for _, n := range everyQueueIndex() {
+		out[n] = true
+	}
+	return out
 }
 
 // firstObject returns "kind namespace/name" of one object the CRD holds

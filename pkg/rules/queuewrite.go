@@ -27,14 +27,23 @@ type QueueNeighbours interface {
 }
 
 // QueueWriteRelevant says whether a create (old nil) or an update can break
-// a hierarchy rule: a create does, an update only when it changes the
-// parent or a resource list. The queue controller's annotation patches and
-// a new weight pass without a lookup.
+// a hierarchy rule. A create can when it names a parent other than root (a
+// cycle of two) or sets a resource list (bounded by its parent, bounding
+// any child named before it); a queue under root that sets none bounds
+// nothing and is bounded by nothing, so the common `queue create NAME`
+// needs no lookup. An update can when it moves the queue (its effective
+// parent changes: the queue controller writing root where spec.parent was
+// empty is no move) or changes a resource list; the queue controller's
+// annotation patches and a new weight pass without a lookup. The webhook
+// configuration's match condition (40-queue-hierarchy-webhook.yaml) says
+// the same in CEL, so the API server does not call serve for the rest.
 func QueueWriteRelevant(q, old *v1beta1.Queue) bool {
 	if old == nil {
-		return true
+		p := EffectiveParent(q)
+		return (p != "" && p != keys.RootQueue) ||
+			len(q.Spec.Capability) > 0 || len(q.Spec.Deserved) > 0 || len(q.Spec.Guarantee.Resource) > 0
 	}
-	return q.Spec.Parent != old.Spec.Parent ||
+	return EffectiveParent(q) != EffectiveParent(old) ||
 		!equality.Semantic.DeepEqual(q.Spec.Capability, old.Spec.Capability) ||
 		!equality.Semantic.DeepEqual(q.Spec.Deserved, old.Spec.Deserved) ||
 		!equality.Semantic.DeepEqual(q.Spec.Guarantee.Resource, old.Spec.Guarantee.Resource)

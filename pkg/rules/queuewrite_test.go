@@ -109,3 +109,30 @@ func TestCheckQueueDelete(t *testing.T) {
 		t.Errorf("closed leaf: %v", err)
 	}
 }
+
+func TestQueueWriteRelevant(t *testing.T) {
+	withWeight := func(q *v1beta1.Queue, w int32) *v1beta1.Queue { q.Spec.Weight = w; return q }
+	for _, c := range []struct {
+		name   string
+		q, old *v1beta1.Queue
+		want   bool
+	}{
+		{"a plain create under root", testQueue(t, "a", "", "", ""), nil, false},
+		{"a create naming root", testQueue(t, "a", "root", "", ""), nil, false},
+		{"a create naming another parent (a cycle of two)", testQueue(t, "a", "p", "", ""), nil, true},
+		{"a create with a capability (children named before it)", testQueue(t, "a", "", "cpu=1", ""), nil, true},
+		{"a create with a guarantee", testQueue(t, "a", "root", "", "cpu=1"), nil, true},
+		{"root created with a parent it does not have", testQueue(t, "root", "p", "", ""), nil, false},
+		{"root created with a capability", testQueue(t, "root", "", "cpu=1", ""), nil, true},
+		{"the queue controller writes root for an empty parent", testQueue(t, "a", "root", "", ""), testQueue(t, "a", "", "", ""), false},
+		{"a new weight", withWeight(testQueue(t, "a", "p", "cpu=1", ""), 3), testQueue(t, "a", "p", "cpu=1", ""), false},
+		{"a move", testQueue(t, "a", "q", "", ""), testQueue(t, "a", "p", "", ""), true},
+		{"a move back to root", testQueue(t, "a", "", "", ""), testQueue(t, "a", "p", "", ""), true},
+		{"a new capability", testQueue(t, "a", "p", "cpu=2", ""), testQueue(t, "a", "p", "cpu=1", ""), true},
+		{"a guarantee dropped", testQueue(t, "a", "p", "", ""), testQueue(t, "a", "p", "", "cpu=1"), true},
+	} {
+		if got := QueueWriteRelevant(c.q, c.old); got != c.want {
+			t.Errorf("%s: relevant %v, want %v", c.name, got, c.want)
+		}
+	}
+}

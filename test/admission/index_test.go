@@ -230,11 +230,12 @@ func TestWebhookHierarchyRules(t *testing.T) {
 	mustAdmit(t, err)
 }
 
-// TestWebhookDown: with serve's webhook gone, queue creates and changes of
-// a parent or resources are refused (failurePolicy Fail: the rules never
-// vanish silently) with a message naming the webhook; what the webhook
-// never checks (a queue's weight, PodGroups, Jobs, queue deletes, which
-// the children index answers) goes on.
+// TestWebhookDown: with serve's webhook gone, queue creates that name a
+// parent or set resources, and changes of a parent or resources, are
+// refused (failurePolicy Fail: the rules never vanish silently) with a
+// message naming the webhook; what the webhook never checks (a plain queue
+// under root, a queue's weight, PodGroups, Jobs, queue deletes, which the
+// children index answers) goes on.
 func TestWebhookDown(t *testing.T) {
 	setup(t)
 	ctx := context.Background()
@@ -256,7 +257,7 @@ func TestWebhookDown(t *testing.T) {
 			t.Error(err)
 		}
 		err := eventually(t, false, func() error {
-			_, err := c.SchedulingV1beta1().Queues().Create(ctx, &schedulingv1beta1.Queue{ObjectMeta: metav1.ObjectMeta{Name: "wd-again"}, Spec: schedulingv1beta1.QueueSpec{Weight: 1}},
+			_, err := c.SchedulingV1beta1().Queues().Create(ctx, resourceQueue("wd-again", "", "cpu=1", "", ""),
 				metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
 			return err
 		})
@@ -264,13 +265,44 @@ func TestWebhookDown(t *testing.T) {
 			t.Errorf("the webhook started again, and a queue create is still refused: %v", err)
 		}
 	})
+	// The webhook is called for what can break a hierarchy rule, and its
+	// match condition says so in CEL as rules.QueueWriteRelevant says it in
+	// Go: each write below is refused for want of the webhook exactly when
+	// both say it is relevant. What the API server does not send goes on.
 	dry := metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}}
-	_, err := c.SchedulingV1beta1().Queues().Create(ctx, &schedulingv1beta1.Queue{ObjectMeta: metav1.ObjectMeta{Name: "wd-new"}, Spec: schedulingv1beta1.QueueSpec{Weight: 1}}, dry)
+	for _, w := range []struct {
+		name     string
+		q        *schedulingv1beta1.Queue
+		relevant bool
+	}{
+		{"a plain create under root", resourceQueue("wd-new", "", "", "", ""), false},
+		{"a create naming root", resourceQueue("wd-new", "root", "", "", ""), false},
+		{"a create naming another parent", resourceQueue("wd-new", "wd-leaf", "", "", ""), true},
+		{"a create with a capability", resourceQueue("wd-new", "root", "cpu=1", "", ""), true},
+		{"a create with a deserved", resourceQueue("wd-new", "", "", "cpu=1", ""), true},
+		{"a create with a guarantee", resourceQueue("wd-new", "", "", "", "cpu=1"), true},
+	} {
+		if got := rules.QueueWriteRelevant(w.q, nil); got != w.relevant {
+			t.Errorf("%s: rules.QueueWriteRelevant %v, want %v", w.name, got, w.relevant)
+		}
+		_, err := c.SchedulingV1beta1().Queues().Create(ctx, w.q, dry)
+		switch {
+		case w.relevant && (err == nil || !strings.Contains(err.Error(), `failed calling webhook "`+keys.QueueWebhookName+`"`)):
+			t.Errorf("%s with the webhook down: %v, want refused for want of the webhook", w.name, err)
+		case !w.relevant && err != nil:
+			t.Errorf("%s with the webhook down: refused: %v", w.name, err)
+		}
+	}
+	upd := metav1.UpdateOptions{DryRun: []string{metav1.DryRunAll}}
+	err := updateQueue(ctx, c, "wd-leaf", upd, func(q *schedulingv1beta1.Queue) { q.Spec.Parent = "default" })
 	mustDeny(t, err, `failed calling webhook "`+keys.QueueWebhookName+`"`)
-	err = updateQueue(ctx, c, "wd-leaf", metav1.UpdateOptions{DryRun: []string{metav1.DryRunAll}}, func(q *schedulingv1beta1.Queue) { q.Spec.Parent = "default" })
+	err = updateQueue(ctx, c, "wd-leaf", upd, func(q *schedulingv1beta1.Queue) { q.Spec.Capability = resources("cpu=2") })
 	mustDeny(t, err, `failed calling webhook "`+keys.QueueWebhookName+`"`)
-	// Its match conditions leave out what it never checks: no call.
-	err = updateQueue(ctx, c, "wd-leaf", metav1.UpdateOptions{DryRun: []string{metav1.DryRunAll}}, func(q *schedulingv1beta1.Queue) { q.Spec.Weight = 3 })
+	// Its match conditions leave out what it never checks: no call. The
+	// queue controller writing root where spec.parent was empty is no move.
+	err = updateQueue(ctx, c, "wd-leaf", upd, func(q *schedulingv1beta1.Queue) { q.Spec.Weight = 3 })
+	mustAdmit(t, err)
+	err = updateQueue(ctx, c, "wd-leaf", upd, func(q *schedulingv1beta1.Queue) { q.Spec.Parent = "root" })
 	mustAdmit(t, err)
 	_, err = c.SchedulingV1beta1().PodGroups("default").Create(ctx, &schedulingv1beta1.PodGroup{
 		ObjectMeta: metav1.ObjectMeta{GenerateName: "wd-"}, Spec: schedulingv1beta1.PodGroupSpec{MinMember: 1, Queue: "wd-leaf"}}, dry)

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
@@ -53,6 +54,8 @@ import (
 //   - pg: 2 000 PodGroup creates, 32 at once, spread over the queues;
 //   - job: 2 000 Volcano Job creates, 32 at once;
 //   - queue-create: 1 000 queue creates under a parent with resources, 32 at once;
+//   - queue-plain: 1 000 creates of plain queues under root (no resource
+//     list), which the queue webhook is not called for;
 //   - queue-delete: the deletes of those 1 000 (closed first, untimed).
 //
 // The batches are long enough (about 2 s each) that a round's noise on two
@@ -165,12 +168,12 @@ func admissionAtSize(b *testing.B, nq int) {
 			for m, v := range r {
 				results[variant][m] = append(results[variant][m], v)
 			}
-			b.Logf("round %d %-9s pg %.2fs job %.2fs queue-create %.2fs queue-delete %.2fs; API server per request pg %.2fms job %.2fms queue-create %.2fms queue-delete %.2fms",
-				round, variant, r["pg"], r["job"], r["queue-create"], r["queue-delete"],
-				r["pg-apiserver-ms"], r["job-apiserver-ms"], r["queue-create-apiserver-ms"], r["queue-delete-apiserver-ms"])
+			b.Logf("round %d %-9s pg %.2fs job %.2fs queue-create %.2fs queue-plain %.2fs queue-delete %.2fs; API server per request pg %.2fms job %.2fms queue-create %.2fms queue-plain %.2fms queue-delete %.2fms",
+				round, variant, r["pg"], r["job"], r["queue-create"], r["queue-plain"], r["queue-delete"],
+				r["pg-apiserver-ms"], r["job-apiserver-ms"], r["queue-create-apiserver-ms"], r["queue-plain-apiserver-ms"], r["queue-delete-apiserver-ms"])
 		}
 	}
-	for _, m := range []string{"pg", "job", "queue-create", "queue-delete"} {
+	for _, m := range []string{"pg", "job", "queue-create", "queue-plain", "queue-delete"} {
 		for _, unit := range []string{"s", "apiserver-ms"} {
 			key, prefix := m, m
 			if unit != "s" {
@@ -279,6 +282,37 @@ func admissionRound(b *testing.B, vc versioned.Interface, nq int, queueName func
 			}
 		})
 	})
+	// Plain queues under root, as `kubectl vc queue create NAME` makes
+	// them: no hierarchy rule concerns them, so the queue webhook is not
+	// called; closed and deleted again untimed (after the
+	// deletes above, so that serve's index of them is not in their way).
+	plain := func(i int) string { return fmt.Sprintf("plain-%d-%04d", seq, i) }
+	timed("queue-plain", children, func() {
+		parallel(children, func(i int) {
+			if _, err := vc.SchedulingV1beta1().Queues().Create(ctx, &v1beta1.Queue{
+				ObjectMeta: metav1.ObjectMeta{Name: plain(i)}, Spec: v1beta1.QueueSpec{Weight: 1},
+			}, metav1.CreateOptions{}); err != nil {
+				b.Error(err)
+			}
+		})
+	})
+	parallel(children, func(i int) {
+		if err := closeQueue(ctx, vc, plain(i)); err != nil {
+			b.Error(err)
+		}
+	})
+	if err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		failed := atomic.Int64{}
+		parallel(children, func(i int) {
+			err := vc.SchedulingV1beta1().Queues().Delete(ctx, plain(i), metav1.DeleteOptions{})
+			if err != nil && !apierrors.IsNotFound(err) {
+				failed.Add(1)
+			}
+		})
+		return failed.Load() == 0, nil
+	}); err != nil {
+		b.Errorf("the plain queues of round %d are not deleted: %v", seq, err)
+	}
 	// The round's podgroups and Jobs go (untimed), so that every round
 	// finds the API server as the first did: left there, they grew its
 	// heap round after round, and its garbage collection with it, which

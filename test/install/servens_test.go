@@ -49,7 +49,7 @@ func TestServeNamespace(t *testing.T) {
 		t.Fatalf("install --serve --serve-namespace=%s: %v\n%s", ns, err, errOut.String())
 	}
 	if want := "warning: the queue webhook queue-hierarchy.kubectl-vc.io (calling service " + ns + "/kubectl-vc-serve-webhook"; !strings.Contains(errOut.String(), want) ||
-		!strings.Contains(errOut.String(), "has no ready serve pod yet: queue creates and changes of parent or resources are refused until serve is ready") {
+		!strings.Contains(errOut.String(), "has no ready serve pod yet: queue creates that name a parent or set resources, and changes of parent or resources, are refused until serve is ready") {
 		t.Errorf("install --serve with no serve pod ready says:\n%s", errOut.String())
 	}
 	d, err := k.AppsV1().Deployments(ns).Get(ctx, "kubectl-vc-serve", metav1.GetOptions{})

@@ -180,17 +180,22 @@ func TestQueueWebhookAtURL(t *testing.T) {
 		t.Errorf("index mode installed the queue index hierarchy: %v", err)
 	}
 
-	// The API server calls the webhook on creates and on updates of a
-	// resource list; not on a label or a weight, nor on deletes.
+	// The API server calls the webhook on creates that name a parent or set
+	// a resource list, and on updates of a resource list; not on a plain
+	// queue under root, a label or a weight, nor on deletes.
 	queues := vc.SchedulingV1beta1().Queues()
-	if _, err := queues.Create(ctx, &schedulingv1beta1.Queue{ObjectMeta: metav1.ObjectMeta{Name: "deny-me"}, Spec: schedulingv1beta1.QueueSpec{Weight: 1}}, metav1.CreateOptions{}); err == nil || !strings.Contains(err.Error(), "the stand-in refuses deny-me") {
+	capped := schedulingv1beta1.QueueSpec{Weight: 1, Capability: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")}}
+	if _, err := queues.Create(ctx, &schedulingv1beta1.Queue{ObjectMeta: metav1.ObjectMeta{Name: "deny-me"}, Spec: capped}, metav1.CreateOptions{}); err == nil || !strings.Contains(err.Error(), "the stand-in refuses deny-me") {
 		t.Fatalf("a create the webhook refuses: %v", err)
 	}
+	if _, err := queues.Create(ctx, &schedulingv1beta1.Queue{ObjectMeta: metav1.ObjectMeta{Name: "deny-me"}, Spec: schedulingv1beta1.QueueSpec{Weight: 1, Parent: "q0"}}, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}}); err == nil || !strings.Contains(err.Error(), "the stand-in refuses deny-me") {
+		t.Fatalf("a create under a parent, which the webhook refuses: %v", err)
+	}
+	n := len(hook.called())
 	q, err := queues.Create(ctx, &schedulingv1beta1.Queue{ObjectMeta: metav1.ObjectMeta{Name: "q1"}, Spec: schedulingv1beta1.QueueSpec{Weight: 1}}, metav1.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	n := len(hook.called())
 	q.Labels = map[string]string{"team": "a"}
 	q.Spec.Weight = 3
 	if q, err = queues.Update(ctx, q, metav1.UpdateOptions{}); err != nil {
@@ -211,7 +216,7 @@ func TestQueueWebhookAtURL(t *testing.T) {
 		t.Fatal(err)
 	}
 	if c := hook.called(); strings.Join(c[n:], ",") != "UPDATE q1" {
-		t.Errorf("calls after the create: %q, want the capability update only", c[n:])
+		t.Errorf("calls from the plain create on: %q, want the capability update only", c[n:])
 	}
 
 	// serve gone: install says which webhook does not answer, and where.
@@ -232,7 +237,7 @@ func TestQueueWebhookAtURL(t *testing.T) {
 	if _, err := k.AdmissionregistrationV1().ValidatingWebhookConfigurations().Get(ctx, keys.QueueWebhookConfigName, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 		t.Errorf("the webhook configuration is left in per-queue mode: %v", err)
 	}
-	if _, err := queues.Create(ctx, &schedulingv1beta1.Queue{ObjectMeta: metav1.ObjectMeta{Name: "deny-no-more"}, Spec: schedulingv1beta1.QueueSpec{Weight: 1}}, metav1.CreateOptions{}); err != nil {
+	if _, err := queues.Create(ctx, &schedulingv1beta1.Queue{ObjectMeta: metav1.ObjectMeta{Name: "deny-no-more"}, Spec: capped}, metav1.CreateOptions{}); err != nil {
 		t.Errorf("a queue create in per-queue mode, the webhook's server gone: %v", err)
 	}
 	if l, err := vc.AdmissionV1alpha1().QueueIndexes().List(ctx, metav1.ListOptions{}); err != nil || len(l.Items) != 0 {
@@ -352,7 +357,7 @@ func TestQueueWebhookInCluster(t *testing.T) {
 		t.Errorf("queue index hierarchy left: %v", err)
 	}
 	// A queue the webhook refuses, through the Service.
-	if _, err := vc.SchedulingV1beta1().Queues().Create(ctx, &schedulingv1beta1.Queue{ObjectMeta: metav1.ObjectMeta{Name: "deny-me"}, Spec: schedulingv1beta1.QueueSpec{Weight: 1}}, metav1.CreateOptions{}); err == nil || !strings.Contains(err.Error(), "the stand-in refuses deny-me") {
+	if _, err := vc.SchedulingV1beta1().Queues().Create(ctx, &schedulingv1beta1.Queue{ObjectMeta: metav1.ObjectMeta{Name: "deny-me"}, Spec: schedulingv1beta1.QueueSpec{Weight: 1, Parent: "any"}}, metav1.CreateOptions{}); err == nil || !strings.Contains(err.Error(), "the stand-in refuses deny-me") {
 		t.Fatalf("a create the webhook refuses: %v", err)
 	}
 	// The Deployment serves the webhook from the Secret.

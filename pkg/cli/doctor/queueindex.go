@@ -62,7 +62,7 @@ func (o *Options) checkAdmissionIndex(ctx context.Context) {
 	}
 	if mode == keys.AdmissionModePerQueue {
 		if _, err := o.kube.AdmissionregistrationV1().ValidatingWebhookConfigurations().Get(ctx, keys.QueueWebhookConfigName, metav1.GetOptions{}); err == nil {
-			o.add(check, Warn, fmt.Sprintf("admission is in per-queue mode but the index mode's queue webhook (validatingwebhookconfiguration %s) is still installed: while serve does not answer it, every queue create and change of parent or resources is refused", keys.QueueWebhookConfigName),
+			o.add(check, Warn, fmt.Sprintf("admission is in per-queue mode but the index mode's queue webhook (validatingwebhookconfiguration %s) is still installed: while serve does not answer it, every queue create that names a parent or sets resources, and every change of parent or resources, is refused", keys.QueueWebhookConfigName),
 				"kubectl vc install --policies --admission=per-queue", keys.QueueWebhookConfigName)
 		}
 		n := len(queues.Items)

@@ -45,11 +45,11 @@ func (o *Options) checkQueueWebhook(ctx context.Context, check string) {
 	cc := hook.ClientConfig
 	switch {
 	case cc.URL != nil:
-		o.add(check, OK, fmt.Sprintf("the queue webhook %s calls a serve outside the cluster at %s: while it does not answer there, every queue create and change of parent or resources is refused", keys.QueueWebhookName, *cc.URL), "")
+		o.add(check, OK, fmt.Sprintf("the queue webhook %s calls a serve outside the cluster at %s: while it does not answer there, every queue create that names a parent or sets resources, and every change of parent or resources, is refused", keys.QueueWebhookName, *cc.URL), "")
 	case cc.Service != nil:
 		o.checkWebhookService(ctx, check, cc.Service, len(cc.CABundle) > 0)
 	default:
-		o.add(check, Fail, fmt.Sprintf("the queue webhook %s points nowhere (no service, no url): every queue create and change of parent or resources is refused", keys.QueueWebhookName), fix)
+		o.add(check, Fail, fmt.Sprintf("the queue webhook %s points nowhere (no service, no url): every queue create that names a parent or sets resources, and every change of parent or resources, is refused", keys.QueueWebhookName), fix)
 	}
 }
 
@@ -57,7 +57,7 @@ func (o *Options) checkQueueWebhook(ctx context.Context, check string) {
 // webhook carries a CA to verify serve with.
 func (o *Options) checkWebhookService(ctx context.Context, check string, svc *admissionregistrationv1.ServiceReference, ca bool) {
 	name := svc.Namespace + "/" + svc.Name
-	const refused = "every queue create and change of parent or resources is refused"
+	const refused = "every queue create that names a parent or sets resources, and every change of parent or resources, is refused"
 	if _, err := o.kube.CoreV1().Services(svc.Namespace).Get(ctx, svc.Name, metav1.GetOptions{}); apierrors.IsNotFound(err) {
 		o.add(check, Fail, fmt.Sprintf("the queue webhook %s calls service %s, which does not exist: %s", keys.QueueWebhookName, name, refused),
 			"kubectl vc install --serve (or, with serve outside the cluster, kubectl vc install --policies --webhook-url=...)", name)

@@ -103,8 +103,8 @@ func NewCmd(f util.Factory, streams genericiooptions.IOStreams) *cobra.Command {
 			at serve's Service kubectl-vc-serve-webhook, trusting the CA of the Secret
 			kubectl-vc-serve-webhook-tls it makes once and keeps, or at --webhook-url (with
 			--webhook-ca-file) for a serve outside the cluster, and waits until the API server
-			calls it. While serve does not answer, queue creates and changes of parent or
-			resources are refused.
+			calls it. While serve does not answer, queue creates that name a parent or set
+			resources, and changes of parent or resources, are refused.
 			The admission policies need admissionregistration.k8s.io/v1
 			ValidatingAdmissionPolicy (Kubernetes 1.30 or newer); install refuses to start
 			when the server does not serve it.`),

@@ -40,8 +40,8 @@ import (
 //     its two informers hold, and an informer holds a prefix of the writes
 //     in order, so a hook for this binding means every policy and binding
 //     install wrote before it is loaded too. The probe is deleted afterwards.
-//  2. In force: a dry-run create of an ordinary queue, and of a PodGroup
-//     naming a queue that does not exist, are admitted. These are what a
+//  2. In force: a dry-run create of an ordinary queue (with a capability),
+//     and of a PodGroup naming a queue that does not exist, are admitted. These are what a
 //     user does next; a configuration error refuses them while the params
 //     are not synced.
 //
@@ -51,8 +51,9 @@ import (
 // will not create. With several API servers the wait sees the one it reaches.
 //
 // In index mode the queue create of step 2 also proves the queue webhook
-// (vc-queue-hierarchy): with failurePolicy Fail the API server refuses
-// even a dry run until serve answers it, over TLS it trusts. A refusal
+// (vc-queue-hierarchy), which its capability makes the API server call:
+// with failurePolicy Fail the API server refuses even a dry run until
+// serve answers it, over TLS it trusts. A refusal
 // that names the webhook makes the error on timeout say where it points.
 
 var (
@@ -195,13 +196,13 @@ func waitPolicies(ctx context.Context, dyn dynamic.Interface, mapper meta.RESTMa
 			return fmt.Errorf("waiting for the admission policies: %w", err)
 		}
 		if hookFailed && webhook != "" {
-			return fmt.Errorf("the queue webhook %s (validatingwebhookconfiguration %s, calling %s) does not answer after %s, so every queue write is refused (a dry-run queue create got: %s): serve must run there and answer over TLS with a certificate of its caBundle; kubectl vc doctor says why, then run install again (or raise --timeout)",
+			return fmt.Errorf("the queue webhook %s (validatingwebhookconfiguration %s, calling %s) does not answer after %s, so queue creates that name a parent or set resources are refused (a dry-run queue create got: %s): serve must run there and answer over TLS with a certificate of its caBundle; kubectl vc doctor says why, then run install again (or raise --timeout)",
 				keys.QueueWebhookName, keys.QueueWebhookConfigName, webhook, timeout, pending)
 		}
 		return fmt.Errorf("the admission policies are not in force after %s (a dry-run request got: %s); run install again or raise --timeout", timeout, pending)
 	}
 	if noServe != "" {
-		fmt.Fprintf(errOut, "warning: the queue webhook %s (calling %s) has no ready serve pod yet: queue creates and changes of parent or resources are refused until serve is ready (kubectl vc doctor says why)\n",
+		fmt.Fprintf(errOut, "warning: the queue webhook %s (calling %s) has no ready serve pod yet: queue creates that name a parent or set resources, and changes of parent or resources, are refused until serve is ready (kubectl vc doctor says why)\n",
 			keys.QueueWebhookName, webhook)
 	}
 	return nil
@@ -225,10 +226,14 @@ func (p *prober) cleanup(ctx context.Context) {
 	}
 }
 
+// probeQueue is a queue under root with a capability and no children: no
+// rule can refuse it, and the capability is what makes the API server call
+// the queue webhook for it (a plain queue under root bounds nothing and is
+// not sent).
 func probeQueue(gv, name, generateName string) *unstructured.Unstructured {
 	u := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": gv, "kind": "Queue",
-		"spec": map[string]any{"weight": int64(1)},
+		"spec": map[string]any{"weight": int64(1), "capability": map[string]any{"cpu": "1"}},
 	}}
 	u.SetName(name)
 	u.SetGenerateName(generateName)

@@ -85,7 +85,7 @@ func TestPolicyEditsFoundAndUndone(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(p.Spec.MatchConditions) != 0 {
+	if len(p.Spec.MatchConditions) != 1 || p.Spec.MatchConditions[0].Name != "may-break-a-rule" {
 		t.Errorf("policy matchConditions after install: %+v", p.Spec.MatchConditions)
 	}
 	if f := admissionFinding(t); f.Status != doctor.OK {

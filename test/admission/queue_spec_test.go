@@ -30,6 +30,28 @@ func TestQueueParentNotSelf(t *testing.T) {
 	mustDeny(t, err, "queue selfish cannot be its own parent")
 }
 
+// TestQueueWithoutSpec: a queue written with no spec at all (a bare
+// manifest) would have no weight, since the CRD defaults spec.weight only
+// inside a spec: it is refused with one clear line, not with a CEL error
+// about a missing key, and nothing is written.
+func TestQueueWithoutSpec(t *testing.T) {
+	setup(t)
+	ctx := context.Background()
+	bare := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": schedulingv1beta1.SchemeGroupVersion.String(), "kind": "Queue",
+		"metadata": map[string]any{"name": "bare"},
+	}}
+	_, err := dyn(t).Resource(queuesGVR).Create(ctx, bare, metav1.CreateOptions{})
+	mustDeny(t, err, "queue bare has no spec: set spec.weight to 1 or more")
+	if _, err := vc(t).SchedulingV1beta1().Queues().Get(ctx, "bare", metav1.GetOptions{}); err == nil {
+		t.Error("the queue without a spec was written")
+	}
+	// With a spec, even an empty one, the CRD defaults the weight.
+	bare.Object["spec"] = map[string]any{}
+	_, err = dyn(t).Resource(queuesGVR).Create(ctx, bare, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+	mustAdmit(t, err)
+}
+
 func TestQueueDeservedAtLeastGuarantee(t *testing.T) {
 	setup(t)
 	ctx := context.Background()

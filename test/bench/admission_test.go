@@ -45,7 +45,8 @@ import (
 // own API server: the same requests without the policies ("none") and with
 // them in index mode, serve's queue index controller keeping their index
 // and serve's queue webhook answering queue writes, in this process as a
-// user's serve runs them ("installed"), alternating, VC_BENCH_ROUNDS rounds each (and in
+// user's serve runs them ("installed"), alternating (every other round in
+// reverse order), VC_BENCH_ROUNDS rounds each (and in
 // per-queue mode, "per-queue", when VC_BENCH_ADMISSION_PER_QUEUE=1; and,
 // when VC_BENCH_ADMISSION_NULL_WEBHOOK=1, "null-webhook": installed, with
 // the queue webhook pointed at one that admits every review unread, which
@@ -62,14 +63,15 @@ import (
 // VC_BENCH_ADMISSION_BATCHES (e.g. "queue-create,queue-plain") runs only
 // the batches it names, for more rounds of those in the same time.
 //
-// The batches are long enough (about 2 s each) that a round's noise on two
-// cores stays well under the 1.3× the figures are held to.
+// The batches take 1–2 s each. On two shared cores one round's ratio can
+// be off by 0.5 either way, so the figures are medians over rounds, with
+// the middle half of the rounds' own ratios logged beside them.
 //
 // Each figure is the wall time of the batch, and beside it the API
 // server's CPU time per request of the batch (…-apiserver-ms), which the
 // other processes on the machine (etcd, this client, serve) disturb less;
-// the ratios installed/none of the medians are logged per size. "none" takes the bindings and the
-// webhook configuration away (the policies stay, unbound), "installed" runs install again and waits, as
+// the ratios installed/none of the medians are logged per size. "none" takes the bindings, the
+// webhook configuration and the indexes away (the policies stay, unbound), "installed" runs install again and waits, as
 // install does, until they are in force.
 func BenchmarkAdmission(b *testing.B) {
 	sizes := []int{10, 1000, 10000}
@@ -138,10 +140,18 @@ func admissionAtSize(b *testing.B, nq int) {
 	results := map[string]map[string][]float64{} // variant -> measure -> seconds
 	var seq atomic.Int64
 	for round := range benchRounds() {
-		for _, variant := range variants {
+		// Every other round runs the variants in reverse order: the API
+		// server measured later in a round runs slower (about 10 % per
+		// place, seen with identical admission in two places), so a
+		// fixed order would charge that to whatever runs after "none".
+		order := slices.Clone(variants)
+		if round%2 == 1 {
+			slices.Reverse(order)
+		}
+		for _, variant := range order {
 			switch variant {
 			case "none":
-				unbind(b, kube)
+				unbind(b, kube, cfg)
 			case "installed", "per-queue", "null-webhook":
 				mode := keys.AdmissionModeIndex
 				if variant == "per-queue" {
@@ -393,8 +403,9 @@ func closeQueue(ctx context.Context, vc versioned.Interface, name string) error 
 }
 
 // unbind removes every binding install made, so that the policies stay but
-// check nothing, and waits a moment for the API server to drop them.
-func unbind(b *testing.B, kube kubernetes.Interface) {
+// check nothing, the webhook configuration and the indexes, and waits a
+// moment for the API server to drop them.
+func unbind(b *testing.B, kube kubernetes.Interface, cfg *rest.Config) {
 	ctx := context.Background()
 	sel := metav1.ListOptions{LabelSelector: "app.kubernetes.io/part-of=kubectl-vc"}
 	vb, err := kube.AdmissionregistrationV1().ValidatingAdmissionPolicyBindings().List(ctx, sel)
@@ -419,6 +430,19 @@ func unbind(b *testing.B, kube kubernetes.Interface) {
 	}
 	for _, x := range vw.Items {
 		if err := kube.AdmissionregistrationV1().ValidatingWebhookConfigurations().Delete(ctx, x.Name, metav1.DeleteOptions{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	// And the indexes: a cluster without what install ships has no serve
+	// keeping them, and serve's queue index controller idles without
+	// them (install writes them again).
+	vc := versioned.NewForConfigOrDie(cfg)
+	ix, err := vc.AdmissionV1alpha1().QueueIndexes().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, x := range ix.Items {
+		if err := vc.AdmissionV1alpha1().QueueIndexes().Delete(ctx, x.Name, metav1.DeleteOptions{}); err != nil {
 			b.Fatal(err)
 		}
 	}

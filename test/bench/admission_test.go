@@ -241,6 +241,13 @@ func admissionRound(b *testing.B, vc versioned.Interface, nq int, queueName func
 	ctx := context.Background()
 	out := map[string]float64{}
 	timed := func(name string, requests int, f func()) {
+		// Each batch starts on a settled machine, in every variant alike:
+		// what the one before it set going (the API server's garbage
+		// collection and watch fan-out, the informers in this process)
+		// otherwise ran into it, and the installed rounds' waits for
+		// serve's index gave them a pause the none rounds did not have
+		// (queue creates measured ×0.9 and plain ones ×1.5 at 10 queues).
+		time.Sleep(settle)
 		// VC_BENCH_ADMISSION_PPROF=DIR keeps a CPU profile of the API
 		// server during each batch, in DIR (named for the variant, to
 		// compare with go tool pprof -diff_base).
@@ -258,13 +265,6 @@ func admissionRound(b *testing.B, vc versioned.Interface, nq int, queueName func
 				}
 			}()
 		}
-		// Each batch starts on a settled machine, in every variant alike:
-		// what the one before it set going (the API server's garbage
-		// collection and watch fan-out, the informers in this process)
-		// otherwise ran into it, and the installed rounds' waits for
-		// serve's index gave them a pause the none rounds did not have
-		// (queue creates measured ×0.9 and plain ones ×1.5 at 10 queues).
-		time.Sleep(settle)
 		cpu0, t0 := procCPU(apiserverPid), time.Now()
 		f()
 		out[name] = time.Since(t0).Seconds()

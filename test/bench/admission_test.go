@@ -151,7 +151,7 @@ func admissionAtSize(b *testing.B, nq int) {
 		for _, variant := range order {
 			switch variant {
 			case "none":
-				unbind(b, kube, cfg)
+				unbind(b, kube, vc)
 			case "installed", "per-queue", "null-webhook":
 				mode := keys.AdmissionModeIndex
 				if variant == "per-queue" {
@@ -415,7 +415,7 @@ func closeQueue(ctx context.Context, vc versioned.Interface, name string) error 
 // unbind removes every binding install made, so that the policies stay but
 // check nothing, the webhook configuration and the indexes, and waits a
 // moment for the API server to drop them.
-func unbind(b *testing.B, kube kubernetes.Interface, cfg *rest.Config) {
+func unbind(b *testing.B, kube kubernetes.Interface, vc versioned.Interface) {
 	ctx := context.Background()
 	sel := metav1.ListOptions{LabelSelector: "app.kubernetes.io/part-of=kubectl-vc"}
 	vb, err := kube.AdmissionregistrationV1().ValidatingAdmissionPolicyBindings().List(ctx, sel)
@@ -446,7 +446,6 @@ func unbind(b *testing.B, kube kubernetes.Interface, cfg *rest.Config) {
 	// And the indexes: a cluster without what install ships has no serve
 	// keeping them, and serve's queue index controller idles without
 	// them (install writes them again).
-	vc := versioned.NewForConfigOrDie(cfg)
 	ix, err := vc.AdmissionV1alpha1().QueueIndexes().List(ctx, metav1.ListOptions{})
 	if err != nil {
 		b.Fatal(err)

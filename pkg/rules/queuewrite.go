@@ -14,7 +14,7 @@ import (
 // The rules of a queue write that need the queues next to it: what serve's
 // queue webhook answers in the index mode (docs/admission.md), and what the
 // per-queue mode's policies vc-queue-children and vc-queue-delete-children
-// say in CEL (the index mode's vc-queue-delete-children too, from the
+// say in CEL (the index mode's vc-queue-delete the latter too, from the
 // children index). The messages are the policies' own, so a user meets one text
 // whichever mode the cluster runs.
 
@@ -141,8 +141,8 @@ func CheckQueueWrite(q, old *v1beta1.Queue, n QueueNeighbours) error {
 }
 
 // CheckQueueDelete checks the deletion of a queue: no queue has it as its
-// parent. It is checked only where vc-queue-delete lets the deletion
-// through (a Closed queue other than root and default), so that a refusal
+// parent. It is checked only for a deletion the state rules let through
+// (a Closed queue other than root and default), so that a refusal
 // has one message: an Open queue with children is first told to close.
 func CheckQueueDelete(q *v1beta1.Queue, n QueueNeighbours) error {
 	if q.Name == keys.RootQueue || q.Name == keys.DefaultQueue || q.Status.State != v1beta1.QueueStateClosed {

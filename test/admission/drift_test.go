@@ -44,7 +44,7 @@ func TestPolicyEditsFoundAndUndone(t *testing.T) {
 	f := admissionFinding(t)
 	if f.Status != doctor.Warn || f.Fix != "kubectl vc install --policies" ||
 		!reflect.DeepEqual(f.Objects, []string{"Policy vc-queue-spec", "PolicyBinding vc-queue-delete"}) ||
-		!strings.Contains(f.Message, "2 of 14 queue lifecycle policies and bindings differ from this kubectl-vc's") ||
+		!strings.Contains(f.Message, "2 of 12 queue lifecycle policies and bindings differ from this kubectl-vc's") ||
 		!strings.Contains(f.Message, "PolicyBinding vc-queue-delete: spec.validationActions") ||
 		!strings.Contains(f.Message, "Policy vc-queue-spec: spec.matchConditions") {
 		t.Fatalf("after the edits: %+v", f)

@@ -4,14 +4,18 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
 
 	admissionv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/admission/v1alpha1"
 	batchv1alpha1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/batch/v1alpha1"
@@ -19,6 +23,7 @@ import (
 	schedulingv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/scheduling/v1beta1"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/doctor"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/install"
+	"github.com/kubectl-vc/kubectl-vc/pkg/manifests"
 	"github.com/kubectl-vc/kubectl-vc/pkg/rules"
 )
 
@@ -181,7 +186,7 @@ func TestIndexHoldsStateAndChildren(t *testing.T) {
 	err = eventually(t, true, func() error {
 		return c.SchedulingV1beta1().Queues().Delete(ctx, "ix-parent", metav1.DeleteOptions{DryRun: []string{metav1.DryRunAll}})
 	})
-	mustDenyBy(t, err, "vc-queue-delete-children", "queue ix-parent has child queue ix-child-a (and 1 more): delete it or move it to another parent first")
+	mustDenyBy(t, err, "vc-queue-delete", "queue ix-parent has child queue ix-child-a (and 1 more): delete it or move it to another parent first")
 	if e := entries(t, admissionv1alpha1.QueueIndexChildren); e["ix-parent"].Children != 2 || e["ix-parent"].Child != "ix-child-a" || len(e["ix-closed"].State+e["ix-parent"].State) != 0 {
 		t.Fatalf("the children index holds %+v, want ix-parent's 2 children (first ix-child-a) and no states", e)
 	}
@@ -317,7 +322,7 @@ func TestWebhookDown(t *testing.T) {
 	err = eventually(t, true, func() error {
 		return c.SchedulingV1beta1().Queues().Delete(ctx, "wd-parent", metav1.DeleteOptions{DryRun: []string{metav1.DryRunAll}})
 	})
-	mustDenyBy(t, err, "vc-queue-delete-children", "queue wd-parent has child queue wd-child: delete it or move it to another parent first")
+	mustDenyBy(t, err, "vc-queue-delete", "queue wd-parent has child queue wd-child: delete it or move it to another parent first")
 }
 
 // ageIndexes stops the index controller and stamps every index refreshed
@@ -564,12 +569,136 @@ func TestInstallUpgradesBindings(t *testing.T) {
 	}
 }
 
+// earlierDeletePolicy writes vc-queue-delete as releases before issue 55's
+// merge had it in every mode: without params, built-in and Closed only
+// (the per-queue mode's policy of this release, without its mode label).
+func earlierDeletePolicy(ctx context.Context, t *testing.T, k kubernetes.Interface) {
+	t.Helper()
+	objs, err := manifests.PolicyObjects(keys.AdmissionModePerQueue)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var p admissionregistrationv1.ValidatingAdmissionPolicy
+	var b admissionregistrationv1.ValidatingAdmissionPolicyBinding
+	for _, u := range objs {
+		if u.GetName() != "vc-queue-delete" {
+			continue
+		}
+		labels := u.GetLabels()
+		delete(labels, keys.AdmissionMode)
+		u.SetLabels(labels)
+		var into any = &p
+		if u.GetKind() == "ValidatingAdmissionPolicyBinding" {
+			into = &b
+		}
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, into); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ar := k.AdmissionregistrationV1()
+	if err := ar.ValidatingAdmissionPolicyBindings().Delete(ctx, "vc-queue-delete", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := ar.ValidatingAdmissionPolicies().Delete(ctx, "vc-queue-delete", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ar.ValidatingAdmissionPolicies().Create(ctx, &p, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ar.ValidatingAdmissionPolicyBindings().Create(ctx, &b, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestInstallUpgradesSplitDeletePolicies: from the release whose index
+// mode checked a delete with two policies (vc-queue-delete without params,
+// vc-queue-delete-children on the children index), install leaves one:
+// vc-queue-delete on the children index refuses the delete of a parent,
+// and vc-queue-delete-children is removed.
+func TestInstallUpgradesSplitDeletePolicies(t *testing.T) {
+	setup(t)
+	ctx := context.Background()
+	c, k := vc(t), kube(t)
+	if err := createQueueWithState(ctx, c, &schedulingv1beta1.Queue{ObjectMeta: metav1.ObjectMeta{Name: "sp-parent"}}, schedulingv1beta1.QueueStateClosed); err != nil {
+		t.Fatal(err)
+	}
+	if err := createQueueWithState(ctx, c, &schedulingv1beta1.Queue{ObjectMeta: metav1.ObjectMeta{Name: "sp-child"}, Spec: schedulingv1beta1.QueueSpec{Parent: "sp-parent"}}, ""); err != nil {
+		t.Fatal(err)
+	}
+	ar := k.AdmissionregistrationV1()
+	// The earlier release's children policy: this release's vc-queue-delete
+	// under that name, in index mode.
+	p, err := ar.ValidatingAdmissionPolicies().Get(ctx, "vc-queue-delete", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := ar.ValidatingAdmissionPolicyBindings().Get(ctx, "vc-queue-delete", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	oldP, oldB := p.DeepCopy(), b.DeepCopy()
+	oldP.ObjectMeta = metav1.ObjectMeta{Name: "vc-queue-delete-children", Labels: p.Labels}
+	oldB.ObjectMeta = metav1.ObjectMeta{Name: "vc-queue-delete-children", Labels: b.Labels}
+	oldB.Spec.PolicyName = "vc-queue-delete-children"
+	if _, err := ar.ValidatingAdmissionPolicies().Create(ctx, oldP, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ar.ValidatingAdmissionPolicyBindings().Create(ctx, oldB, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	earlierDeletePolicy(ctx, t, k)
+	t.Cleanup(func() {
+		_ = ar.ValidatingAdmissionPolicyBindings().Delete(ctx, "vc-queue-delete-children", metav1.DeleteOptions{})
+		_ = ar.ValidatingAdmissionPolicies().Delete(ctx, "vc-queue-delete-children", metav1.DeleteOptions{})
+		if out, err := runInstall(t, &install.Options{}); err != nil {
+			t.Errorf("install: %v\n%s", err, out)
+		}
+	})
+	if !slices.ContainsFunc(doctorFindings(t, "admission-index"), func(f doctor.Finding) bool {
+		return f.Status == doctor.Warn && slices.Contains(f.Objects, "PolicyBinding vc-queue-delete-children")
+	}) {
+		t.Errorf("doctor does not name the earlier release's binding: %+v", doctorFindings(t, "admission-index"))
+	}
+
+	out, err := runInstall(t, &install.Options{})
+	if err != nil {
+		t.Fatalf("install: %v\n%s", err, out)
+	}
+	for _, want := range []string{
+		"validatingadmissionpolicybinding.admissionregistration.k8s.io/vc-queue-delete-children deleted (no longer shipped)",
+		"validatingadmissionpolicy.admissionregistration.k8s.io/vc-queue-delete-children deleted (no longer shipped)",
+	} {
+		if !strings.Contains(strings.ToLower(out), want) {
+			t.Errorf("install did not say %q:\n%s", want, out)
+		}
+	}
+	if _, err := ar.ValidatingAdmissionPolicies().Get(ctx, "vc-queue-delete-children", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("vc-queue-delete-children still there: %v", err)
+	}
+	if b, err := ar.ValidatingAdmissionPolicyBindings().Get(ctx, "vc-queue-delete", metav1.GetOptions{}); err != nil ||
+		b.Spec.ParamRef == nil || b.Spec.ParamRef.Name != admissionv1alpha1.QueueIndexChildren || b.Labels[keys.AdmissionMode] != keys.AdmissionModeIndex {
+		t.Fatalf("after install vc-queue-delete's binding is %+v, %v; want the index mode's, on the children index", b, err)
+	}
+	dry := metav1.DeleteOptions{DryRun: []string{metav1.DryRunAll}}
+	err = eventually(t, true, func() error {
+		err := c.SchedulingV1beta1().Queues().Delete(ctx, "sp-parent", dry)
+		if err != nil && !strings.Contains(err.Error(), "with binding 'vc-queue-delete'") {
+			return nil // the removed binding may still be in the API server's cache
+		}
+		return err
+	})
+	mustDenyBy(t, err, "vc-queue-delete", "queue sp-parent has child queue sp-child: delete it or move it to another parent first")
+	if f := doctorFinding(t, "admission-index"); f.Status != doctor.OK {
+		t.Errorf("after install doctor says %+v", f)
+	}
+}
+
 // TestInstallUpgradesWebhookDeletes: from the release whose queue webhook
-// also answered deletes (no children index, no index-mode
-// vc-queue-delete-children), serve of this release still answers a delete
-// that configuration sends it, and a plain install moves deletes to the
-// children index: the webhook configuration sends creates and updates
-// only, the index is made and written, the policy bound to it.
+// also answered deletes (no children index, vc-queue-delete without
+// params), serve of this release still answers a delete that configuration
+// sends it, and a plain install moves deletes to the children index: the
+// webhook configuration sends creates and updates only, the index is made
+// and written, vc-queue-delete bound to it.
 func TestInstallUpgradesWebhookDeletes(t *testing.T) {
 	setup(t)
 	ctx := context.Background()
@@ -581,12 +710,7 @@ func TestInstallUpgradesWebhookDeletes(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The earlier release's objects.
-	if err := k.AdmissionregistrationV1().ValidatingAdmissionPolicyBindings().Delete(ctx, "vc-queue-delete-children", metav1.DeleteOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	if err := k.AdmissionregistrationV1().ValidatingAdmissionPolicies().Delete(ctx, "vc-queue-delete-children", metav1.DeleteOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	earlierDeletePolicy(ctx, t, k)
 	if err := c.AdmissionV1alpha1().QueueIndexes().Delete(ctx, admissionv1alpha1.QueueIndexChildren, metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -637,11 +761,22 @@ func TestInstallUpgradesWebhookDeletes(t *testing.T) {
 		}
 		return err
 	})
-	mustDenyBy(t, err, "vc-queue-delete-children", "queue up-parent has child queue up-child: delete it or move it to another parent first")
+	mustDenyBy(t, err, "vc-queue-delete", "queue up-parent has child queue up-child: delete it or move it to another parent first")
 }
 
 // doctorFinding returns doctor's one finding of a check.
 func doctorFinding(t *testing.T, check string) doctor.Finding {
+	t.Helper()
+	found := doctorFindings(t, check)
+	if len(found) != 1 {
+		t.Fatalf("%s findings: %+v", check, found)
+	}
+	return found[0]
+}
+
+// doctorFindings returns doctor's findings of a check, but for the one
+// that says where the queue webhook points.
+func doctorFindings(t *testing.T, check string) []doctor.Finding {
 	t.Helper()
 	_, stdout, stderr := runCLI("doctor", "-o", "json")
 	var rep doctor.Report
@@ -656,10 +791,7 @@ func doctorFinding(t *testing.T, check string) doctor.Finding {
 			found = append(found, f)
 		}
 	}
-	if len(found) != 1 {
-		t.Fatalf("%s findings: %+v", check, found)
-	}
-	return found[0]
+	return found
 }
 
 // TestDoctorAdmissionIndex: doctor says when admission costs the same at

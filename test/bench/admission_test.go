@@ -62,6 +62,9 @@ import (
 //
 // VC_BENCH_ADMISSION_BATCHES (e.g. "queue-create,queue-plain") runs only
 // the batches it names, for more rounds of those in the same time.
+// VC_BENCH_ADMISSION_INDEXER_ARGS passes flags to serve's queue index
+// controller (e.g. "--queueindex-batch-delay=2s"), to tell what its index
+// writes cost a batch from what the policies do.
 //
 // The batches take 1–2 s each. On two shared cores one round's ratio can
 // be off by 0.5 either way, so the figures are medians over rounds, with
@@ -504,7 +507,9 @@ func installAdmission(b *testing.B, kubeconfig string, cfg *rest.Config) {
 // in-process until the benchmark ends, and returns where the webhook
 // answers.
 func startIndexer(b *testing.B, cfg *rest.Config) *cptest.Webhook {
-	idx, err := framework.Configure("queueindex")
+	// VC_BENCH_ADMISSION_INDEXER_ARGS: flags of the queue index controller,
+	// e.g. "--queueindex-batch-delay=1s", to measure what its writes cost.
+	idx, err := framework.Configure("queueindex", strings.Fields(os.Getenv("VC_BENCH_ADMISSION_INDEXER_ARGS"))...)
 	if err != nil {
 		b.Fatal(err)
 	}

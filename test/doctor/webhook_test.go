@@ -42,7 +42,10 @@ func TestDoctorQueueWebhook(t *testing.T) {
 		return &admissionregistrationv1.ValidatingAdmissionPolicyBinding{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: indexLabels},
 			Spec: admissionregistrationv1.ValidatingAdmissionPolicyBindingSpec{PolicyName: name, ValidationActions: []admissionregistrationv1.ValidationAction{admissionregistrationv1.Deny}}}
 	}
-	for _, name := range []string{"vc-workload-open-queue", "vc-queue-children"} {
+	// vc-queue-children (replaced by the webhook) and
+	// vc-queue-delete-children (its rule now in vc-queue-delete) as an
+	// earlier release's index mode left them.
+	for _, name := range []string{"vc-workload-open-queue", "vc-queue-children", "vc-queue-delete-children"} {
 		if _, err := adm.ValidatingAdmissionPolicyBindings().Create(ctx, binding(name), metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
@@ -51,7 +54,7 @@ func TestDoctorQueueWebhook(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		for _, name := range []string{"vc-workload-open-queue", "vc-queue-children"} {
+		for _, name := range []string{"vc-workload-open-queue", "vc-queue-children", "vc-queue-delete-children"} {
 			_ = adm.ValidatingAdmissionPolicyBindings().Delete(ctx, name, metav1.DeleteOptions{})
 		}
 		_ = adm.ValidatingWebhookConfigurations().Delete(ctx, keys.QueueWebhookConfigName, metav1.DeleteOptions{})
@@ -82,7 +85,7 @@ func TestDoctorQueueWebhook(t *testing.T) {
 	expect("FAIL", "its queue webhook (validatingwebhookconfiguration vc-queue-hierarchy) is missing")
 	_, left := webhookFindings()
 	if len(left) != 1 || left[0].Status != "WARN" || left[0].Fix != "kubectl vc install --policies" ||
-		strings.Join(left[0].Objects, ",") != "PolicyBinding vc-queue-children,QueueIndex hierarchy" {
+		strings.Join(left[0].Objects, ",") != "PolicyBinding vc-queue-children,PolicyBinding vc-queue-delete-children,QueueIndex hierarchy" {
 		t.Errorf("leftovers: %+v", left)
 	}
 

@@ -108,10 +108,10 @@ func TestInstallPrintNeedsNoCluster(t *testing.T) {
 	}
 	// With --serve, the index mode (docs/admission.md): the three indexes
 	// (states, jobs, children), vc-workload-open-queue bound twice
-	// (PodGroups, Jobs), vc-queue-delete-children on the children index,
-	// and serve's queue webhook instead of vc-queue-children; serve's
-	// metrics and webhook Services.
-	if kinds["CustomResourceDefinition"] != len(plan.CRDs) || kinds["CustomResourceDefinition"] < 3 || kinds["ValidatingAdmissionPolicy"] != 6 || kinds["ValidatingAdmissionPolicyBinding"] != 7 ||
+	// (PodGroups, Jobs), vc-queue-delete on the children index (no
+	// vc-queue-delete-children), and serve's queue webhook instead of
+	// vc-queue-children; serve's metrics and webhook Services.
+	if kinds["CustomResourceDefinition"] != len(plan.CRDs) || kinds["CustomResourceDefinition"] < 3 || kinds["ValidatingAdmissionPolicy"] != 5 || kinds["ValidatingAdmissionPolicyBinding"] != 6 ||
 		kinds["QueueIndex"] != 3 || kinds["MutatingAdmissionPolicy"] != 0 || kinds["ValidatingWebhookConfiguration"] != 1 || kinds["Service"] != 2 || kinds["Secret"] != 0 {
 		t.Fatalf("printed kinds %v", kinds)
 	}
@@ -125,7 +125,7 @@ func TestInstallPrintModes(t *testing.T) {
 		indexed := mode == keys.AdmissionModeIndex
 		for want, in := range map[string]bool{
 			"kind: QueueIndex": indexed, "name: vc-workload-open-queue-jobs": indexed, "admission.kubectl-vc.io/mode: index": indexed,
-			"kind: ValidatingWebhookConfiguration": indexed, "name: vc-queue-children": !indexed,
+			"kind: ValidatingWebhookConfiguration": indexed, "name: vc-queue-children": !indexed, "name: vc-queue-delete-children": !indexed,
 			"admission.kubectl-vc.io/mode: per-queue": !indexed, "selector: {}": !indexed,
 		} {
 			if strings.Contains(out, want) != in {

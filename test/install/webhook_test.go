@@ -167,14 +167,16 @@ func TestQueueWebhookAtURL(t *testing.T) {
 	if c := hook.called(); len(c) == 0 || !strings.HasPrefix(c[0], "CREATE ") {
 		t.Fatalf("install returned before the API server called the webhook: %v", c)
 	}
-	// What the webhook replaced is not installed; deletes read the
-	// children index.
-	if _, err := k.AdmissionregistrationV1().ValidatingAdmissionPolicies().Get(ctx, "vc-queue-children", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
-		t.Errorf("index mode installed the policy vc-queue-children: %v", err)
+	// What the webhook replaced is not installed, nor the per-queue mode's
+	// children rule for deletes: vc-queue-delete reads the children index.
+	for _, name := range []string{"vc-queue-children", "vc-queue-delete-children"} {
+		if _, err := k.AdmissionregistrationV1().ValidatingAdmissionPolicies().Get(ctx, name, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+			t.Errorf("index mode installed the policy %s: %v", name, err)
+		}
 	}
-	if b, err := k.AdmissionregistrationV1().ValidatingAdmissionPolicyBindings().Get(ctx, "vc-queue-delete-children", metav1.GetOptions{}); err != nil ||
+	if b, err := k.AdmissionregistrationV1().ValidatingAdmissionPolicyBindings().Get(ctx, "vc-queue-delete", metav1.GetOptions{}); err != nil ||
 		b.Spec.ParamRef == nil || b.Spec.ParamRef.Name != admissionv1alpha1.QueueIndexChildren {
-		t.Errorf("index mode's vc-queue-delete-children does not read the children index: %+v, %v", b, err)
+		t.Errorf("index mode's vc-queue-delete does not read the children index: %+v, %v", b, err)
 	}
 	if _, err := vc.AdmissionV1alpha1().QueueIndexes().Get(ctx, "hierarchy", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 		t.Errorf("index mode installed the queue index hierarchy: %v", err)

@@ -42,7 +42,7 @@ func (o *Options) checkAdmissionIndex(ctx context.Context) {
 		if strings.HasSuffix(b.Name, "-unindexed") || b.Name == "vc-queue-index-label" {
 			old = append(old, "PolicyBinding "+b.Name)
 		}
-		if b.Labels[keys.AdmissionMode] == keys.AdmissionModeIndex && replacedByWebhook[b.Name] {
+		if b.Labels[keys.AdmissionMode] == keys.AdmissionModeIndex && retiredInIndexMode[b.Name] {
 			leftovers = append(leftovers, "PolicyBinding "+b.Name)
 		}
 	}
@@ -87,7 +87,7 @@ func (o *Options) checkAdmissionIndex(ctx context.Context) {
 	}
 	if len(leftovers) > 0 {
 		sort.Strings(leftovers)
-		o.add(check, Warn, fmt.Sprintf("an earlier install left the index mode's queue policies or indexes that serve's queue webhook replaced (%s): a queue write still pays for the policies, and serve no longer keeps the indexes", some(leftovers, 3)),
+		o.add(check, Warn, fmt.Sprintf("an earlier install left index-mode queue policies or indexes this release no longer uses (%s): the queue requests they match still pay for them, and serve no longer keeps those indexes", some(leftovers, 3)),
 			"kubectl vc install --policies", leftovers...)
 	}
 	var missing, unrefreshed, disagree []string
@@ -131,10 +131,13 @@ func (o *Options) checkAdmissionIndex(ctx context.Context) {
 // several times as long (docs/admission.md, Measured).
 const perQueueWarnAt = 100
 
-// replacedByWebhook are the index mode's policies (and bindings) of
-// earlier releases that serve's queue webhook replaced; the per-queue mode
+// retiredInIndexMode are the index mode's policies (and bindings) of
+// earlier releases that this one no longer ships in that mode:
+// vc-queue-children, which serve's queue webhook replaced, and
+// vc-queue-delete-children, whose rule vc-queue-delete now checks (one
+// policy a delete meets, not two); the per-queue mode
 // still has policies of these names, without the index mode's label.
-var replacedByWebhook = map[string]bool{"vc-queue-children": true}
+var retiredInIndexMode = map[string]bool{"vc-queue-children": true, "vc-queue-delete-children": true}
 
 // indexNames are the QueueIndexes this binary's index mode reads, as
 // install makes them.

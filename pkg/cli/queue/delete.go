@@ -165,7 +165,8 @@ func (o *DeleteOptions) deleteOne(ctx context.Context, q *schedulingv1beta1.Queu
 }
 
 // refusedForChild reports whether err is the admission refusal for one of
-// these children (vc-queue-delete-children's messages name a child, the
+// these children (the children rule's message, vc-queue-delete's in index
+// mode and vc-queue-delete-children's in per-queue mode, names a child, the
 // first by name, "and N more" when there are others; hierarchy.go has
 // already refused a deletion that keeps any child).
 func refusedForChild(err error, children []string) bool {

@@ -51,7 +51,8 @@ import (
 // when VC_BENCH_ADMISSION_NULL_WEBHOOK=1, "null-webhook": installed, with
 // the queue webhook pointed at one that admits every review unread, which
 // is what the call out of the API server costs whatever the webhook
-// decides):
+// decides; VC_BENCH_ADMISSION_NULL_WEBHOOK_H2=1 serves that one over
+// HTTP/2, serve's own being HTTP/1.1 only):
 //
 //   - pg: 2 000 PodGroup creates, 32 at once, spread over the queues;
 //   - job: 2 000 Volcano Job creates, 32 at once;
@@ -540,8 +541,18 @@ func startNullWebhook(b *testing.B) *cptest.Webhook {
 	if err != nil {
 		b.Fatal(err)
 	}
-	srv := &http.Server{Addr: wh.Addr, TLSConfig: &tls.Config{Certificates: []tls.Certificate{cert}, NextProtos: []string{"http/1.1"}},
+	// HTTP/1.1, as serve's webhook server; VC_BENCH_ADMISSION_NULL_WEBHOOK_H2=1
+	// offers HTTP/2 first, to measure what the transport costs the API
+	// server.
+	var protoSeen atomic.Value
+	b.Cleanup(func() { b.Logf("the null webhook was last called over %v", protoSeen.Load()) })
+	protos := []string{"http/1.1"}
+	if os.Getenv("VC_BENCH_ADMISSION_NULL_WEBHOOK_H2") == "1" {
+		protos = []string{"h2", "http/1.1"}
+	}
+	srv := &http.Server{Addr: wh.Addr, TLSConfig: &tls.Config{Certificates: []tls.Certificate{cert}, NextProtos: protos},
 		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			protoSeen.Store(r.Proto)
 			var review struct {
 				Request struct {
 					UID string `json:"uid"`

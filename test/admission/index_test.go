@@ -23,6 +23,7 @@ import (
 	schedulingv1beta1 "github.com/kubectl-vc/kubectl-vc/pkg/apis/scheduling/v1beta1"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/doctor"
 	"github.com/kubectl-vc/kubectl-vc/pkg/cli/install"
+	"github.com/kubectl-vc/kubectl-vc/pkg/client/clientset/versioned"
 	"github.com/kubectl-vc/kubectl-vc/pkg/manifests"
 	"github.com/kubectl-vc/kubectl-vc/pkg/rules"
 )
@@ -569,6 +570,18 @@ func TestInstallUpgradesBindings(t *testing.T) {
 	}
 }
 
+// closedParentWithChild makes a Closed queue and an Open child of it: a
+// deletion only the children rule refuses.
+func closedParentWithChild(ctx context.Context, t *testing.T, c versioned.Interface, parent, child string) {
+	t.Helper()
+	if err := createQueueWithState(ctx, c, &schedulingv1beta1.Queue{ObjectMeta: metav1.ObjectMeta{Name: parent}}, schedulingv1beta1.QueueStateClosed); err != nil {
+		t.Fatal(err)
+	}
+	if err := createQueueWithState(ctx, c, &schedulingv1beta1.Queue{ObjectMeta: metav1.ObjectMeta{Name: child}, Spec: schedulingv1beta1.QueueSpec{Parent: parent}}, ""); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // earlierDeletePolicy writes vc-queue-delete as releases before issue 55's
 // merge had it in every mode: without params, built-in and Closed only
 // (the per-queue mode's policy of this release, without its mode label).
@@ -619,12 +632,7 @@ func TestInstallUpgradesSplitDeletePolicies(t *testing.T) {
 	setup(t)
 	ctx := context.Background()
 	c, k := vc(t), kube(t)
-	if err := createQueueWithState(ctx, c, &schedulingv1beta1.Queue{ObjectMeta: metav1.ObjectMeta{Name: "sp-parent"}}, schedulingv1beta1.QueueStateClosed); err != nil {
-		t.Fatal(err)
-	}
-	if err := createQueueWithState(ctx, c, &schedulingv1beta1.Queue{ObjectMeta: metav1.ObjectMeta{Name: "sp-child"}, Spec: schedulingv1beta1.QueueSpec{Parent: "sp-parent"}}, ""); err != nil {
-		t.Fatal(err)
-	}
+	closedParentWithChild(ctx, t, c, "sp-parent", "sp-child")
 	ar := k.AdmissionregistrationV1()
 	// The earlier release's children policy: this release's vc-queue-delete
 	// under that name, in index mode.
@@ -703,12 +711,7 @@ func TestInstallUpgradesWebhookDeletes(t *testing.T) {
 	setup(t)
 	ctx := context.Background()
 	c, k := vc(t), kube(t)
-	if err := createQueueWithState(ctx, c, &schedulingv1beta1.Queue{ObjectMeta: metav1.ObjectMeta{Name: "up-parent"}}, schedulingv1beta1.QueueStateClosed); err != nil {
-		t.Fatal(err)
-	}
-	if err := createQueueWithState(ctx, c, &schedulingv1beta1.Queue{ObjectMeta: metav1.ObjectMeta{Name: "up-child"}, Spec: schedulingv1beta1.QueueSpec{Parent: "up-parent"}}, ""); err != nil {
-		t.Fatal(err)
-	}
+	closedParentWithChild(ctx, t, c, "up-parent", "up-child")
 	// The earlier release's objects.
 	earlierDeletePolicy(ctx, t, k)
 	if err := c.AdmissionV1alpha1().QueueIndexes().Delete(ctx, admissionv1alpha1.QueueIndexChildren, metav1.DeleteOptions{}); err != nil {

@@ -14,8 +14,8 @@ import (
 // The rules of a queue write that need the queues next to it: what serve's
 // queue webhook answers in the index mode (docs/admission.md), and what the
 // per-queue mode's policies vc-queue-children and vc-queue-delete-children
-// say in CEL (the index mode's vc-queue-delete the latter too, from the
-// children index). The messages are the policies' own, so a user meets one text
+// say in CEL (the index mode's vc-queue-delete says the latter too, from
+// the children index). The messages are the policies' own, so a user meets one text
 // whichever mode the cluster runs.
 
 // QueueNeighbours is what the rules read of the other queues: a queue by

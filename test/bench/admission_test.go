@@ -508,8 +508,6 @@ func installAdmission(b *testing.B, kubeconfig string, cfg *rest.Config) {
 // in-process until the benchmark ends, and returns where the webhook
 // answers.
 func startIndexer(b *testing.B, cfg *rest.Config) *cptest.Webhook {
-	// VC_BENCH_ADMISSION_INDEXER_ARGS: flags of the queue index controller,
-	// e.g. "--queueindex-batch-delay=1s", to measure what its writes cost.
 	idx, err := framework.Configure("queueindex", strings.Fields(os.Getenv("VC_BENCH_ADMISSION_INDEXER_ARGS"))...)
 	if err != nil {
 		b.Fatal(err)
